@@ -1,0 +1,14 @@
+/*
+ * The subcommands of outbox-uvrelay. Each returns the process exit status:
+ * 0 done, 1 runtime failure, 2 bad usage.
+ */
+#ifndef OB_CLI_COMMANDS_H
+#define OB_CLI_COMMANDS_H
+
+#include "args.h"
+
+int ob_cmd_run(ob_cli *c);
+int ob_cmd_schema(ob_cli *c);
+int ob_cmd_ops(ob_cli *c); /* status, partitions, cleanup, dead */
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * outbox-uvrelay: the bundled binary. A thin user of the library's public
+ * API: it parses options, then runs one of the subcommands.
+ */
+#include <mysql.h>
+#include <nats/nats.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <uv.h>
+
+#include "args.h"
+#include "commands.h"
+
+static const char *env_lookup(const char *name, void *data) {
+    (void)data;
+    return getenv(name);
+}
+
+int main(int argc, char **argv) {
+    ob_cli c;
+    char err[512];
+    /* A peer closing a socket must surface as an error, not kill us. */
+    signal(SIGPIPE, SIG_IGN);
+    if (ob_cli_parse(&c, argc, argv, env_lookup, NULL, err, sizeof(err)) != 0) {
+        fprintf(stderr, "outbox-uvrelay: %s\nTry 'outbox-uvrelay --help'.\n", err);
+        ob_cli_free(&c);
+        return 2;
+    }
+    int rc = 0;
+    if (c.help) {
+        fputs(ob_cli_usage(), stdout);
+    } else if (c.version) {
+        printf("outbox-uvrelay %s (libuv %s, nats.c %s, MariaDB Connector/C %s)\n",
+               outbox_version(), uv_version_string(), nats_GetVersion(),
+               mysql_get_client_info());
+    } else {
+        switch (c.command) {
+        case OB_CMD_RUN:
+            rc = ob_cmd_run(&c);
+            break;
+        case OB_CMD_SCHEMA:
+            rc = ob_cmd_schema(&c);
+            break;
+        default:
+            rc = ob_cmd_ops(&c);
+            break;
+        }
+    }
+    ob_cli_free(&c);
+    return rc;
+}

@@ -1,0 +1,66 @@
+/*
+ * Status codes, the logging callback and version information shared by every
+ * part of the library.
+ */
+#ifndef OUTBOX_COMMON_H
+#define OUTBOX_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OUTBOX_VERSION_MAJOR 0
+#define OUTBOX_VERSION_MINOR 1
+#define OUTBOX_VERSION_PATCH 0
+#define OUTBOX_VERSION_STRING "0.1.0"
+
+/* Every call that can fail returns one of these. Zero is success; errors are
+ * negative. The handle that failed keeps a detail message (see the errmsg
+ * function of each handle). */
+typedef enum outbox_status {
+    OUTBOX_OK = 0,
+    OUTBOX_EINVAL = -1,    /* an argument or option is invalid */
+    OUTBOX_ENOMEM = -2,    /* out of memory */
+    OUTBOX_EDB = -3,       /* the database returned an error */
+    OUTBOX_ENATS = -4,     /* the NATS client returned an error */
+    OUTBOX_EJSON = -5,     /* a payload or headers value is not valid JSON */
+    OUTBOX_ETOOLONG = -6,  /* a field is longer than its column allows */
+    OUTBOX_ESTATE = -7,    /* the call is not allowed in the handle's current state */
+    OUTBOX_ENOTFOUND = -8, /* a table, partition or row that was needed does not exist */
+    OUTBOX_EBUSY = -9,     /* another instance holds the maintenance lock */
+    OUTBOX_ESCHEMA = -10,  /* the table is not shaped the way the call expects */
+} outbox_status;
+
+/* A static, human-readable description of a status code. Never NULL. */
+const char *outbox_strerror(int status);
+
+/* The library's version string, e.g. "0.1.0". */
+const char *outbox_version(void);
+
+typedef enum outbox_log_level {
+    OUTBOX_LOG_ERROR = 0,
+    OUTBOX_LOG_WARN = 1,
+    OUTBOX_LOG_INFO = 2,
+    OUTBOX_LOG_DEBUG = 3,
+} outbox_log_level;
+
+/* The library never prints. Every log line goes to a callback of this type,
+ * called on the loop thread. `msg` is a complete line without a trailing
+ * newline and is only valid during the call. */
+typedef void (*outbox_log_fn)(outbox_log_level level, const char *msg, void *data);
+
+/* A ready-made callback that writes "LEVEL message" lines to stderr with an
+ * ISO-8601 UTC timestamp. `data` is ignored. */
+void outbox_log_stderr(outbox_log_level level, const char *msg, void *data);
+
+/* The lower-case name of a level: "error", "warn", "info", "debug". */
+const char *outbox_log_level_name(outbox_log_level level);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

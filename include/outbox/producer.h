@@ -1,0 +1,109 @@
+/*
+ * The producer API: enqueue events into the outbox table on the caller's own
+ * MariaDB connection, inside the caller's own transaction.
+ *
+ *     mysql_query(conn, "START TRANSACTION");
+ *     mysql_query(conn, "INSERT INTO orders ...");
+ *     outbox_enqueue(producer, conn, &entry, &id);
+ *     mysql_query(conn, "COMMIT");
+ *
+ * If the business transaction rolls back, so does the event. The relay only
+ * ever sees committed rows.
+ *
+ * Threads: a producer holds a statement buffer, so one producer must not be
+ * used by two threads at the same time. Create one per thread, or guard it.
+ * The id generator behind it is shared and thread-safe.
+ *
+ * Blocking: outbox_enqueue() and outbox_enqueue_many() run one blocking
+ * mysql_real_query() on the caller's connection, as the caller's own queries
+ * do. Callers on a non-blocking connection use outbox_producer_build() and send
+ * the statement themselves.
+ */
+#ifndef OUTBOX_PRODUCER_H
+#define OUTBOX_PRODUCER_H
+
+#include <stddef.h>
+#include <mysql.h>
+
+#include "outbox/common.h"
+#include "outbox/id.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The widest value the VARCHAR(128) columns accept, in characters. */
+#define OUTBOX_FIELD_MAX_CHARS 128
+
+/* One event. The strings are read during the call and not kept. */
+typedef struct outbox_entry {
+    const char *aggregate_type; /* required, 1-128 characters, e.g. "order" */
+    const char *aggregate_id;   /* required (may be ""), up to 128 characters */
+    const char *event_type;     /* required, 1-128 characters, e.g. "created" */
+    const char *payload;        /* required: JSON text, or bytes for a binary table */
+    size_t payload_len;         /* bytes in payload; 0 means strlen(payload) */
+    const char *headers;        /* optional JSON object of extra message headers */
+    size_t headers_len;         /* bytes in headers; 0 means strlen(headers) */
+    const outbox_id *id;        /* optional caller-chosen id; NULL generates a UUIDv7 */
+} outbox_entry;
+
+typedef struct outbox_producer_options {
+    /* Table name, optionally "schema.table", each part [A-Za-z0-9_]+.
+     * Default "outbox". Copied by outbox_producer_create(). */
+    const char *table;
+    /* Validate the payload as JSON before sending (default 1). */
+    int validate_payload;
+    /* Validate headers as a JSON object whose values are strings, numbers,
+     * booleans or null (default 1). */
+    int validate_headers;
+    /* The table stores payloads as LONGBLOB (the binary schema variant). The
+     * payload is sent as bytes and never validated as JSON (default 0). */
+    int binary_payload;
+} outbox_producer_options;
+
+typedef struct outbox_producer outbox_producer;
+
+/* Fills `o` with the defaults listed above. */
+void outbox_producer_options_init(outbox_producer_options *o);
+
+/* Creates a producer. `o` may be NULL for the defaults; it is copied, so the
+ * caller may free it afterwards. On success *out owns a producer to be freed
+ * with outbox_producer_destroy(). Returns OUTBOX_EINVAL for a bad table name. */
+int outbox_producer_create(outbox_producer **out, const outbox_producer_options *o);
+
+/* Frees the producer. NULL is a no-op. */
+void outbox_producer_destroy(outbox_producer *p);
+
+/* Inserts one event with one INSERT on `conn`. On success the generated (or
+ * given) id is written to *id_out when it is not NULL.
+ *
+ * Errors: OUTBOX_EINVAL (missing field), OUTBOX_ETOOLONG (field over 128
+ * characters), OUTBOX_EJSON (invalid payload or headers), OUTBOX_EDB (the
+ * server refused the statement). On any error nothing is inserted, the
+ * caller's transaction stays open and usable, and outbox_producer_errmsg()
+ * says what was wrong and, for a batch, which entry. */
+int outbox_enqueue(outbox_producer *p, MYSQL *conn, const outbox_entry *e, outbox_id *id_out);
+
+/* Inserts `n` events with a single multi-row INSERT: one round trip. The
+ * whole batch is checked before anything is sent, so either every entry is
+ * inserted or none is. `ids_out` (may be NULL) receives n ids in order.
+ * The statement must fit the server's max_allowed_packet. */
+int outbox_enqueue_many(outbox_producer *p, MYSQL *conn, const outbox_entry *entries, size_t n,
+                        outbox_id *ids_out);
+
+/* Checks the entries and builds the INSERT text without sending it, for
+ * callers that drive their connection themselves (for example through the
+ * non-blocking API). `conn` is used only for string escaping in its
+ * character set. On success *sql and *sql_len point into the producer's
+ * buffer, valid until the next call on this producer. */
+int outbox_producer_build(outbox_producer *p, MYSQL *conn, const outbox_entry *entries, size_t n,
+                          outbox_id *ids_out, const char **sql, size_t *sql_len);
+
+/* The detail message of the last failed call. Never NULL; "" after success. */
+const char *outbox_producer_errmsg(const outbox_producer *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

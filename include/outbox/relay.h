@@ -1,0 +1,207 @@
+/*
+ * The relay: moves committed outbox rows into a NATS JetStream stream, at least
+ * once, on a libuv loop the caller owns.
+ *
+ * Each of N MariaDB connections runs one batch cycle after another:
+ *   1. START TRANSACTION; SELECT ... FOR UPDATE SKIP LOCKED   (one round trip)
+ *   2. publish every row, with Nats-Msg-Id = the row's id
+ *   3. collect the acks on the loop
+ *   4. UPDATE the acked and failed rows; COMMIT               (one round trip)
+ *
+ * Threads: every function here must be called on the loop thread, and every
+ * callback runs on it. The NATS client runs threads of its own; what they
+ * produce is handed to the loop through one uv_async_t.
+ *
+ * Life cycle:
+ *   outbox_relay_options_init(&o);  ... set fields ...
+ *   outbox_relay_create(&r, loop, &o);   copies the options
+ *   outbox_relay_start(r);               adds handles to the loop, never blocks
+ *   ... uv_run(loop) ...
+ *   outbox_relay_stop(r, cb, data);      graceful; cb once every handle is closed
+ *   outbox_relay_destroy(r);             only before start or after the stop cb
+ */
+#ifndef OUTBOX_RELAY_H
+#define OUTBOX_RELAY_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "outbox/common.h"
+#include "outbox/id.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct outbox_relay outbox_relay;
+
+/* What went wrong with one row's publish, as given to a classifier. */
+typedef enum outbox_failure_kind {
+    OUTBOX_FAIL_ACK_TIMEOUT = 1,     /* no ack within ack_timeout_ms */
+    OUTBOX_FAIL_NO_RESPONDERS = 2,   /* no stream listens on the subject right now */
+    OUTBOX_FAIL_DISCONNECTED = 3,    /* the NATS connection dropped while in flight */
+    OUTBOX_FAIL_MAX_PAYLOAD = 4,     /* message larger than the server's max_payload */
+    OUTBOX_FAIL_BAD_SUBJECT = 5,     /* aggregate_type/event_type give an invalid subject */
+    OUTBOX_FAIL_BAD_HEADERS = 6,     /* the row's headers column is not a usable object */
+    OUTBOX_FAIL_STREAM_ERROR = 7,    /* JetStream answered with an error (see err_code) */
+    OUTBOX_FAIL_PUBLISH_ERROR = 8,   /* the client refused the publish for another reason */
+} outbox_failure_kind;
+
+typedef struct outbox_failure {
+    outbox_failure_kind kind;
+    int code;              /* JetStream "code" (HTTP-like), or the nats.c status */
+    int err_code;          /* JetStream "err_code", 0 when not from JetStream */
+    const char *message;   /* text stored in last_error; valid during the call */
+    const outbox_id *id;   /* the row */
+    int attempt;           /* 1 for the first attempt */
+} outbox_failure;
+
+typedef enum outbox_verdict {
+    OUTBOX_RETRY = 0, /* count an attempt and retry after the backoff */
+    OUTBOX_DEAD = 1,  /* mark the row dead now */
+} outbox_verdict;
+
+/* Decides whether a failed publish is retried or dead. Called on the loop. */
+typedef outbox_verdict (*outbox_classify_fn)(const outbox_failure *f, void *data);
+
+/* The built-in classifier: payload too large, bad subject, bad headers and
+ * JetStream 400-class rejections are dead at once; the rest is retried. */
+outbox_verdict outbox_classify_default(const outbox_failure *f, void *data);
+
+typedef enum outbox_backoff_kind {
+    OUTBOX_BACKOFF_EXPONENTIAL = 0, /* base * 2^(attempt-1), capped */
+    OUTBOX_BACKOFF_FIXED = 1,       /* always base */
+} outbox_backoff_kind;
+
+typedef enum outbox_processing_mode {
+    OUTBOX_KEEP_PROCESSED = 0,   /* mark rows status=1 with processed_at (audit trail) */
+    OUTBOX_DELETE_PROCESSED = 1, /* delete rows once acked */
+} outbox_processing_mode;
+
+typedef enum outbox_partition_period {
+    OUTBOX_PARTITION_DAY = 0,
+    OUTBOX_PARTITION_MONTH = 1,
+} outbox_partition_period;
+
+typedef struct outbox_relay_options {
+    /* --- where --- */
+    const char *db_url;      /* mysql://user:pass@host:port/db[?socket=/path] (required) */
+    const char *db_password; /* overrides the URL's password when not NULL */
+    const char *nats_url;    /* nats://[user:pass@]host:port[,nats://...] (required) */
+    const char *table;       /* "outbox"; optionally "schema.table" */
+    const char *stream;      /* JetStream stream, "OUTBOX" */
+    const char *subject_prefix; /* "outbox": subjects are <prefix>.<aggregate_type>.<event_type> */
+    const char *ce_source;   /* CloudEvents ce-source, "outbox-uvrelay" */
+
+    /* --- how much --- */
+    int connections;           /* MariaDB connections, each a batch cycle (2) */
+    int batch_size;            /* rows per fetch (500) */
+    uint32_t poll_interval_ms; /* wait after an empty fetch (100) */
+    uint32_t max_in_flight;    /* unacked publishes across all connections (8192) */
+    uint32_t ack_timeout_ms;   /* a publish without ack by then has failed (5000) */
+
+    /* --- failures --- */
+    int max_attempts;                 /* attempts before a row is dead (5) */
+    outbox_backoff_kind backoff;      /* exponential */
+    uint32_t backoff_base_ms;         /* first retry delay (1000) */
+    uint32_t backoff_max_ms;          /* cap (60000) */
+    double backoff_jitter;            /* 0..1: delay *= 1 - jitter*rand (0.2) */
+    outbox_classify_fn classify;      /* NULL: outbox_classify_default */
+    void *classify_data;
+
+    /* --- stream --- */
+    uint64_t duplicate_window_ms;     /* for a stream the relay creates (120000) */
+    int strict_duplicate_window;      /* refuse to run when the window is shorter than
+                                         ack_timeout + backoff_max (0: only warn) */
+
+    /* --- shutdown and drain --- */
+    uint32_t shutdown_timeout_ms;     /* how long stop waits for in-flight acks (5000) */
+    /* Called once when no pending row is left (status=0 rows, including rows
+     * waiting for a retry). The relay keeps running; call stop from here to
+     * drain-and-exit. */
+    void (*on_drained)(outbox_relay *r, void *data);
+    void *drained_data;
+    /* Called when the relay cannot go on (for example a strict duplicate-window
+     * check failed). The relay stops claiming rows; the caller should stop it. */
+    void (*on_fatal)(outbox_relay *r, const char *why, void *data);
+    void *fatal_data;
+
+    /* --- processing mode --- */
+    outbox_processing_mode processing; /* keep processed rows (default) or delete them */
+
+    /* --- maintenance timers (0 disables each) --- */
+    uint32_t pending_sample_ms;       /* sample pending count and lag (0) */
+    uint32_t partition_check_ms;      /* run the partition maintainer (0) */
+    outbox_partition_period partition_period; /* day */
+    uint32_t partition_lookahead;     /* future partitions to keep (7) */
+    uint32_t partition_retention;     /* periods to keep; 0 never drops (0) */
+    uint32_t cleanup_check_ms;        /* run the cleanup maintainer (0) */
+    uint64_t cleanup_retention_ms;    /* delete processed rows older than this (7 days) */
+    uint32_t cleanup_limit;           /* rows per round (10000) */
+    int cleanup_include_dead;         /* also delete old dead rows (0) */
+
+    /* --- logging --- */
+    outbox_log_fn log;       /* NULL: silent */
+    void *log_data;
+    outbox_log_level log_level; /* lines above this level are dropped (info) */
+} outbox_relay_options;
+
+/* Counters since start. Gauges are marked. */
+typedef struct outbox_stats {
+    uint64_t batches;     /* batch cycles that fetched at least one row */
+    uint64_t fetched;     /* rows fetched */
+    uint64_t published;   /* publishes handed to the NATS client */
+    uint64_t acked;       /* rows acked by JetStream and committed */
+    uint64_t duplicates;  /* acks that JetStream marked duplicate (already stored) */
+    uint64_t failed;      /* failed publishes that were retried later */
+    uint64_t dead;        /* rows marked dead */
+    uint64_t released;    /* rows given back untouched (outage, shutdown) */
+    uint64_t db_errors;   /* failed database operations */
+    uint64_t db_reconnects;
+    uint64_t broker_outages;
+    uint32_t in_flight;        /* gauge: publishes awaiting an ack */
+    uint32_t db_connected;     /* gauge: connections up */
+    int broker_ready;          /* gauge: 1 when NATS and the stream answer */
+    int64_t pending;           /* gauge: status=0 rows at the last sample, -1 unknown */
+    int64_t oldest_pending_ms; /* gauge: age of the oldest pending row, -1 unknown */
+    uint64_t pending_sampled_at_ms; /* loop time of that sample, 0 never */
+} outbox_stats;
+
+/* Fills `o` with the defaults given in the comments above. */
+void outbox_relay_options_init(outbox_relay_options *o);
+
+/* Checks and copies the options (every string is duplicated), and prepares
+ * the relay without touching the loop or the network. On success *out owns
+ * the relay. On error *out is NULL; when `errbuf` is not NULL it receives a
+ * message saying what was wrong. */
+int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_options *o,
+                        char *errbuf, size_t errlen);
+
+/* Adds the relay's handles to the loop and starts connecting. Never blocks:
+ * unreachable servers are retried with backoff and logged. */
+int outbox_relay_start(outbox_relay *r);
+
+typedef void (*outbox_relay_stop_cb)(outbox_relay *r, void *data);
+
+/* Graceful stop: claim no more rows, wait up to shutdown_timeout_ms for the
+ * acks of what is in flight, commit what was acked, give back the rest, close
+ * every handle, then call `cb` (may be NULL). Calling it again while a stop is
+ * under way stops at once: open transactions are dropped (the server rolls
+ * them back, and the rows are delivered again later, absorbed by Msg-Id
+ * dedup). Returns OUTBOX_ESTATE when the relay was never started. */
+int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data);
+
+/* Frees the relay. Only valid before start or after the stop callback ran. */
+void outbox_relay_destroy(outbox_relay *r);
+
+/* Copies the counters. Cheap; safe to call at any time on the loop thread. */
+void outbox_relay_stats(const outbox_relay *r, outbox_stats *out);
+
+/* The detail message of the last error on the relay. Never NULL. */
+const char *outbox_relay_errmsg(const outbox_relay *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

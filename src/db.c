@@ -1,0 +1,631 @@
+#include "db.h"
+
+#include <errmsg.h>
+#include <mysqld_error.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define OB_DB_MAX_RESULTS 16
+
+typedef enum db_state {
+    DB_DOWN,       /* no connection; connect may be called */
+    DB_RESOLVING,  /* waiting for uv_getaddrinfo */
+    DB_CONNECTING, /* waiting inside mysql_real_connect */
+    DB_IDLE,       /* connected, nothing in progress */
+    DB_QUERYING,   /* waiting inside mysql_real_query */
+    DB_STORING,    /* waiting inside mysql_store_result */
+    DB_NEXT,       /* waiting inside mysql_next_result */
+    DB_QUITTING,   /* waiting inside mysql_close (COM_QUIT) */
+    DB_CLOSED      /* handles closing; freed when they are */
+} db_state;
+
+/* A poll handle lives on the heap because it may still be closing after the
+ * connection has moved on to a new socket. */
+typedef struct db_poll {
+    uv_poll_t h;
+    int fd;
+} db_poll;
+
+struct ob_db {
+    uv_loop_t *loop;
+    db_state state;
+    MYSQL *m;
+    ob_db_config cfg; /* strings owned */
+    char *name;
+    const ob_log *log;
+
+    uv_getaddrinfo_t resolve_req;
+    int resolving;
+    char addr[64];
+
+    db_poll *poll;
+    uv_timer_t wait_timer; /* MYSQL_WAIT_TIMEOUT */
+    uv_timer_t op_timer;   /* our own deadline */
+    int open_handles;
+
+    const char *sql;
+    size_t sql_len;
+    MYSQL *ret_conn;
+    int ret_int;
+    MYSQL_RES *ret_res;
+
+    int nres;
+    MYSQL_RES *res[OB_DB_MAX_RESULTS];
+    uint64_t affected[OB_DB_MAX_RESULTS];
+
+    unsigned err_no;
+    char err[512];
+    int lost;
+
+    ob_db_cb cb;
+    void *cb_data;
+    ob_db_close_cb close_cb;
+    void *close_data;
+};
+
+static void db_run(ob_db *db, int ev);
+
+static char *dup_or_null(const char *s) {
+    return s ? strdup(s) : NULL;
+}
+
+int ob_db_errno_is_lost(unsigned e) {
+    switch (e) {
+    case CR_SERVER_GONE_ERROR:
+    case CR_SERVER_LOST:
+    case CR_CONNECTION_ERROR:
+    case CR_CONN_HOST_ERROR:
+    case CR_UNKNOWN_HOST:
+    case CR_COMMANDS_OUT_OF_SYNC:
+    case CR_SERVER_LOST_EXTENDED:
+    case ER_CONNECTION_KILLED:
+    case ER_SERVER_SHUTDOWN:
+    case ER_NET_READ_INTERRUPTED:
+    case ER_NET_WRITE_INTERRUPTED:
+    case ER_NET_READ_ERROR:
+    case ER_NET_ERROR_ON_WRITE:
+    case ER_QUERY_INTERRUPTED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name) {
+    ob_db *db = calloc(1, sizeof(*db));
+    if (db == NULL)
+        return NULL;
+    db->loop = loop;
+    db->log = log;
+    db->cfg = *cfg;
+    db->cfg.host = dup_or_null(cfg->host);
+    db->cfg.user = dup_or_null(cfg->user);
+    db->cfg.password = dup_or_null(cfg->password);
+    db->cfg.database = dup_or_null(cfg->database);
+    db->cfg.socket = dup_or_null(cfg->socket);
+    db->cfg.init_command = dup_or_null(cfg->init_command);
+    db->name = strdup(name ? name : "db");
+    uv_timer_init(loop, &db->wait_timer);
+    uv_timer_init(loop, &db->op_timer);
+    db->wait_timer.data = db;
+    db->op_timer.data = db;
+    db->open_handles = 2;
+    db->state = DB_DOWN;
+    return db;
+}
+
+static void free_results(ob_db *db) {
+    for (int i = 0; i < db->nres; i++)
+        if (db->res[i])
+            mysql_free_result(db->res[i]);
+    db->nres = 0;
+}
+
+static void set_error(ob_db *db, unsigned no, const char *msg) {
+    db->err_no = no;
+    snprintf(db->err, sizeof(db->err), "%s", msg ? msg : "unknown error");
+    if (ob_db_errno_is_lost(no))
+        db->lost = 1;
+}
+
+static void set_mysql_error(ob_db *db) {
+    set_error(db, mysql_errno(db->m), mysql_error(db->m));
+}
+
+/* --- poll handles -------------------------------------------------------- */
+
+static void poll_closed(uv_handle_t *h) {
+    ob_db *db = h->data;
+    free(h);
+    if (db && --db->open_handles == 0 && db->state == DB_CLOSED) {
+        ob_db_close_cb cb = db->close_cb;
+        void *data = db->close_data;
+        free(db);
+        if (cb)
+            cb(data);
+    }
+}
+
+/* Closes the poll handle now. uv_close removes the fd from epoll at once, so
+ * afterwards the library may close the socket and reuse its number. */
+static void poll_release(ob_db *db) {
+    if (db->poll == NULL)
+        return;
+    db->open_handles++;
+    db->poll->h.data = db;
+    uv_close((uv_handle_t *)&db->poll->h, poll_closed);
+    db->poll = NULL;
+}
+
+static void disarm(ob_db *db) {
+    if (db->poll)
+        uv_poll_stop(&db->poll->h);
+    uv_timer_stop(&db->wait_timer);
+}
+
+static void on_poll(uv_poll_t *h, int status, int events) {
+    ob_db *db = h->data;
+    int ev = 0;
+    if (status < 0)
+        ev = MYSQL_WAIT_READ | MYSQL_WAIT_WRITE; /* let the library see the error */
+    if (events & UV_READABLE)
+        ev |= MYSQL_WAIT_READ;
+    if (events & UV_WRITABLE)
+        ev |= MYSQL_WAIT_WRITE;
+    if (events & UV_PRIORITIZED)
+        ev |= MYSQL_WAIT_EXCEPT;
+    disarm(db);
+    db_run(db, ev);
+}
+
+static void on_wait_timer(uv_timer_t *t) {
+    ob_db *db = t->data;
+    disarm(db);
+    db_run(db, MYSQL_WAIT_TIMEOUT);
+}
+
+static void on_op_timer(uv_timer_t *t) {
+    ob_db *db = t->data;
+    OB_WARN(db->log, "%s: database operation exceeded %u ms; dropping the connection", db->name,
+            (unsigned)db->cfg.op_timeout_ms);
+    ob_db_abort(db);
+}
+
+/* Waits for what the library asked for. Returns 0, or -1 when the wait could
+ * not be set up (then the connection is treated as lost). */
+static int arm(ob_db *db, int wait) {
+    if (wait & (MYSQL_WAIT_READ | MYSQL_WAIT_WRITE | MYSQL_WAIT_EXCEPT)) {
+        int fd = (int)mysql_get_socket(db->m);
+        if (db->poll && db->poll->fd != fd)
+            poll_release(db);
+        if (db->poll == NULL) {
+            db_poll *p = calloc(1, sizeof(*p));
+            if (p == NULL)
+                return -1;
+            if (uv_poll_init_socket(db->loop, &p->h, fd) != 0) {
+                free(p);
+                return -1;
+            }
+            p->fd = fd;
+            p->h.data = db;
+            db->poll = p;
+        }
+        int events = 0;
+        if (wait & MYSQL_WAIT_READ)
+            events |= UV_READABLE;
+        if (wait & MYSQL_WAIT_WRITE)
+            events |= UV_WRITABLE;
+        if (wait & MYSQL_WAIT_EXCEPT)
+            events |= UV_PRIORITIZED;
+        if (uv_poll_start(&db->poll->h, events, on_poll) != 0)
+            return -1;
+    }
+    if (wait & MYSQL_WAIT_TIMEOUT)
+        uv_timer_start(&db->wait_timer, on_wait_timer, mysql_get_timeout_value_ms(db->m), 0);
+    return 0;
+}
+
+/* --- completion ---------------------------------------------------------- */
+
+static void finish(ob_db *db, int ok) {
+    uv_timer_stop(&db->op_timer);
+    ob_db_cb cb = db->cb;
+    db->cb = NULL;
+    if (cb)
+        cb(db, ok, db->cb_data);
+}
+
+/* Forgets the MYSQL handle after a failure. The socket is shut down first, so
+ * mysql_close() cannot wait on the network. */
+static void drop_handle(ob_db *db) {
+    disarm(db);
+    poll_release(db);
+    free_results(db);
+    if (db->m) {
+        int fd = (int)mysql_get_socket(db->m);
+        if (fd >= 0)
+            shutdown(fd, SHUT_RDWR);
+        mysql_close(db->m);
+        db->m = NULL;
+    }
+    db->state = DB_DOWN;
+}
+
+static void op_failed(ob_db *db) {
+    set_mysql_error(db);
+    if (db->lost) {
+        OB_DEBUG(db->log, "%s: connection lost: %s", db->name, db->err);
+        drop_handle(db);
+    } else {
+        free_results(db);
+        db->state = DB_IDLE;
+    }
+    finish(db, 0);
+}
+
+/* --- the state machine --------------------------------------------------- */
+
+static void db_run(ob_db *db, int ev) {
+    for (;;) {
+        int wait = 0;
+        switch (db->state) {
+        case DB_CONNECTING:
+            /* The library may close and reopen sockets while connecting (one
+             * per address), so the poll handle is closed before every call:
+             * uv_close takes the fd out of epoll while the fd is still ours. */
+            poll_release(db);
+            if (ev)
+                wait = mysql_real_connect_cont(&db->ret_conn, db->m, ev);
+            else
+                wait = mysql_real_connect_start(
+                    &db->ret_conn, db->m, db->cfg.socket ? "localhost" : db->addr, db->cfg.user,
+                    db->cfg.password, db->cfg.database, db->cfg.socket ? 0 : db->cfg.port,
+                    db->cfg.socket, CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS);
+            if (wait)
+                break;
+            if (db->ret_conn == NULL) {
+                set_mysql_error(db);
+                db->lost = 1;
+                drop_handle(db);
+                finish(db, 0);
+                return;
+            }
+            db->state = DB_IDLE;
+            OB_DEBUG(db->log, "%s: connected (session %lu)", db->name, mysql_thread_id(db->m));
+            finish(db, 1);
+            return;
+
+        case DB_QUERYING:
+            if (ev)
+                wait = mysql_real_query_cont(&db->ret_int, db->m, ev);
+            else
+                wait = mysql_real_query_start(&db->ret_int, db->m, db->sql,
+                                              (unsigned long)db->sql_len);
+            if (wait)
+                break;
+            if (db->ret_int != 0) {
+                op_failed(db);
+                return;
+            }
+            db->state = DB_STORING;
+            ev = 0;
+            continue;
+
+        case DB_STORING:
+            if (ev)
+                wait = mysql_store_result_cont(&db->ret_res, db->m, ev);
+            else
+                wait = mysql_store_result_start(&db->ret_res, db->m);
+            if (wait)
+                break;
+            if (db->ret_res == NULL && mysql_field_count(db->m) != 0) {
+                op_failed(db);
+                return;
+            }
+            if (db->nres < OB_DB_MAX_RESULTS) {
+                db->res[db->nres] = db->ret_res;
+                db->affected[db->nres] = db->ret_res ? 0 : (uint64_t)mysql_affected_rows(db->m);
+                db->nres++;
+            } else if (db->ret_res) {
+                mysql_free_result(db->ret_res);
+            }
+            if (!mysql_more_results(db->m)) {
+                db->state = DB_IDLE;
+                finish(db, 1);
+                return;
+            }
+            db->state = DB_NEXT;
+            ev = 0;
+            continue;
+
+        case DB_NEXT:
+            if (ev)
+                wait = mysql_next_result_cont(&db->ret_int, db->m, ev);
+            else
+                wait = mysql_next_result_start(&db->ret_int, db->m);
+            if (wait)
+                break;
+            if (db->ret_int > 0) {
+                op_failed(db);
+                return;
+            }
+            if (db->ret_int < 0) {
+                db->state = DB_IDLE;
+                finish(db, 1);
+                return;
+            }
+            db->state = DB_STORING;
+            ev = 0;
+            continue;
+
+        case DB_QUITTING:
+            poll_release(db); /* mysql_close closes the socket */
+            if (ev)
+                wait = mysql_close_cont(db->m, ev);
+            else
+                wait = mysql_close_start(db->m);
+            if (wait)
+                break;
+            db->m = NULL;
+            db->state = DB_DOWN;
+            finish(db, 1);
+            return;
+
+        case DB_DOWN:
+        case DB_RESOLVING:
+        case DB_IDLE:
+        case DB_CLOSED:
+            /* Nothing is suspended in the library: a stray wake-up. */
+            return;
+        }
+        if (arm(db, wait) != 0) {
+            set_error(db, CR_SERVER_LOST, "could not watch the database socket");
+            drop_handle(db);
+            finish(db, 0);
+        }
+        return;
+    }
+}
+
+/* --- connect ------------------------------------------------------------- */
+
+static int new_handle(ob_db *db) {
+    db->m = mysql_init(NULL);
+    if (db->m == NULL)
+        return -1;
+    unsigned ct = db->cfg.connect_timeout_s ? db->cfg.connect_timeout_s : 10;
+    unsigned rt = db->cfg.read_timeout_s ? db->cfg.read_timeout_s : 120;
+    mysql_options(db->m, MYSQL_OPT_NONBLOCK, 0);
+    mysql_options(db->m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+    mysql_options(db->m, MYSQL_OPT_READ_TIMEOUT, &rt);
+    mysql_options(db->m, MYSQL_OPT_WRITE_TIMEOUT, &rt);
+    mysql_options(db->m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    if (db->cfg.init_command)
+        mysql_options(db->m, MYSQL_INIT_COMMAND, db->cfg.init_command);
+    return 0;
+}
+
+static void start_connect(ob_db *db) {
+    if (new_handle(db) != 0) {
+        set_error(db, CR_OUT_OF_MEMORY, "out of memory");
+        db->lost = 1;
+        db->state = DB_DOWN;
+        finish(db, 0);
+        return;
+    }
+    db->state = DB_CONNECTING;
+    if (db->cfg.op_timeout_ms)
+        uv_timer_start(&db->op_timer, on_op_timer, db->cfg.op_timeout_ms, 0);
+    db_run(db, 0);
+}
+
+static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res) {
+    ob_db *db = req->data;
+    db->resolving = 0;
+    if (db->state == DB_CLOSED) {
+        uv_freeaddrinfo(res);
+        if (--db->open_handles == 0) {
+            ob_db_close_cb cb = db->close_cb;
+            void *data = db->close_data;
+            free(db);
+            if (cb)
+                cb(data);
+        }
+        return;
+    }
+    if (status != 0 || res == NULL) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "cannot resolve database host '%s': %s", db->cfg.host,
+                 uv_strerror(status));
+        set_error(db, CR_UNKNOWN_HOST, msg);
+        db->lost = 1;
+        db->state = DB_DOWN;
+        uv_freeaddrinfo(res);
+        finish(db, 0);
+        return;
+    }
+    if (res->ai_family == AF_INET6)
+        uv_ip6_name((struct sockaddr_in6 *)res->ai_addr, db->addr, sizeof(db->addr));
+    else
+        uv_ip4_name((struct sockaddr_in *)res->ai_addr, db->addr, sizeof(db->addr));
+    uv_freeaddrinfo(res);
+    start_connect(db);
+}
+
+int ob_db_connect(ob_db *db, ob_db_cb cb, void *data) {
+    if (db->state != DB_DOWN || db->resolving)
+        return -1;
+    db->cb = cb;
+    db->cb_data = data;
+    db->lost = 0;
+    db->err_no = 0;
+    db->err[0] = '\0';
+    if (db->cfg.socket) {
+        start_connect(db);
+        return 0;
+    }
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    db->state = DB_RESOLVING;
+    db->resolve_req.data = db;
+    db->resolving = 1;
+    int rc = uv_getaddrinfo(db->loop, &db->resolve_req, on_resolved, db->cfg.host, NULL, &hints);
+    if (rc != 0) {
+        db->resolving = 0;
+        db->state = DB_DOWN;
+        return -1;
+    }
+    return 0;
+}
+
+/* --- query --------------------------------------------------------------- */
+
+int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data) {
+    if (db->state != DB_IDLE)
+        return -1;
+    free_results(db);
+    db->cb = cb;
+    db->cb_data = data;
+    db->sql = sql;
+    db->sql_len = len;
+    db->err_no = 0;
+    db->err[0] = '\0';
+    db->state = DB_QUERYING;
+    if (db->cfg.op_timeout_ms)
+        uv_timer_start(&db->op_timer, on_op_timer, db->cfg.op_timeout_ms, 0);
+    db_run(db, 0);
+    return 0;
+}
+
+int ob_db_nresults(const ob_db *db) {
+    return db->nres;
+}
+
+MYSQL_RES *ob_db_result(const ob_db *db, int i) {
+    return i >= 0 && i < db->nres ? db->res[i] : NULL;
+}
+
+uint64_t ob_db_affected(const ob_db *db, int i) {
+    return i >= 0 && i < db->nres ? db->affected[i] : 0;
+}
+
+unsigned ob_db_errno(const ob_db *db) {
+    return db->err_no;
+}
+
+const char *ob_db_error(const ob_db *db) {
+    return db->err;
+}
+
+int ob_db_lost(const ob_db *db) {
+    return db->lost || db->state == DB_DOWN;
+}
+
+int ob_db_is_idle(const ob_db *db) {
+    return db->state == DB_IDLE;
+}
+
+int ob_db_is_down(const ob_db *db) {
+    return db->state == DB_DOWN;
+}
+
+unsigned long ob_db_thread_id(const ob_db *db) {
+    return db->m && db->state >= DB_IDLE && db->state <= DB_NEXT ? mysql_thread_id(db->m) : 0;
+}
+
+/* --- stopping ------------------------------------------------------------ */
+
+void ob_db_reset(ob_db *db) {
+    uv_timer_stop(&db->op_timer);
+    db->cb = NULL;
+    if (db->state == DB_RESOLVING) {
+        uv_cancel((uv_req_t *)&db->resolve_req);
+        /* on_resolved still runs (cancelled); it sees no callback to call. */
+        db->state = DB_DOWN;
+        return;
+    }
+    drop_handle(db);
+}
+
+void ob_db_abort(ob_db *db) {
+    if (db->m == NULL)
+        return;
+    switch (db->state) {
+    case DB_CONNECTING:
+    case DB_QUERYING:
+    case DB_STORING:
+    case DB_NEXT:
+    case DB_QUITTING: {
+        int fd = (int)mysql_get_socket(db->m);
+        if (fd >= 0)
+            shutdown(fd, SHUT_RDWR);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void timer_closed(uv_handle_t *h) {
+    ob_db *db = h->data;
+    if (--db->open_handles == 0) {
+        ob_db_close_cb cb = db->close_cb;
+        void *data = db->close_data;
+        free(db);
+        if (cb)
+            cb(data);
+    }
+}
+
+static void close_handles(ob_db *db) {
+    free_results(db);
+    db->state = DB_CLOSED;
+    free((char *)db->cfg.host);
+    free((char *)db->cfg.user);
+    free((char *)db->cfg.password);
+    free((char *)db->cfg.database);
+    free((char *)db->cfg.socket);
+    free((char *)db->cfg.init_command);
+    free(db->name);
+    db->name = NULL;
+    if (db->resolving) {
+        db->open_handles++;
+        uv_cancel((uv_req_t *)&db->resolve_req);
+    }
+    uv_close((uv_handle_t *)&db->wait_timer, timer_closed);
+    uv_close((uv_handle_t *)&db->op_timer, timer_closed);
+}
+
+static void quit_done(ob_db *db, int ok, void *data) {
+    (void)ok;
+    (void)data;
+    close_handles(db);
+}
+
+void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data) {
+    db->close_cb = cb;
+    db->close_data = data;
+    uv_timer_stop(&db->op_timer);
+    if (db->state == DB_IDLE) {
+        /* A polite COM_QUIT, bounded by a short deadline. */
+        free_results(db);
+        db->cb = quit_done;
+        db->cb_data = NULL;
+        db->state = DB_QUITTING;
+        uv_timer_start(&db->op_timer, on_op_timer, 2000, 0);
+        db_run(db, 0);
+        return;
+    }
+    if (db->state == DB_RESOLVING) {
+        /* close_handles() cancels the request and waits for its callback. */
+        db->cb = NULL;
+        close_handles(db);
+        return;
+    }
+    db->cb = NULL;
+    drop_handle(db);
+    close_handles(db);
+}

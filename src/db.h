@@ -1,0 +1,95 @@
+/*
+ * One MariaDB connection driven through Connector/C's non-blocking API on a
+ * libuv loop.
+ *
+ * The connection runs one operation at a time: connect, query, or quit. A
+ * query may hold several statements; every result is collected (stored)
+ * before the callback runs, and kept until the next operation starts.
+ *
+ * Rules this module keeps so that its users need not know them:
+ *   - MYSQL_OPT_NONBLOCK is set before any _start call;
+ *   - host names are resolved with uv_getaddrinfo, never inside connect;
+ *   - a _start call is made at once, never after waiting for readability,
+ *     because the library reads ahead;
+ *   - the poll handle is stopped before any call into the library, closed
+ *     before the library may close the socket, and made anew after connect;
+ *   - MYSQL_OPT_RECONNECT stays off: a lost connection is reported, and the
+ *     owner connects again on a fresh handle.
+ *
+ * Callbacks run on the loop and may run before the function that started the
+ * operation returns (when the answer was already buffered), so callers set
+ * their own state first.
+ */
+#ifndef OB_DB_H
+#define OB_DB_H
+
+#include <mysql.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "log.h"
+
+typedef struct ob_db ob_db;
+
+/* ok is 1 on success, 0 on error (see ob_db_errno / ob_db_error / ob_db_lost). */
+typedef void (*ob_db_cb)(ob_db *db, int ok, void *data);
+typedef void (*ob_db_close_cb)(void *data);
+
+typedef struct ob_db_config {
+    const char *host;     /* name or address; resolved on the loop */
+    unsigned port;
+    const char *user;
+    const char *password; /* may be NULL */
+    const char *database;
+    const char *socket;   /* unix socket path; when set, host and port are unused */
+    unsigned connect_timeout_s;
+    unsigned read_timeout_s; /* must outlast any legitimate wait, such as GET_LOCK */
+    uint32_t op_timeout_ms;  /* our own deadline for one operation; 0 = none */
+    const char *init_command; /* run by connect, may be NULL */
+} ob_db_config;
+
+/* Creates the connection object and its timers on `loop`. Strings in cfg are
+ * copied. `name` labels log lines ("worker 1", "maint"). Returns NULL on OOM. */
+ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name);
+
+/* Starts connecting; only from the down state. */
+int ob_db_connect(ob_db *db, ob_db_cb cb, void *data);
+
+/* Sends `sql` (len bytes, may hold several statements separated by ';') and
+ * collects every result. Only when connected and idle. `sql` must stay valid
+ * until the callback. Results of the previous operation are freed here. */
+int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data);
+
+/* Results of the last query: one entry per statement that ran. A statement
+ * without a result set has a NULL result and its affected-row count. */
+int ob_db_nresults(const ob_db *db);
+MYSQL_RES *ob_db_result(const ob_db *db, int i);
+uint64_t ob_db_affected(const ob_db *db, int i);
+
+unsigned ob_db_errno(const ob_db *db);
+const char *ob_db_error(const ob_db *db);
+/* Nonzero once the connection is gone: the owner must ob_db_reset() it. */
+int ob_db_lost(const ob_db *db);
+int ob_db_is_idle(const ob_db *db);
+int ob_db_is_down(const ob_db *db);
+/* The server's id for this session (CONNECTION_ID()), 0 when down. */
+unsigned long ob_db_thread_id(const ob_db *db);
+
+/* Drops the connection without a goodbye: used after a loss. The handle
+ * returns to the down state at once; any operation in progress is abandoned
+ * without its callback. */
+void ob_db_reset(ob_db *db);
+
+/* Makes the operation in progress fail soon by shutting the socket down; its
+ * callback then runs with a lost connection. For deadlines and hard stops. */
+void ob_db_abort(ob_db *db);
+
+/* Says goodbye to the server if connected and idle (COM_QUIT, non-blocking),
+ * drops the connection otherwise, closes every libuv handle, frees the object
+ * and then calls cb (may be NULL). The object must not be used afterwards. */
+void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data);
+
+/* True for client and server error numbers that mean the connection is gone. */
+int ob_db_errno_is_lost(unsigned err);
+
+#endif

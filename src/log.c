@@ -1,0 +1,41 @@
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+void ob_logf(const ob_log *l, outbox_log_level level, const char *fmt, ...) {
+    if (l == NULL || l->fn == NULL || level > l->level)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    l->fn(level, line, l->data);
+}
+
+const char *outbox_log_level_name(outbox_log_level level) {
+    switch (level) {
+    case OUTBOX_LOG_ERROR:
+        return "error";
+    case OUTBOX_LOG_WARN:
+        return "warn";
+    case OUTBOX_LOG_INFO:
+        return "info";
+    case OUTBOX_LOG_DEBUG:
+        return "debug";
+    }
+    return "?";
+}
+
+void outbox_log_stderr(outbox_log_level level, const char *msg, void *data) {
+    (void)data;
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s\n", tm.tm_year + 1900,
+            tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+            outbox_log_level_name(level), msg);
+}

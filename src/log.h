@@ -1,0 +1,27 @@
+/*
+ * The library's logging: a level threshold and a callback, both taken from
+ * the options. Nothing is formatted when the line would be dropped.
+ */
+#ifndef OB_LOG_H
+#define OB_LOG_H
+
+#include "outbox/common.h"
+
+typedef struct ob_log {
+    outbox_log_fn fn;
+    void *data;
+    outbox_log_level level;
+} ob_log;
+
+void ob_logf(const ob_log *l, outbox_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#define OB_ERROR(l, ...) ob_logf((l), OUTBOX_LOG_ERROR, __VA_ARGS__)
+#define OB_WARN(l, ...) ob_logf((l), OUTBOX_LOG_WARN, __VA_ARGS__)
+#define OB_INFO(l, ...) ob_logf((l), OUTBOX_LOG_INFO, __VA_ARGS__)
+#define OB_DEBUG(l, ...) ob_logf((l), OUTBOX_LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,268 @@
+/*
+ * The producer: checks entries, then writes them with one multi-row INSERT on
+ * the caller's connection, inside the caller's transaction.
+ */
+#include "outbox/producer.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "sql.h"
+
+struct outbox_producer {
+    outbox_producer_options o;
+    char *qtable;
+    ob_buf sql;
+    char errmsg[512];
+};
+
+void outbox_producer_options_init(outbox_producer_options *o) {
+    memset(o, 0, sizeof(*o));
+    o->table = "outbox";
+    o->validate_payload = 1;
+    o->validate_headers = 1;
+    o->binary_payload = 0;
+}
+
+int outbox_producer_create(outbox_producer **out, const outbox_producer_options *o) {
+    outbox_producer_options d;
+    char err[256];
+    *out = NULL;
+    if (o == NULL) {
+        outbox_producer_options_init(&d);
+        o = &d;
+    }
+    if (ob_sql_check_table(o->table, err, sizeof(err)) != 0)
+        return OUTBOX_EINVAL;
+    outbox_producer *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return OUTBOX_ENOMEM;
+    p->o = *o;
+    p->o.table = NULL;
+    ob_buf b = OB_BUF_INIT;
+    ob_sql_quote_table(&b, o->table);
+    p->qtable = b.p;
+    if (p->qtable == NULL) {
+        free(p);
+        return OUTBOX_ENOMEM;
+    }
+    *out = p;
+    return OUTBOX_OK;
+}
+
+void outbox_producer_destroy(outbox_producer *p) {
+    if (p == NULL)
+        return;
+    free(p->qtable);
+    ob_buf_free(&p->sql);
+    free(p);
+}
+
+const char *outbox_producer_errmsg(const outbox_producer *p) {
+    return p->errmsg;
+}
+
+static int perr(outbox_producer *p, int status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->errmsg, sizeof(p->errmsg), fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* Counts UTF-8 characters; -1 when the text is not valid UTF-8. */
+static long utf8_chars(const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    long chars = 0;
+    for (size_t i = 0; i < n; chars++) {
+        unsigned char c = u[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+                                                          : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if (len == 0 || i + len > n || (len == 2 && c < 0xc2))
+            return -1;
+        for (size_t k = 1; k < len; k++)
+            if ((u[i + k] & 0xc0) != 0x80)
+                return -1;
+        i += len;
+    }
+    return chars;
+}
+
+static int check_field(outbox_producer *p, size_t idx, const char *name, const char *v,
+                       int required) {
+    if (v == NULL)
+        return perr(p, OUTBOX_EINVAL, "entry %zu: %s is missing", idx, name);
+    size_t n = strlen(v);
+    if (required && n == 0)
+        return perr(p, OUTBOX_EINVAL, "entry %zu: %s is empty", idx, name);
+    long chars = utf8_chars(v, n);
+    if (chars < 0)
+        return perr(p, OUTBOX_EINVAL, "entry %zu: %s is not valid UTF-8", idx, name);
+    if (chars > OUTBOX_FIELD_MAX_CHARS)
+        return perr(p, OUTBOX_ETOOLONG, "entry %zu: %s has %ld characters; the limit is %d", idx,
+                    name, chars, OUTBOX_FIELD_MAX_CHARS);
+    return OUTBOX_OK;
+}
+
+static int header_key_ok(const char *k) {
+    if (*k == '\0')
+        return 0;
+    for (const unsigned char *c = (const unsigned char *)k; *c; c++)
+        if (*c <= ' ' || *c >= 0x7f || *c == ':')
+            return 0;
+    return 1;
+}
+
+static int check_headers(outbox_producer *p, size_t idx, const char *h, size_t n) {
+    json_error_t jerr;
+    json_t *root = json_loadb(h, n, 0, &jerr);
+    if (root == NULL)
+        return perr(p, OUTBOX_EJSON, "entry %zu: headers is not valid JSON: %s (column %d)", idx,
+                    jerr.text, jerr.column);
+    int rc = OUTBOX_OK;
+    if (!json_is_object(root)) {
+        rc = perr(p, OUTBOX_EJSON, "entry %zu: headers must be a JSON object", idx);
+    } else {
+        const char *key;
+        json_t *v;
+        json_object_foreach(root, key, v) {
+            if (!header_key_ok(key)) {
+                rc = perr(p, OUTBOX_EINVAL,
+                          "entry %zu: headers key '%.64s' cannot be a message header (printable "
+                          "ASCII without ':' or space)",
+                          idx, key);
+                break;
+            }
+            if (json_is_object(v) || json_is_array(v)) {
+                rc = perr(p, OUTBOX_EINVAL,
+                          "entry %zu: headers value of '%.64s' must be a string, not an object "
+                          "or array",
+                          idx, key);
+                break;
+            }
+            if (json_is_string(v)) {
+                const char *s = json_string_value(v);
+                size_t sl = json_string_length(v);
+                if (memchr(s, '\r', sl) || memchr(s, '\n', sl) || strlen(s) != sl) {
+                    rc = perr(p, OUTBOX_EINVAL,
+                              "entry %zu: headers value of '%.64s' contains CR, LF or NUL", idx,
+                              key);
+                    break;
+                }
+            }
+        }
+    }
+    json_decref(root);
+    return rc;
+}
+
+static int check_entry(outbox_producer *p, size_t idx, const outbox_entry *e) {
+    int rc;
+    if ((rc = check_field(p, idx, "aggregate_type", e->aggregate_type, 1)) != OUTBOX_OK ||
+        (rc = check_field(p, idx, "aggregate_id", e->aggregate_id, 0)) != OUTBOX_OK ||
+        (rc = check_field(p, idx, "event_type", e->event_type, 1)) != OUTBOX_OK)
+        return rc;
+    if (e->payload == NULL)
+        return perr(p, OUTBOX_EINVAL, "entry %zu: payload is missing", idx);
+    size_t plen = e->payload_len ? e->payload_len : strlen(e->payload);
+    if (!p->o.binary_payload && p->o.validate_payload) {
+        json_error_t jerr;
+        json_t *v = json_loadb(e->payload, plen, JSON_DECODE_ANY, &jerr);
+        if (v == NULL)
+            return perr(p, OUTBOX_EJSON, "entry %zu: payload is not valid JSON: %s (column %d)",
+                        idx, jerr.text, jerr.column);
+        json_decref(v);
+    }
+    if (e->headers != NULL && p->o.validate_headers) {
+        size_t hlen = e->headers_len ? e->headers_len : strlen(e->headers);
+        if ((rc = check_headers(p, idx, e->headers, hlen)) != OUTBOX_OK)
+            return rc;
+    }
+    return OUTBOX_OK;
+}
+
+static void put_string(outbox_producer *p, MYSQL *conn, const char *s, size_t n) {
+    if (ob_buf_reserve(&p->sql, 2 * n + 3) != 0)
+        return;
+    ob_buf_putc(&p->sql, '\'');
+    unsigned long w = mysql_real_escape_string(conn, p->sql.p + p->sql.len, s, (unsigned long)n);
+    p->sql.len += w;
+    p->sql.p[p->sql.len] = '\0';
+    ob_buf_putc(&p->sql, '\'');
+}
+
+int outbox_producer_build(outbox_producer *p, MYSQL *conn, const outbox_entry *entries, size_t n,
+                          outbox_id *ids_out, const char **sql, size_t *sql_len) {
+    p->errmsg[0] = '\0';
+    if (conn == NULL || entries == NULL || n == 0)
+        return perr(p, OUTBOX_EINVAL, "a connection and at least one entry are required");
+    for (size_t i = 0; i < n; i++) {
+        int rc = check_entry(p, i, &entries[i]);
+        if (rc != OUTBOX_OK)
+            return rc;
+    }
+    ob_buf_reset(&p->sql);
+    ob_buf_puts(&p->sql, "INSERT INTO ");
+    ob_buf_puts(&p->sql, p->qtable);
+    ob_buf_puts(&p->sql,
+                " (id, aggregate_type, aggregate_id, event_type, payload, headers) VALUES ");
+    for (size_t i = 0; i < n; i++) {
+        const outbox_entry *e = &entries[i];
+        outbox_id id;
+        if (e->id)
+            id = *e->id;
+        else
+            outbox_id_new(&id);
+        if (ids_out)
+            ids_out[i] = id;
+        ob_buf_puts(&p->sql, i ? ",(X'" : "(X'");
+        ob_buf_hex(&p->sql, id.b, 16);
+        ob_buf_puts(&p->sql, "',");
+        put_string(p, conn, e->aggregate_type, strlen(e->aggregate_type));
+        ob_buf_putc(&p->sql, ',');
+        put_string(p, conn, e->aggregate_id, strlen(e->aggregate_id));
+        ob_buf_putc(&p->sql, ',');
+        put_string(p, conn, e->event_type, strlen(e->event_type));
+        ob_buf_putc(&p->sql, ',');
+        size_t plen = e->payload_len ? e->payload_len : strlen(e->payload);
+        if (p->o.binary_payload) {
+            ob_buf_puts(&p->sql, "X'");
+            ob_buf_hex(&p->sql, (const unsigned char *)e->payload, plen);
+            ob_buf_putc(&p->sql, '\'');
+        } else {
+            put_string(p, conn, e->payload, plen);
+        }
+        ob_buf_putc(&p->sql, ',');
+        if (e->headers)
+            put_string(p, conn, e->headers, e->headers_len ? e->headers_len : strlen(e->headers));
+        else
+            ob_buf_puts(&p->sql, "NULL");
+        ob_buf_putc(&p->sql, ')');
+    }
+    if (p->sql.oom)
+        return perr(p, OUTBOX_ENOMEM, "out of memory building the INSERT");
+    *sql = p->sql.p;
+    *sql_len = p->sql.len;
+    return OUTBOX_OK;
+}
+
+int outbox_enqueue_many(outbox_producer *p, MYSQL *conn, const outbox_entry *entries, size_t n,
+                        outbox_id *ids_out) {
+    const char *sql;
+    size_t len;
+    int rc = outbox_producer_build(p, conn, entries, n, ids_out, &sql, &len);
+    if (rc != OUTBOX_OK)
+        return rc;
+    if (mysql_real_query(conn, sql, (unsigned long)len) != 0)
+        return perr(p, OUTBOX_EDB, "INSERT into the outbox failed: %u %s", mysql_errno(conn),
+                    mysql_error(conn));
+    return OUTBOX_OK;
+}
+
+int outbox_enqueue(outbox_producer *p, MYSQL *conn, const outbox_entry *e, outbox_id *id_out) {
+    return outbox_enqueue_many(p, conn, e, 1, id_out);
+}

@@ -1,0 +1,29 @@
+/*
+ * Reading JetStream's publish acknowledgements:
+ *   {"stream":"S","seq":12}
+ *   {"stream":"S","seq":12,"duplicate":true}
+ *   {"error":{"code":400,"err_code":10054,"description":"..."}}
+ * The shape is fixed and small, so this is a targeted scan of the top-level
+ * keys rather than a general JSON parser: it runs once per message.
+ */
+#ifndef OB_PUBACK_H
+#define OB_PUBACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ob_puback {
+    int ok;        /* stored (possibly as a duplicate) */
+    int duplicate; /* the stream already had this Msg-Id */
+    uint64_t seq;
+    int code;      /* error "code", 0 when ok */
+    int err_code;  /* error "err_code", 0 when ok */
+    const char *desc; /* error "description" as written (escapes kept); points into data */
+    size_t desc_len;
+} ob_puback;
+
+/* Returns 0 when `data` is an ack or an error reply, -1 when it is neither
+ * (the caller then treats the raw text as the error). */
+int ob_puback_parse(const char *data, size_t len, ob_puback *out);
+
+#endif

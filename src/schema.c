@@ -1,0 +1,140 @@
+#include "schema.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "outbox/maint.h"
+#include "sql.h"
+
+#define DAY_MS 86400000ULL
+
+uint64_t ob_period_start(uint64_t ms, int monthly) {
+    if (!monthly)
+        return ms / DAY_MS * DAY_MS;
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    tm.tm_mday = 1;
+    tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+    return (uint64_t)timegm(&tm) * 1000ULL;
+}
+
+uint64_t ob_period_add(uint64_t start, int monthly, int n) {
+    if (!monthly)
+        return start + (uint64_t)n * DAY_MS;
+    time_t t = (time_t)(start / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    tm.tm_mon += n;
+    tm.tm_mday = 1;
+    tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+    return (uint64_t)timegm(&tm) * 1000ULL;
+}
+
+void ob_period_name(uint64_t start, int monthly, char *out) {
+    time_t t = (time_t)(start / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    if (monthly)
+        snprintf(out, 32, "p%04d%02d", tm.tm_year + 1900, tm.tm_mon + 1);
+    else
+        snprintf(out, 32, "p%04d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+}
+
+void ob_period_bound(ob_buf *b, uint64_t ms) {
+    unsigned char id[16];
+    memset(id, 0, sizeof(id));
+    for (int i = 5; i >= 0; i--) {
+        id[i] = (unsigned char)(ms & 0xff);
+        ms >>= 8;
+    }
+    ob_buf_puts(b, "X'");
+    ob_buf_hex(b, id, 16);
+    ob_buf_putc(b, '\'');
+}
+
+void outbox_schema_options_init(outbox_schema_options *o) {
+    memset(o, 0, sizeof(*o));
+    o->table = "outbox";
+    o->lookahead = 7;
+    o->with_function = 1;
+}
+
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000ULL + (uint64_t)ts.tv_nsec / 1000000ULL;
+}
+
+int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, size_t errlen) {
+    char err[256];
+    *out = NULL;
+    if (ob_sql_check_table(o->table, err, sizeof(err)) != 0) {
+        if (errbuf)
+            snprintf(errbuf, errlen, "%s", err);
+        return OUTBOX_EINVAL;
+    }
+    ob_buf b = OB_BUF_INIT;
+    ob_buf_puts(&b, "-- The outbox table: the contract producers in any language write to.\n"
+                    "-- status: 0 pending, 1 processed, -1 dead.\n");
+    ob_buf_puts(&b, "CREATE TABLE IF NOT EXISTS ");
+    ob_sql_quote_table(&b, o->table);
+    ob_buf_puts(&b, " (\n"
+                    "    id              BINARY(16)    NOT NULL,\n"
+                    "    aggregate_type  VARCHAR(128)  NOT NULL,\n"
+                    "    aggregate_id    VARCHAR(128)  NOT NULL,\n"
+                    "    event_type      VARCHAR(128)  NOT NULL,\n");
+    ob_buf_puts(&b, o->binary ? "    payload         LONGBLOB      NOT NULL,\n"
+                              : "    payload         JSON          NOT NULL,\n");
+    ob_buf_puts(&b, "    headers         JSON          NULL,\n"
+                    "    status          SMALLINT      NOT NULL DEFAULT 0,\n"
+                    "    attempt_count   INT           NOT NULL DEFAULT 0,\n"
+                    "    last_error      VARCHAR(1024) NULL,\n"
+                    "    next_attempt_at TIMESTAMP(6)  NULL,\n"
+                    "    created_at      TIMESTAMP(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),\n"
+                    "    processed_at    TIMESTAMP(6)  NULL,\n"
+                    "    PRIMARY KEY (id),\n"
+                    "    INDEX idx_status_id (status, id)\n"
+                    ") ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin");
+    if (o->partitioned) {
+        int monthly = o->monthly;
+        uint64_t start = ob_period_start(o->now_ms ? o->now_ms : now_ms(), monthly);
+        ob_buf_puts(&b, "\nPARTITION BY RANGE COLUMNS (id) (\n");
+        for (uint32_t i = 0; i <= o->lookahead; i++) {
+            uint64_t p = ob_period_add(start, monthly, (int)i);
+            char name[32];
+            ob_period_name(p, monthly, name);
+            ob_buf_printf(&b, "    PARTITION %s VALUES LESS THAN (", name);
+            ob_period_bound(&b, ob_period_add(p, monthly, 1));
+            ob_buf_puts(&b, "),\n");
+        }
+        ob_buf_puts(&b, "    PARTITION pmax VALUES LESS THAN (MAXVALUE)\n)");
+    }
+    ob_buf_puts(&b, ";\n");
+    if (o->with_function) {
+        const char *dot = strchr(o->table, '.');
+        ob_buf_puts(&b, "\n-- UUIDv7 ids from plain SQL: INSERT INTO outbox (id, ...) VALUES "
+                        "(outbox_uuid_v7(), ...)\n");
+        ob_buf_puts(&b, "CREATE FUNCTION IF NOT EXISTS ");
+        if (dot) {
+            ob_buf_putc(&b, '`');
+            ob_buf_append(&b, o->table, (size_t)(dot - o->table));
+            ob_buf_puts(&b, "`.");
+        }
+        ob_buf_puts(&b,
+                    "outbox_uuid_v7() RETURNS BINARY(16) NOT DETERMINISTIC NO SQL\n"
+                    "RETURN UNHEX(CONCAT(\n"
+                    "    LPAD(HEX(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000)), 12, '0'),\n"
+                    "    '7', SUBSTR(HEX(RANDOM_BYTES(2)), 2, 3),\n"
+                    "    HEX(128 | (ASCII(RANDOM_BYTES(1)) & 63)),\n"
+                    "    HEX(RANDOM_BYTES(7))));\n");
+    }
+    if (b.oom) {
+        ob_buf_free(&b);
+        return OUTBOX_ENOMEM;
+    }
+    *out = b.p;
+    return OUTBOX_OK;
+}

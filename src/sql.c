@@ -1,0 +1,175 @@
+#include "sql.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int ob_sql_check_table(const char *name, char *err, size_t errlen) {
+    if (name == NULL || *name == '\0') {
+        snprintf(err, errlen, "table name is empty");
+        return -1;
+    }
+    int parts = 1;
+    size_t partlen = 0;
+    for (const char *p = name; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '.') {
+            if (partlen == 0 || ++parts > 2)
+                goto bad;
+            partlen = 0;
+            continue;
+        }
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
+            goto bad;
+        if (++partlen > 64)
+            goto bad;
+    }
+    if (partlen == 0)
+        goto bad;
+    return 0;
+bad:
+    snprintf(err, errlen,
+             "table name '%.80s' is not allowed: use [A-Za-z0-9_] (at most 64), optionally "
+             "prefixed by 'schema.'",
+             name);
+    return -1;
+}
+
+void ob_sql_quote_table(ob_buf *b, const char *name) {
+    const char *dot = strchr(name, '.');
+    ob_buf_putc(b, '`');
+    if (dot) {
+        ob_buf_append(b, name, (size_t)(dot - name));
+        ob_buf_puts(b, "`.`");
+        name = dot + 1;
+    }
+    ob_buf_puts(b, name);
+    ob_buf_putc(b, '`');
+}
+
+void ob_sql_fetch(ob_buf *b, const char *qtable, int limit) {
+    ob_buf_puts(b, "START TRANSACTION; SELECT id, aggregate_type, aggregate_id, event_type, "
+                   "payload, headers, attempt_count, created_at FROM ");
+    ob_buf_puts(b, qtable);
+    ob_buf_puts(b, " WHERE status = 0 AND (next_attempt_at IS NULL OR next_attempt_at <= NOW(6))"
+                   " ORDER BY id LIMIT ");
+    ob_buf_i64(b, limit);
+    ob_buf_puts(b, " FOR UPDATE SKIP LOCKED");
+}
+
+void ob_sql_add_id(ob_buf *b, const unsigned char id[16], int first) {
+    if (ob_buf_reserve(b, 36) != 0)
+        return;
+    ob_buf_puts(b, first ? "X'" : ",X'");
+    ob_buf_hex(b, id, 16);
+    ob_buf_putc(b, '\'');
+}
+
+void ob_sql_end_ids(ob_buf *b) {
+    ob_buf_puts(b, ");");
+}
+
+void ob_sql_processed_head(ob_buf *b, const char *qtable, outbox_processing_mode mode) {
+    if (mode == OUTBOX_DELETE_PROCESSED) {
+        ob_buf_puts(b, "DELETE FROM ");
+        ob_buf_puts(b, qtable);
+    } else {
+        ob_buf_puts(b, "UPDATE ");
+        ob_buf_puts(b, qtable);
+        ob_buf_puts(b, " SET status = 1, processed_at = NOW(6), next_attempt_at = NULL");
+    }
+    ob_buf_puts(b, " WHERE id IN (");
+}
+
+/* Length of the UTF-8 sequence starting at s[0..n), or 0 when invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+    unsigned char c = s[0];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80)
+        return 1;
+    if ((c & 0xe0) == 0xc0) {
+        len = 2;
+        cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+        len = 3;
+        cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+        len = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+void ob_sql_text_literal(ob_buf *b, const char *s, size_t len, size_t max_chars) {
+    const unsigned char *u = (const unsigned char *)s;
+    static const unsigned char qmark = '?';
+    ob_buf_puts(b, "_utf8mb4 X'");
+    size_t chars = 0;
+    for (size_t i = 0; i < len && chars < max_chars; chars++) {
+        size_t n = utf8_seq(u + i, len - i);
+        if (n == 0) {
+            ob_buf_hex(b, &qmark, 1);
+            i++;
+        } else {
+            ob_buf_hex(b, u + i, n);
+            i += n;
+        }
+    }
+    ob_buf_putc(b, '\'');
+}
+
+void ob_sql_fail_head(ob_buf *b, const char *qtable, const char *error, size_t error_len,
+                      int dead, int max_attempts, const ob_backoff *bo) {
+    ob_buf_puts(b, "UPDATE ");
+    ob_buf_puts(b, qtable);
+    /* MariaDB evaluates single-table SET assignments left to right, so the
+     * expressions after the first see the incremented attempt_count. */
+    ob_buf_puts(b, " SET attempt_count = attempt_count + 1, last_error = ");
+    ob_sql_text_literal(b, error, error_len, OB_LAST_ERROR_MAX);
+    if (dead) {
+        ob_buf_puts(b, ", status = -1, next_attempt_at = NULL");
+    } else {
+        ob_buf_puts(b, ", status = IF(attempt_count >= ");
+        ob_buf_i64(b, max_attempts);
+        ob_buf_puts(b, ", -1, 0), next_attempt_at = IF(attempt_count >= ");
+        ob_buf_i64(b, max_attempts);
+        ob_buf_puts(b, ", NULL, TIMESTAMPADD(MICROSECOND, FLOOR(");
+        if (bo->kind == OUTBOX_BACKOFF_FIXED) {
+            ob_buf_u64(b, (uint64_t)bo->base_ms * 1000u);
+        } else {
+            ob_buf_puts(b, "LEAST(");
+            ob_buf_u64(b, (uint64_t)bo->max_ms * 1000u);
+            ob_buf_puts(b, ", ");
+            ob_buf_u64(b, (uint64_t)bo->base_ms * 1000u);
+            ob_buf_puts(b, " * POW(2, LEAST(attempt_count - 1, 40)))");
+        }
+        if (bo->jitter > 0) {
+            ob_buf_printf(b, " * (1 - %.4f * RAND())", bo->jitter > 1 ? 1.0 : bo->jitter);
+        }
+        ob_buf_puts(b, "), NOW(6)))");
+    }
+    ob_buf_puts(b, " WHERE id IN (");
+}
+
+uint64_t ob_backoff_delay_ms(const ob_backoff *bo, int attempt) {
+    if (bo->kind == OUTBOX_BACKOFF_FIXED)
+        return bo->base_ms;
+    if (attempt < 1)
+        attempt = 1;
+    int shift = attempt - 1 > 40 ? 40 : attempt - 1;
+    double d = (double)bo->base_ms * (double)((uint64_t)1 << shift);
+    return d > (double)bo->max_ms ? bo->max_ms : (uint64_t)d;
+}

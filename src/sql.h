@@ -1,0 +1,77 @@
+/*
+ * SQL text for the relay's batch cycle. Everything here is pure string
+ * building into an ob_buf, so it is unit-tested without a server.
+ *
+ * Values never pass through string escaping: ids are written as X'..' hex
+ * literals and error texts as _utf8mb4 X'..' literals, so the statements are
+ * correct whatever the server's sql_mode.
+ */
+#ifndef OB_SQL_H
+#define OB_SQL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "outbox/relay.h"
+
+/* The column order of the fetch statement's result. */
+enum {
+    OB_COL_ID = 0,
+    OB_COL_AGGREGATE_TYPE,
+    OB_COL_AGGREGATE_ID,
+    OB_COL_EVENT_TYPE,
+    OB_COL_PAYLOAD,
+    OB_COL_HEADERS,
+    OB_COL_ATTEMPTS,
+    OB_COL_CREATED_AT,
+    OB_COL_COUNT
+};
+
+/* last_error holds at most this many characters. */
+#define OB_LAST_ERROR_MAX 1024
+
+/* Checks a table name: "name" or "schema.name", each part 1-64 characters of
+ * [A-Za-z0-9_]. Returns 0, or -1 with a message in err. */
+int ob_sql_check_table(const char *name, char *err, size_t errlen);
+
+/* Appends the name quoted with backticks: `schema`.`name`. The name must
+ * have passed ob_sql_check_table(). */
+void ob_sql_quote_table(ob_buf *b, const char *name);
+
+/* START TRANSACTION; SELECT <columns> FROM t WHERE status = 0 AND the row is
+ * due ORDER BY id LIMIT n FOR UPDATE SKIP LOCKED */
+void ob_sql_fetch(ob_buf *b, const char *qtable, int limit);
+
+/* Statements that change a set of rows are written as
+ *   ob_sql_*_head(...); ob_sql_add_id(...) for each row; ob_sql_end_ids(...)
+ * which gives "<head> WHERE id IN (X'..',X'..');". */
+void ob_sql_add_id(ob_buf *b, const unsigned char id[16], int first);
+void ob_sql_end_ids(ob_buf *b);
+
+/* Head of the statement for acked rows: UPDATE ... status=1 or DELETE. */
+void ob_sql_processed_head(ob_buf *b, const char *qtable, outbox_processing_mode mode);
+
+/* Head of the statement for failed rows sharing one error text. With `dead`
+ * the rows become status=-1 now; otherwise the attempt is counted, the row
+ * dies once attempt_count reaches max_attempts, and else waits for its
+ * backoff (computed per row by the server, with jitter). */
+typedef struct ob_backoff {
+    outbox_backoff_kind kind;
+    uint32_t base_ms;
+    uint32_t max_ms;
+    double jitter;
+} ob_backoff;
+
+void ob_sql_fail_head(ob_buf *b, const char *qtable, const char *error, size_t error_len,
+                      int dead, int max_attempts, const ob_backoff *bo);
+
+/* Appends _utf8mb4 X'..' for `s`, cut at `max_chars` characters and with
+ * invalid UTF-8 bytes replaced by '?'. */
+void ob_sql_text_literal(ob_buf *b, const char *s, size_t len, size_t max_chars);
+
+/* The delay before retry number `attempt` (1 = after the first failure),
+ * without jitter, in milliseconds. Mirrors the SQL expression. */
+uint64_t ob_backoff_delay_ms(const ob_backoff *bo, int attempt);
+
+#endif

@@ -1,0 +1,33 @@
+#include "outbox/common.h"
+
+const char *outbox_strerror(int status) {
+    switch ((outbox_status)status) {
+    case OUTBOX_OK:
+        return "success";
+    case OUTBOX_EINVAL:
+        return "invalid argument";
+    case OUTBOX_ENOMEM:
+        return "out of memory";
+    case OUTBOX_EDB:
+        return "database error";
+    case OUTBOX_ENATS:
+        return "NATS error";
+    case OUTBOX_EJSON:
+        return "invalid JSON";
+    case OUTBOX_ETOOLONG:
+        return "value too long";
+    case OUTBOX_ESTATE:
+        return "not allowed in the current state";
+    case OUTBOX_ENOTFOUND:
+        return "not found";
+    case OUTBOX_EBUSY:
+        return "busy: another instance holds the lock";
+    case OUTBOX_ESCHEMA:
+        return "table does not have the expected shape";
+    }
+    return "unknown status";
+}
+
+const char *outbox_version(void) {
+    return OUTBOX_VERSION_STRING;
+}
