@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# ctest fixture: starts or stops the throwaway servers for the whole run.
+#   fixture.sh start STATEFILE   start servers in a new temporary folder
+#   fixture.sh stop STATEFILE    stop them and remove the folder
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+state=$2
+case "$1" in
+start)
+  if [ -f "$state" ]; then "$here/scripts/servers.sh" stop "$(cat "$state")" || true; fi
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/outbox-test.XXXXXX")
+  "$here/scripts/servers.sh" start "$dir" >/dev/null
+  echo "$dir" >"$state"
+  echo "servers in $dir"
+  ;;
+stop)
+  if [ -f "$state" ]; then "$here/scripts/servers.sh" stop "$(cat "$state")"; rm -f "$state"; fi
+  ;;
+esac

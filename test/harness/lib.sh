@@ -1,0 +1,52 @@
+# Sourced by the shell integration tests (test/integ/*.sh), which run under
+# harness/run.sh with the servers' addresses exported.
+set -euo pipefail
+
+MDB() { "$OUTBOX_TEST_MARIADB_CLIENT" --no-defaults -uroot -S "$OUTBOX_TEST_DB_SOCKET" "$@"; }
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+assert_eq() { # actual expected what
+  if [ "$1" != "$2" ]; then fail "$3: expected '$2', got '$1'"; fi
+  echo "ok: $3 = $1"
+}
+
+# db_fresh DB [schema flags...]: a new database with an outbox table.
+db_fresh() {
+  local db=$1; shift
+  MDB -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`"
+  "$OUTBOX_TEST_RELAY" schema "$@" | MDB "$db"
+}
+
+sql() { local db=$1; shift; MDB -N -B "$db" -e "$*"; }
+
+# seed DB N [PAYLOAD_BYTES] [TABLE]: N pending rows with JSON payloads.
+seed() {
+  local db=$1 n=$2 bytes=${3:-512} table=${4:-outbox}
+  local pad=$((bytes - 20))
+  sql "$db" "INSERT INTO $table (id, aggregate_type, aggregate_id, event_type, payload)
+    SELECT outbox_uuid_v7(), 'order', CONCAT('o', seq), 'created',
+           JSON_OBJECT('n', seq, 'pad', REPEAT('x', $pad)) FROM seq_1_to_$n"
+}
+
+# canonical ids of the rows of DB matching WHERE (default all)
+ids() {
+  local db=$1 where=${2:-1}
+  sql "$db" "SELECT LOWER(CONCAT_WS('-', SUBSTR(HEX(id),1,8), SUBSTR(HEX(id),9,4),
+    SUBSTR(HEX(id),13,4), SUBSTR(HEX(id),17,4), SUBSTR(HEX(id),21))) FROM outbox WHERE $where"
+}
+
+# relay DB STREAM PREFIX [flags...]: runs the binary against the test servers.
+relay() {
+  local db=$1 stream=$2 prefix=$3; shift 3
+  "$OUTBOX_TEST_RELAY" --db "${OUTBOX_TEST_DB_URL}$db" --nats "$OUTBOX_TEST_NATS_URL" \
+    --stream "$stream" --subject-prefix "$prefix" --no-progress "$@"
+}
+
+streamcheck() { "$OUTBOX_TEST_STREAMCHECK" --nats "$OUTBOX_TEST_NATS_URL" "$@"; }
+
+# stream_summary STREAM: "messages=N read=N distinct=N duplicates=N without_id=N"
+stream_summary() { streamcheck --stream "$1" --subject '>' | grep '^messages='; }
+field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+stream_delete() { streamcheck --stream "$1" --delete; }

@@ -1,0 +1,243 @@
+/*
+ * streamcheck: reads a JetStream stream from the start and reports what it
+ * holds. Tests and the benchmark use it to assert on stream contents.
+ *
+ *   streamcheck --nats URL --stream S [--subject outbox.>] [options]
+ *     --expect-ids FILE   compare Nats-Msg-Id values with the ids in FILE
+ *                         (one canonical UUID per line); exit 1 on mismatch
+ *     --dump N            print the first N messages (subject, headers, data)
+ *     --latency-header H  per message: stream store time minus the header H
+ *                         (Unix ns) -> percentiles in ms
+ *     --info              print the stream's duplicate window and subjects
+ *     --delete            delete the stream
+ * Prints "messages=N distinct=M duplicates=D" and exits 0, 1 on mismatch,
+ * 2 on error. It uses nats.c's blocking JetStream API: it is a test tool.
+ */
+#include <nats/nats.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct opts {
+    const char *url, *stream, *subject, *expect, *lat_header;
+    int dump, info, del;
+} opts;
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static char **read_ids(const char *path, size_t *n) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 1024;
+    char **v = malloc(cap * sizeof(*v));
+    char line[128];
+    *n = 0;
+    while (fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '\0')
+            continue;
+        if (*n == cap)
+            v = realloc(v, (cap *= 2) * sizeof(*v));
+        v[(*n)++] = strdup(line);
+    }
+    fclose(f);
+    return v;
+}
+
+static void dump_msg(natsMsg *m) {
+    const char **keys = NULL;
+    int nkeys = 0;
+    printf("subject: %s\n", natsMsg_GetSubject(m));
+    if (natsMsgHeader_Keys(m, &keys, &nkeys) == NATS_OK) {
+        for (int i = 0; i < nkeys; i++) {
+            const char *v = NULL;
+            natsMsgHeader_Get(m, keys[i], &v);
+            printf("header %s: %s\n", keys[i], v ? v : "");
+        }
+        free((void *)keys);
+    }
+    printf("data: %.*s\n---\n", natsMsg_GetDataLength(m), natsMsg_GetData(m));
+}
+
+int main(int argc, char **argv) {
+    opts o = {NULL, "OUTBOX", "outbox.>", NULL, NULL, 0, 0, 0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--nats") == 0 && v)
+            o.url = argv[++i];
+        else if (strcmp(a, "--stream") == 0 && v)
+            o.stream = argv[++i];
+        else if (strcmp(a, "--subject") == 0 && v)
+            o.subject = argv[++i];
+        else if (strcmp(a, "--expect-ids") == 0 && v)
+            o.expect = argv[++i];
+        else if (strcmp(a, "--latency-header") == 0 && v)
+            o.lat_header = argv[++i];
+        else if (strcmp(a, "--dump") == 0 && v)
+            o.dump = atoi(argv[++i]);
+        else if (strcmp(a, "--info") == 0)
+            o.info = 1;
+        else if (strcmp(a, "--delete") == 0)
+            o.del = 1;
+        else {
+            fprintf(stderr, "streamcheck: bad argument '%s'\n", a);
+            return 2;
+        }
+    }
+    if (o.url == NULL) {
+        fprintf(stderr, "streamcheck: --nats is required\n");
+        return 2;
+    }
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = natsConnection_ConnectTo(&nc, o.url);
+    if (s == NATS_OK)
+        s = natsConnection_JetStream(&js, nc, NULL);
+    if (s != NATS_OK) {
+        fprintf(stderr, "streamcheck: cannot connect: %s\n", natsStatus_GetText(s));
+        return 2;
+    }
+    int rc = 0;
+    if (o.del) {
+        s = js_DeleteStream(js, o.stream, NULL, &jerr);
+        if (s != NATS_OK && jerr != JSStreamNotFoundErr) {
+            fprintf(stderr, "streamcheck: delete failed: %s (%d)\n", natsStatus_GetText(s), jerr);
+            rc = 2;
+        }
+        goto out;
+    }
+    jsStreamInfo *si = NULL;
+    s = js_GetStreamInfo(&si, js, o.stream, NULL, &jerr);
+    if (s != NATS_OK) {
+        fprintf(stderr, "streamcheck: no stream %s: %s (%d)\n", o.stream, natsStatus_GetText(s),
+                jerr);
+        rc = 2;
+        goto out;
+    }
+    uint64_t total = si->State.Msgs;
+    if (o.info) {
+        printf("duplicate_window_ms=%lld subjects=", (long long)(si->Config->Duplicates / 1000000));
+        for (int i = 0; i < si->Config->SubjectsLen; i++)
+            printf("%s%s", i ? "," : "", si->Config->Subjects[i]);
+        printf("\n");
+    }
+    jsStreamInfo_Destroy(si);
+
+    char **ids = calloc(total + 1, sizeof(*ids));
+    int64_t *lat = o.lat_header ? calloc(total + 1, sizeof(*lat)) : NULL;
+    size_t got = 0, nlat = 0, noid = 0;
+    if (total > 0) {
+        natsSubscription *sub = NULL;
+        jsSubOptions so;
+        jsSubOptions_Init(&so);
+        so.Stream = o.stream;
+        so.Config.AckPolicy = js_AckNone;
+        so.Config.DeliverPolicy = js_DeliverAll;
+        s = js_PullSubscribe(&sub, js, o.subject, NULL, NULL, &so, &jerr);
+        if (s != NATS_OK) {
+            fprintf(stderr, "streamcheck: cannot subscribe: %s (%d)\n", natsStatus_GetText(s),
+                    jerr);
+            rc = 2;
+            goto out;
+        }
+        int empty = 0;
+        while (got < total && empty < 3) {
+            natsMsgList list = {0};
+            s = natsSubscription_Fetch(&list, sub, 1000, 2000, &jerr);
+            if (s != NATS_OK || list.Count == 0) {
+                empty++;
+                continue;
+            }
+            for (int i = 0; i < list.Count && got < total; i++) {
+                natsMsg *m = list.Msgs[i];
+                const char *id = NULL;
+                if (natsMsgHeader_Get(m, "Nats-Msg-Id", &id) == NATS_OK && id)
+                    ids[got] = strdup(id);
+                else
+                    noid++;
+                if ((int)got < o.dump)
+                    dump_msg(m);
+                const char *t = NULL;
+                if (lat && natsMsgHeader_Get(m, o.lat_header, &t) == NATS_OK && t)
+                    lat[nlat++] = natsMsg_GetTime(m) - strtoll(t, NULL, 10);
+                got++;
+            }
+            natsMsgList_Destroy(&list);
+        }
+        natsSubscription_Unsubscribe(sub);
+        natsSubscription_Destroy(sub);
+    }
+    size_t nids = 0;
+    for (size_t i = 0; i < got; i++)
+        if (ids[i])
+            ids[nids++] = ids[i];
+    qsort(ids, nids, sizeof(*ids), cmp_str);
+    size_t distinct = 0;
+    for (size_t i = 0; i < nids; i++)
+        if (i == 0 || strcmp(ids[i], ids[i - 1]) != 0)
+            ids[distinct++] = ids[i];
+        else
+            free(ids[i]);
+    printf("messages=%llu read=%zu distinct=%zu duplicates=%zu without_id=%zu\n",
+           (unsigned long long)total, got, distinct, nids - distinct, noid);
+    if (got != total)
+        rc = 1;
+    if (lat && nlat) {
+        qsort(lat, nlat, sizeof(*lat), cmp_i64);
+        printf("latency_ms p50=%.3f p95=%.3f p99=%.3f max=%.3f n=%zu\n",
+               lat[nlat * 50 / 100] / 1e6, lat[nlat * 95 / 100] / 1e6,
+               lat[nlat * 99 / 100 < nlat ? nlat * 99 / 100 : nlat - 1] / 1e6, lat[nlat - 1] / 1e6,
+               nlat);
+    }
+    if (o.expect) {
+        size_t ne = 0;
+        char **exp = read_ids(o.expect, &ne);
+        if (exp == NULL) {
+            fprintf(stderr, "streamcheck: cannot read %s\n", o.expect);
+            rc = 2;
+            goto out;
+        }
+        qsort(exp, ne, sizeof(*exp), cmp_str);
+        size_t i = 0, j = 0, missing = 0, extra = 0;
+        while (i < ne || j < distinct) {
+            int c = i == ne ? 1 : j == distinct ? -1 : strcmp(exp[i], ids[j]);
+            if (c == 0) {
+                i++;
+                j++;
+            } else if (c < 0) {
+                if (missing++ < 5)
+                    printf("missing %s\n", exp[i]);
+                i++;
+            } else {
+                if (extra++ < 5)
+                    printf("extra %s\n", ids[j]);
+                j++;
+            }
+        }
+        printf("expected=%zu missing=%zu extra=%zu\n", ne, missing, extra);
+        if (missing || extra || nids != distinct)
+            rc = 1;
+        for (size_t k = 0; k < ne; k++)
+            free(exp[k]);
+        free(exp);
+    }
+    for (size_t i = 0; i < distinct; i++)
+        free(ids[i]);
+    free(ids);
+    free(lat);
+out:
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    nats_Close();
+    return rc;
+}

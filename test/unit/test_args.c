@@ -1,0 +1,116 @@
+/* Command line and environment parsing of outbox-uvrelay. */
+#include <stdarg.h>
+
+#include "args.h"
+#include "check.h"
+
+typedef struct kv {
+    const char *k, *v;
+} kv;
+
+static const char *table_env(const char *name, void *data) {
+    for (const kv *e = data; e && e->k; e++)
+        if (strcmp(e->k, name) == 0)
+            return e->v;
+    return NULL;
+}
+
+static int parse(ob_cli *c, kv *env, char *err, int argc, ...) {
+    char *argv[32];
+    va_list ap;
+    va_start(ap, argc);
+    argv[0] = "outbox-uvrelay";
+    for (int i = 1; i < argc; i++)
+        argv[i] = va_arg(ap, char *);
+    va_end(ap);
+    return ob_cli_parse(c, argc, argv, table_env, env, err, 256);
+}
+
+int main(void) {
+    ob_cli c;
+    char err[256];
+
+    CHECK_EQ(parse(&c, NULL, err, 9, "--db", "mysql://u:p@h/d", "--nats", "nats://n:1",
+                   "--connections=4", "--batch", "200", "--drain"),
+             0);
+    CHECK_EQ(c.command, OB_CMD_RUN);
+    CHECK_STR(c.relay.db_url, "mysql://u:p@h/d");
+    CHECK_EQ(c.relay.connections, 4);
+    CHECK_EQ(c.relay.batch_size, 200);
+    CHECK_EQ(c.drain, 1);
+    CHECK_STR(c.relay.table, "outbox");
+    ob_cli_free(&c);
+
+    /* The environment fills in; flags win over it. */
+    kv env[] = {{"OUTBOX_DB", "mysql://e@h/d"},      {"OUTBOX_NATS", "nats://e:1"},
+                {"OUTBOX_DB_PASSWORD", "from-env"},  {"OUTBOX_POLL_INTERVAL", "2s"},
+                {"OUTBOX_BATCH", "50"},              {"OUTBOX_DRAIN", "true"},
+                {"OUTBOX_DELETE_PROCESSED", "1"},    {NULL, NULL}};
+    CHECK_EQ(parse(&c, env, err, 3, "--batch", "75"), 0);
+    CHECK_STR(c.relay.db_url, "mysql://e@h/d");
+    CHECK_STR(c.relay.db_password, "from-env");
+    CHECK_EQ(c.relay.poll_interval_ms, 2000);
+    CHECK_EQ(c.relay.batch_size, 75);
+    CHECK_EQ(c.drain, 1);
+    CHECK_EQ(c.relay.processing, OUTBOX_DELETE_PROCESSED);
+    ob_cli_free(&c);
+
+    uint64_t ms;
+    CHECK_EQ(ob_cli_duration_ms("250ms", &ms), 0);
+    CHECK_EQ(ms, 250);
+    CHECK_EQ(ob_cli_duration_ms("1.5s", &ms), 0);
+    CHECK_EQ(ms, 1500);
+    CHECK_EQ(ob_cli_duration_ms("7d", &ms), 0);
+    CHECK_EQ(ms, 7ULL * 86400000);
+    CHECK_EQ(ob_cli_duration_ms("42", &ms), 0);
+    CHECK_EQ(ms, 42);
+    CHECK_EQ(ob_cli_duration_ms("5 s", &ms), -1);
+    CHECK_EQ(ob_cli_duration_ms("-1s", &ms), -1);
+    CHECK_EQ(ob_cli_duration_ms("soon", &ms), -1);
+
+    /* Bad input: exit status 2 and a message that names the problem. */
+    CHECK_EQ(parse(&c, NULL, err, 2, "--bogus"), 2);
+    CHECK_CONTAINS(err, "unknown option '--bogus'");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 7, "--db", "x", "--nats", "y", "--batch", "many"), 2);
+    CHECK_CONTAINS(err, "--batch: 'many'");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 7, "--db", "x", "--nats", "y", "--poll-interval", "soon"), 2);
+    CHECK_CONTAINS(err, "duration");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 3, "--nats", "nats://h"), 2);
+    CHECK_CONTAINS(err, "--db is required");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 3, "--db", "mysql://h/d"), 2);
+    CHECK_CONTAINS(err, "--nats is required");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 2, "--batch"), 2);
+    CHECK_CONTAINS(err, "needs a value");
+    ob_cli_free(&c);
+    kv badenv[] = {{"OUTBOX_CONNECTIONS", "zero"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, badenv, err, 1), 2);
+    CHECK_CONTAINS(err, "OUTBOX_CONNECTIONS");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 2, "frobnicate"), 2);
+    CHECK_CONTAINS(err, "unknown command");
+    ob_cli_free(&c);
+
+    /* Subcommands. */
+    CHECK_EQ(parse(&c, NULL, err, 4, "schema", "--partitioned", "--binary"), 0);
+    CHECK_EQ(c.command, OB_CMD_SCHEMA);
+    CHECK_EQ(c.partitioned, 1);
+    CHECK_EQ(c.binary, 1);
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 5, "dead", "replay", "--db", "mysql://h/d"), 2);
+    CHECK_CONTAINS(err, "--id");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 6, "dead", "replay", "--all", "--db", "mysql://h/d"), 0);
+    CHECK_EQ(c.command, OB_CMD_DEAD);
+    CHECK_STR(c.subcommand, "replay");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 2, "--help"), 0);
+    CHECK_EQ(c.help, 1);
+    ob_cli_free(&c);
+    puts("test_args: ok");
+    return 0;
+}

@@ -1,0 +1,120 @@
+/* Row -> NATS message: subject rules, CloudEvents headers, row headers. */
+#include <nats/nats.h>
+
+#include "check.h"
+#include "message.h"
+
+static ob_row make_row(const char *at, const char *aid, const char *et, const char *headers) {
+    static const unsigned char id[16] = {0x01, 0x9a, 0x6f, 0x1e, 0x7c, 0x2b, 0x7d, 0x3e,
+                                         0x8f, 0x00, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab};
+    ob_row r;
+    memset(&r, 0, sizeof(r));
+    r.id = id;
+    r.aggregate_type = at;
+    r.aggregate_type_len = strlen(at);
+    r.aggregate_id = aid;
+    r.aggregate_id_len = strlen(aid);
+    r.event_type = et;
+    r.event_type_len = strlen(et);
+    r.payload = "{}";
+    r.payload_len = 2;
+    r.headers = headers;
+    r.headers_len = headers ? strlen(headers) : 0;
+    r.created_at = "2026-11-21 19:50:00.123456";
+    r.created_at_len = strlen(r.created_at);
+    return r;
+}
+
+static void subjects(void) {
+    ob_buf b = OB_BUF_INIT;
+    char err[256];
+    ob_row r = make_row("order", "1", "created", NULL);
+    CHECK_EQ(ob_message_subject(&b, "outbox", &r, err, sizeof(err)), 0);
+    CHECK_STR(b.p, "outbox.order.created");
+    ob_buf_reset(&b);
+    r = make_row("order", "1", "line.added", NULL);
+    CHECK_EQ(ob_message_subject(&b, "app.events", &r, err, sizeof(err)), 0);
+    CHECK_STR(b.p, "app.events.order.line.added");
+    const char *bad_types[] = {"", "a b", "a..b", ".a", "a.", "*", "a.>", "tab\there"};
+    for (size_t i = 0; i < sizeof(bad_types) / sizeof(bad_types[0]); i++) {
+        ob_buf_reset(&b);
+        r = make_row("order", "1", bad_types[i], NULL);
+        CHECK_EQ(ob_message_subject(&b, "outbox", &r, err, sizeof(err)), -1);
+        CHECK_CONTAINS(err, "event_type");
+    }
+    ob_buf_reset(&b);
+    r = make_row("or der", "1", "created", NULL);
+    CHECK_EQ(ob_message_subject(&b, "outbox", &r, err, sizeof(err)), -1);
+    CHECK_CONTAINS(err, "aggregate_type");
+    /* A '*' inside a token is an ordinary character. */
+    ob_buf_reset(&b);
+    r = make_row("a*b", "1", "c>d", NULL);
+    CHECK_EQ(ob_message_subject(&b, "outbox", &r, err, sizeof(err)), 0);
+    ob_buf_free(&b);
+}
+
+static void encoding(void) {
+    ob_buf b = OB_BUF_INIT;
+    ob_ce_encode(&b, "a b\"c%d\xc3\xa9", 9);
+    CHECK_STR(b.p, "a%20b%22c%25d%C3%A9");
+    char out[40];
+    CHECK_EQ(ob_rfc3339("2026-11-21 19:50:00.123456", 26, out), 27);
+    CHECK_STR(out, "2026-11-21T19:50:00.123456Z");
+    CHECK_EQ(ob_rfc3339("2026-11-21 19:50:00", 19, out), 20);
+    CHECK_STR(out, "2026-11-21T19:50:00Z");
+    CHECK_EQ(ob_rfc3339("yesterday", 9, out), 0);
+    ob_buf_free(&b);
+}
+
+static const char *hdr(natsMsg *m, const char *k) {
+    const char *v = NULL;
+    return natsMsgHeader_Get(m, k, &v) == NATS_OK ? v : NULL;
+}
+
+static void headers(void) {
+    ob_buf scratch = OB_BUF_INIT;
+    char err[256];
+    outbox_failure_kind kind;
+    natsMsg *m = NULL;
+    ob_row r = make_row("order", "o 1", "created", "{\"trace\":\"t-1\",\"n\":5,\"ce-id\":\"x\","
+                                                   "\"Nats-Msg-Id\":\"forged\"}");
+    CHECK_EQ(natsMsg_Create(&m, "s", NULL, r.payload, (int)r.payload_len), NATS_OK);
+    CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
+    CHECK_STR(hdr(m, "Nats-Msg-Id"), "019a6f1e-7c2b-7d3e-8f00-0123456789ab");
+    CHECK_STR(hdr(m, "ce-id"), "019a6f1e-7c2b-7d3e-8f00-0123456789ab");
+    CHECK_STR(hdr(m, "ce-specversion"), "1.0");
+    CHECK_STR(hdr(m, "ce-type"), "created");
+    CHECK_STR(hdr(m, "ce-source"), "src");
+    CHECK_STR(hdr(m, "ce-subject"), "o%201");
+    CHECK_STR(hdr(m, "ce-time"), "2026-11-21T19:50:00.123456Z");
+    CHECK_STR(hdr(m, "trace"), "t-1");
+    CHECK(hdr(m, "n") == NULL); /* only string members become headers */
+    natsMsg_Destroy(m);
+
+    const char *bad[] = {"[1,2]", "{\"a b\":\"x\"}", "{\"k\":\"line\\nbreak\"}", "{oops"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        r = make_row("order", "1", "created", bad[i]);
+        CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
+        CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), -1);
+        CHECK_EQ(kind, OUTBOX_FAIL_BAD_HEADERS);
+        CHECK_CONTAINS(err, "headers");
+        natsMsg_Destroy(m);
+    }
+    /* An empty aggregate_id gives no ce-subject. */
+    r = make_row("order", "", "created", NULL);
+    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
+    CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
+    CHECK(hdr(m, "ce-subject") == NULL);
+    natsMsg_Destroy(m);
+    ob_buf_free(&scratch);
+}
+
+int main(void) {
+    CHECK_EQ(nats_Open(-1), NATS_OK);
+    subjects();
+    encoding();
+    headers();
+    nats_Close();
+    puts("test_message: ok");
+    return 0;
+}
