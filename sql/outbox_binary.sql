@@ -1,0 +1,26 @@
+-- The outbox table: the contract producers in any language write to.
+-- status: 0 pending, 1 processed, -1 dead.
+CREATE TABLE IF NOT EXISTS `outbox` (
+    id              BINARY(16)    NOT NULL,
+    aggregate_type  VARCHAR(128)  NOT NULL,
+    aggregate_id    VARCHAR(128)  NOT NULL,
+    event_type      VARCHAR(128)  NOT NULL,
+    payload         LONGBLOB      NOT NULL,
+    headers         JSON          NULL,
+    status          SMALLINT      NOT NULL DEFAULT 0,
+    attempt_count   INT           NOT NULL DEFAULT 0,
+    last_error      VARCHAR(1024) NULL,
+    next_attempt_at TIMESTAMP(6)  NULL,
+    created_at      TIMESTAMP(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    processed_at    TIMESTAMP(6)  NULL,
+    PRIMARY KEY (id),
+    INDEX idx_status_id (status, id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- UUIDv7 ids from plain SQL: INSERT INTO outbox (id, ...) VALUES (outbox_uuid_v7(), ...)
+CREATE FUNCTION IF NOT EXISTS outbox_uuid_v7() RETURNS BINARY(16) NOT DETERMINISTIC NO SQL
+RETURN UNHEX(CONCAT(
+    LPAD(HEX(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000)), 12, '0'),
+    '7', SUBSTR(HEX(RANDOM_BYTES(2)), 2, 3),
+    HEX(128 | (ASCII(RANDOM_BYTES(1)) & 63)),
+    HEX(RANDOM_BYTES(7))));

@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "sql.h"
+#include "url.h"
 
 struct outbox_producer {
     outbox_producer_options o;
@@ -265,4 +266,25 @@ int outbox_enqueue_many(outbox_producer *p, MYSQL *conn, const outbox_entry *ent
 
 int outbox_enqueue(outbox_producer *p, MYSQL *conn, const outbox_entry *e, outbox_id *id_out) {
     return outbox_enqueue_many(p, conn, e, 1, id_out);
+}
+
+MYSQL *outbox_connect(const char *url, char *err, size_t errlen) {
+    ob_db_url u;
+    if (ob_db_url_parse(url, &u, err, errlen) != 0)
+        return NULL;
+    MYSQL *m = mysql_init(NULL);
+    if (m == NULL) {
+        snprintf(err, errlen, "out of memory");
+        ob_db_url_free(&u);
+        return NULL;
+    }
+    mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    if (mysql_real_connect(m, u.socket ? "localhost" : u.host, u.user, u.password, u.database,
+                           u.socket ? 0 : u.port, u.socket, 0) == NULL) {
+        snprintf(err, errlen, "cannot connect to %s: %s", u.host, mysql_error(m));
+        mysql_close(m);
+        m = NULL;
+    }
+    ob_db_url_free(&u);
+    return m;
 }

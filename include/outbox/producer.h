@@ -102,6 +102,13 @@ int outbox_producer_build(outbox_producer *p, MYSQL *conn, const outbox_entry *e
 /* The detail message of the last failed call. Never NULL; "" after success. */
 const char *outbox_producer_errmsg(const outbox_producer *p);
 
+/* A convenience for producer programs: opens a blocking connection from a
+ * URL in the relay's form, mysql://user:pass@host:port/db[?socket=PATH], with
+ * utf8mb4. Returns NULL with a message in err on failure. Free the result
+ * with mysql_close(). This blocks (DNS and connect): do not call it on a
+ * loop thread. */
+MYSQL *outbox_connect(const char *url, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
