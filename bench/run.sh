@@ -1,0 +1,325 @@
+#!/usr/bin/env bash
+# The benchmark: builds the tools, starts throwaway MariaDB and NATS servers,
+# runs every scenario and writes a report into a dated folder.
+#
+#   bench/run.sh [--quick] [--out DIR] [--build DIR] [--no-build]
+#                [--only drain,payload,mixed,enqueue]
+#
+# --quick   about a minute: fewer rows, fewer grid points, shorter runs.
+# --out     report folder (default bench/results/<UTC timestamp>[-quick]).
+# --build   build folder (default build-bench); --no-build uses it as it is.
+# --only    a comma-separated subset of the scenarios. "payload" and "mixed"
+#           run at the best drain grid point, or at 2 x 500 without "drain".
+#
+# The report: results in CSV (drain.csv, payload.csv, mixed.csv,
+# enqueue.csv), meta.json (revision, machine, server settings), summary.md
+# and PNG plots. Raw tool output goes to raw/ (git-ignored). The servers are
+# always stopped on exit. See bench/README.md for the method.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+quick=0
+out=""
+build="$root/build-bench"
+do_build=1
+only="drain,payload,mixed,enqueue"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --out) out=$2; shift ;;
+    --build) build=$2; shift ;;
+    --no-build) do_build=0 ;;
+    --only) only=$2; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "bench: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+wants() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
+
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+[ -n "$out" ] || out="$root/bench/results/$stamp$([ $quick = 1 ] && echo -quick || true)"
+mkdir -p "$out/raw"
+out=$(cd "$out" && pwd)
+raw="$out/raw"
+t_start=$(date +%s)
+
+log() { echo "[bench $(date -u +%H:%M:%S)] $*" | tee -a "$raw/run.log" >&2; }
+# kv KEY TEXT: the value of KEY=value in a line of "k=v k=v" pairs.
+kv() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p" | head -1; }
+# calc EXPR [DECIMALS]
+calc() { awk "BEGIN { printf \"%.${2:-0}f\", ($1) }"; }
+
+# --- the scenarios' sizes --------------------------------------------------
+if [ $quick = 1 ]; then
+  DRAIN_ROWS=20000
+  GRID_CONNS="1 8"; GRID_BATCH="500"
+  PAYLOADS="128:20000 4096:5000 65536:1000"
+  MIX_MS=4000; MIX_RATES="1000 5000 0"; MIX_PROCS=4
+  ENQ_MS=1000
+else
+  DRAIN_ROWS=200000
+  GRID_CONNS="1 2 4 8"; GRID_BATCH="100 200 500"
+  PAYLOADS="128:200000 4096:50000 65536:5000"
+  MIX_MS=15000; MIX_RATES="1000 5000 0"; MIX_PROCS=4
+  ENQ_MS=5000
+fi
+POLL_MS=100
+MAX_IN_FLIGHT=8192 # the relay's default, also the JetStream-only window cap
+ENQ_CONFIGS="1:1 4:1 16:1 1:100 4:100" # producers:events per transaction
+
+# --- build -------------------------------------------------------------------
+if [ $do_build = 1 ]; then
+  log "building into $build"
+  "$root/scripts/build.sh" "$build" -DOUTBOX_BUILD_BENCH=ON -DBUILD_TESTING=ON \
+    >"$raw/build.log" 2>&1 || { tail -30 "$raw/build.log" >&2; exit 1; }
+fi
+B="$build/bench"
+RELAY="$build/outbox-uvrelay"
+SC="$build/test/streamcheck"
+for t in "$B/bench-claim" "$B/bench-jspub" "$B/bench-produce" "$B/bench-rusage" "$RELAY" "$SC"; do
+  [ -x "$t" ] || { echo "bench: $t is missing (build with -DOUTBOX_BUILD_BENCH=ON -DBUILD_TESTING=ON)" >&2; exit 1; }
+done
+
+# --- servers -----------------------------------------------------------------
+sdir=$(mktemp -d /tmp/outbox-bench.XXXXXX)
+relay_pid=""
+cleanup() {
+  if [ -n "$relay_pid" ]; then kill -TERM "$relay_pid" 2>/dev/null || true; wait "$relay_pid" 2>/dev/null || true; fi
+  "$root/scripts/servers.sh" stop "$sdir" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+log "starting servers in $sdir"
+"$root/scripts/servers.sh" start "$sdir" >/dev/null
+. "$sdir/env"
+SQL=("$OUTBOX_TEST_MARIADB_CLIENT" --no-defaults -uroot -S "$OUTBOX_TEST_DB_SOCKET")
+sql() { "${SQL[@]}" -N -B bench -e "$1"; }
+"${SQL[@]}" -e "CREATE DATABASE bench"
+"$RELAY" schema | "${SQL[@]}" bench
+DB="${OUTBOX_TEST_DB_URL}bench"
+NATS="$OUTBOX_TEST_NATS_URL"
+
+# --- what this run ran on ----------------------------------------------------
+var() { "${SQL[@]}" -N -B -e "SELECT @@$1"; }
+rev=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+dirty=$(git -C "$root" status --porcelain -- src include cli CMakeLists.txt 2>/dev/null | wc -l)
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+cores=$(nproc)
+mem_mib=$(awk '/MemTotal/ { printf "%d", $2 / 1024 }' /proc/meminfo)
+kernel=$(uname -r)
+mariadb_version=$(var version)
+nats_version=$("$(command -v nats-server || echo /usr/sbin/nats-server)" --version 2>&1 | head -1)
+flush_trx=$(var innodb_flush_log_at_trx_commit)
+sync_binlog=$(var sync_binlog)
+log_bin=$(var log_bin)
+pool_mib=$(( $(var innodb_buffer_pool_size) / 1048576 ))
+doublewrite=$(var innodb_doublewrite)
+flush_method=$(var innodb_flush_method)
+log_file_mib=$(( $(var innodb_log_file_size) / 1048576 ))
+cat >"$out/meta.json" <<EOF
+{
+  "date_utc": "$stamp",
+  "mode": "$([ $quick = 1 ] && echo quick || echo full)",
+  "git_revision": "$rev",
+  "library_files_modified": $dirty,
+  "machine": {"cores": $cores, "cpu_model": "$cpu_model", "memory_mib": $mem_mib, "kernel": "$kernel"},
+  "mariadb": {"version": "$mariadb_version", "innodb_flush_log_at_trx_commit": $flush_trx,
+              "sync_binlog": $sync_binlog, "log_bin": $log_bin, "innodb_doublewrite": $doublewrite,
+              "innodb_flush_method": "$flush_method", "innodb_buffer_pool_mib": $pool_mib,
+              "innodb_log_file_mib": $log_file_mib},
+  "nats": {"version": "$nats_version", "jetstream_storage": "file", "replicas": 1,
+           "sync": "server default (background fsync every 2 min)"},
+  "relay": {"poll_interval_ms": $POLL_MS, "max_in_flight": $MAX_IN_FLIGHT, "processing": "keep (UPDATE status=1)"},
+  "sizes": {"drain_rows": $DRAIN_ROWS, "grid_connections": "$GRID_CONNS", "grid_batch": "$GRID_BATCH",
+            "payloads": "$PAYLOADS", "mixed_ms": $MIX_MS, "mixed_producers": $MIX_PROCS,
+            "enqueue_ms": $ENQ_MS}
+}
+EOF
+cat >"$out/meta.env" <<EOF
+stamp='$stamp'
+mode='$([ $quick = 1 ] && echo quick || echo full)'
+rev='$rev'
+dirty=$dirty
+cpu_model='$cpu_model'
+cores=$cores
+mem_mib=$mem_mib
+kernel='$kernel'
+mariadb_version='$mariadb_version'
+nats_version='$nats_version'
+flush_trx=$flush_trx
+sync_binlog=$sync_binlog
+log_bin=$log_bin
+pool_mib=$pool_mib
+doublewrite=$doublewrite
+flush_method='$flush_method'
+poll_ms=$POLL_MS
+max_in_flight=$MAX_IN_FLIGHT
+drain_rows=$DRAIN_ROWS
+mix_ms=$MIX_MS
+mix_procs=$MIX_PROCS
+enq_ms=$ENQ_MS
+EOF
+log "revision $rev, $cores cores ($cpu_model), MariaDB $mariadb_version, $nats_version"
+
+# --- helpers -------------------------------------------------------------------
+# seed ROWS SIZE: an empty table, then ROWS pending rows with SIZE-byte JSON
+# payloads, inserted by the server itself.
+seed() {
+  local rows=$1 size=$2
+  sql "TRUNCATE outbox;
+       INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload)
+       SELECT outbox_uuid_v7(), 'order', seq, 'created',
+              CONCAT('{\"n\":\"', LPAD(seq, 10, '0'), '\",\"pad\":\"', REPEAT('x', $size - 27), '\"}')
+       FROM seq_1_to_$rows;"
+}
+pending() { sql "SELECT COUNT(*) FROM outbox WHERE status = 0"; }
+processed() { sql "SELECT COUNT(*) FROM outbox WHERE status = 1"; }
+nstream=0
+new_stream() { nstream=$((nstream + 1)); stream="BENCH$nstream"; prefix="bench$nstream"; }
+drop_stream() { "$SC" --nats "$NATS" --stream "$1" --delete >/dev/null 2>&1 || true; }
+
+# limits_and_drain C B SIZE ROWS: prints "db js relay_s user sys rss ok" after
+# running the DB-only limit, the JetStream-only limit and the relay drain on
+# freshly seeded rows.
+limits_and_drain() {
+  local c=$1 b=$2 size=$3 rows=$4 tag="c$1-b$2-p$3" line db js win ru ok
+  seed "$rows" "$size"
+  line=$("$B/bench-claim" --db "$DB" --connections "$c" --batch "$b" 2>>"$raw/claim.err") || line=""
+  echo "$line" >"$raw/claim-$tag.txt"
+  db=$(kv rate "$line"); db=${db:-0}
+  [ "$(kv rows "$line")" = "$rows" ] || log "warning: DB-only claimed '$(kv rows "$line")' of $rows rows"
+
+  seed "$rows" "$size"
+  win=$(( c * b < MAX_IN_FLIGHT ? c * b : MAX_IN_FLIGHT ))
+  new_stream
+  line=$("$B/bench-jspub" --db "$DB" --nats "$NATS" --stream "$stream" --subject-prefix "$prefix" \
+           --window "$win" 2>>"$raw/jspub.err") || line=""
+  echo "$line" >"$raw/jspub-$tag.txt"
+  drop_stream "$stream"
+  js=$(kv rate "$line"); js=${js:-0}
+
+  new_stream
+  "$B/bench-rusage" --out "$raw/relay-$tag.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" --drain \
+    --connections "$c" --batch "$b" --poll-interval "${POLL_MS}ms" --max-in-flight "$MAX_IN_FLIGHT" \
+    --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress \
+    2>>"$raw/relay.log" || true
+  ru=$(cat "$raw/relay-$tag.rusage")
+  ok=$([ "$(processed)" = "$rows" ] && echo yes || echo no)
+  [ $ok = yes ] || log "warning: the relay left rows unprocessed ($tag: $ru)"
+  drop_stream "$stream"
+  echo "$db $js $(kv wall_s "$ru") $(kv user_s "$ru") $(kv sys_s "$ru") $(kv maxrss_kb "$ru") $ok"
+}
+
+DRAIN_HDR="connections,batch,payload_bytes,rows,relay_rate,relay_seconds,relay_cpu_us_per_msg,relay_peak_rss_kib,db_only_rate,js_only_rate,limit_rate,binding_limit,relay_to_limit,complete"
+# drain_row C B SIZE ROWS RESULT: one CSV line.
+drain_row() {
+  local c=$1 b=$2 size=$3 rows=$4
+  set -- $5
+  local db=$1 js=$2 wall=$3 user=$4 sys=$5 rss=$6 ok=$7 rate lim bind
+  rate=$(calc "$rows / $wall")
+  if [ "$(calc "$db <= $js ? 1 : 0")" = 1 ]; then lim=$db; bind=db-only; else lim=$js; bind=jetstream-only; fi
+  echo "$c,$b,$size,$rows,$rate,$(calc "$wall" 3),$(calc "($user + $sys) * 1e6 / $rows" 2),$rss,$db,$js,$lim,$bind,$(calc "$lim > 0 ? $rate / $lim : 0" 3),$ok"
+}
+
+best_c=2; best_b=500
+
+# --- 1 + 2: the drain grid beside its limits -------------------------------------
+if wants drain; then
+  echo "$DRAIN_HDR" >"$out/drain.csv"
+  for c in $GRID_CONNS; do
+    for b in $GRID_BATCH; do
+      log "drain: $c connection(s) x batch $b, $DRAIN_ROWS rows"
+      r=$(limits_and_drain "$c" "$b" 512 "$DRAIN_ROWS")
+      row=$(drain_row "$c" "$b" 512 "$DRAIN_ROWS" "$r")
+      echo "$row" >>"$out/drain.csv"
+      log "  -> $row"
+    done
+  done
+  best=$(tail -n +2 "$out/drain.csv" | sort -t, -k5,5nr | head -1)
+  best_c=$(cut -d, -f1 <<<"$best"); best_b=$(cut -d, -f2 <<<"$best")
+  log "best grid point: $best_c x $best_b"
+fi
+echo "best_c=$best_c" >>"$out/meta.env"
+echo "best_b=$best_b" >>"$out/meta.env"
+
+# --- 5: payload sizes at the best grid point -----------------------------------
+if wants payload; then
+  echo "$DRAIN_HDR" >"$out/payload.csv"
+  for p in $PAYLOADS; do
+    size=${p%%:*}; rows=${p##*:}
+    log "payload: $size bytes, $rows rows at $best_c x $best_b"
+    r=$(limits_and_drain "$best_c" "$best_b" "$size" "$rows")
+    row=$(drain_row "$best_c" "$best_b" "$size" "$rows" "$r")
+    echo "$row" >>"$out/payload.csv"
+    log "  -> $row"
+  done
+fi
+
+# --- 3: mixed, producers and relay together ------------------------------------
+if wants mixed; then
+  echo "offered_rate,producers,connections,batch,poll_interval_ms,produced,produce_seconds,achieved_rate,stored,latency_p50_ms,latency_p95_ms,latency_p99_ms,latency_max_ms,commit_p50_ms,commit_p99_ms,relay_cpu_us_per_msg,relay_peak_rss_kib" >"$out/mixed.csv"
+  for rate in $MIX_RATES; do
+    label=$([ "$rate" = 0 ] && echo max || echo "$rate")
+    log "mixed: offered $label msg/s, $MIX_PROCS producers, relay $best_c x $best_b"
+    sql "TRUNCATE outbox"
+    new_stream
+    "$B/bench-rusage" --out "$raw/mixed-$label.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" \
+      --connections "$best_c" --batch "$best_b" --poll-interval "${POLL_MS}ms" \
+      --max-in-flight "$MAX_IN_FLIGHT" --stream "$stream" --subject-prefix "$prefix" \
+      --log-level warn --no-progress 2>>"$raw/relay.log" &
+    relay_pid=$!
+    sleep 1
+    line=$("$B/bench-produce" --db "$DB" --procs "$MIX_PROCS" --rate "$rate" --duration-ms "$MIX_MS" \
+             --ts-header bench-ns 2>>"$raw/produce.err") || line=""
+    echo "$line" >"$raw/mixed-$label-produce.txt"
+    for _ in $(seq 1 1200); do [ "$(pending)" = 0 ] && break; sleep 0.1; done
+    sleep 0.5
+    kill -TERM "$relay_pid" 2>/dev/null || true
+    wait "$relay_pid" || true
+    relay_pid=""
+    ru=$(cat "$raw/mixed-$label.rusage")
+    lat=$("$SC" --nats "$NATS" --stream "$stream" --subject '>' --latency-header bench-ns 2>&1 || true)
+    echo "$lat" >"$raw/mixed-$label-stream.txt"
+    drop_stream "$stream"
+    produced=$(kv events "$line"); produced=${produced:-0}
+    stored=$(kv read "$(grep '^messages=' <<<"$lat")")
+    l=$(grep '^latency_ms' <<<"$lat" || echo "")
+    cpu=$(calc "$produced > 0 ? ($(kv user_s "$ru") + $(kv sys_s "$ru")) * 1e6 / $produced : 0" 2)
+    row="$rate,$MIX_PROCS,$best_c,$best_b,$POLL_MS,$produced,$(kv seconds "$line"),$(kv rate "$line"),${stored:-0},$(kv p50 "$l"),$(kv p95 "$l"),$(kv p99 "$l"),$(kv max "$l"),$(kv txn_ms_p50 "$line"),$(kv txn_ms_p99 "$line"),$cpu,$(kv maxrss_kb "$ru")"
+    echo "$row" >>"$out/mixed.csv"
+    log "  -> $row"
+  done
+fi
+
+# --- 4: enqueue, API beside raw INSERT -------------------------------------------
+if wants enqueue; then
+  echo "producers,events_per_tx,api_rate,raw_rate,api_to_raw,api_txn_p50_ms,raw_txn_p50_ms,api_txn_p99_ms,raw_txn_p99_ms" >"$out/enqueue.csv"
+  for e in $ENQ_CONFIGS; do
+    procs=${e%%:*}; per=${e##*:}
+    declare -A R=()
+    for mode in api raw; do
+      log "enqueue: $mode, $procs producer(s), $per event(s) per transaction"
+      sql "TRUNCATE outbox"
+      line=$("$B/bench-produce" --db "$DB" --procs "$procs" --per-tx "$per" --mode "$mode" \
+               --duration-ms "$ENQ_MS" 2>>"$raw/produce.err") || line=""
+      echo "$line" >"$raw/enqueue-$mode-$procs-$per.txt"
+      R[$mode]=$line
+    done
+    a=$(kv rate "${R[api]}"); r=$(kv rate "${R[raw]}")
+    row="$procs,$per,${a:-0},${r:-0},$(calc "${r:-0} > 0 ? ${a:-0} / ${r:-0} : 0" 3),$(kv txn_ms_p50 "${R[api]}"),$(kv txn_ms_p50 "${R[raw]}"),$(kv txn_ms_p99 "${R[api]}"),$(kv txn_ms_p99 "${R[raw]}")"
+    echo "$row" >>"$out/enqueue.csv"
+    log "  -> $row"
+  done
+fi
+
+echo "duration_s=$(( $(date +%s) - t_start ))" >>"$out/meta.env"
+
+# --- the report ------------------------------------------------------------------
+"$root/bench/report.sh" "$out"
+if command -v gnuplot >/dev/null 2>&1; then
+  gnuplot -e "dir='$out'" "$root/bench/plot.gp" 2>>"$raw/gnuplot.log" || log "warning: gnuplot failed (see raw/gnuplot.log)"
+else
+  log "gnuplot is not installed (scripts/deps.sh gnuplot-nox): no plots"
+fi
+log "done in $(( $(date +%s) - t_start )) s: $out/summary.md"
