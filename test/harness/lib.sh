@@ -43,6 +43,15 @@ relay() {
     --stream "$stream" --subject-prefix "$prefix" --no-progress "$@"
 }
 
+# relay_bg LOG DB STREAM PREFIX [flags...]: starts the relay in the background,
+# stderr to LOG; its pid is left in RELAY_PID (not a subshell's).
+relay_bg() {
+  local log=$1 db=$2 stream=$3 prefix=$4; shift 4
+  "$OUTBOX_TEST_RELAY" --db "${OUTBOX_TEST_DB_URL}$db" --nats "$OUTBOX_TEST_NATS_URL" \
+    --stream "$stream" --subject-prefix "$prefix" --no-progress "$@" 2>"$log" &
+  RELAY_PID=$!
+}
+
 streamcheck() { "$OUTBOX_TEST_STREAMCHECK" --nats "$OUTBOX_TEST_NATS_URL" "$@"; }
 
 # stream_summary STREAM: "messages=N read=N distinct=N duplicates=N without_id=N"

@@ -10,6 +10,8 @@
  *                         (Unix ns) -> percentiles in ms
  *     --info              print the stream's duplicate window and subjects
  *     --delete            delete the stream
+ *     --create SUBJECT    create the stream on SUBJECT (file storage), with
+ *                         --max-msg-size N and --dup-window-ms N if given
  * Prints "messages=N distinct=M duplicates=D" and exits 0, 1 on mismatch,
  * 2 on error. It uses nats.c's blocking JetStream API: it is a test tool.
  */
@@ -19,8 +21,9 @@
 #include <string.h>
 
 typedef struct opts {
-    const char *url, *stream, *subject, *expect, *lat_header;
+    const char *url, *stream, *subject, *expect, *lat_header, *create;
     int dump, info, del;
+    long long max_msg_size, dup_window_ms;
 } opts;
 
 static int cmp_str(const void *a, const void *b) {
@@ -68,7 +71,7 @@ static void dump_msg(natsMsg *m) {
 }
 
 int main(int argc, char **argv) {
-    opts o = {NULL, "OUTBOX", "outbox.>", NULL, NULL, 0, 0, 0};
+    opts o = {NULL, "OUTBOX", "outbox.>", NULL, NULL, NULL, 0, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -88,6 +91,12 @@ int main(int argc, char **argv) {
             o.info = 1;
         else if (strcmp(a, "--delete") == 0)
             o.del = 1;
+        else if (strcmp(a, "--create") == 0 && v)
+            o.create = argv[++i];
+        else if (strcmp(a, "--max-msg-size") == 0 && v)
+            o.max_msg_size = atoll(argv[++i]);
+        else if (strcmp(a, "--dup-window-ms") == 0 && v)
+            o.dup_window_ms = atoll(argv[++i]);
         else {
             fprintf(stderr, "streamcheck: bad argument '%s'\n", a);
             return 2;
@@ -114,6 +123,27 @@ int main(int argc, char **argv) {
             fprintf(stderr, "streamcheck: delete failed: %s (%d)\n", natsStatus_GetText(s), jerr);
             rc = 2;
         }
+        goto out;
+    }
+    if (o.create) {
+        jsStreamConfig cfg;
+        jsStreamConfig_Init(&cfg);
+        const char *subjects[1] = {o.create};
+        cfg.Name = o.stream;
+        cfg.Subjects = subjects;
+        cfg.SubjectsLen = 1;
+        cfg.Storage = js_FileStorage;
+        if (o.max_msg_size > 0)
+            cfg.MaxMsgSize = (int32_t)o.max_msg_size;
+        if (o.dup_window_ms > 0)
+            cfg.Duplicates = (int64_t)o.dup_window_ms * 1000000;
+        jsStreamInfo *ci = NULL;
+        s = js_AddStream(&ci, js, &cfg, NULL, &jerr);
+        if (s != NATS_OK) {
+            fprintf(stderr, "streamcheck: create failed: %s (%d)\n", natsStatus_GetText(s), jerr);
+            rc = 2;
+        }
+        jsStreamInfo_Destroy(ci);
         goto out;
     }
     jsStreamInfo *si = NULL;

@@ -1,0 +1,74 @@
+# The binary's contract: usage errors exit 2 with a message that names the
+# problem; --help and --version exit 0; unreachable servers at start-up are
+# retried with backoff and logged; the password can come from the environment.
+. "$(dirname "$0")/../harness/lib.sh"
+bin=$OUTBOX_TEST_RELAY
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+db=it_cli
+db_fresh $db
+
+expect_usage() { # message-fragment args...
+  local want=$1; shift
+  local rc=0
+  "$bin" "$@" >"$work/out" 2>"$work/err" || rc=$?
+  assert_eq "$rc" 2 "exit status of: $*"
+  grep -qF -- "$want" "$work/err" || { cat "$work/err"; fail "message for '$*' lacks '$want'"; }
+}
+good_db="${OUTBOX_TEST_DB_URL}$db"
+expect_usage "unknown option '--bogus'" --bogus
+expect_usage "--db is required" --nats nats://127.0.0.1:1
+expect_usage "--nats is required" --db "$good_db"
+expect_usage "must start with mysql://" --db postgres://u@h/d --nats "$OUTBOX_TEST_NATS_URL"
+expect_usage "port" --db mysql://u@h:99999/d --nats "$OUTBOX_TEST_NATS_URL"
+expect_usage "missing database name" --db mysql://u@h:3306 --nats "$OUTBOX_TEST_NATS_URL"
+expect_usage "must start with nats://" --db "$good_db" --nats http://h:1
+expect_usage "table name 'bad name'" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --table "bad name"
+expect_usage "connections must be 1-256" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --connections 1000
+expect_usage "--batch: '0'" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --batch 0
+expect_usage "not a duration" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --ack-timeout fast
+expect_usage "subject prefix" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --subject-prefix "a.*"
+rc=0; OUTBOX_BATCH=lots "$bin" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" 2>"$work/err" || rc=$?
+assert_eq "$rc" 2 "exit status for a bad OUTBOX_BATCH"
+grep -q "environment variable OUTBOX_BATCH: 'lots'" "$work/err" || fail "message names OUTBOX_BATCH"
+
+rc=0; "$bin" --help >"$work/out" || rc=$?
+assert_eq "$rc" 0 "--help exit status"
+grep -q "^usage: outbox-uvrelay" "$work/out" || fail "--help prints usage"
+rc=0; "$bin" --version >"$work/out" || rc=$?
+assert_eq "$rc" 0 "--version exit status"
+grep -q "^outbox-uvrelay 0\." "$work/out" || fail "--version prints the version"
+
+# Unreachable database and NATS: logged, retried with backoff, and SIGTERM
+# still ends the process cleanly.
+run_for() { # seconds log args...
+  local secs=$1 log=$2; shift 2
+  "$bin" --no-progress "$@" 2>"$log" & local p=$!
+  sleep "$secs"
+  kill -TERM $p
+  local rc=0; wait $p || rc=$?
+  echo $rc
+}
+rc=$(run_for 3 "$work/nodb" --db mysql://outbox:outbox@127.0.0.1:1/$db --nats "$OUTBOX_TEST_NATS_URL" --stream IT_CLI --subject-prefix itcli)
+assert_eq "$rc" 0 "exit status after SIGTERM with the database down"
+n=$(grep -c "cannot connect to the database" "$work/nodb" || true)
+[ "$n" -ge 4 ] || { cat "$work/nodb"; fail "database connect retries logged ($n)"; }
+echo "ok: $n database connect attempts logged in 3 s"
+
+rc=$(run_for 3 "$work/nonats" --db "$good_db" --nats nats://127.0.0.1:1 --stream IT_CLI --subject-prefix itcli)
+assert_eq "$rc" 0 "exit status after SIGTERM with NATS down"
+n=$(grep -c "is not reachable" "$work/nonats" || true)
+[ "$n" -ge 3 ] || { cat "$work/nonats"; fail "NATS connect retries logged ($n)"; }
+echo "ok: $n NATS connect attempts logged in 3 s"
+
+rc=$(run_for 2 "$work/badpw" --db mysql://outbox:wrong@127.0.0.1:$OUTBOX_TEST_DB_PORT/$db --nats "$OUTBOX_TEST_NATS_URL" --stream IT_CLI --subject-prefix itcli)
+grep -q "Access denied" "$work/badpw" || { cat "$work/badpw"; fail "a wrong password is reported"; }
+
+# The password from the environment, not argv.
+sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload) VALUES (outbox_uuid_v7(), 'a', '1', 'b', '{}')"
+rc=0
+OUTBOX_DB_PASSWORD=outbox OUTBOX_STREAM=IT_CLI OUTBOX_SUBJECT_PREFIX=itcli OUTBOX_DRAIN=1 \
+  "$bin" --db "mysql://outbox@127.0.0.1:$OUTBOX_TEST_DB_PORT/$db" --nats "$OUTBOX_TEST_NATS_URL" \
+  --no-progress 2>"$work/envpw" || rc=$?
+assert_eq "$rc" 0 "drain with the password from OUTBOX_DB_PASSWORD"
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 1 "row relayed"
+if grep -q "outbox:outbox@" "$work/nodb" "$work/envpw"; then fail "a password appears in the log"; fi
