@@ -154,9 +154,3 @@ int ob_cmd_run(ob_cli *c) {
     g_ctx = NULL;
     return x.exit_code;
 }
-
-int ob_cmd_ops(ob_cli *c) {
-    (void)c;
-    fprintf(stderr, "outbox-uvrelay: this command is not available yet\n");
-    return 2;
-}

@@ -1,203 +1,171 @@
 /*
- * Maintenance on the relay's loop: timers that queue jobs, and one dedicated
- * MariaDB connection that runs the jobs one after another, so maintenance
- * never takes a worker's connection or holds locks in a batch transaction.
+ * Maintenance on the relay's loop: one timer per enabled job (pending
+ * sampler, partition maintainer, cleanup maintainer), each queueing its job
+ * on an outbox_maint handle, which runs the jobs one after another on its
+ * own dedicated MariaDB connection. So maintenance never takes a worker's
+ * connection or holds locks in a batch transaction, and the relay runs the
+ * very code that `outbox-uvrelay partitions|cleanup --once` runs.
  *
- * Timers are unreferenced: they never keep an otherwise idle loop alive.
- *
- * Jobs:
- *   sample   pending count and the age of the oldest pending row
+ * The timers are unreferenced: they never keep an otherwise idle loop alive.
+ * A job still queued or running when its timer fires again is not queued a
+ * second time.
  */
 #include "relay_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "outbox/maint.h"
 
-typedef enum maint_state {
-    M_IDLE,       /* not started */
-    M_CONNECTING, /* waiting for the maintenance connection */
-    M_READY,      /* connected; no job running */
-    M_SAMPLING,   /* waiting for the pending-count queries */
-    M_BACKOFF,    /* connection lost; waiting before reconnecting */
-    M_CLOSING,    /* closing handles */
-    M_CLOSED
-} maint_state;
+enum { T_SAMPLE, T_PARTITIONS, T_CLEANUP, T_COUNT };
 
-enum { JOB_SAMPLE = 1 };
+/* The pending sample is logged at info at most this often, at debug
+ * otherwise, so that a fast sampler (the progress line samples every second)
+ * does not flood the log. */
+#define SAMPLE_LOG_INTERVAL_MS 60000
 
 struct ob_maint {
     outbox_relay *r;
-    maint_state state;
-    ob_db *db;
-    uv_timer_t sample_timer;
-    uv_timer_t retry_timer;
-    int queued; /* JOB_* bits waiting for the connection */
-    int attempts;
-    int handles_open;
-    ob_buf sql;
+    outbox_maint *h;
+    uv_timer_t timers[T_COUNT];
+    int busy[T_COUNT];   /* the timer's job is queued or running */
+    int open;            /* timers and the handle still closing */
+    int started;
+    uint64_t sample_logged_ms;
 };
 
-static void run_next(ob_maint *m);
-static void on_db(ob_db *db, int ok, void *data);
+static const outbox_maint_kind kinds[T_COUNT] = {OUTBOX_MAINT_SAMPLE, OUTBOX_MAINT_PARTITIONS,
+                                                 OUTBOX_MAINT_CLEANUP};
 
-ob_maint *ob_maint_new(outbox_relay *r) {
+ob_maint *ob_maint_new(outbox_relay *r, char *errbuf, size_t errlen) {
+    const outbox_relay_options *ro = &r->o;
+    outbox_maint_options o;
+    outbox_maint_options_init(&o);
+    o.db_url = ro->db_url;
+    o.db_password = ro->db_password;
+    o.table = ro->table;
+    o.partition_period = ro->partition_period;
+    o.partition_lookahead = ro->partition_lookahead;
+    o.partition_retention = ro->partition_retention;
+    o.cleanup_retention_ms = ro->cleanup_retention_ms;
+    o.cleanup_limit = ro->cleanup_limit;
+    o.cleanup_include_dead = ro->cleanup_include_dead;
+    o.log = ro->log;
+    o.log_data = ro->log_data;
+    o.log_level = ro->log_level;
     ob_maint *m = calloc(1, sizeof(*m));
-    if (m == NULL)
+    if (m == NULL) {
+        snprintf(errbuf, errlen, "out of memory");
         return NULL;
+    }
     m->r = r;
-    m->state = M_IDLE;
+    if (outbox_maint_create(&m->h, r->loop, &o, errbuf, errlen) != OUTBOX_OK) {
+        free(m);
+        return NULL;
+    }
     return m;
 }
 
 void ob_maint_free(ob_maint *m) {
     if (m == NULL)
         return;
-    ob_buf_free(&m->sql);
+    if (m->h && !m->started)
+        outbox_maint_close(m->h, NULL, NULL); /* nothing on the loop yet: frees at once */
     free(m);
 }
 
-static void on_retry(uv_timer_t *t);
-
-static void connect_db(ob_maint *m) {
-    m->state = M_CONNECTING;
-    if (ob_db_connect(m->db, on_db, m) != 0) {
-        m->state = M_BACKOFF;
-        uv_timer_start(&m->retry_timer, on_retry, 1000, 0);
+static void on_sample(ob_maint *m, const outbox_maint_result *res) {
+    outbox_relay *r = m->r;
+    uint64_t now = uv_now(r->loop);
+    r->stats.pending = res->pending;
+    r->stats.oldest_pending_ms = res->oldest_pending_ms;
+    r->stats.pending_sampled_at_ms = now;
+    outbox_log_level level = OUTBOX_LOG_DEBUG;
+    if (m->sample_logged_ms == 0 || now - m->sample_logged_ms >= SAMPLE_LOG_INTERVAL_MS) {
+        level = OUTBOX_LOG_INFO;
+        m->sample_logged_ms = now;
     }
+    ob_logf(&r->log, level, "pending: %lld row(s), oldest %lld ms", (long long)res->pending,
+            (long long)res->oldest_pending_ms);
 }
 
-static void on_retry(uv_timer_t *t) {
-    ob_maint *m = t->data;
-    if (m->state == M_BACKOFF)
-        connect_db(m);
+static void on_job(outbox_maint *h, const outbox_maint_result *res, void *data) {
+    (void)h;
+    ob_maint *m = data;
+    outbox_relay *r = m->r;
+    int t = res->kind == OUTBOX_MAINT_SAMPLE ? T_SAMPLE
+            : res->kind == OUTBOX_MAINT_PARTITIONS ? T_PARTITIONS
+                                                   : T_CLEANUP;
+    m->busy[t] = 0;
+    if (res->status == OUTBOX_ESTATE)
+        return; /* closing */
+    if (res->status == OUTBOX_EBUSY) {
+        OB_DEBUG(&r->log, "%s: %s", outbox_maint_kind_name(res->kind), res->message);
+        return;
+    }
+    if (res->status != OUTBOX_OK) {
+        ob_logf(&r->log, res->status == OUTBOX_ESCHEMA ? OUTBOX_LOG_ERROR : OUTBOX_LOG_WARN,
+                "%s: %s", outbox_maint_kind_name(res->kind), res->message);
+        return;
+    }
+    if (t == T_SAMPLE)
+        on_sample(m, res);
+    else if (t == T_PARTITIONS && (res->created || res->dropped || res->kept))
+        OB_INFO(&r->log, "partitions: %u created, %u dropped, %u kept (pending rows)",
+                res->created, res->dropped, res->kept);
 }
 
-static void queue_job(ob_maint *m, int job) {
-    m->queued |= job;
-    if (m->state == M_READY)
-        run_next(m);
-}
-
-static void on_sample_timer(uv_timer_t *t) {
-    queue_job(t->data, JOB_SAMPLE);
+static void on_timer(uv_timer_t *timer) {
+    ob_maint *m = timer->data;
+    int t = (int)(timer - m->timers);
+    if (m->busy[t])
+        return;
+    outbox_maint_job job;
+    memset(&job, 0, sizeof(job));
+    job.kind = kinds[t];
+    m->busy[t] = 1;
+    if (outbox_maint_run(m->h, &job, on_job, m) != OUTBOX_OK)
+        m->busy[t] = 0;
 }
 
 void ob_maint_start(ob_maint *m) {
-    outbox_relay *r = m->r;
-    ob_db_config cfg = r->dbcfg;
-    /* Maintenance statements may wait for metadata locks: allow longer. */
-    cfg.op_timeout_ms = 10 * 60 * 1000;
-    cfg.read_timeout_s = 15 * 60;
-    m->db = ob_db_new(r->loop, &cfg, &r->log, "maint");
-    uv_timer_init(r->loop, &m->sample_timer);
-    uv_timer_init(r->loop, &m->retry_timer);
-    m->sample_timer.data = m;
-    m->retry_timer.data = m;
-    uv_unref((uv_handle_t *)&m->sample_timer);
-    uv_unref((uv_handle_t *)&m->retry_timer);
-    m->handles_open = 3;
-    if (r->o.pending_sample_ms) {
-        uv_timer_start(&m->sample_timer, on_sample_timer, 0, r->o.pending_sample_ms);
-    }
-    connect_db(m);
-}
-
-static void run_next(ob_maint *m) {
-    outbox_relay *r = m->r;
-    if (m->queued & JOB_SAMPLE) {
-        m->queued &= ~JOB_SAMPLE;
-        ob_buf_reset(&m->sql);
-        ob_buf_puts(&m->sql, "SELECT COUNT(*) FROM ");
-        ob_buf_puts(&m->sql, r->qtable);
-        ob_buf_puts(&m->sql, " WHERE status = 0; SELECT TIMESTAMPDIFF(MICROSECOND, created_at, "
-                             "NOW(6)) FROM ");
-        ob_buf_puts(&m->sql, r->qtable);
-        ob_buf_puts(&m->sql, " WHERE status = 0 ORDER BY id LIMIT 1");
-        m->state = M_SAMPLING;
-        if (ob_db_query(m->db, m->sql.p, m->sql.len, on_db, m) != 0)
-            m->state = M_READY;
-        return;
+    const outbox_relay_options *o = &m->r->o;
+    const uint32_t every[T_COUNT] = {o->pending_sample_ms, o->partition_check_ms,
+                                     o->cleanup_check_ms};
+    m->started = 1;
+    for (int t = 0; t < T_COUNT; t++) {
+        uv_timer_init(m->r->loop, &m->timers[t]);
+        m->timers[t].data = m;
+        uv_unref((uv_handle_t *)&m->timers[t]);
+        /* The first round runs at once, then at the interval. */
+        if (every[t])
+            uv_timer_start(&m->timers[t], on_timer, 0, every[t]);
     }
 }
 
-static int64_t first_int(MYSQL_RES *res, int64_t dflt) {
-    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-    return row && row[0] ? strtoll(row[0], NULL, 10) : dflt;
-}
-
-static void lost(ob_maint *m) {
-    outbox_relay *r = m->r;
-    OB_WARN(&r->log, "maint: database error: %s", ob_db_error(m->db));
-    if (!ob_db_lost(m->db)) {
-        m->state = M_READY;
-        run_next(m);
-        return;
-    }
-    m->attempts++;
-    m->state = M_BACKOFF;
-    uint64_t d = 1000u << (m->attempts > 4 ? 4 : m->attempts);
-    uv_timer_start(&m->retry_timer, on_retry, d, 0);
-}
-
-static void on_db(ob_db *db, int ok, void *data) {
-    (void)db;
-    ob_maint *m = data;
-    outbox_relay *r = m->r;
-    if (m->state == M_CLOSING || m->state == M_CLOSED)
-        return;
-    if (!ok) {
-        lost(m);
-        return;
-    }
-    switch (m->state) {
-    case M_CONNECTING:
-        m->attempts = 0;
-        m->state = M_READY;
-        run_next(m);
-        return;
-    case M_SAMPLING: {
-        int64_t pending = first_int(ob_db_result(m->db, 0), -1);
-        int64_t age_us = first_int(ob_db_result(m->db, 1), 0);
-        r->stats.pending = pending;
-        r->stats.oldest_pending_ms = pending > 0 ? age_us / 1000 : 0;
-        r->stats.pending_sampled_at_ms = uv_now(r->loop);
-        OB_DEBUG(&r->log, "maint: %lld pending, oldest %lld ms", (long long)pending,
-                 (long long)r->stats.oldest_pending_ms);
-        m->state = M_READY;
-        run_next(m);
-        return;
-    }
-    default:
-        return;
-    }
-}
-
-static void handle_closed(ob_maint *m) {
-    if (--m->handles_open == 0) {
-        m->state = M_CLOSED;
+static void closed(ob_maint *m) {
+    if (--m->open == 0)
         ob_relay_child_closed(m->r);
-    }
 }
 
 static void timer_closed(uv_handle_t *h) {
-    handle_closed(h->data);
+    closed(h->data);
 }
 
-static void db_closed(void *data) {
-    handle_closed(data);
+static void handle_closed(void *data) {
+    ob_maint *m = data;
+    m->h = NULL;
+    closed(m);
 }
 
 void ob_maint_stop(ob_maint *m) {
-    if (m->state == M_IDLE) {
-        m->state = M_CLOSED;
+    if (!m->started) {
         ob_relay_child_closed(m->r);
         return;
     }
-    m->state = M_CLOSING;
-    uv_close((uv_handle_t *)&m->sample_timer, timer_closed);
-    uv_close((uv_handle_t *)&m->retry_timer, timer_closed);
-    ob_db_close(m->db, db_closed, m);
-    m->db = NULL;
+    m->open = T_COUNT + 1;
+    for (int t = 0; t < T_COUNT; t++)
+        uv_close((uv_handle_t *)&m->timers[t], timer_closed);
+    outbox_maint_close(m->h, handle_closed, m);
 }

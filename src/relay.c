@@ -262,8 +262,12 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
         }
     }
     if (ok && (o->pending_sample_ms || o->partition_check_ms || o->cleanup_check_ms)) {
-        r->maint = ob_maint_new(r);
-        ok = r->maint != NULL;
+        r->maint = ob_maint_new(r, err, sizeof(err));
+        if (r->maint == NULL) {
+            ob_link_close(r->link, NULL, NULL);
+            relay_free(r);
+            return fail(errbuf, errlen, "%s", err);
+        }
     }
     if (!ok) {
         if (r->link)

@@ -84,8 +84,9 @@ void ob_relay_capacity_freed(outbox_relay *r);
 /* A worker saw an empty fetch and the table has no pending row. */
 void ob_relay_maybe_drained(outbox_relay *r);
 
-/* maint.c: the loop timers. */
-ob_maint *ob_maint_new(outbox_relay *r);
+/* maint.c: the loop timers. new checks the maintenance options and touches
+ * nothing on the loop; on error it returns NULL with a message in errbuf. */
+ob_maint *ob_maint_new(outbox_relay *r, char *errbuf, size_t errlen);
 void ob_maint_start(ob_maint *m);
 void ob_maint_stop(ob_maint *m); /* calls ob_relay_child_closed() when closed */
 void ob_maint_free(ob_maint *m);

@@ -1,13 +1,23 @@
 /*
- * Schema text for the outbox table and its variants.
+ * Keeping the outbox table bounded and repairable: the schema text, and the
+ * maintenance jobs (pending sampling, partition upkeep, cleanup, status, dead
+ * letters) that run on a libuv loop the caller owns.
+ *
+ * The same job code serves two users: the relay's timers (see the
+ * maintenance options in outbox/relay.h), and the one-shot subcommands of
+ * outbox-uvrelay, which create a handle on their own loop, run one job and
+ * close it.
  */
 #ifndef OUTBOX_MAINT_H
 #define OUTBOX_MAINT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <uv.h>
 
 #include "outbox/common.h"
+#include "outbox/id.h"
+#include "outbox/relay.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,6 +39,163 @@ void outbox_schema_options_init(outbox_schema_options *o);
  * NUL-terminated string the caller frees. Returns OUTBOX_EINVAL for a bad
  * table name (with a message in errbuf when it is not NULL). */
 int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, size_t errlen);
+
+/* --- maintenance jobs ------------------------------------------------------
+ *
+ * An outbox_maint handle owns one dedicated MariaDB connection, made when the
+ * first job needs it and kept while the handle lives. Jobs run one after
+ * another in the order they were queued; each ends with exactly one call of
+ * its callback. While a job waits for the server no handle of the maintainer
+ * is active, and an idle connected handle keeps no loop alive.
+ *
+ * Jobs that change the table's shape or delete in bulk (PARTITIONS, CLEANUP)
+ * first take a named lock, GET_LOCK(name, 0), on the dedicated connection.
+ * When another session holds it the round is skipped at once with
+ * OUTBOX_EBUSY, and nothing is changed. The lock is released at the end of
+ * the round (and by the server if the connection drops).
+ *
+ * Threads: every function here must be called on the loop thread, and every
+ * callback runs on it.
+ */
+
+typedef struct outbox_maint outbox_maint;
+
+typedef struct outbox_maint_options {
+    const char *db_url;      /* mysql://user:pass@host:port/db[?socket=/path] (required) */
+    const char *db_password; /* overrides the URL's password when not NULL */
+    const char *table;       /* "outbox"; optionally "schema.table" */
+
+    /* --- partition maintainer --- */
+    outbox_partition_period partition_period; /* day */
+    uint32_t partition_lookahead; /* periods after the current one to keep ready (7) */
+    /* Full periods kept before the current one; 0 never drops (0). A partition
+     * is expired once its upper bound is at or before the start of the period
+     * `retention` periods before the current one. */
+    uint32_t partition_retention;
+    /* lock_wait_timeout of the maintenance session, in seconds (10). DDL that
+     * waits longer for a metadata lock (behind a long transaction) gives up
+     * with an error and is tried again next round, instead of stalling every
+     * new query on the table while it waits. */
+    uint32_t ddl_lock_wait_s;
+
+    /* --- cleanup maintainer --- */
+    uint64_t cleanup_retention_ms; /* delete processed rows older than this (7 days) */
+    uint32_t cleanup_limit;        /* rows deleted per round at most (10000) */
+    int cleanup_include_dead;      /* also delete dead rows older than the retention (0) */
+
+    /* --- logging --- */
+    outbox_log_fn log; /* NULL: silent */
+    void *log_data;
+    outbox_log_level log_level; /* (info) */
+} outbox_maint_options;
+
+/* Fills `o` with the defaults given in the comments above. */
+void outbox_maint_options_init(outbox_maint_options *o);
+
+typedef enum outbox_maint_kind {
+    OUTBOX_MAINT_SAMPLE = 1,      /* pending count and the age of the oldest pending row */
+    OUTBOX_MAINT_PARTITIONS = 2,  /* one round of the partition maintainer (takes the lock) */
+    OUTBOX_MAINT_CLEANUP = 3,     /* one round of the cleanup maintainer (takes the lock) */
+    OUTBOX_MAINT_STATUS = 4,      /* counts per status, lag, partitions, lock holder */
+    OUTBOX_MAINT_DEAD_LIST = 5,   /* dead rows, oldest first */
+    OUTBOX_MAINT_DEAD_REPLAY = 6, /* dead rows become pending, attempts reset */
+    OUTBOX_MAINT_DEAD_PURGE = 7,  /* dead rows are deleted */
+} outbox_maint_kind;
+
+/* One job to run. The struct and `id` are copied when the job is queued. */
+typedef struct outbox_maint_job {
+    outbox_maint_kind kind;
+    /* DEAD_*: act on this row only (it must be dead); NULL: every dead row. */
+    const outbox_id *id;
+    /* DEAD_LIST: at most this many rows are returned (0: 100). */
+    uint32_t limit;
+    /* DEAD_PURGE: only rows created more than this long ago (0: any age). */
+    uint64_t older_than_ms;
+} outbox_maint_job;
+
+/* A partition of the table, as listed by STATUS. */
+typedef struct outbox_partition_info {
+    const char *name;
+    uint64_t bound_ms;     /* Unix ms of the exclusive upper bound; 0 for MAXVALUE */
+    int64_t rows_estimate; /* information_schema TABLE_ROWS: an estimate only */
+} outbox_partition_info;
+
+/* A dead row, as listed by DEAD_LIST. */
+typedef struct outbox_dead_row {
+    outbox_id id;
+    const char *aggregate_type;
+    const char *aggregate_id;
+    const char *event_type;
+    int attempts;
+    const char *last_error; /* NULL when none was recorded */
+    const char *created_at; /* "YYYY-MM-DD hh:mm:ss.uuuuuu", UTC */
+} outbox_dead_row;
+
+/* What a job did. Every pointer in it is valid only during the callback. */
+typedef struct outbox_maint_result {
+    outbox_maint_kind kind;
+    /* OUTBOX_OK; OUTBOX_EBUSY when another instance holds the lock (the round
+     * was skipped); OUTBOX_ESCHEMA when the table is not partitioned the way
+     * the maintainer expects; OUTBOX_ENOTFOUND when the table does not
+     * exist, or when a DEAD_REPLAY or DEAD_PURGE job with an id changed
+     * nothing (the message says why); OUTBOX_EDB for database
+     * errors; OUTBOX_ESTATE when the handle closed before the job ran. */
+    int status;
+    const char *message; /* what went wrong; "" on success */
+
+    /* SAMPLE, STATUS: -1 when unknown. */
+    int64_t pending;
+    int64_t oldest_pending_ms; /* 0 when nothing is pending */
+    /* STATUS, DEAD_LIST (dead only) */
+    int64_t processed;
+    int64_t dead;
+    unsigned long lock_holder; /* STATUS: session id holding the lock, 0 when free */
+    const outbox_partition_info *partitions; /* STATUS: empty when not partitioned */
+    size_t npartitions;
+
+    /* PARTITIONS */
+    uint32_t created; /* partitions split off the MAXVALUE tail */
+    uint32_t dropped; /* expired partitions dropped */
+    uint32_t kept;    /* expired partitions kept because they hold pending rows */
+
+    /* CLEANUP, DEAD_REPLAY, DEAD_PURGE: rows deleted or made pending. */
+    uint64_t changed;
+    uint64_t changed_dead; /* CLEANUP: dead rows among `changed` */
+
+    /* DEAD_LIST */
+    const outbox_dead_row *rows;
+    size_t nrows;
+} outbox_maint_result;
+
+typedef void (*outbox_maint_cb)(outbox_maint *m, const outbox_maint_result *res, void *data);
+
+/* Checks and copies the options (strings are duplicated). Touches neither
+ * the loop nor the network. On success *out owns the handle; on error *out
+ * is NULL and errbuf (when not NULL) says what was wrong. Returns
+ * OUTBOX_EINVAL for bad options, OUTBOX_ENOMEM. */
+int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_options *o,
+                        char *errbuf, size_t errlen);
+
+/* Queues a job. Connects first when the connection is down. `cb` is called
+ * once, on the loop; it may run before this function returns (when the
+ * connection cannot even be started), so set your own state first. When
+ * this returns an error, `cb` is not called. Returns OUTBOX_OK,
+ * OUTBOX_EINVAL for a bad job, OUTBOX_ESTATE after close, OUTBOX_ENOMEM. */
+int outbox_maint_run(outbox_maint *m, const outbox_maint_job *job, outbox_maint_cb cb,
+                     void *data);
+
+typedef void (*outbox_maint_close_cb)(void *data);
+
+/* Closes the handle: jobs not finished yet are called back at once with
+ * OUTBOX_ESTATE (a statement in flight is abandoned; the server finishes or
+ * rolls it back, and releases the lock with the connection). Then the
+ * connection is closed, the handle freed, and `cb` (may be NULL) called once
+ * every libuv handle is closed; when none was ever opened, before this
+ * function returns. The handle must not be used afterwards. */
+void outbox_maint_close(outbox_maint *m, outbox_maint_close_cb cb, void *data);
+
+/* The short name of a job kind: "sample", "partitions", "cleanup", ... */
+const char *outbox_maint_kind_name(outbox_maint_kind kind);
 
 #ifdef __cplusplus
 }

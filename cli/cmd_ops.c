@@ -1,0 +1,231 @@
+/*
+ * outbox-uvrelay status | partitions --once | cleanup --once |
+ * dead list|replay|purge: one maintenance job on the CLI's own loop, through
+ * the same outbox_maint API whose jobs the relay's timers run. Results go to
+ * stdout, log lines and errors to stderr.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <uv.h>
+
+#include "commands.h"
+
+typedef struct ops_ctx {
+    const ob_cli *c;
+    int exit_code;
+    int done;
+} ops_ctx;
+
+static int usage(const char *fmt, const char *arg) {
+    fputs("outbox-uvrelay: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nTry 'outbox-uvrelay --help'.\n", stderr);
+    return 2;
+}
+
+static const char *dead_action(const ob_cli *c) {
+    return c->subcommand ? c->subcommand : "";
+}
+
+/* Checks the flags that only some commands take, and builds the job. */
+static int make_job(const ob_cli *c, outbox_maint_job *job, outbox_id *id) {
+    memset(job, 0, sizeof(*job));
+    int is_dead = c->command == OB_CMD_DEAD;
+    if (c->id && !is_dead)
+        return usage("--id is only for dead list|replay|purge%s", "");
+    if (c->all && !(is_dead && strcmp(dead_action(c), "replay") == 0))
+        return usage("--all is only for dead replay%s", "");
+    if (c->id && outbox_id_parse(c->id, id) != OUTBOX_OK)
+        return usage("--id: '%s' is not a row id (a UUID such as "
+                     "019a6f1e-7c2b-7d3e-8f00-0123456789ab)",
+                     c->id);
+    switch (c->command) {
+    case OB_CMD_STATUS:
+        job->kind = OUTBOX_MAINT_STATUS;
+        return 0;
+    case OB_CMD_PARTITIONS:
+    case OB_CMD_CLEANUP:
+        if (!c->once)
+            return usage("%s runs one round and needs --once (the relay runs it on a timer: "
+                         "see --partition-interval and --cleanup-interval)",
+                         c->command == OB_CMD_PARTITIONS ? "partitions" : "cleanup");
+        job->kind = c->command == OB_CMD_PARTITIONS ? OUTBOX_MAINT_PARTITIONS
+                                                    : OUTBOX_MAINT_CLEANUP;
+        return 0;
+    case OB_CMD_DEAD:
+        if (strcmp(dead_action(c), "list") == 0) {
+            job->kind = OUTBOX_MAINT_DEAD_LIST;
+            job->limit = c->limit ? c->limit : 100;
+        } else if (strcmp(dead_action(c), "replay") == 0) {
+            if ((c->id != NULL) == (c->all != 0))
+                return usage("dead replay needs exactly one of --id ID or --all%s", "");
+            job->kind = OUTBOX_MAINT_DEAD_REPLAY;
+        } else {
+            job->kind = OUTBOX_MAINT_DEAD_PURGE;
+            job->older_than_ms = c->older_than_ms;
+        }
+        job->id = c->id ? id : NULL;
+        return 0;
+    default:
+        return usage("not a maintenance command%s", "");
+    }
+}
+
+static void format_age(int64_t ms, char *out, size_t len) {
+    if (ms < 0)
+        snprintf(out, len, "unknown");
+    else if (ms < 1000)
+        snprintf(out, len, "%lld ms", (long long)ms);
+    else if (ms < 3600 * 1000)
+        snprintf(out, len, "%.1f s", (double)ms / 1000.0);
+    else
+        snprintf(out, len, "%.1f h", (double)ms / 3600000.0);
+}
+
+static void format_bound(uint64_t ms, char *out, size_t len) {
+    if (ms == 0) {
+        snprintf(out, len, "MAXVALUE");
+        return;
+    }
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, len, "%Y-%m-%dT%H:%MZ", &tm);
+}
+
+static void print_status(const ob_cli *c, const outbox_maint_result *r) {
+    char age[32];
+    format_age(r->pending > 0 ? r->oldest_pending_ms : 0, age, sizeof(age));
+    printf("table             %s\n", c->relay.table);
+    printf("pending           %lld\n", (long long)r->pending);
+    printf("oldest pending    %s\n", r->pending > 0 ? age : "-");
+    printf("processed         %lld\n", (long long)r->processed);
+    printf("dead              %lld\n", (long long)r->dead);
+    if (r->lock_holder)
+        printf("maintenance lock  held by session %lu\n", r->lock_holder);
+    else
+        printf("maintenance lock  free\n");
+    if (r->npartitions == 0) {
+        printf("partitions        none (not partitioned)\n");
+        return;
+    }
+    printf("partitions        %zu\n", r->npartitions);
+    for (size_t i = 0; i < r->npartitions; i++) {
+        char bound[32];
+        format_bound(r->partitions[i].bound_ms, bound, sizeof(bound));
+        printf("  %-12s below %-18s ~%lld rows\n", r->partitions[i].name, bound,
+               (long long)r->partitions[i].rows_estimate);
+    }
+}
+
+static void print_dead(const outbox_maint_result *r) {
+    printf("id\tattempts\tcreated_at\taggregate_type\taggregate_id\tevent_type\tlast_error\n");
+    for (size_t i = 0; i < r->nrows; i++) {
+        const outbox_dead_row *d = &r->rows[i];
+        char id[OUTBOX_ID_TEXT_LEN + 1];
+        outbox_id_to_text(&d->id, id);
+        printf("%s\t%d\t%s\t%s\t%s\t%s\t%s\n", id, d->attempts, d->created_at ? d->created_at : "",
+               d->aggregate_type ? d->aggregate_type : "", d->aggregate_id ? d->aggregate_id : "",
+               d->event_type ? d->event_type : "", d->last_error ? d->last_error : "");
+    }
+}
+
+static void on_result(outbox_maint *m, const outbox_maint_result *r, void *data) {
+    (void)m;
+    ops_ctx *x = data;
+    x->done = 1;
+    if (r->status == OUTBOX_EBUSY) {
+        fprintf(stderr, "outbox-uvrelay: %s\n", r->message);
+        printf("%s: skipped, another instance is running it\n", outbox_maint_kind_name(r->kind));
+        return;
+    }
+    if (r->status != OUTBOX_OK) {
+        fprintf(stderr, "outbox-uvrelay: %s: %s\n", outbox_maint_kind_name(r->kind), r->message);
+        x->exit_code = 1;
+        return;
+    }
+    switch (r->kind) {
+    case OUTBOX_MAINT_STATUS:
+        print_status(x->c, r);
+        break;
+    case OUTBOX_MAINT_PARTITIONS:
+        printf("partitions: %u created, %u dropped, %u kept (expired, but holding pending "
+               "rows)\n",
+               r->created, r->dropped, r->kept);
+        break;
+    case OUTBOX_MAINT_CLEANUP:
+        printf("cleanup: %llu row(s) deleted (%llu processed, %llu dead)\n",
+               (unsigned long long)r->changed,
+               (unsigned long long)(r->changed - r->changed_dead),
+               (unsigned long long)r->changed_dead);
+        break;
+    case OUTBOX_MAINT_DEAD_LIST:
+        print_dead(r);
+        printf("dead list: %zu of %lld dead row(s) listed, 0 changed\n", r->nrows,
+               (long long)r->dead);
+        break;
+    case OUTBOX_MAINT_DEAD_REPLAY:
+        printf("dead replay: %llu row(s) changed (pending again, attempts reset)\n",
+               (unsigned long long)r->changed);
+        break;
+    case OUTBOX_MAINT_DEAD_PURGE:
+        printf("dead purge: %llu row(s) changed (deleted)\n", (unsigned long long)r->changed);
+        break;
+    case OUTBOX_MAINT_SAMPLE:
+        break;
+    }
+}
+
+static void on_closed(void *data) {
+    (void)data;
+}
+
+int ob_cmd_ops(ob_cli *c) {
+    outbox_maint_job job;
+    outbox_id id;
+    int rc = make_job(c, &job, &id);
+    if (rc != 0)
+        return rc;
+    outbox_maint_options o;
+    outbox_maint_options_init(&o);
+    o.db_url = c->relay.db_url;
+    o.db_password = c->relay.db_password;
+    o.table = c->relay.table;
+    o.partition_period = c->monthly ? OUTBOX_PARTITION_MONTH : OUTBOX_PARTITION_DAY;
+    o.partition_lookahead = c->lookahead;
+    o.partition_retention = c->retention;
+    o.cleanup_retention_ms = c->older_than_ms;
+    o.cleanup_limit = c->limit;
+    o.cleanup_include_dead = c->include_dead;
+    o.log = outbox_log_stderr;
+    o.log_level = c->relay.log_level;
+
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ops_ctx x = {c, 0, 0};
+    outbox_maint *m = NULL;
+    char err[512];
+    rc = outbox_maint_create(&m, &loop, &o, err, sizeof(err));
+    if (rc != OUTBOX_OK) {
+        uv_loop_close(&loop);
+        return usage("%s", err);
+    }
+    rc = outbox_maint_run(m, &job, on_result, &x);
+    if (rc != OUTBOX_OK) {
+        fprintf(stderr, "outbox-uvrelay: %s\n", outbox_strerror(rc));
+        x.exit_code = 1;
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    if (!x.done && rc == OUTBOX_OK) {
+        fprintf(stderr, "outbox-uvrelay: internal error: the job ended without a result\n");
+        x.exit_code = 1;
+    }
+    outbox_maint_close(m, on_closed, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    if (uv_loop_close(&loop) != 0) {
+        fprintf(stderr, "outbox-uvrelay: internal error: handles left open on the loop\n");
+        x.exit_code = 1;
+    }
+    return x.exit_code;
+}

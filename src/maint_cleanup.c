@@ -1,0 +1,118 @@
+/*
+ * The CLEANUP job: one round of the cleanup maintainer, for tables that are
+ * not partitioned.
+ *
+ *   1. GET_LOCK(name, 0) and the server's clock; another holder: skip.
+ *   2. DELETE processed rows older than the retention, in batches of
+ *      OB_MAINT_BATCH rows (each its own short autocommit statement), until
+ *      none is left or the round's limit is reached.
+ *   3. The same for dead rows when configured, within the same limit.
+ *   4. RELEASE_LOCK (done by the handle when the job finishes).
+ *
+ * A processed row's age is its processed_at; a dead row's is its created_at,
+ * as the table records no time of death. Both also bound the id (UUIDv7
+ * time), so each DELETE walks the (status, id) index from its oldest entry
+ * and stops at the cutoff instead of reading every row of that status.
+ */
+#include "maint_int.h"
+
+#include "sql.h"
+
+#include <stdio.h>
+
+enum cleanup_step {
+    CS_LOCK = 1,  /* waiting for GET_LOCK and the server's clock */
+    CS_PROCESSED, /* waiting for a batch DELETE of old processed rows */
+    CS_DEAD,      /* waiting for a batch DELETE of old dead rows */
+};
+
+void ob_maint_delete_dead_sql(outbox_maint *m, ob_buf *b, double cut_s, const outbox_id *id) {
+    ob_buf_reset(b);
+    ob_buf_puts(b, "DELETE FROM ");
+    ob_buf_puts(b, m->qtable);
+    ob_buf_puts(b, " WHERE status = -1 AND ");
+    ob_maint_older_than(b, "created_at", cut_s);
+    if (id) {
+        ob_buf_puts(b, " AND id = ");
+        ob_sql_add_id(b, id->b, 1);
+    }
+    ob_buf_puts(b, " ORDER BY id");
+}
+
+void ob_job_cleanup_begin(outbox_maint *m, ob_job *j) {
+    ob_buf_reset(&m->sql);
+    ob_maint_lock_sql(m, &m->sql);
+    j->step = CS_LOCK;
+    ob_maint_send(m, j);
+}
+
+static double cut_s(const outbox_maint *m, const ob_job *j) {
+    return j->server_s - (double)m->o.cleanup_retention_ms / 1000.0;
+}
+
+static void finish(outbox_maint *m, ob_job *j) {
+    if (j->res.changed)
+        OB_INFO(&m->log,
+                "cleanup: deleted %llu processed and %llu dead row(s) older than %llu s from %s%s",
+                (unsigned long long)(j->res.changed - j->res.changed_dead),
+                (unsigned long long)j->res.changed_dead,
+                (unsigned long long)(m->o.cleanup_retention_ms / 1000), m->name,
+                j->batch_left == 0 ? " (the round's limit was reached)" : "");
+    ob_maint_done(m, j, OUTBOX_OK, NULL);
+}
+
+static void start_dead(outbox_maint *m, ob_job *j) {
+    if (!m->o.cleanup_include_dead || j->batch_left == 0) {
+        finish(m, j);
+        return;
+    }
+    ob_maint_delete_dead_sql(m, &j->batch, cut_s(m, j), NULL);
+    j->step = CS_DEAD;
+    if (ob_maint_send_batch(m, j) == 0)
+        finish(m, j);
+}
+
+void ob_job_cleanup_step(outbox_maint *m, ob_job *j, int ok) {
+    if (!ok) {
+        ob_maint_db_failed(m, j, j->step == CS_LOCK ? "taking the maintenance lock"
+                                                    : "deleting old rows");
+        return;
+    }
+    uint64_t dead = 0;
+    switch ((enum cleanup_step)j->step) {
+    case CS_LOCK:
+        if (ob_maint_lock_result(m, j, ob_db_result(m->db, 0)) != 0)
+            return;
+        if (!j->locked) {
+            ob_maint_done(m, j, OUTBOX_EBUSY,
+                          "another instance holds the maintenance lock '%s': this round is "
+                          "skipped",
+                          m->lock_name);
+            return;
+        }
+        ob_buf_reset(&j->batch);
+        ob_buf_puts(&j->batch, "DELETE FROM ");
+        ob_buf_puts(&j->batch, m->qtable);
+        ob_buf_puts(&j->batch, " WHERE status = 1 AND ");
+        ob_maint_older_than(&j->batch, "IFNULL(processed_at, created_at)", cut_s(m, j));
+        ob_buf_puts(&j->batch, " ORDER BY id");
+        j->batch_left = m->o.cleanup_limit;
+        j->step = CS_PROCESSED;
+        if (ob_maint_send_batch(m, j) == 0)
+            finish(m, j);
+        return;
+    case CS_PROCESSED:
+        if (ob_maint_batch_full(m, j, &j->res.changed) && ob_maint_send_batch(m, j) != 0)
+            return;
+        start_dead(m, j);
+        return;
+    case CS_DEAD: {
+        int full = ob_maint_batch_full(m, j, &dead);
+        j->res.changed += dead;
+        j->res.changed_dead += dead;
+        if (!full || ob_maint_send_batch(m, j) == 0)
+            finish(m, j);
+        return;
+    }
+    }
+}

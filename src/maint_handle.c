@@ -1,0 +1,476 @@
+/*
+ * The maintenance handle: options, the dedicated connection, the job queue,
+ * the named lock and the life cycle. The jobs themselves live in
+ * maint_status.c, maint_partitions.c, maint_cleanup.c and maint_dead.c.
+ */
+#include "maint_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema.h"
+#include "sql.h"
+
+void outbox_maint_options_init(outbox_maint_options *o) {
+    memset(o, 0, sizeof(*o));
+    o->table = "outbox";
+    o->partition_period = OUTBOX_PARTITION_DAY;
+    o->partition_lookahead = 7;
+    o->ddl_lock_wait_s = 10;
+    o->cleanup_retention_ms = 7ULL * 24 * 3600 * 1000;
+    o->cleanup_limit = 10000;
+    o->log_level = OUTBOX_LOG_INFO;
+}
+
+const char *outbox_maint_kind_name(outbox_maint_kind kind) {
+    switch (kind) {
+    case OUTBOX_MAINT_SAMPLE:
+        return "sample";
+    case OUTBOX_MAINT_PARTITIONS:
+        return "partitions";
+    case OUTBOX_MAINT_CLEANUP:
+        return "cleanup";
+    case OUTBOX_MAINT_STATUS:
+        return "status";
+    case OUTBOX_MAINT_DEAD_LIST:
+        return "dead list";
+    case OUTBOX_MAINT_DEAD_REPLAY:
+        return "dead replay";
+    case OUTBOX_MAINT_DEAD_PURGE:
+        return "dead purge";
+    }
+    return "?";
+}
+
+typedef struct kind_ops {
+    void (*begin)(outbox_maint *m, ob_job *j);
+    void (*step)(outbox_maint *m, ob_job *j, int ok);
+} kind_ops;
+
+static const kind_ops *ops_of(outbox_maint_kind kind) {
+    static const kind_ops sample = {ob_job_sample_begin, ob_job_sample_step};
+    static const kind_ops status = {ob_job_status_begin, ob_job_status_step};
+    static const kind_ops partitions = {ob_job_partitions_begin, ob_job_partitions_step};
+    static const kind_ops cleanup = {ob_job_cleanup_begin, ob_job_cleanup_step};
+    static const kind_ops dead = {ob_job_dead_begin, ob_job_dead_step};
+    switch (kind) {
+    case OUTBOX_MAINT_SAMPLE:
+        return &sample;
+    case OUTBOX_MAINT_STATUS:
+        return &status;
+    case OUTBOX_MAINT_PARTITIONS:
+        return &partitions;
+    case OUTBOX_MAINT_CLEANUP:
+        return &cleanup;
+    case OUTBOX_MAINT_DEAD_LIST:
+    case OUTBOX_MAINT_DEAD_REPLAY:
+    case OUTBOX_MAINT_DEAD_PURGE:
+        return &dead;
+    }
+    return NULL;
+}
+
+/* --- creation ------------------------------------------------------------ */
+
+static int fail(char *errbuf, size_t errlen, int status, const char *fmt, ...) {
+    if (errbuf && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(errbuf, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+static void handle_free(outbox_maint *m) {
+    free((char *)m->o.db_url);
+    free((char *)m->o.db_password);
+    free((char *)m->o.table);
+    ob_db_url_free(&m->url);
+    free(m->init_command);
+    free(m->qtable);
+    free(m->name);
+    free(m->is_where);
+    free(m->lock_sql);
+    ob_buf_free(&m->sql);
+    free(m);
+}
+
+/* MariaDB lock names are at most 64 characters: a long schema.table is
+ * replaced by its FNV-1a hash. The name goes to the server as a hex literal,
+ * so a database name from the URL needs no quoting. */
+static int make_lock_name(outbox_maint *m) {
+    static const char prefix[] = "outbox-uvrelay:";
+    size_t n = strlen(prefix) + strlen(m->name);
+    if (n < sizeof(m->lock_name)) {
+        snprintf(m->lock_name, sizeof(m->lock_name), "%s%s", prefix, m->name);
+    } else {
+        uint64_t h = 1469598103934665603ULL;
+        for (const char *p = m->name; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        snprintf(m->lock_name, sizeof(m->lock_name), "%s%016llx", prefix, (unsigned long long)h);
+    }
+    ob_buf b = OB_BUF_INIT;
+    ob_buf_puts(&b, "X'");
+    ob_buf_hex(&b, (const unsigned char *)m->lock_name, strlen(m->lock_name));
+    ob_buf_putc(&b, '\'');
+    m->lock_sql = b.p;
+    return m->lock_sql ? 0 : -1;
+}
+
+/* The table's names: quoted for statements, for information_schema, and
+ * for people. An unqualified table lives in the URL's database, which is
+ * the session's current database. */
+static int make_names(outbox_maint *m, const char *table) {
+    const char *dot = strchr(table, '.');
+    const char *bare = dot ? dot + 1 : table;
+    ob_buf q = OB_BUF_INIT, w = OB_BUF_INIT;
+    ob_sql_quote_table(&q, table);
+    m->qtable = q.p;
+    if (dot) {
+        ob_buf_printf(&w, "TABLE_SCHEMA = '%.*s'", (int)(dot - table), table);
+        m->name = strdup(table);
+    } else {
+        ob_buf_puts(&w, "TABLE_SCHEMA = DATABASE()");
+        if (asprintf(&m->name, "%s.%s", m->url.database, table) < 0)
+            m->name = NULL;
+    }
+    ob_buf_printf(&w, " AND TABLE_NAME = '%s'", bare);
+    m->is_where = w.p;
+    return m->qtable && m->is_where && m->name ? make_lock_name(m) : -1;
+}
+
+int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_options *o,
+                        char *errbuf, size_t errlen) {
+    char err[512];
+    *out = NULL;
+    if (loop == NULL || o == NULL)
+        return fail(errbuf, errlen, OUTBOX_EINVAL, "loop and options are required");
+    if (ob_sql_check_table(o->table, err, sizeof(err)) != 0)
+        return fail(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
+    if (o->partition_period != OUTBOX_PARTITION_DAY && o->partition_period != OUTBOX_PARTITION_MONTH)
+        return fail(errbuf, errlen, OUTBOX_EINVAL, "partition period must be day or month");
+    if (o->partition_lookahead > 1000)
+        return fail(errbuf, errlen, OUTBOX_EINVAL, "partition lookahead must be 0-1000 (got %u)",
+                    o->partition_lookahead);
+    if (o->partition_retention > 100000)
+        return fail(errbuf, errlen, OUTBOX_EINVAL,
+                    "partition retention must be 0-100000 periods (got %u)",
+                    o->partition_retention);
+    if (o->ddl_lock_wait_s < 1 || o->ddl_lock_wait_s > 31536000)
+        return fail(errbuf, errlen, OUTBOX_EINVAL, "DDL lock wait must be 1 s to 1 year");
+    if (o->cleanup_limit < 1)
+        return fail(errbuf, errlen, OUTBOX_EINVAL, "cleanup limit must be at least 1");
+
+    outbox_maint *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return fail(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
+    if (ob_db_url_parse(o->db_url, &m->url, err, sizeof(err)) != 0) {
+        free(m);
+        return fail(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
+    }
+    m->loop = loop;
+    m->state = MS_DOWN;
+    m->o = *o;
+    m->o.db_url = strdup(o->db_url);
+    m->o.db_password = o->db_password ? strdup(o->db_password) : NULL;
+    m->o.table = strdup(o->table);
+    m->log.fn = o->log;
+    m->log.data = o->log_data;
+    m->log.level = o->log_level;
+    if (o->db_password) {
+        free(m->url.password);
+        m->url.password = strdup(o->db_password);
+    }
+    if (strchr(o->table, '.') == NULL && (m->url.database == NULL || *m->url.database == '\0')) {
+        handle_free(m);
+        return fail(errbuf, errlen, OUTBOX_EINVAL,
+                    "table '%s' has no database: name one in the URL (mysql://.../db) or "
+                    "write the table as db.table",
+                    o->table);
+    }
+    if (asprintf(&m->init_command,
+                 "SET SESSION tx_isolation = 'READ-COMMITTED', time_zone = '+00:00', "
+                 "lock_wait_timeout = %u",
+                 o->ddl_lock_wait_s) < 0)
+        m->init_command = NULL;
+    if (!m->o.db_url || !m->o.table || (o->db_password && !m->o.db_password) ||
+        !m->init_command || (o->db_password && !m->url.password) ||
+        make_names(m, o->table) != 0) {
+        handle_free(m);
+        return fail(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
+    }
+    m->dbcfg.host = m->url.host;
+    m->dbcfg.port = m->url.port;
+    m->dbcfg.user = m->url.user;
+    m->dbcfg.password = m->url.password;
+    m->dbcfg.database = m->url.database;
+    m->dbcfg.socket = m->url.socket;
+    m->dbcfg.connect_timeout_s = 10;
+    /* DDL may wait for metadata locks and REORGANIZE copies the tail's rows:
+     * allow far longer than the relay's batch statements. */
+    m->dbcfg.op_timeout_ms = 30 * 60 * 1000;
+    m->dbcfg.read_timeout_s = 35 * 60;
+    m->dbcfg.init_command = m->init_command;
+    *out = m;
+    return OUTBOX_OK;
+}
+
+/* --- the state machine --------------------------------------------------- */
+
+static const char *state_name(maint_state s) {
+    static const char *names[] = {"DOWN", "CONNECTING", "READY", "RUNNING", "RELEASING", "CLOSED"};
+    return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+static void set_state(outbox_maint *m, maint_state s) {
+    OB_DEBUG(&m->log, "maint: %s -> %s", state_name(m->state), state_name(s));
+    m->state = s;
+}
+
+static void on_db(ob_db *db, int ok, void *data);
+
+static void job_free(ob_job *j) {
+    ob_buf_free(&j->batch);
+    free(j->parts);
+    free(j->expired);
+    free(j->rows);
+    free(j);
+}
+
+/* Takes the head job off the queue and calls it back. */
+static void deliver(outbox_maint *m) {
+    ob_job *j = m->head;
+    m->head = j->next;
+    if (m->head == NULL)
+        m->tail = NULL;
+    j->res.message = j->msg;
+    j->cb(m, &j->res, j->data);
+    job_free(j);
+}
+
+static void fail_all(outbox_maint *m, int status, const char *msg) {
+    while (m->head) {
+        ob_job *j = m->head;
+        j->res.status = status;
+        snprintf(j->msg, sizeof(j->msg), "%s", msg);
+        deliver(m);
+    }
+}
+
+static void run_next(outbox_maint *m) {
+    if (m->head == NULL)
+        return;
+    if (m->state == MS_READY) {
+        set_state(m, MS_RUNNING);
+        ops_of(m->head->req.kind)->begin(m, m->head);
+        return;
+    }
+    if (m->state != MS_DOWN)
+        return;
+    if (m->db == NULL)
+        m->db = ob_db_new(m->loop, &m->dbcfg, &m->log, "maint");
+    if (m->db != NULL) {
+        ob_db_reset(m->db);
+        set_state(m, MS_CONNECTING);
+        if (ob_db_connect(m->db, on_db, m) == 0)
+            return;
+    }
+    set_state(m, MS_DOWN);
+    fail_all(m, OUTBOX_EDB, "cannot start connecting to the database");
+}
+
+/* The head job is over (its result is set). */
+static void job_over(outbox_maint *m) {
+    set_state(m, ob_db_lost(m->db) ? MS_DOWN : MS_READY);
+    deliver(m);
+    if (m->state != MS_CLOSED)
+        run_next(m);
+}
+
+static void on_db(ob_db *db, int ok, void *data) {
+    outbox_maint *m = data;
+    switch (m->state) {
+    case MS_CONNECTING:
+        if (!ok) {
+            char msg[600];
+            snprintf(msg, sizeof(msg), "cannot connect to the database: %s", ob_db_error(db));
+            OB_WARN(&m->log, "maint: %s", msg);
+            set_state(m, MS_DOWN);
+            fail_all(m, OUTBOX_EDB, msg);
+            return;
+        }
+        set_state(m, MS_READY);
+        run_next(m);
+        return;
+    case MS_RUNNING:
+        ops_of(m->head->req.kind)->step(m, m->head, ok);
+        return;
+    case MS_RELEASING:
+        if (!ok) {
+            /* The lock may still be ours: only a new session is sure not to
+             * hold it. */
+            OB_WARN(&m->log, "maint: RELEASE_LOCK failed (%s); reconnecting", ob_db_error(db));
+            ob_db_reset(db);
+        }
+        job_over(m);
+        return;
+    case MS_DOWN:
+    case MS_READY:
+    case MS_CLOSED:
+        return;
+    }
+}
+
+/* --- helpers for the jobs ------------------------------------------------ */
+
+int ob_maint_send(outbox_maint *m, ob_job *j) {
+    if (m->sql.oom) {
+        ob_maint_done(m, j, OUTBOX_ENOMEM, "out of memory");
+        return -1;
+    }
+    if (ob_db_query(m->db, m->sql.p, m->sql.len, on_db, m) != 0) {
+        ob_maint_done(m, j, OUTBOX_EDB, "the maintenance connection is not ready");
+        return -1;
+    }
+    return 0;
+}
+
+int ob_maint_send_batch(outbox_maint *m, ob_job *j) {
+    if (j->batch_left == 0)
+        return 0;
+    j->batch_asked = j->batch_left < OB_MAINT_BATCH ? j->batch_left : OB_MAINT_BATCH;
+    ob_buf_reset(&m->sql);
+    ob_buf_append(&m->sql, j->batch.p, j->batch.len);
+    ob_buf_puts(&m->sql, " LIMIT ");
+    ob_buf_u64(&m->sql, j->batch_asked);
+    return ob_maint_send(m, j) == 0 ? 1 : -1;
+}
+
+int ob_maint_batch_full(outbox_maint *m, ob_job *j, uint64_t *counter) {
+    uint64_t n = ob_db_affected(m->db, 0);
+    *counter += n;
+    j->batch_left -= n < j->batch_left ? n : j->batch_left;
+    return n >= j->batch_asked;
+}
+
+void ob_maint_done(outbox_maint *m, ob_job *j, int status, const char *fmt, ...) {
+    j->res.status = status;
+    j->msg[0] = '\0';
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(j->msg, sizeof(j->msg), fmt, ap);
+        va_end(ap);
+    }
+    if (j->locked && ob_db_is_idle(m->db)) {
+        j->locked = 0;
+        ob_buf_reset(&m->sql);
+        ob_buf_printf(&m->sql, "DO RELEASE_LOCK(%s)", m->lock_sql);
+        set_state(m, MS_RELEASING);
+        if (ob_db_query(m->db, m->sql.p, m->sql.len, on_db, m) == 0)
+            return;
+        ob_db_reset(m->db);
+    }
+    job_over(m);
+}
+
+void ob_maint_db_failed(outbox_maint *m, ob_job *j, const char *what) {
+    unsigned e = ob_db_errno(m->db);
+    if (e == 1146) /* ER_NO_SUCH_TABLE */
+        ob_maint_done(m, j, OUTBOX_ENOTFOUND, "table %s does not exist", m->name);
+    else if (e == 1205) /* ER_LOCK_WAIT_TIMEOUT */
+        ob_maint_done(m, j, OUTBOX_EDB,
+                      "%s gave up after waiting %u s for a lock: a long transaction is using "
+                      "table %s; the next round tries again",
+                      what, m->o.ddl_lock_wait_s, m->name);
+    else
+        ob_maint_done(m, j, OUTBOX_EDB, "%s failed: %s", what, ob_db_error(m->db));
+}
+
+void ob_maint_lock_sql(outbox_maint *m, ob_buf *b) {
+    ob_buf_printf(b, "SELECT GET_LOCK(%s, 0), UNIX_TIMESTAMP(NOW(6))", m->lock_sql);
+}
+
+int ob_maint_lock_result(outbox_maint *m, ob_job *j, MYSQL_RES *res) {
+    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+    if (row == NULL || row[0] == NULL || row[1] == NULL) {
+        ob_maint_done(m, j, OUTBOX_EDB, "GET_LOCK('%s', 0) gave no answer", m->lock_name);
+        return -1;
+    }
+    j->locked = strcmp(row[0], "1") == 0;
+    j->server_s = strtod(row[1], NULL);
+    return 0;
+}
+
+void ob_maint_older_than(ob_buf *b, const char *column, double cut_s) {
+    if (cut_s < 0)
+        cut_s = 0;
+    ob_buf_puts(b, "id < ");
+    ob_period_bound(b, (uint64_t)(cut_s * 1000.0));
+    ob_buf_printf(b, " AND %s < FROM_UNIXTIME(%.6f)", column, cut_s);
+}
+
+int64_t ob_maint_first_int(MYSQL_RES *res, int64_t dflt) {
+    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+    return row && row[0] ? strtoll(row[0], NULL, 10) : dflt;
+}
+
+/* --- the public calls ---------------------------------------------------- */
+
+int outbox_maint_run(outbox_maint *m, const outbox_maint_job *job, outbox_maint_cb cb,
+                     void *data) {
+    if (m->state == MS_CLOSED)
+        return OUTBOX_ESTATE;
+    if (job == NULL || cb == NULL || ops_of(job->kind) == NULL)
+        return OUTBOX_EINVAL;
+    ob_job *j = calloc(1, sizeof(*j));
+    if (j == NULL)
+        return OUTBOX_ENOMEM;
+    j->req = *job;
+    if (job->id) {
+        j->id = *job->id;
+        j->req.id = &j->id;
+    }
+    if (j->req.kind == OUTBOX_MAINT_DEAD_LIST && j->req.limit == 0)
+        j->req.limit = 100;
+    j->cb = cb;
+    j->data = data;
+    j->res.kind = job->kind;
+    j->res.pending = j->res.oldest_pending_ms = -1;
+    j->res.processed = j->res.dead = -1;
+    if (m->tail)
+        m->tail->next = j;
+    else
+        m->head = j;
+    m->tail = j;
+    run_next(m);
+    return OUTBOX_OK;
+}
+
+static void db_closed(void *data) {
+    outbox_maint *m = data;
+    outbox_maint_close_cb cb = m->close_cb;
+    void *cb_data = m->close_data;
+    handle_free(m);
+    if (cb)
+        cb(cb_data);
+}
+
+void outbox_maint_close(outbox_maint *m, outbox_maint_close_cb cb, void *data) {
+    if (m->state == MS_CLOSED)
+        return;
+    set_state(m, MS_CLOSED);
+    m->close_cb = cb;
+    m->close_data = data;
+    fail_all(m, OUTBOX_ESTATE, "the maintenance handle was closed before the job finished");
+    if (m->db) {
+        ob_db *db = m->db;
+        m->db = NULL;
+        ob_db_close(db, db_closed, m);
+        return;
+    }
+    db_closed(m);
+}

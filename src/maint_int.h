@@ -1,0 +1,136 @@
+/*
+ * The maintenance handle's private structure, shared by maint_handle.c (the
+ * connection, the job queue and the life cycle) and the jobs:
+ * maint_status.c (sample, status), maint_partitions.c, maint_cleanup.c and
+ * maint_dead.c.
+ *
+ * A job is a small state machine of its own. The handle calls its `begin`
+ * once the connection is ready, and its `step` each time a statement the job
+ * sent has finished. The job answers by sending the next statement
+ * (ob_maint_send) or by finishing (ob_maint_done), which releases the named
+ * lock first when the job holds it.
+ */
+#ifndef OB_MAINT_INT_H
+#define OB_MAINT_INT_H
+
+#include <uv.h>
+
+#include "buf.h"
+#include "db.h"
+#include "log.h"
+#include "outbox/maint.h"
+#include "partition_plan.h"
+#include "url.h"
+
+typedef enum maint_state {
+    MS_DOWN,       /* no connection; the next job connects */
+    MS_CONNECTING, /* waiting for the connection */
+    MS_READY,      /* connected; no job running */
+    MS_RUNNING,    /* waiting for a statement of the job at the head of the queue */
+    MS_RELEASING,  /* waiting for RELEASE_LOCK before the head job's callback */
+    MS_CLOSED      /* closing or closed; jobs are refused */
+} maint_state;
+
+typedef struct ob_job ob_job;
+
+struct ob_job {
+    outbox_maint_job req; /* req.id points to `id` when set */
+    outbox_id id;
+    outbox_maint_cb cb;
+    void *data;
+    int step;      /* the job's own state; 0 before begin */
+    int locked;    /* holds the named lock */
+    double server_s; /* the server's clock (UNIX_TIMESTAMP(NOW(6))) when the job read it */
+    outbox_maint_result res;
+    char msg[768];
+    /* The statement repeated by ob_maint_send_batch, without its LIMIT. */
+    ob_buf batch;
+    uint64_t batch_asked;
+    uint64_t batch_left;
+    /* Job-owned arrays, freed with the job. */
+    ob_part *parts;
+    size_t nparts;
+    size_t *expired;
+    size_t nexpired;
+    void *rows; /* outbox_dead_row[] or outbox_partition_info[] */
+    ob_job *next;
+};
+
+struct outbox_maint {
+    uv_loop_t *loop;
+    maint_state state;
+    outbox_maint_options o; /* strings owned */
+    ob_log log;
+    ob_db_url url;
+    ob_db_config dbcfg; /* points into url */
+    char *init_command;
+    ob_db *db;          /* made by the first job */
+    char *qtable;       /* the table quoted for SQL, as the relay writes it */
+    char *name;         /* "schema.table" (the URL's database when unqualified), for messages */
+    char *is_where;     /* "TABLE_SCHEMA = .. AND TABLE_NAME = '..'" for information_schema */
+    char lock_name[65]; /* the named lock of this table's maintenance, for messages */
+    char *lock_sql;     /* the lock name as an SQL literal */
+    ob_job *head, *tail;
+    ob_buf sql;         /* the statement in flight; valid until it finishes */
+    outbox_maint_close_cb close_cb;
+    void *close_data;
+};
+
+/* Sends m->sql for job j. Returns 0; on failure the job is finished with an
+ * error and -1 is returned (the caller just returns). */
+int ob_maint_send(outbox_maint *m, ob_job *j);
+
+/* Sends j->batch followed by " LIMIT n", n = min(batch size, rows left).
+ * Returns 1 when sent, 0 when no rows are left to change. The caller counts
+ * ob_db_affected(m->db, 0) in its step and calls this again while the last
+ * run changed as many rows as asked (ob_maint_batch_full). */
+int ob_maint_send_batch(outbox_maint *m, ob_job *j);
+/* After a batch statement: adds its affected rows to the job's counters and
+ * returns nonzero when it changed as many rows as it was allowed to. */
+int ob_maint_batch_full(outbox_maint *m, ob_job *j, uint64_t *counter);
+#define OB_MAINT_BATCH 1000
+
+/* Finishes job j with `status` and a message (fmt may be NULL on success),
+ * releasing the named lock first when the job holds it. */
+void ob_maint_done(outbox_maint *m, ob_job *j, int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* Finishes job j after a failed statement: maps the server's error to a
+ * status (a missing table is OUTBOX_ENOTFOUND) and says what was being done. */
+void ob_maint_db_failed(outbox_maint *m, ob_job *j, const char *what);
+
+/* Appends "SELECT GET_LOCK('<name>', 0), UNIX_TIMESTAMP(NOW(6))". */
+void ob_maint_lock_sql(outbox_maint *m, ob_buf *b);
+/* Reads that result: sets j->locked and j->server_s. Returns 0, or -1 (and
+ * finishes the job) when the server did not answer as expected. */
+int ob_maint_lock_result(outbox_maint *m, ob_job *j, MYSQL_RES *res);
+
+/* Appends the condition "id < X'<bound>' AND <column> < FROM_UNIXTIME(s)"
+ * for rows whose creation (the UUIDv7 time) and `column` are both before
+ * `cut_s`. The id bound lets the (status, id) index stop the scan early. */
+void ob_maint_older_than(ob_buf *b, const char *column, double cut_s);
+
+/* Sets b to "DELETE FROM t WHERE status = -1 AND <older than cut_s>
+ * [AND id = X'..'] ORDER BY id", ready for ob_maint_send_batch. */
+void ob_maint_delete_dead_sql(outbox_maint *m, ob_buf *b, double cut_s, const outbox_id *id);
+
+/* A result's first column of its first row as an integer, or dflt. */
+int64_t ob_maint_first_int(MYSQL_RES *res, int64_t dflt);
+
+/* The jobs. begin runs once the connection is ready; step after each
+ * statement the job sent has finished (ok = 0: it failed, see m->db). */
+void ob_job_sample_begin(outbox_maint *m, ob_job *j);
+void ob_job_sample_step(outbox_maint *m, ob_job *j, int ok);
+void ob_job_status_begin(outbox_maint *m, ob_job *j);
+void ob_job_status_step(outbox_maint *m, ob_job *j, int ok);
+void ob_job_partitions_begin(outbox_maint *m, ob_job *j);
+void ob_job_partitions_step(outbox_maint *m, ob_job *j, int ok);
+void ob_job_cleanup_begin(outbox_maint *m, ob_job *j);
+void ob_job_cleanup_step(outbox_maint *m, ob_job *j, int ok);
+void ob_job_dead_begin(outbox_maint *m, ob_job *j);
+void ob_job_dead_step(outbox_maint *m, ob_job *j, int ok);
+
+#endif

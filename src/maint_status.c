@@ -1,0 +1,115 @@
+/*
+ * The read-only jobs: SAMPLE (pending count and the age of the oldest
+ * pending row, for the relay's stats) and STATUS (the operator's view: rows
+ * per status, the lag, the partitions with their row estimates, and who
+ * holds the maintenance lock). Each is one round trip.
+ */
+#include "maint_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Both jobs send one multi-statement query and are done with its answer. */
+enum { STEP_QUERY = 1 };
+
+/* Appends the statement whose result is the age in microseconds of the
+ * oldest pending row (no row when nothing is pending). ORDER BY id follows
+ * the (status, id) index, so it reads one index entry. */
+static void append_oldest(outbox_maint *m, ob_buf *b) {
+    ob_buf_puts(b, "SELECT TIMESTAMPDIFF(MICROSECOND, created_at, NOW(6)) FROM ");
+    ob_buf_puts(b, m->qtable);
+    ob_buf_puts(b, " WHERE status = 0 ORDER BY id LIMIT 1");
+}
+
+static int64_t oldest_ms(MYSQL_RES *res, int64_t pending) {
+    int64_t us = ob_maint_first_int(res, 0);
+    return pending > 0 && us > 0 ? us / 1000 : 0;
+}
+
+void ob_job_sample_begin(outbox_maint *m, ob_job *j) {
+    ob_buf_reset(&m->sql);
+    ob_buf_puts(&m->sql, "SELECT COUNT(*) FROM ");
+    ob_buf_puts(&m->sql, m->qtable);
+    ob_buf_puts(&m->sql, " WHERE status = 0; ");
+    append_oldest(m, &m->sql);
+    j->step = STEP_QUERY;
+    ob_maint_send(m, j);
+}
+
+void ob_job_sample_step(outbox_maint *m, ob_job *j, int ok) {
+    if (!ok) {
+        ob_maint_db_failed(m, j, "counting pending rows");
+        return;
+    }
+    j->res.pending = ob_maint_first_int(ob_db_result(m->db, 0), -1);
+    j->res.oldest_pending_ms = oldest_ms(ob_db_result(m->db, 1), j->res.pending);
+    ob_maint_done(m, j, OUTBOX_OK, NULL);
+}
+
+void ob_job_status_begin(outbox_maint *m, ob_job *j) {
+    ob_buf *b = &m->sql;
+    ob_buf_reset(b);
+    ob_buf_puts(b, "SELECT status, COUNT(*) FROM ");
+    ob_buf_puts(b, m->qtable);
+    ob_buf_puts(b, " GROUP BY status; ");
+    append_oldest(m, b);
+    ob_buf_puts(b, "; SELECT PARTITION_NAME, PARTITION_DESCRIPTION, TABLE_ROWS FROM "
+                   "information_schema.PARTITIONS WHERE ");
+    ob_buf_puts(b, m->is_where);
+    ob_buf_puts(b, " AND PARTITION_NAME IS NOT NULL ORDER BY PARTITION_ORDINAL_POSITION; ");
+    ob_buf_printf(b, "SELECT IS_USED_LOCK(%s)", m->lock_sql);
+    j->step = STEP_QUERY;
+    ob_maint_send(m, j);
+}
+
+void ob_job_status_step(outbox_maint *m, ob_job *j, int ok) {
+    if (!ok) {
+        ob_maint_db_failed(m, j, "reading the table's status");
+        return;
+    }
+    outbox_maint_result *r = &j->res;
+    r->pending = r->processed = r->dead = 0;
+    MYSQL_RES *counts = ob_db_result(m->db, 0);
+    MYSQL_ROW row;
+    while (counts && (row = mysql_fetch_row(counts)) != NULL) {
+        if (row[0] == NULL || row[1] == NULL)
+            continue;
+        long long n = strtoll(row[1], NULL, 10);
+        switch (atoi(row[0])) {
+        case 0:
+            r->pending = n;
+            break;
+        case 1:
+            r->processed = n;
+            break;
+        case -1:
+            r->dead = n;
+            break;
+        default:
+            break;
+        }
+    }
+    r->oldest_pending_ms = oldest_ms(ob_db_result(m->db, 1), r->pending);
+
+    MYSQL_RES *parts = ob_db_result(m->db, 2);
+    size_t n = parts ? (size_t)mysql_num_rows(parts) : 0;
+    outbox_partition_info *info = n ? calloc(n, sizeof(*info)) : NULL;
+    if (n && info == NULL) {
+        ob_maint_done(m, j, OUTBOX_ENOMEM, "out of memory");
+        return;
+    }
+    size_t k = 0;
+    while (parts && k < n && (row = mysql_fetch_row(parts)) != NULL) {
+        int is_max;
+        info[k].name = row[0];
+        if (ob_part_parse_bound(row[1], &info[k].bound_ms, &is_max) != 0)
+            info[k].bound_ms = 0;
+        info[k].rows_estimate = row[2] ? strtoll(row[2], NULL, 10) : -1;
+        k++;
+    }
+    j->rows = info;
+    r->partitions = info;
+    r->npartitions = k;
+    r->lock_holder = (unsigned long)ob_maint_first_int(ob_db_result(m->db, 3), 0);
+    ob_maint_done(m, j, OUTBOX_OK, NULL);
+}
