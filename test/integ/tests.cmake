@@ -8,3 +8,5 @@ ob_integ_sh(cli 180)
 ob_integ_sh(examples 180)
 ob_integ_sh(headers 120)
 ob_integ_c(producer 120)
+# Maintenance (issue 5): partitions, cleanup, timers, dead letters, SQL ids.
+ob_integ_c(maint_partitions 120)
