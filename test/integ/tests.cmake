@@ -10,3 +10,4 @@ ob_integ_sh(headers 120)
 ob_integ_c(producer 120)
 # Maintenance (issue 5): partitions, cleanup, timers, dead letters, SQL ids.
 ob_integ_c(maint_partitions 120)
+ob_integ_c(maint_lock 120)
