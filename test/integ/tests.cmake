@@ -11,3 +11,4 @@ ob_integ_c(producer 120)
 # Maintenance (issue 5): partitions, cleanup, timers, dead letters, SQL ids.
 ob_integ_c(maint_partitions 120)
 ob_integ_c(maint_lock 120)
+ob_integ_c(maint_cleanup 120)
