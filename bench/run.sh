@@ -44,7 +44,8 @@ out=$(cd "$out" && pwd)
 raw="$out/raw"
 t_start=$(date +%s)
 
-log() { echo "[bench $(date -u +%H:%M:%S)] $*" | tee -a "$raw/run.log" >&2; }
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+log() { echo "[bench $(date -u +%H:%M:%S) load $(cut -d' ' -f1 /proc/loadavg)] $*" | tee -a "$raw/run.log" >&2; }
 # kv KEY TEXT: the value of KEY=value in a line of "k=v k=v" pairs.
 kv() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p" | head -1; }
 # calc EXPR [DECIMALS]
@@ -56,13 +57,13 @@ if [ $quick = 1 ]; then
   GRID_CONNS="1 8"; GRID_BATCH="500"
   PAYLOADS="128:20000 4096:5000 65536:1000"
   MIX_MS=4000; MIX_RATES="1000 5000 0"; MIX_PROCS=4
-  ENQ_MS=1000
+  ENQ_MS=1000; ENQ_ROUNDS=1
 else
   DRAIN_ROWS=200000
   GRID_CONNS="1 2 4 8"; GRID_BATCH="100 200 500"
   PAYLOADS="128:200000 4096:50000 65536:5000"
   MIX_MS=15000; MIX_RATES="1000 5000 0"; MIX_PROCS=4
-  ENQ_MS=5000
+  ENQ_MS=4000; ENQ_ROUNDS=2
 fi
 POLL_MS=100
 MAX_IN_FLIGHT=8192 # the relay's default, also the JetStream-only window cap
@@ -77,7 +78,8 @@ fi
 B="$build/bench"
 RELAY="$build/outbox-uvrelay"
 SC="$build/test/streamcheck"
-for t in "$B/bench-claim" "$B/bench-jspub" "$B/bench-produce" "$B/bench-rusage" "$RELAY" "$SC"; do
+for t in "$B/bench-claim" "$B/bench-jspub" "$B/bench-produce" "$B/bench-rusage" "$B/bench-latency" \
+         "$RELAY" "$SC"; do
   [ -x "$t" ] || { echo "bench: $t is missing (build with -DOUTBOX_BUILD_BENCH=ON -DBUILD_TESTING=ON)" >&2; exit 1; }
 done
 
@@ -133,7 +135,7 @@ cat >"$out/meta.json" <<EOF
   "relay": {"poll_interval_ms": $POLL_MS, "max_in_flight": $MAX_IN_FLIGHT, "processing": "keep (UPDATE status=1)"},
   "sizes": {"drain_rows": $DRAIN_ROWS, "grid_connections": "$GRID_CONNS", "grid_batch": "$GRID_BATCH",
             "payloads": "$PAYLOADS", "mixed_ms": $MIX_MS, "mixed_producers": $MIX_PROCS,
-            "enqueue_ms": $ENQ_MS}
+            "enqueue_ms": $ENQ_MS, "enqueue_rounds": $ENQ_ROUNDS}
 }
 EOF
 cat >"$out/meta.env" <<EOF
@@ -159,6 +161,8 @@ drain_rows=$DRAIN_ROWS
 mix_ms=$MIX_MS
 mix_procs=$MIX_PROCS
 enq_ms=$ENQ_MS
+enq_rounds=$ENQ_ROUNDS
+load_start='$(loadavg)'
 EOF
 log "revision $rev, $cores cores ($cpu_model), MariaDB $mariadb_version, $nats_version"
 
@@ -224,6 +228,34 @@ drain_row() {
 
 best_c=2; best_b=500
 
+# --- 4: enqueue, API beside raw INSERT (first: the server is at its cleanest) -----
+if wants enqueue; then
+  echo "producers,events_per_tx,api_rate,raw_rate,api_to_raw,api_txn_p50_ms,raw_txn_p50_ms,api_txn_p99_ms,raw_txn_p99_ms" >"$out/enqueue.csv"
+  for e in $ENQ_CONFIGS; do
+    procs=${e%%:*}; per=${e##*:}
+    declare -A R=()
+    R[api]=""; R[raw]=""
+    # API and raw alternate, ENQ_ROUNDS times each; the best round counts.
+    for round in $(seq 1 "$ENQ_ROUNDS"); do
+      for mode in api raw; do
+        log "enqueue: $mode, $procs producer(s), $per event(s) per transaction (round $round)"
+        sql "TRUNCATE outbox"
+        sleep 0.5
+        line=$("$B/bench-produce" --db "$DB" --procs "$procs" --per-tx "$per" --mode "$mode" \
+                 --duration-ms "$ENQ_MS" 2>>"$raw/produce.err") || line=""
+        echo "$line" >"$raw/enqueue-$mode-$procs-$per-$round.txt"
+        new=$(kv rate "$line"); old=$(kv rate "${R[$mode]}")
+        if [ "$(calc "${new:-0} > ${old:-0} ? 1 : 0")" = 1 ]; then R[$mode]=$line; fi
+      done
+    done
+    a=$(kv rate "${R[api]}"); r=$(kv rate "${R[raw]}")
+    row="$procs,$per,${a:-0},${r:-0},$(calc "${r:-0} > 0 ? ${a:-0} / ${r:-0} : 0" 3),$(kv txn_ms_p50 "${R[api]}"),$(kv txn_ms_p50 "${R[raw]}"),$(kv txn_ms_p99 "${R[api]}"),$(kv txn_ms_p99 "${R[raw]}")"
+    echo "$row" >>"$out/enqueue.csv"
+    log "  -> $row"
+  done
+fi
+
+
 # --- 1 + 2: the drain grid beside its limits -------------------------------------
 if wants drain; then
   echo "$DRAIN_HDR" >"$out/drain.csv"
@@ -279,7 +311,7 @@ if wants mixed; then
     wait "$relay_pid" || true
     relay_pid=""
     ru=$(cat "$raw/mixed-$label.rusage")
-    lat=$("$SC" --nats "$NATS" --stream "$stream" --subject '>' --latency-header bench-ns 2>&1 || true)
+    lat=$("$B/bench-latency" --nats "$NATS" --stream "$stream" --header bench-ns 2>&1 || true)
     echo "$lat" >"$raw/mixed-$label-stream.txt"
     drop_stream "$stream"
     produced=$(kv events "$line"); produced=${produced:-0}
@@ -292,28 +324,8 @@ if wants mixed; then
   done
 fi
 
-# --- 4: enqueue, API beside raw INSERT -------------------------------------------
-if wants enqueue; then
-  echo "producers,events_per_tx,api_rate,raw_rate,api_to_raw,api_txn_p50_ms,raw_txn_p50_ms,api_txn_p99_ms,raw_txn_p99_ms" >"$out/enqueue.csv"
-  for e in $ENQ_CONFIGS; do
-    procs=${e%%:*}; per=${e##*:}
-    declare -A R=()
-    for mode in api raw; do
-      log "enqueue: $mode, $procs producer(s), $per event(s) per transaction"
-      sql "TRUNCATE outbox"
-      line=$("$B/bench-produce" --db "$DB" --procs "$procs" --per-tx "$per" --mode "$mode" \
-               --duration-ms "$ENQ_MS" 2>>"$raw/produce.err") || line=""
-      echo "$line" >"$raw/enqueue-$mode-$procs-$per.txt"
-      R[$mode]=$line
-    done
-    a=$(kv rate "${R[api]}"); r=$(kv rate "${R[raw]}")
-    row="$procs,$per,${a:-0},${r:-0},$(calc "${r:-0} > 0 ? ${a:-0} / ${r:-0} : 0" 3),$(kv txn_ms_p50 "${R[api]}"),$(kv txn_ms_p50 "${R[raw]}"),$(kv txn_ms_p99 "${R[api]}"),$(kv txn_ms_p99 "${R[raw]}")"
-    echo "$row" >>"$out/enqueue.csv"
-    log "  -> $row"
-  done
-fi
-
 echo "duration_s=$(( $(date +%s) - t_start ))" >>"$out/meta.env"
+echo "load_end='$(loadavg)'" >>"$out/meta.env"
 
 # --- the report ------------------------------------------------------------------
 "$root/bench/report.sh" "$out"
