@@ -25,3 +25,4 @@ ob_integ_c(maint_cleanup 120)
 set_tests_properties(integ.chaos_restart_db integ.chaos_restart_nats integ.signals
   PROPERTIES RUN_SERIAL ON)
 ob_integ_c(maint_timers 120)
+ob_integ_c(relay_delete_mode 120)

@@ -1,0 +1,71 @@
+/*
+ * Processing mode OUTBOX_DELETE_PROCESSED: every row reaches the stream
+ * exactly once and is deleted at ack time, leaving the table empty; the
+ * default mode, on the same rows, keeps them as processed.
+ */
+#include "check.h"
+#include "integ.h"
+
+static volatile int drained, stopped;
+
+static void on_drained(outbox_relay *r, void *data) {
+    (void)r;
+    (void)data;
+    drained = 1;
+}
+
+static void on_stopped(outbox_relay *r, void *data) {
+    (void)r;
+    (void)data;
+    stopped = 1;
+}
+
+static void relay_once(const char *db, outbox_processing_mode mode, int rows) {
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    outbox_relay_options o;
+    outbox_relay_options_init(&o);
+    o.db_url = ti_db_url(db);
+    o.nats_url = ti_env("OUTBOX_TEST_NATS_URL");
+    o.stream = "IT_DELMODE";
+    o.subject_prefix = "itdelmode";
+    o.processing = mode;
+    o.on_drained = on_drained;
+    o.log = ti_log;
+    o.log_level = OUTBOX_LOG_WARN;
+    outbox_relay *r = NULL;
+    char err[256];
+    drained = stopped = 0;
+    CHECK_EQ(outbox_relay_create(&r, &loop, &o, err, sizeof(err)), OUTBOX_OK);
+    CHECK_EQ(outbox_relay_start(r), OUTBOX_OK);
+    CHECK_EQ(ti_run_until(&loop, &drained, 30000), 0);
+    outbox_stats s;
+    outbox_relay_stats(r, &s);
+    CHECK_EQ(s.acked, rows);
+    CHECK_EQ(outbox_relay_stop(r, on_stopped, NULL), OUTBOX_OK);
+    CHECK_EQ(ti_run_until(&loop, &stopped, 20000), 0);
+    outbox_relay_destroy(r);
+    CHECK_EQ(uv_loop_close(&loop), 0);
+}
+
+int main(void) {
+    ti_stream_delete("IT_DELMODE");
+    MYSQL *c = ti_db_fresh("it_delete_mode", NULL);
+    ti_seed(c, "outbox", 1200, 300, 256);
+    relay_once("it_delete_mode", OUTBOX_DELETE_PROCESSED, 1200);
+    CHECK_EQ(ti_int(c, "SELECT COUNT(*) FROM outbox"), 0);
+    long long distinct = 0;
+    CHECK_EQ(ti_stream_count("IT_DELMODE", &distinct), 1200);
+    CHECK_EQ(distinct, 1200);
+
+    ti_seed(c, "outbox", 300, 300, 256);
+    relay_once("it_delete_mode", OUTBOX_KEEP_PROCESSED, 300);
+    CHECK_EQ(ti_int(c, "SELECT COUNT(*) FROM outbox WHERE status = 1 AND processed_at IS NOT "
+                       "NULL"),
+             300);
+    CHECK_EQ(ti_stream_count("IT_DELMODE", &distinct), 1500);
+    CHECK_EQ(distinct, 1500);
+    mysql_close(c);
+    puts("relay_delete_mode: ok");
+    return 0;
+}
