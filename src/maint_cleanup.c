@@ -10,12 +10,14 @@
  *   4. RELEASE_LOCK (done by the handle when the job finishes).
  *
  * A processed row's age is its processed_at; a dead row's is its created_at,
- * as the table records no time of death. Both also bound the id (UUIDv7
- * time), so each DELETE walks the (status, id) index from its oldest entry
- * and stops at the cutoff instead of reading every row of that status.
+ * as the table records no time of death. The processed rows' statement also
+ * bounds the id (the UUIDv7 creation time, never later than processing), so
+ * it walks the (status, id) index from its oldest entry and stops at the
+ * cutoff instead of reading every processed row; dead rows are few.
  */
 #include "maint_int.h"
 
+#include "schema.h"
 #include "sql.h"
 
 #include <stdio.h>
@@ -26,12 +28,16 @@ enum cleanup_step {
     CS_DEAD,      /* waiting for a batch DELETE of old dead rows */
 };
 
+static void append_cut(ob_buf *b, double cut_s) {
+    ob_buf_printf(b, "FROM_UNIXTIME(%.6f)", cut_s > 0 ? cut_s : 0);
+}
+
 void ob_maint_delete_dead_sql(outbox_maint *m, ob_buf *b, double cut_s, const outbox_id *id) {
     ob_buf_reset(b);
     ob_buf_puts(b, "DELETE FROM ");
     ob_buf_puts(b, m->qtable);
-    ob_buf_puts(b, " WHERE status = -1 AND ");
-    ob_maint_older_than(b, "created_at", cut_s);
+    ob_buf_puts(b, " WHERE status = -1 AND created_at < ");
+    append_cut(b, cut_s);
     if (id) {
         ob_buf_puts(b, " AND id = ");
         ob_sql_add_id(b, id->b, 1);
@@ -79,6 +85,7 @@ void ob_job_cleanup_step(outbox_maint *m, ob_job *j, int ok) {
         return;
     }
     uint64_t dead = 0;
+    double cut;
     switch ((enum cleanup_step)j->step) {
     case CS_LOCK:
         if (ob_maint_lock_result(m, j, ob_db_result(m->db, 0)) != 0)
@@ -90,11 +97,14 @@ void ob_job_cleanup_step(outbox_maint *m, ob_job *j, int ok) {
                           m->lock_name);
             return;
         }
+        cut = cut_s(m, j);
         ob_buf_reset(&j->batch);
         ob_buf_puts(&j->batch, "DELETE FROM ");
         ob_buf_puts(&j->batch, m->qtable);
-        ob_buf_puts(&j->batch, " WHERE status = 1 AND ");
-        ob_maint_older_than(&j->batch, "IFNULL(processed_at, created_at)", cut_s(m, j));
+        ob_buf_puts(&j->batch, " WHERE status = 1 AND id < ");
+        ob_period_bound(&j->batch, cut > 0 ? (uint64_t)(cut * 1000.0) : 0);
+        ob_buf_puts(&j->batch, " AND IFNULL(processed_at, created_at) < ");
+        append_cut(&j->batch, cut);
         ob_buf_puts(&j->batch, " ORDER BY id");
         j->batch_left = m->o.cleanup_limit;
         j->step = CS_PROCESSED;

@@ -405,14 +405,6 @@ int ob_maint_lock_result(outbox_maint *m, ob_job *j, MYSQL_RES *res) {
     return 0;
 }
 
-void ob_maint_older_than(ob_buf *b, const char *column, double cut_s) {
-    if (cut_s < 0)
-        cut_s = 0;
-    ob_buf_puts(b, "id < ");
-    ob_period_bound(b, (uint64_t)(cut_s * 1000.0));
-    ob_buf_printf(b, " AND %s < FROM_UNIXTIME(%.6f)", column, cut_s);
-}
-
 int64_t ob_maint_first_int(MYSQL_RES *res, int64_t dflt) {
     MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
     return row && row[0] ? strtoll(row[0], NULL, 10) : dflt;

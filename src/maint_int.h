@@ -108,12 +108,7 @@ void ob_maint_lock_sql(outbox_maint *m, ob_buf *b);
  * finishes the job) when the server did not answer as expected. */
 int ob_maint_lock_result(outbox_maint *m, ob_job *j, MYSQL_RES *res);
 
-/* Appends the condition "id < X'<bound>' AND <column> < FROM_UNIXTIME(s)"
- * for rows whose creation (the UUIDv7 time) and `column` are both before
- * `cut_s`. The id bound lets the (status, id) index stop the scan early. */
-void ob_maint_older_than(ob_buf *b, const char *column, double cut_s);
-
-/* Sets b to "DELETE FROM t WHERE status = -1 AND <older than cut_s>
+/* Sets b to "DELETE FROM t WHERE status = -1 AND created_at < <cut_s>
  * [AND id = X'..'] ORDER BY id", ready for ob_maint_send_batch. */
 void ob_maint_delete_dead_sql(outbox_maint *m, ob_buf *b, double cut_s, const outbox_id *id);
 
