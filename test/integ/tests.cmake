@@ -27,3 +27,4 @@ set_tests_properties(integ.chaos_restart_db integ.chaos_restart_nats integ.signa
 ob_integ_c(maint_timers 120)
 ob_integ_c(relay_delete_mode 120)
 ob_integ_sh(dead_replay 180)
+ob_integ_sh(uuid_v7_sql 120)
