@@ -306,6 +306,21 @@ static void on_db(ob_db *db, int ok, void *data) {
         run_next(m);
         return;
     case MS_RUNNING:
+        if (!ok && ob_db_lost(db) && m->head->sent == 1 && !m->head->retried) {
+            /* The server may have dropped the idle connection (its
+             * wait_timeout is shorter than a daily maintenance interval).
+             * A job's first statement reads, takes the lock, or (replay)
+             * changes only dead rows, so sending it again is safe: the job
+             * starts over once on a new connection. */
+            OB_DEBUG(&m->log, "maint: connection lost (%s); reconnecting for the %s job",
+                     ob_db_error(db), outbox_maint_kind_name(m->head->req.kind));
+            m->head->retried = 1;
+            m->head->sent = 0;
+            m->head->step = 0;
+            set_state(m, MS_DOWN);
+            run_next(m);
+            return;
+        }
         ops_of(m->head->req.kind)->step(m, m->head, ok);
         return;
     case MS_RELEASING:
@@ -327,6 +342,7 @@ static void on_db(ob_db *db, int ok, void *data) {
 /* --- helpers for the jobs ------------------------------------------------ */
 
 int ob_maint_send(outbox_maint *m, ob_job *j) {
+    j->sent++;
     if (m->sql.oom) {
         ob_maint_done(m, j, OUTBOX_ENOMEM, "out of memory");
         return -1;

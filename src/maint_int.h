@@ -40,6 +40,8 @@ struct ob_job {
     void *data;
     int step;      /* the job's own state; 0 before begin */
     int locked;    /* holds the named lock */
+    int sent;      /* statements sent so far */
+    int retried;   /* started over once after a lost connection */
     double server_s; /* the server's clock (UNIX_TIMESTAMP(NOW(6))) when the job read it */
     outbox_maint_result res;
     char msg[768];

@@ -3,7 +3,8 @@
  *   - the pending sampler fills the stats (count and lag) and logs them;
  *   - the cleanup timer deletes old processed rows while the relay runs;
  *   - the partition timer keeps the lookahead of a partitioned table;
- *   - a maintenance handle that is connected but idle keeps no loop alive;
+ *   - a maintenance handle that is connected but idle keeps no loop alive,
+ *     and reconnects when the server dropped that idle connection;
  *   - the relay stops cleanly with its timers, leaving no handle behind.
  */
 #include "check.h"
@@ -141,8 +142,17 @@ static void idle_handle(uv_loop_t *loop) {
     /* Connected, idle: nothing keeps the loop running. */
     CHECK_EQ(uv_run(loop, UV_RUN_DEFAULT), 0);
     CHECK_EQ(uv_loop_alive(loop), 0);
+    /* The server drops the idle connection (as wait_timeout would): the
+     * next job reconnects and succeeds. */
+    MYSQL *c = ti_db_connect("it_maint_timers");
+    long long id = ti_int(c, "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = "
+                             "'it_maint_timers' AND ID <> CONNECTION_ID()");
+    CHECK_INT(id, >, 0);
+    ti_exec(c, "KILL %lld", id);
     t = tm_run(loop, m, OUTBOX_MAINT_SAMPLE);
     CHECK_EQ(t.r.status, OUTBOX_OK);
+    CHECK_EQ(t.r.pending, 0);
+    mysql_close(c);
     tm_close(loop, m);
 }
 

@@ -43,7 +43,7 @@ expect_exit 1 "status of a missing table" ops status --table nosuch
 assert_eq "$(nparts)" 3 "partitions after bad input"
 
 # Another instance holds the lock: the round is skipped, exit 0.
-MDB $db -e "SELECT GET_LOCK('outbox-uvrelay:$db.outbox', 0), SLEEP(4)" >/dev/null &
+MDB $db -e "SELECT GET_LOCK('outbox-uvrelay:$db.outbox', 0), SLEEP(2.5)" >/dev/null &
 holder=$!
 for _ in $(seq 1 50); do
   [ "$(sql $db "SELECT IS_USED_LOCK('outbox-uvrelay:$db.outbox') IS NOT NULL")" = 1 ] && break
