@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine: installs what is missing,
-# builds with warnings as errors, and runs every test. The tests start their
-# own throwaway MariaDB and nats-server on loopback and stop them afterwards.
+# builds with warnings as errors and with AddressSanitizer +
+# UndefinedBehaviorSanitizer, runs every test, then runs the relay's
+# integration test once more under valgrind in a build without sanitizers.
+# The tests start their own throwaway MariaDB and nats-server on loopback and
+# stop them afterwards.
 #   scripts/test.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/deps.sh" valgrind
-build=$root/build/test
-"$root/scripts/build.sh" "$build" -DOUTBOX_WERROR=ON
-cd "$build"
-ctest --output-on-failure -j2 --timeout 600
+
+echo "== build with ASan + UBSan"
+"$root/scripts/build.sh" "$root/build/test-asan" -DOUTBOX_WERROR=ON -DOUTBOX_ASAN=ON \
+  -DOUTBOX_UBSAN=ON -DOUTBOX_BUILD_BENCH=OFF
+echo "== every test, sanitized"
+(cd "$root/build/test-asan" && ctest --output-on-failure -j2 --timeout 600)
+
+echo "== build without sanitizers, for valgrind"
+"$root/scripts/build.sh" "$root/build/test-valgrind" -DOUTBOX_WERROR=ON -DOUTBOX_VALGRIND=ON \
+  -DOUTBOX_BUILD_BENCH=OFF -DOUTBOX_BUILD_EXAMPLES=OFF
+echo "== the relay integration test under valgrind"
+(cd "$root/build/test-valgrind" && ctest --output-on-failure -L valgrind --timeout 600)

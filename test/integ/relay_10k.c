@@ -2,6 +2,8 @@
  * 10,000 rows relayed by the library embedded on a caller-owned loop: each id
  * exactly once in the stream, every row processed, no handle left behind.
  */
+#include <nats/nats.h>
+
 #include "check.h"
 #include "integ.h"
 
@@ -67,6 +69,8 @@ int main(void) {
     CHECK_EQ(ti_stream_count("IT_10K", &distinct), 10000);
     CHECK_EQ(distinct, 10000);
     mysql_close(m);
+    mysql_library_end();
+    nats_CloseAndWait(2000);
     puts("relay_10k: ok");
     return 0;
 }

@@ -84,12 +84,19 @@ static void scenario(const char *db, int hard_stop) {
     stop_after_acked = 3000;
     outbox_stats s;
     run(db, 0, &s);
-    long long done = ti_int(m, "SELECT COUNT(*) FROM outbox WHERE status = 1");
-    long long pending = ti_int(m, "SELECT COUNT(*) FROM outbox WHERE status = 0");
+    /* One statement, so both counts come from one snapshot: after a hard
+     * stop the server may still be finishing the dropped connection's last
+     * COMMIT. */
+    long long both = ti_int(m, "SELECT SUM(status = 0) + 1000000 * SUM(status = 1) FROM outbox");
+    long long done = both / 1000000, pending = both % 1000000;
     printf("%s stop: %lld processed, %lld pending, %llu released\n", hard_stop ? "hard" : "graceful",
            done, pending, (unsigned long long)s.released);
     CHECK_EQ(done + pending, 20000);
-    CHECK_EQ((long long)s.acked, done);
+    /* A hard stop may drop a connection whose COMMIT the server still runs. */
+    if (hard_stop)
+        CHECK_INT(done, >=, (long long)s.acked);
+    else
+        CHECK_EQ((long long)s.acked, done);
     CHECK_INT(pending, >, 0);
     CHECK_EQ(ti_int(m, "SELECT SUM(attempt_count) FROM outbox"), 0);
     long long distinct;
