@@ -57,6 +57,11 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
                  size_t errlen);
 void ob_cli_free(ob_cli *c);
 
+/* Copies the maintenance flags (--monthly, --lookahead, --retention,
+ * --older-than, --limit, --include-dead) into relay options, where the run
+ * command's timers and the one-shot commands both take them from. */
+void ob_cli_maint_options(const ob_cli *c, outbox_relay_options *o);
+
 /* Parses "250ms", "5s", "2m", "1h", "7d" or a plain number of milliseconds.
  * Returns 0 or -1. */
 int ob_cli_duration_ms(const char *s, uint64_t *out);

@@ -187,19 +187,12 @@ int ob_cmd_ops(ob_cli *c) {
     int rc = make_job(c, &job, &id);
     if (rc != 0)
         return rc;
+    outbox_relay_options ro = c->relay;
+    ob_cli_maint_options(c, &ro);
+    ro.log = outbox_log_stderr;
+    ro.log_data = NULL;
     outbox_maint_options o;
-    outbox_maint_options_init(&o);
-    o.db_url = c->relay.db_url;
-    o.db_password = c->relay.db_password;
-    o.table = c->relay.table;
-    o.partition_period = c->monthly ? OUTBOX_PARTITION_MONTH : OUTBOX_PARTITION_DAY;
-    o.partition_lookahead = c->lookahead;
-    o.partition_retention = c->retention;
-    o.cleanup_retention_ms = c->older_than_ms;
-    o.cleanup_limit = c->limit;
-    o.cleanup_include_dead = c->include_dead;
-    o.log = outbox_log_stderr;
-    o.log_level = c->relay.log_level;
+    outbox_maint_options_from_relay(&o, &ro);
 
     uv_loop_t loop;
     uv_loop_init(&loop);

@@ -118,13 +118,7 @@ int ob_cmd_run(ob_cli *c) {
     o.fatal_data = &x;
     if (x.show_progress && o.pending_sample_ms == 0)
         o.pending_sample_ms = 1000;
-    /* The maintenance flags mean the same here as for the one-shot commands. */
-    o.partition_period = c->monthly ? OUTBOX_PARTITION_MONTH : OUTBOX_PARTITION_DAY;
-    o.partition_lookahead = c->lookahead;
-    o.partition_retention = c->retention;
-    o.cleanup_retention_ms = c->older_than_ms;
-    o.cleanup_limit = c->limit;
-    o.cleanup_include_dead = c->include_dead;
+    ob_cli_maint_options(c, &o);
 
     uv_loop_init(&x.loop);
     char err[512];

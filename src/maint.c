@@ -39,21 +39,8 @@ static const outbox_maint_kind kinds[T_COUNT] = {OUTBOX_MAINT_SAMPLE, OUTBOX_MAI
                                                  OUTBOX_MAINT_CLEANUP};
 
 ob_maint *ob_maint_new(outbox_relay *r, char *errbuf, size_t errlen) {
-    const outbox_relay_options *ro = &r->o;
     outbox_maint_options o;
-    outbox_maint_options_init(&o);
-    o.db_url = ro->db_url;
-    o.db_password = ro->db_password;
-    o.table = ro->table;
-    o.partition_period = ro->partition_period;
-    o.partition_lookahead = ro->partition_lookahead;
-    o.partition_retention = ro->partition_retention;
-    o.cleanup_retention_ms = ro->cleanup_retention_ms;
-    o.cleanup_limit = ro->cleanup_limit;
-    o.cleanup_include_dead = ro->cleanup_include_dead;
-    o.log = ro->log;
-    o.log_data = ro->log_data;
-    o.log_level = ro->log_level;
+    outbox_maint_options_from_relay(&o, &r->o);
     ob_maint *m = calloc(1, sizeof(*m));
     if (m == NULL) {
         snprintf(errbuf, errlen, "out of memory");

@@ -77,15 +77,13 @@ void ob_job_dead_begin(outbox_maint *m, ob_job *j) {
 static void after_list(outbox_maint *m, ob_job *j) {
     j->res.dead = ob_maint_first_int(ob_db_result(m->db, 0), 0);
     MYSQL_RES *res = ob_db_result(m->db, 1);
-    size_t n = res ? (size_t)mysql_num_rows(res) : 0;
-    outbox_dead_row *rows = n ? calloc(n, sizeof(*rows)) : NULL;
-    if (n && rows == NULL) {
-        ob_maint_done(m, j, OUTBOX_ENOMEM, "out of memory");
+    long n = ob_maint_alloc_rows(m, j, res, sizeof(outbox_dead_row));
+    if (n < 0)
         return;
-    }
-    size_t k = 0;
+    outbox_dead_row *rows = j->rows;
+    long k = 0;
     MYSQL_ROW row;
-    while (res && k < n && (row = mysql_fetch_row(res)) != NULL) {
+    while (k < n && (row = mysql_fetch_row(res)) != NULL) {
         unsigned long *len = mysql_fetch_lengths(res);
         outbox_dead_row *d = &rows[k++];
         if (row[0] && len[0] == sizeof(d->id.b))
@@ -97,9 +95,8 @@ static void after_list(outbox_maint *m, ob_job *j) {
         d->last_error = row[5];
         d->created_at = row[6];
     }
-    j->rows = rows;
     j->res.rows = rows;
-    j->res.nrows = k;
+    j->res.nrows = (size_t)k;
     ob_maint_done(m, j, OUTBOX_OK, NULL);
 }
 

@@ -24,6 +24,22 @@ void outbox_maint_options_init(outbox_maint_options *o) {
     o->log_level = OUTBOX_LOG_INFO;
 }
 
+void outbox_maint_options_from_relay(outbox_maint_options *o, const outbox_relay_options *ro) {
+    outbox_maint_options_init(o);
+    o->db_url = ro->db_url;
+    o->db_password = ro->db_password;
+    o->table = ro->table;
+    o->partition_period = ro->partition_period;
+    o->partition_lookahead = ro->partition_lookahead;
+    o->partition_retention = ro->partition_retention;
+    o->cleanup_retention_ms = ro->cleanup_retention_ms;
+    o->cleanup_limit = ro->cleanup_limit;
+    o->cleanup_include_dead = ro->cleanup_include_dead;
+    o->log = ro->log;
+    o->log_data = ro->log_data;
+    o->log_level = ro->log_level;
+}
+
 const char *outbox_maint_kind_name(outbox_maint_kind kind) {
     switch (kind) {
     case OUTBOX_MAINT_SAMPLE:
@@ -419,6 +435,18 @@ int ob_maint_lock_result(outbox_maint *m, ob_job *j, MYSQL_RES *res) {
     j->locked = strcmp(row[0], "1") == 0;
     j->server_s = strtod(row[1], NULL);
     return 0;
+}
+
+long ob_maint_alloc_rows(outbox_maint *m, ob_job *j, MYSQL_RES *res, size_t size) {
+    size_t n = res ? (size_t)mysql_num_rows(res) : 0;
+    if (n == 0)
+        return 0;
+    j->rows = calloc(n, size);
+    if (j->rows == NULL) {
+        ob_maint_done(m, j, OUTBOX_ENOMEM, "out of memory");
+        return -1;
+    }
+    return (long)n;
 }
 
 int64_t ob_maint_first_int(MYSQL_RES *res, int64_t dflt) {

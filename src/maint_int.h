@@ -114,6 +114,11 @@ int ob_maint_lock_result(outbox_maint *m, ob_job *j, MYSQL_RES *res);
  * [AND id = X'..'] ORDER BY id", ready for ob_maint_send_batch. */
 void ob_maint_delete_dead_sql(outbox_maint *m, ob_buf *b, double cut_s, const outbox_id *id);
 
+/* Points j->rows at a zeroed array with one `size`-byte element per row of
+ * `res` and returns the row count. On failure the job is finished with
+ * OUTBOX_ENOMEM and -1 is returned. */
+long ob_maint_alloc_rows(outbox_maint *m, ob_job *j, MYSQL_RES *res, size_t size);
+
 /* A result's first column of its first row as an integer, or dflt. */
 int64_t ob_maint_first_int(MYSQL_RES *res, int64_t dflt);
 

@@ -92,14 +92,12 @@ void ob_job_status_step(outbox_maint *m, ob_job *j, int ok) {
     r->oldest_pending_ms = oldest_ms(ob_db_result(m->db, 1), r->pending);
 
     MYSQL_RES *parts = ob_db_result(m->db, 2);
-    size_t n = parts ? (size_t)mysql_num_rows(parts) : 0;
-    outbox_partition_info *info = n ? calloc(n, sizeof(*info)) : NULL;
-    if (n && info == NULL) {
-        ob_maint_done(m, j, OUTBOX_ENOMEM, "out of memory");
+    long n = ob_maint_alloc_rows(m, j, parts, sizeof(outbox_partition_info));
+    if (n < 0)
         return;
-    }
-    size_t k = 0;
-    while (parts && k < n && (row = mysql_fetch_row(parts)) != NULL) {
+    outbox_partition_info *info = j->rows;
+    long k = 0;
+    while (k < n && (row = mysql_fetch_row(parts)) != NULL) {
         int is_max;
         info[k].name = row[0];
         if (ob_part_parse_bound(row[1], &info[k].bound_ms, &is_max) != 0)
@@ -107,9 +105,8 @@ void ob_job_status_step(outbox_maint *m, ob_job *j, int ok) {
         info[k].rows_estimate = row[2] ? strtoll(row[2], NULL, 10) : -1;
         k++;
     }
-    j->rows = info;
     r->partitions = info;
-    r->npartitions = k;
+    r->npartitions = (size_t)k;
     r->lock_holder = (unsigned long)ob_maint_first_int(ob_db_result(m->db, 3), 0);
     ob_maint_done(m, j, OUTBOX_OK, NULL);
 }

@@ -4,20 +4,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "outbox/common.h"
+#include "outbox/id.h"
 #include "schema.h"
-
-static int hexval(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 int ob_part_parse_bound(const char *desc, uint64_t *bound_ms, int *is_max) {
     static const char prefix[] = "_binary 0x";
+    static const unsigned char zeros[10];
     *bound_ms = 0;
     *is_max = 0;
     if (desc == NULL)
@@ -26,20 +19,12 @@ int ob_part_parse_bound(const char *desc, uint64_t *bound_ms, int *is_max) {
         *is_max = 1;
         return 0;
     }
-    if (strncmp(desc, prefix, sizeof(prefix) - 1) != 0)
+    outbox_id id;
+    if (strncmp(desc, prefix, sizeof(prefix) - 1) != 0 ||
+        outbox_id_parse(desc + sizeof(prefix) - 1, &id) != OUTBOX_OK ||
+        memcmp(id.b + 6, zeros, sizeof(zeros)) != 0)
         return -1;
-    const char *h = desc + sizeof(prefix) - 1;
-    if (strlen(h) != 32)
-        return -1;
-    uint64_t ms = 0;
-    for (int i = 0; i < 32; i++) {
-        int v = hexval(h[i]);
-        if (v < 0 || (i >= 12 && v != 0))
-            return -1;
-        if (i < 12)
-            ms = ms << 4 | (uint64_t)v;
-    }
-    *bound_ms = ms;
+    *bound_ms = outbox_id_unix_ms(&id);
     return 0;
 }
 

@@ -92,6 +92,12 @@ typedef struct outbox_maint_options {
 /* Fills `o` with the defaults given in the comments above. */
 void outbox_maint_options_init(outbox_maint_options *o);
 
+/* Fills `o` with the defaults, then with what relay options `ro` say about
+ * maintenance (database, table, partition and cleanup settings, logging),
+ * so that a one-off job runs the way the relay's timers do. Strings are
+ * borrowed: `ro` must outlive the outbox_maint_create() that copies them. */
+void outbox_maint_options_from_relay(outbox_maint_options *o, const outbox_relay_options *ro);
+
 typedef enum outbox_maint_kind {
     OUTBOX_MAINT_SAMPLE = 1,      /* pending count and the age of the oldest pending row */
     OUTBOX_MAINT_PARTITIONS = 2,  /* one round of the partition maintainer (takes the lock) */

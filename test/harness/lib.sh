@@ -6,6 +6,16 @@ MDB() { "$OUTBOX_TEST_MARIADB_CLIENT" --no-defaults -uroot -S "$OUTBOX_TEST_DB_S
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# expect_exit CODE WHAT command...: runs the command (its output indented),
+# and checks its exit status.
+expect_exit() {
+  local want=$1 what=$2; shift 2
+  local rc=0 out
+  out=$("$@" 2>&1) || rc=$?
+  echo "$out" | sed 's/^/    /'
+  assert_eq "$rc" "$want" "exit status of $what"
+}
+
 assert_eq() { # actual expected what
   if [ "$1" != "$2" ]; then fail "$3: expected '$2', got '$1'"; fi
   echo "ok: $3 = $1"

@@ -13,14 +13,6 @@ stream_delete $stream
 
 ops() { "$OUTBOX_TEST_RELAY" "$@" --db "${OUTBOX_TEST_DB_URL}$db"; }
 count() { sql $db "SELECT COUNT(*) FROM outbox WHERE status = $1"; }
-# expect_exit CODE what command...: runs the command, checks its exit status
-expect_exit() {
-  local want=$1 what=$2; shift 2
-  local rc=0 out
-  out=$("$@" 2>&1) || rc=$?
-  echo "$out" | sed 's/^/    /'
-  assert_eq "$rc" "$want" "exit status of $what"
-}
 
 # A stream that refuses messages over 4 KiB: the big row dies at once.
 streamcheck --stream $stream --create "$prefix.>" --max-msg-size 4096

@@ -12,13 +12,6 @@ ops() { "$OUTBOX_TEST_RELAY" "$@" --db "${OUTBOX_TEST_DB_URL}$db"; }
 line() { echo "$1" | awk -v k="$2" 'index($0, k) == 1 { print substr($0, 19) }'; }
 nparts() { sql $db "SELECT COUNT(*) FROM information_schema.PARTITIONS
   WHERE TABLE_SCHEMA = '$db' AND TABLE_NAME = '${1:-outbox}'"; }
-expect_exit() {
-  local want=$1 what=$2; shift 2
-  local rc=0 out
-  out=$("$@" 2>&1) || rc=$?
-  echo "$out" | sed 's/^/    /'
-  assert_eq "$rc" "$want" "exit status of $what"
-}
 
 out=$(ops status)
 echo "$out"

@@ -6,23 +6,7 @@
 #include "check.h"
 #include "integ.h"
 
-static volatile int drained, stopped;
-
-static void on_drained(outbox_relay *r, void *data) {
-    (void)r;
-    (void)data;
-    drained = 1;
-}
-
-static void on_stopped(outbox_relay *r, void *data) {
-    (void)r;
-    (void)data;
-    stopped = 1;
-}
-
 static void relay_once(const char *db, outbox_processing_mode mode, int rows) {
-    uv_loop_t loop;
-    uv_loop_init(&loop);
     outbox_relay_options o;
     outbox_relay_options_init(&o);
     o.db_url = ti_db_url(db);
@@ -30,22 +14,11 @@ static void relay_once(const char *db, outbox_processing_mode mode, int rows) {
     o.stream = "IT_DELMODE";
     o.subject_prefix = "itdelmode";
     o.processing = mode;
-    o.on_drained = on_drained;
     o.log = ti_log;
     o.log_level = OUTBOX_LOG_WARN;
-    outbox_relay *r = NULL;
-    char err[256];
-    drained = stopped = 0;
-    CHECK_EQ(outbox_relay_create(&r, &loop, &o, err, sizeof(err)), OUTBOX_OK);
-    CHECK_EQ(outbox_relay_start(r), OUTBOX_OK);
-    CHECK_EQ(ti_run_until(&loop, &drained, 30000), 0);
-    outbox_stats s;
-    outbox_relay_stats(r, &s);
+    outbox_stats s = ti_relay_drain(&o, 30000);
     CHECK_EQ(s.acked, rows);
-    CHECK_EQ(outbox_relay_stop(r, on_stopped, NULL), OUTBOX_OK);
-    CHECK_EQ(ti_run_until(&loop, &stopped, 20000), 0);
-    outbox_relay_destroy(r);
-    CHECK_EQ(uv_loop_close(&loop), 0);
+    CHECK_EQ(s.dead, 0);
 }
 
 int main(void) {

@@ -37,6 +37,11 @@ void ti_stream_delete(const char *stream);
  * done, -1 on timeout. */
 int ti_run_until(uv_loop_t *loop, volatile int *done, uint64_t timeout_ms);
 
+/* Runs a relay made from `o` on a loop of its own until it reports that it
+ * drained (the test fails after timeout_ms), stops it, checks that the loop
+ * closes with no handle left, and returns the relay's last stats. */
+outbox_stats ti_relay_drain(const outbox_relay_options *o, uint64_t timeout_ms);
+
 /* A log callback that prints to stderr with a prefix, for debugging. */
 void ti_log(outbox_log_level level, const char *msg, void *data);
 
