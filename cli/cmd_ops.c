@@ -50,8 +50,8 @@ static int make_job(const ob_cli *c, outbox_maint_job *job, outbox_id *id) {
             return usage("%s runs one round and needs --once (the relay runs it on a timer: "
                          "see --partition-interval and --cleanup-interval)",
                          c->command == OB_CMD_PARTITIONS ? "partitions" : "cleanup");
-        job->kind = c->command == OB_CMD_PARTITIONS ? OUTBOX_MAINT_PARTITIONS
-                                                    : OUTBOX_MAINT_CLEANUP;
+        job->kind =
+            c->command == OB_CMD_PARTITIONS ? OUTBOX_MAINT_PARTITIONS : OUTBOX_MAINT_CLEANUP;
         return 0;
     case OB_CMD_DEAD:
         if (strcmp(dead_action(c), "list") == 0) {
@@ -156,8 +156,7 @@ static void on_result(outbox_maint *m, const outbox_maint_result *r, void *data)
         break;
     case OUTBOX_MAINT_CLEANUP:
         printf("cleanup: %llu row(s) deleted (%llu processed, %llu dead)\n",
-               (unsigned long long)r->changed,
-               (unsigned long long)(r->changed - r->changed_dead),
+               (unsigned long long)r->changed, (unsigned long long)(r->changed - r->changed_dead),
                (unsigned long long)r->changed_dead);
         break;
     case OUTBOX_MAINT_DEAD_LIST:

@@ -29,8 +29,8 @@ struct ob_maint {
     outbox_relay *r;
     outbox_maint *h;
     uv_timer_t timers[T_COUNT];
-    int busy[T_COUNT];   /* the timer's job is queued or running */
-    int open;            /* timers and the handle still closing */
+    int busy[T_COUNT]; /* the timer's job is queued or running */
+    int open;          /* timers and the handle still closing */
     int started;
     uint64_t sample_logged_ms;
 };
@@ -81,7 +81,7 @@ static void on_job(outbox_maint *h, const outbox_maint_result *res, void *data) 
     (void)h;
     ob_maint *m = data;
     outbox_relay *r = m->r;
-    int t = res->kind == OUTBOX_MAINT_SAMPLE ? T_SAMPLE
+    int t = res->kind == OUTBOX_MAINT_SAMPLE       ? T_SAMPLE
             : res->kind == OUTBOX_MAINT_PARTITIONS ? T_PARTITIONS
                                                    : T_CLEANUP;
     m->busy[t] = 0;
@@ -99,8 +99,8 @@ static void on_job(outbox_maint *h, const outbox_maint_result *res, void *data) 
     if (t == T_SAMPLE)
         on_sample(m, res);
     else if (t == T_PARTITIONS && (res->created || res->dropped || res->kept))
-        OB_INFO(&r->log, "partitions: %u created, %u dropped, %u kept (pending rows)",
-                res->created, res->dropped, res->kept);
+        OB_INFO(&r->log, "partitions: %u created, %u dropped, %u kept (pending rows)", res->created,
+                res->dropped, res->kept);
 }
 
 static void on_timer(uv_timer_t *timer) {

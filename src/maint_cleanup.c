@@ -80,8 +80,8 @@ static void start_dead(outbox_maint *m, ob_job *j) {
 
 void ob_job_cleanup_step(outbox_maint *m, ob_job *j, int ok) {
     if (!ok) {
-        ob_maint_db_failed(m, j, j->step == CS_LOCK ? "taking the maintenance lock"
-                                                    : "deleting old rows");
+        ob_maint_db_failed(
+            m, j, j->step == CS_LOCK ? "taking the maintenance lock" : "deleting old rows");
         return;
     }
     uint64_t dead = 0;

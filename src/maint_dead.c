@@ -131,7 +131,9 @@ static void explain(outbox_maint *m, ob_job *j) {
                       "row %s is dead but not older than the given age: nothing changed", id);
     else
         ob_maint_done(m, j, OUTBOX_ENOTFOUND, "row %s is %s, not dead: nothing changed", id,
-                      status == 0 ? "pending" : status == 1 ? "processed" : "not dead");
+                      status == 0   ? "pending"
+                      : status == 1 ? "processed"
+                                    : "not dead");
 }
 
 void ob_job_dead_step(outbox_maint *m, ob_job *j, int ok) {

@@ -166,7 +166,8 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
         return fail(errbuf, errlen, OUTBOX_EINVAL, "loop and options are required");
     if (ob_sql_check_table(o->table, err, sizeof(err)) != 0)
         return fail(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
-    if (o->partition_period != OUTBOX_PARTITION_DAY && o->partition_period != OUTBOX_PARTITION_MONTH)
+    if (o->partition_period != OUTBOX_PARTITION_DAY &&
+        o->partition_period != OUTBOX_PARTITION_MONTH)
         return fail(errbuf, errlen, OUTBOX_EINVAL, "partition period must be day or month");
     if (o->partition_lookahead > 1000)
         return fail(errbuf, errlen, OUTBOX_EINVAL, "partition lookahead must be 0-1000 (got %u)",
@@ -212,9 +213,8 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
                  "lock_wait_timeout = %u",
                  o->ddl_lock_wait_s) < 0)
         m->init_command = NULL;
-    if (!m->o.db_url || !m->o.table || (o->db_password && !m->o.db_password) ||
-        !m->init_command || (o->db_password && !m->url.password) ||
-        make_names(m, o->table) != 0) {
+    if (!m->o.db_url || !m->o.table || (o->db_password && !m->o.db_password) || !m->init_command ||
+        (o->db_password && !m->url.password) || make_names(m, o->table) != 0) {
         handle_free(m);
         return fail(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     }
@@ -456,8 +456,7 @@ int64_t ob_maint_first_int(MYSQL_RES *res, int64_t dflt) {
 
 /* --- the public calls ---------------------------------------------------- */
 
-int outbox_maint_run(outbox_maint *m, const outbox_maint_job *job, outbox_maint_cb cb,
-                     void *data) {
+int outbox_maint_run(outbox_maint *m, const outbox_maint_job *job, outbox_maint_cb cb, void *data) {
     if (m->state == MS_CLOSED)
         return OUTBOX_ESTATE;
     if (job == NULL || cb == NULL || ops_of(job->kind) == NULL)

@@ -38,10 +38,10 @@ struct ob_job {
     outbox_id id;
     outbox_maint_cb cb;
     void *data;
-    int step;      /* the job's own state; 0 before begin */
-    int locked;    /* holds the named lock */
-    int sent;      /* statements sent so far */
-    int retried;   /* started over once after a lost connection */
+    int step;        /* the job's own state; 0 before begin */
+    int locked;      /* holds the named lock */
+    int sent;        /* statements sent so far */
+    int retried;     /* started over once after a lost connection */
     double server_s; /* the server's clock (UNIX_TIMESTAMP(NOW(6))) when the job read it */
     outbox_maint_result res;
     char msg[768];
@@ -73,7 +73,7 @@ struct outbox_maint {
     char lock_name[65]; /* the named lock of this table's maintenance, for messages */
     char *lock_sql;     /* the lock name as an SQL literal */
     ob_job *head, *tail;
-    ob_buf sql;         /* the statement in flight; valid until it finishes */
+    ob_buf sql; /* the statement in flight; valid until it finishes */
     outbox_maint_close_cb close_cb;
     void *close_data;
 };
@@ -93,7 +93,9 @@ int ob_maint_batch_full(outbox_maint *m, ob_job *j, uint64_t *counter);
 #define OB_MAINT_BATCH 1000
 
 /* Finishes job j with `status` and a message (fmt may be NULL on success),
- * releasing the named lock first when the job holds it. */
+ * releasing the named lock first when the job holds it. The results of the
+ * job's last statement stay readable in its callback only when the job held
+ * no lock (the release statement replaces them). */
 void ob_maint_done(outbox_maint *m, ob_job *j, int status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))

@@ -109,8 +109,9 @@ static void check_expired(outbox_maint *m, ob_job *j) {
         const char *name = j->parts[j->expired[i]].name;
         if (i)
             ob_buf_puts(b, " UNION ALL ");
-        ob_buf_printf(b, "SELECT EXISTS(SELECT 1 FROM %s PARTITION (`%s`) WHERE status = 0), "
-                         "(SELECT COUNT(*) FROM %s PARTITION (`%s`) WHERE status = -1)",
+        ob_buf_printf(b,
+                      "SELECT EXISTS(SELECT 1 FROM %s PARTITION (`%s`) WHERE status = 0), "
+                      "(SELECT COUNT(*) FROM %s PARTITION (`%s`) WHERE status = -1)",
                       m->qtable, name, m->qtable, name);
     }
     j->step = PS_CHECK;
@@ -129,8 +130,8 @@ static void after_read(outbox_maint *m, ob_job *j) {
     if (read_partitions(m, j, ob_db_result(m->db, 1)) != 0)
         return;
     uint64_t now_ms = (uint64_t)(j->server_s * 1000.0);
-    j->nexpired = ob_part_expired(j->parts, j->nparts, monthly(m), now_ms,
-                                  m->o.partition_retention, j->expired);
+    j->nexpired = ob_part_expired(j->parts, j->nparts, monthly(m), now_ms, m->o.partition_retention,
+                                  j->expired);
     ob_buf_reset(&m->sql);
     uint32_t n = ob_part_split_sql(&m->sql, m->qtable, j->parts, j->nparts, monthly(m), now_ms,
                                    m->o.partition_lookahead);
@@ -177,8 +178,9 @@ static void after_check(outbox_maint *m, ob_job *j) {
         ob_maint_done(m, j, OUTBOX_OK, NULL);
         return;
     }
-    OB_INFO(&m->log, "partitions: dropping %u expired partition(s) of %s: %s (%lld dead row(s) go "
-                     "with them)",
+    OB_INFO(&m->log,
+            "partitions: dropping %u expired partition(s) of %s: %s (%lld dead row(s) go "
+            "with them)",
             j->res.dropped, m->name, names, dead);
     j->step = PS_DROP;
     ob_maint_send(m, j);

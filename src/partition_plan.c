@@ -63,8 +63,8 @@ static void bound_text(char *out, size_t len, uint64_t ms) {
     ob_buf_free(&b);
 }
 
-int ob_part_check(const char *qtable, const char *method, const char *expression,
-                  const ob_part *p, size_t n, int monthly, char *err, size_t errlen) {
+int ob_part_check(const char *qtable, const char *method, const char *expression, const ob_part *p,
+                  size_t n, int monthly, char *err, size_t errlen) {
     const char *kind = monthly ? "monthly" : "daily";
     if (method == NULL || n == 0) {
         snprintf(err, errlen,
@@ -114,8 +114,8 @@ int ob_part_check(const char *qtable, const char *method, const char *expression
     return 0;
 }
 
-uint32_t ob_part_split_sql(ob_buf *b, const char *qtable, const ob_part *p, size_t n,
-                           int monthly, uint64_t now_ms, uint32_t lookahead) {
+uint32_t ob_part_split_sql(ob_buf *b, const char *qtable, const ob_part *p, size_t n, int monthly,
+                           uint64_t now_ms, uint32_t lookahead) {
     uint64_t current = ob_period_start(now_ms, monthly);
     uint64_t target = ob_period_add(current, monthly, (int)lookahead + 1);
     uint64_t last = n >= 2 ? p[n - 2].bound_ms : 0;
@@ -141,8 +141,8 @@ uint32_t ob_part_split_sql(ob_buf *b, const char *qtable, const ob_part *p, size
     return created;
 }
 
-size_t ob_part_expired(const ob_part *p, size_t n, int monthly, uint64_t now_ms,
-                       uint32_t retention, size_t *idx) {
+size_t ob_part_expired(const ob_part *p, size_t n, int monthly, uint64_t now_ms, uint32_t retention,
+                       size_t *idx) {
     if (retention == 0)
         return 0;
     uint64_t cutoff = ob_period_add(ob_period_start(now_ms, monthly), monthly, -(int)retention);

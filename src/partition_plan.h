@@ -40,8 +40,8 @@ int ob_part_parse_name(const char *name, int monthly, uint64_t *start_ms);
  * `expression` are PARTITION_METHOD and PARTITION_EXPRESSION (NULL when the
  * table is not partitioned). Returns 0, or -1 with a message for the
  * operator in err. */
-int ob_part_check(const char *qtable, const char *method, const char *expression,
-                  const ob_part *p, size_t n, int monthly, char *err, size_t errlen);
+int ob_part_check(const char *qtable, const char *method, const char *expression, const ob_part *p,
+                  size_t n, int monthly, char *err, size_t errlen);
 
 /* The partitions to split off the tail so that the periods up to
  * `lookahead` after the current one exist. When some are missing, appends
@@ -51,12 +51,12 @@ int ob_part_check(const char *qtable, const char *method, const char *expression
  * period, the first new partition (named for the current period) also
  * covers the gap, so no row moves between existing partitions. The list
  * must have passed ob_part_check(). */
-uint32_t ob_part_split_sql(ob_buf *b, const char *qtable, const ob_part *p, size_t n,
-                           int monthly, uint64_t now_ms, uint32_t lookahead);
+uint32_t ob_part_split_sql(ob_buf *b, const char *qtable, const ob_part *p, size_t n, int monthly,
+                           uint64_t now_ms, uint32_t lookahead);
 
 /* Writes to idx the positions of partitions past the retention, oldest
  * first, and returns how many there are (0 when retention is 0). */
-size_t ob_part_expired(const ob_part *p, size_t n, int monthly, uint64_t now_ms,
-                       uint32_t retention, size_t *idx);
+size_t ob_part_expired(const ob_part *p, size_t n, int monthly, uint64_t now_ms, uint32_t retention,
+                       size_t *idx);
 
 #endif

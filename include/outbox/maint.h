@@ -24,13 +24,13 @@ extern "C" {
 #endif
 
 typedef struct outbox_schema_options {
-    const char *table;   /* "outbox"; optionally "schema.table" */
-    int partitioned;     /* PARTITION BY RANGE COLUMNS(id) with a pmax tail */
-    int monthly;         /* with partitioned: month partitions instead of days */
-    uint32_t lookahead;  /* with partitioned: periods created ahead of today (7) */
-    int binary;          /* payload LONGBLOB instead of JSON */
-    int with_function;   /* also emit the outbox_uuid_v7() SQL function (1) */
-    uint64_t now_ms;     /* the "today" for partition bounds; 0 = the clock */
+    const char *table;  /* "outbox"; optionally "schema.table" */
+    int partitioned;    /* PARTITION BY RANGE COLUMNS(id) with a pmax tail */
+    int monthly;        /* with partitioned: month partitions instead of days */
+    uint32_t lookahead; /* with partitioned: periods created ahead of today (7) */
+    int binary;         /* payload LONGBLOB instead of JSON */
+    int with_function;  /* also emit the outbox_uuid_v7() SQL function (1) */
+    uint64_t now_ms;    /* the "today" for partition bounds; 0 = the clock */
 } outbox_schema_options;
 
 void outbox_schema_options_init(outbox_schema_options *o);
@@ -45,8 +45,11 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
  * An outbox_maint handle owns one dedicated MariaDB connection, made when the
  * first job needs it and kept while the handle lives. Jobs run one after
  * another in the order they were queued; each ends with exactly one call of
- * its callback. While a job waits for the server no handle of the maintainer
- * is active, and an idle connected handle keeps no loop alive.
+ * its callback. While a job runs, the connection's socket is watched and
+ * keeps the loop running until the job ends; a connected handle with no job
+ * keeps no loop alive. Jobs share the one connection, so a job waits behind
+ * one that is slow (a DDL statement waiting for a metadata lock, at most
+ * ddl_lock_wait_s).
  *
  * Jobs that change the table's shape or delete in bulk (PARTITIONS, CLEANUP)
  * first take a named lock, GET_LOCK(name, 0), on the dedicated connection.
@@ -67,7 +70,7 @@ typedef struct outbox_maint_options {
 
     /* --- partition maintainer --- */
     outbox_partition_period partition_period; /* day */
-    uint32_t partition_lookahead; /* periods after the current one to keep ready (7) */
+    uint32_t partition_lookahead;             /* periods after the current one to keep ready (7) */
     /* Full periods kept before the current one; 0 never drops (0). A partition
      * is expired once its upper bound is at or before the start of the period
      * `retention` periods before the current one. */
@@ -155,7 +158,7 @@ typedef struct outbox_maint_result {
     /* STATUS, DEAD_LIST (dead only) */
     int64_t processed;
     int64_t dead;
-    unsigned long lock_holder; /* STATUS: session id holding the lock, 0 when free */
+    unsigned long lock_holder;               /* STATUS: session id holding the lock, 0 when free */
     const outbox_partition_info *partitions; /* STATUS: empty when not partitioned */
     size_t npartitions;
 
@@ -187,8 +190,7 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
  * connection cannot even be started), so set your own state first. When
  * this returns an error, `cb` is not called. Returns OUTBOX_OK,
  * OUTBOX_EINVAL for a bad job, OUTBOX_ESTATE after close, OUTBOX_ENOMEM. */
-int outbox_maint_run(outbox_maint *m, const outbox_maint_job *job, outbox_maint_cb cb,
-                     void *data);
+int outbox_maint_run(outbox_maint *m, const outbox_maint_job *job, outbox_maint_cb cb, void *data);
 
 typedef void (*outbox_maint_close_cb)(void *data);
 

@@ -51,12 +51,12 @@ int main(void) {
     MYSQL *c = ti_db_fresh(DB, NULL);
     uint64_t now = (uint64_t)ti_int(c, "SELECT UNIX_TIMESTAMP()") * 1000;
     uint64_t old = now - 10 * DAY, recent = now - HOUR;
-    rows(c, "A", 2500, old, 1, old + MINUTE);  /* processed long ago: deleted */
-    rows(c, "B", 5, old, 1, recent);        /* waited long, processed recently: kept */
-    rows(c, "C", 5, recent, 1, recent);     /* recent: kept */
-    rows(c, "D", 5, old, 0, 0);             /* pending, however old: kept */
-    rows(c, "E", 5, old + HOUR, -1, 0);     /* dead and old: only with include_dead */
-    rows(c, "F", 5, recent, -1, 0);         /* dead and recent: kept */
+    rows(c, "A", 2500, old, 1, old + MINUTE); /* processed long ago: deleted */
+    rows(c, "B", 5, old, 1, recent);          /* waited long, processed recently: kept */
+    rows(c, "C", 5, recent, 1, recent);       /* recent: kept */
+    rows(c, "D", 5, old, 0, 0);               /* pending, however old: kept */
+    rows(c, "E", 5, old + HOUR, -1, 0);       /* dead and old: only with include_dead */
+    rows(c, "F", 5, recent, -1, 0);           /* dead and recent: kept */
 
     uv_loop_t loop;
     uv_loop_init(&loop);

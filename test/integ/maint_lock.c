@@ -34,8 +34,9 @@ static outbox_maint *maintainer(uv_loop_t *loop, const char *name, uint32_t look
 }
 
 static long long npartitions(MYSQL *c) {
-    return ti_int(c, "SELECT COUNT(*) FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = "
-                     "'%s' AND TABLE_NAME = 'outbox'",
+    return ti_int(c,
+                  "SELECT COUNT(*) FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = "
+                  "'%s' AND TABLE_NAME = 'outbox'",
                   DB);
 }
 
@@ -117,9 +118,8 @@ static void started_together(uv_loop_t *loop) {
     tm_start(b, OUTBOX_MAINT_PARTITIONS, &tb);
     CHECK_EQ(ti_run_until(loop, &ta.done, 10000), 0);
     CHECK_EQ(ti_run_until(loop, &tb.done, 10000), 0);
-    fprintf(stderr, "together: A %s created %u, B %s created %u\n",
-            outbox_strerror(ta.r.status), ta.r.created, outbox_strerror(tb.r.status),
-            tb.r.created);
+    fprintf(stderr, "together: A %s created %u, B %s created %u\n", outbox_strerror(ta.r.status),
+            ta.r.created, outbox_strerror(tb.r.status), tb.r.created);
     CHECK(ta.r.status == OUTBOX_OK || ta.r.status == OUTBOX_EBUSY);
     CHECK(tb.r.status == OUTBOX_OK || tb.r.status == OUTBOX_EBUSY);
     CHECK(ta.r.created == 0 || tb.r.created == 0);

@@ -109,8 +109,10 @@ static void retention(uv_loop_t *loop, uint64_t today) {
     CHECK_EQ(t.r.dropped, 6); /* days -10..-4 but -6 */
     CHECK_EQ(t.r.kept, 1);
     char line[128];
-    snprintf(line, sizeof(line), "keeping expired partition %s of it_maint_part.outbox: it still "
-                                 "holds pending rows", pending_name);
+    snprintf(line, sizeof(line),
+             "keeping expired partition %s of it_maint_part.outbox: it still "
+             "holds pending rows",
+             pending_name);
     CHECK_CONTAINS(tm_logbuf, line);
     CHECK_CONTAINS(tm_logbuf, "(1 dead row(s) go with them)");
 

@@ -88,7 +88,8 @@ static inline void tm_close(uv_loop_t *loop, outbox_maint *m) {
 }
 
 /* The table's partitions as "name<bound hex> name<bound hex> ... pmax". */
-static inline void tm_partitions(MYSQL *c, const char *db, const char *table, char *out, size_t len) {
+static inline void tm_partitions(MYSQL *c, const char *db, const char *table, char *out,
+                                 size_t len) {
     char sql[512];
     snprintf(sql, sizeof(sql),
              "SELECT PARTITION_NAME, PARTITION_DESCRIPTION FROM information_schema.PARTITIONS "

@@ -72,14 +72,14 @@ static void refusals(void) {
     CHECK_CONTAINS(err, "partition p20261121 of table d.outbox is not a monthly partition name");
 
     /* No MAXVALUE tail. */
-    CHECK_EQ(ob_part_check("d.outbox", "RANGE COLUMNS", "`id`", p, n - 1, 0, err, sizeof(err)),
-             -1);
+    CHECK_EQ(ob_part_check("d.outbox", "RANGE COLUMNS", "`id`", p, n - 1, 0, err, sizeof(err)), -1);
     CHECK_CONTAINS(err, "no MAXVALUE tail partition");
 
     /* A bound that is not where the named day ends. */
     p[1].bound_ms += DAY;
     CHECK_EQ(ob_part_check("d.outbox", "RANGE COLUMNS", "`id`", p, n, 0, err, sizeof(err)), -1);
-    CHECK_CONTAINS(err, "partition p20261122 of table d.outbox does not end where its daily period");
+    CHECK_CONTAINS(err,
+                   "partition p20261122 of table d.outbox does not end where its daily period");
 }
 
 static void split(void) {
@@ -104,7 +104,8 @@ static void split(void) {
     n = days(p, -9, -6);
     ob_buf_reset(&b);
     CHECK_EQ(ob_part_split_sql(&b, "`outbox`", p, n, 0, NOW, 0), 1);
-    CHECK_CONTAINS(b.p, "PARTITION p20261121 VALUES LESS THAN (X'01a2008d740000000000000000000000')");
+    CHECK_CONTAINS(b.p,
+                   "PARTITION p20261121 VALUES LESS THAN (X'01a2008d740000000000000000000000')");
 
     /* Only the tail: partitions from today on. */
     n = days(p, 0, -1);
