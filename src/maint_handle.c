@@ -256,23 +256,32 @@ static void job_free(ob_job *j) {
     free(j);
 }
 
+static void call_back(outbox_maint *m, ob_job *j) {
+    j->res.message = j->msg;
+    j->cb(m, &j->res, j->data);
+    job_free(j);
+}
+
 /* Takes the head job off the queue and calls it back. */
 static void deliver(outbox_maint *m) {
     ob_job *j = m->head;
     m->head = j->next;
     if (m->head == NULL)
         m->tail = NULL;
-    j->res.message = j->msg;
-    j->cb(m, &j->res, j->data);
-    job_free(j);
+    call_back(m, j);
 }
 
+/* Fails every queued job. Jobs that the callbacks queue meanwhile are not
+ * among them: they get a new connection attempt. */
 static void fail_all(outbox_maint *m, int status, const char *msg) {
-    while (m->head) {
-        ob_job *j = m->head;
+    ob_job *j = m->head;
+    m->head = m->tail = NULL;
+    while (j) {
+        ob_job *next = j->next;
         j->res.status = status;
         snprintf(j->msg, sizeof(j->msg), "%s", msg);
-        deliver(m);
+        call_back(m, j);
+        j = next;
     }
 }
 
@@ -313,7 +322,6 @@ static void on_db(ob_db *db, int ok, void *data) {
         if (!ok) {
             char msg[600];
             snprintf(msg, sizeof(msg), "cannot connect to the database: %s", ob_db_error(db));
-            OB_WARN(&m->log, "maint: %s", msg);
             set_state(m, MS_DOWN);
             fail_all(m, OUTBOX_EDB, msg);
             return;
