@@ -608,7 +608,9 @@ static void on_async(uv_async_t *h) {
     }
     if (disc != l->seen_disconnects) {
         l->seen_disconnects = disc;
-        if (l->state == L_READY || l->state == L_STREAM) {
+        /* Also from BACKOFF: JetStream may stop answering just before the
+         * server closes the connection. */
+        if (l->state == L_READY || l->state == L_STREAM || l->state == L_BACKOFF) {
             uv_timer_stop(&l->timer);
             OB_WARN(l->log, "nats: disconnected; pausing until the server is back");
             set_state(l, L_DOWN);
