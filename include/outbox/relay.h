@@ -129,7 +129,8 @@ typedef struct outbox_relay_options {
     /* --- processing mode --- */
     outbox_processing_mode processing; /* keep processed rows (default) or delete them */
 
-    /* --- maintenance timers (0 disables each) --- */
+    /* --- maintenance timers (0 disables each; the jobs they run, and the
+     * meaning of each setting, are described in outbox/maint.h) --- */
     uint32_t pending_sample_ms;       /* sample pending count and lag (0) */
     uint32_t partition_check_ms;      /* run the partition maintainer (0) */
     outbox_partition_period partition_period; /* day */
