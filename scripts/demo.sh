@@ -21,8 +21,8 @@ MDB -e "CREATE DATABASE shop"
 "$build/outbox-uvrelay" schema | MDB shop
 DB="${OUTBOX_TEST_DB_URL}shop"
 
-echo "== writing $events orders, each with its event, in the same transaction"
-"$build/example-producer" "$DB" "$events"
+echo "== writing $events orders, each with its event in the same transaction (10 orders a transaction)"
+"$build/example-producer" "$DB" "$events" 10
 
 echo "== relaying (outbox-uvrelay --drain)"
 "$build/outbox-uvrelay" --db "$DB" --nats "$OUTBOX_TEST_NATS_URL" --drain --progress

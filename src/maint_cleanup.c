@@ -9,8 +9,9 @@
  *   3. The same for dead rows when configured, within the same limit.
  *   4. RELEASE_LOCK (done by the handle when the job finishes).
  *
- * A processed row's age is its processed_at; a dead row's is its created_at,
- * as the table records no time of death. The processed rows' statement also
+ * A row's age is its processed_at, the time it reached its final state (the
+ * relay sets it for dead rows too); rows that died before it did so fall
+ * back to created_at. The processed rows' statement also
  * bounds the id (the UUIDv7 creation time, never later than processing), so
  * it walks the (status, id) index from its oldest entry and stops at the
  * cutoff instead of reading every processed row; dead rows are few.

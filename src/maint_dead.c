@@ -57,7 +57,9 @@ void ob_job_dead_begin(outbox_maint *m, ob_job *j) {
     case OUTBOX_MAINT_DEAD_REPLAY:
         ob_buf_reset(&j->batch);
         ob_buf_puts(&j->batch, "UPDATE ");
-        from_dead(m, &j->batch, j, " SET status = 0, attempt_count = 0, next_attempt_at = NULL");
+        from_dead(
+            m, &j->batch, j,
+            " SET status = 0, attempt_count = 0, next_attempt_at = NULL, processed_at = NULL");
         ob_buf_puts(&j->batch, " ORDER BY id");
         j->batch_left = UINT64_MAX;
         j->step = DS_REPLAY;

@@ -348,9 +348,14 @@ void ob_relay_capacity_freed(outbox_relay *r) {
     }
 }
 
-void ob_relay_maybe_drained(outbox_relay *r) {
+void ob_relay_maybe_drained(outbox_relay *r, ob_worker *w) {
     if (r->drained || r->state != R_RUNNING)
         return;
+    /* Another worker may have committed its last batch without having seen
+     * the answer yet: wait for it, so that the counters are final. */
+    for (int i = 0; i < r->nworkers; i++)
+        if (r->workers[i] != w && ob_worker_busy(r->workers[i]))
+            return;
     r->drained = 1;
     OB_INFO(&r->log, "no pending rows left (drained)");
     if (r->o.on_drained)

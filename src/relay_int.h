@@ -76,13 +76,16 @@ void ob_worker_stop(ob_worker *w, int hard);
 void ob_worker_shutdown_deadline(ob_worker *w);
 /* Frees a worker that was never started (or is closed). */
 void ob_worker_free(ob_worker *w);
+/* Nonzero while the worker is inside a batch transaction or its statement. */
+int ob_worker_busy(const ob_worker *w);
 
 /* relay.c, for its children */
 void ob_relay_child_closed(outbox_relay *r);
 void ob_relay_wake_all(outbox_relay *r, ob_worker *except);
 void ob_relay_capacity_freed(outbox_relay *r);
-/* A worker saw an empty fetch and the table has no pending row. */
-void ob_relay_maybe_drained(outbox_relay *r);
+/* Worker `w` saw an empty fetch and the table has no pending row. The relay
+ * is drained once no other worker is inside a batch either. */
+void ob_relay_maybe_drained(outbox_relay *r, ob_worker *w);
 
 /* maint.c: the loop timers. new checks the maintenance options and touches
  * nothing on the loop; on error it returns NULL with a message in errbuf. */

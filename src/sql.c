@@ -131,20 +131,23 @@ void ob_sql_text_literal(ob_buf *b, const char *s, size_t len, size_t max_chars)
     ob_buf_putc(b, '\'');
 }
 
-void ob_sql_fail_head(ob_buf *b, const char *qtable, const char *error, size_t error_len,
-                      int dead, int max_attempts, const ob_backoff *bo) {
+void ob_sql_fail_head(ob_buf *b, const char *qtable, const char *error, size_t error_len, int dead,
+                      int max_attempts, const ob_backoff *bo) {
     ob_buf_puts(b, "UPDATE ");
     ob_buf_puts(b, qtable);
     /* MariaDB evaluates single-table SET assignments left to right, so the
      * expressions after the first see the incremented attempt_count. */
     ob_buf_puts(b, " SET attempt_count = attempt_count + 1, last_error = ");
     ob_sql_text_literal(b, error, error_len, OB_LAST_ERROR_MAX);
+    /* processed_at records when a row reached its final state, dead too. */
     if (dead) {
-        ob_buf_puts(b, ", status = -1, next_attempt_at = NULL");
+        ob_buf_puts(b, ", status = -1, next_attempt_at = NULL, processed_at = NOW(6)");
     } else {
         ob_buf_puts(b, ", status = IF(attempt_count >= ");
         ob_buf_i64(b, max_attempts);
-        ob_buf_puts(b, ", -1, 0), next_attempt_at = IF(attempt_count >= ");
+        ob_buf_puts(b, ", -1, 0), processed_at = IF(attempt_count >= ");
+        ob_buf_i64(b, max_attempts);
+        ob_buf_puts(b, ", NOW(6), NULL), next_attempt_at = IF(attempt_count >= ");
         ob_buf_i64(b, max_attempts);
         ob_buf_puts(b, ", NULL, TIMESTAMPADD(MICROSECOND, FLOOR(");
         if (bo->kind == OUTBOX_BACKOFF_FIXED) {

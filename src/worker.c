@@ -43,12 +43,12 @@ typedef enum slot_state {
 typedef struct slot {
     ob_row row;
     uint8_t state;
-    uint8_t kind;      /* outbox_failure_kind when failed */
-    uint8_t dead;      /* verdict when failed */
+    uint8_t kind; /* outbox_failure_kind when failed */
+    uint8_t dead; /* verdict when failed */
     int code, err_code;
-    uint32_t err_off;  /* into w->errs */
+    uint32_t err_off; /* into w->errs */
     uint32_t err_len;
-    uint64_t sent_at;  /* loop time of the publish */
+    uint64_t sent_at; /* loop time of the publish */
 } slot;
 
 struct ob_worker {
@@ -62,24 +62,24 @@ struct ob_worker {
 
     slot *slots;
     int nrows;
-    int next_pub;     /* next slot to publish */
-    int outstanding;  /* slots in flight */
-    uint32_t gen;     /* batch number, part of every reply subject */
-    uint32_t epoch;   /* broker epoch when the batch was claimed */
+    int next_pub;    /* next slot to publish */
+    int outstanding; /* slots in flight */
+    uint32_t gen;    /* batch number, part of every reply subject */
+    uint32_t epoch;  /* broker epoch when the batch was claimed */
     int waiting_capacity;
-    int last_empty;   /* the last fetch found nothing */
-    int drain_check;  /* the ENDING statement carries a pending-rows probe */
+    int last_empty;  /* the last fetch found nothing */
+    int drain_check; /* the ENDING statement carries a pending-rows probe */
     int stopping;
     int db_up;
-    int attempts;     /* consecutive connect or statement failures */
+    int attempts; /* consecutive connect or statement failures */
 
     /* per-batch tallies, folded into the relay stats after the commit */
     int n_acked, n_dup, n_retry, n_dead, n_released;
 
-    ob_buf sql;       /* the finishing statement */
+    ob_buf sql; /* the finishing statement */
     ob_buf subject;
     ob_buf scratch;
-    ob_buf errs;      /* error texts of this batch */
+    ob_buf errs; /* error texts of this batch */
 };
 
 static void go_fetch(ob_worker *w);
@@ -88,7 +88,7 @@ static void on_db(ob_db *db, int ok, void *data);
 static void close_worker(ob_worker *w);
 
 static const char *state_name(worker_state s) {
-    static const char *names[] = {"idle",     "connecting", "backoff", "wait-broker",
+    static const char *names[] = {"idle",     "connecting", "backoff",   "wait-broker",
                                   "fetching", "publishing", "finishing", "ending",
                                   "sleeping", "closing",    "closed"};
     return names[s];
@@ -127,6 +127,11 @@ void ob_worker_free(ob_worker *w) {
     ob_buf_free(&w->errs);
     free(w->slots);
     free(w);
+}
+
+int ob_worker_busy(const ob_worker *w) {
+    return w->state == W_FETCHING || w->state == W_PUBLISHING || w->state == W_FINISHING ||
+           w->state == W_ENDING;
 }
 
 /* --- connecting ---------------------------------------------------------- */
@@ -193,14 +198,22 @@ static void db_failed(ob_worker *w, const char *during) {
         uv_timer_start(&w->timer, on_timer, retry_delay(w), 0);
         return;
     }
-    OB_ERROR(&r->log, "%s: database error while %s: %u %s%s", w->name, during, no,
-             ob_db_error(w->db), hint);
-    /* The connection is fine but the transaction may be open: roll back,
-     * then wait a little before the next try. */
-    w->attempts++;
     w->nrows = 0;
-    w->last_empty = 1;
     w->drain_check = 0;
+    if (no == 1213 || no == 1205) {
+        /* A deadlock or lock wait with another session: InnoDB rolled the
+         * transaction back. The rows are pending again; go again at once
+         * (already-published rows are dropped by Msg-Id dedup). */
+        OB_WARN(&r->log, "%s: transaction conflict while %s (%u %s); retrying the batch", w->name,
+                during, no, ob_db_error(w->db));
+        w->last_empty = 0;
+    } else {
+        OB_ERROR(&r->log, "%s: database error while %s: %u %s%s", w->name, during, no,
+                 ob_db_error(w->db), hint);
+        /* Roll back whatever is open, then wait a little before the next try. */
+        w->attempts++;
+        w->last_empty = 1;
+    }
     set_state(w, W_ENDING);
     static const char rb[] = "ROLLBACK";
     if (ob_db_query(w->db, rb, sizeof(rb) - 1, on_db, w) != 0)
@@ -296,15 +309,14 @@ static void publish_one(ob_worker *w, int i) {
     reply[rl] = '\0';
 
     natsMsg *msg = NULL;
-    natsStatus st = natsMsg_Create(&msg, w->subject.p, reply, s->row.payload,
-                                   (int)s->row.payload_len);
+    natsStatus st =
+        natsMsg_Create(&msg, w->subject.p, reply, s->row.payload, (int)s->row.payload_len);
     if (st != NATS_OK) {
         slot_fail(w, s, OUTBOX_FAIL_PUBLISH_ERROR, st, 0, natsStatus_GetText(st),
                   strlen(natsStatus_GetText(st)));
         return;
     }
-    if (ob_message_headers(msg, &s->row, r->ce_source, &w->scratch, &kind, err, sizeof(err)) !=
-        0) {
+    if (ob_message_headers(msg, &s->row, r->ce_source, &w->scratch, &kind, err, sizeof(err)) != 0) {
         natsMsg_Destroy(msg);
         slot_fail(w, s, kind, 0, 0, err, strlen(err));
         return;
@@ -510,8 +522,7 @@ static void add_fail_group(ob_worker *w, int first) {
     outbox_relay *r = w->r;
     slot *a = &w->slots[first];
     const char *text = w->errs.p + a->err_off;
-    ob_sql_fail_head(&w->sql, r->qtable, text, a->err_len, a->dead, r->o.max_attempts,
-                     &r->backoff);
+    ob_sql_fail_head(&w->sql, r->qtable, text, a->err_len, a->dead, r->o.max_attempts, &r->backoff);
     int n = 0;
     for (int i = first; i < w->nrows; i++) {
         slot *s = &w->slots[i];
@@ -566,8 +577,7 @@ static void finish_batch(ob_worker *w) {
             add_fail_group(w, i);
 
     if (w->sql.oom) {
-        OB_ERROR(&r->log, "%s: out of memory building the batch statement; rolling back",
-                 w->name);
+        OB_ERROR(&r->log, "%s: out of memory building the batch statement; rolling back", w->name);
         ob_buf_reset(&w->sql);
         w->n_acked = w->n_retry = w->n_dead = 0;
         w->n_released = w->nrows;
@@ -700,7 +710,7 @@ static void on_db(ob_db *db, int ok, void *data) {
             MYSQL_RES *res = ob_db_result(w->db, 1);
             MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
             if (row && row[0] && strcmp(row[0], "0") == 0)
-                ob_relay_maybe_drained(r);
+                ob_relay_maybe_drained(r, w);
             w->drain_check = 0;
         }
         if (w->stopping || r->state != R_RUNNING) {

@@ -54,12 +54,13 @@ static void processed_and_failed_statements(void) {
     ob_buf_reset(&b);
     ob_sql_fail_head(&b, "`t`", "it's", 4, 0, 5, &bo);
     CHECK_CONTAINS(b.p, "attempt_count = attempt_count + 1, last_error = _utf8mb4 X'69742773'");
-    CHECK_CONTAINS(b.p, "status = IF(attempt_count >= 5, -1, 0)");
+    CHECK_CONTAINS(b.p, "status = IF(attempt_count >= 5, -1, 0), processed_at = IF(attempt_count "
+                        ">= 5, NOW(6), NULL)");
     CHECK_CONTAINS(b.p, "LEAST(60000000, 1000000 * POW(2, LEAST(attempt_count - 1, 40)))");
     CHECK_CONTAINS(b.p, "* (1 - 0.2000 * RAND())");
     ob_buf_reset(&b);
     ob_sql_fail_head(&b, "`t`", "x", 1, 1, 5, &bo);
-    CHECK_CONTAINS(b.p, "status = -1, next_attempt_at = NULL WHERE id IN (");
+    CHECK_CONTAINS(b.p, "status = -1, next_attempt_at = NULL, processed_at = NOW(6) WHERE id IN (");
     ob_backoff fixed = {OUTBOX_BACKOFF_FIXED, 500, 500, 0};
     ob_buf_reset(&b);
     ob_sql_fail_head(&b, "`t`", "x", 1, 0, 3, &fixed);
