@@ -132,6 +132,7 @@ static void relay_free(outbox_relay *r) {
     free(r->qtable);
     free(r->ce_source);
     free(r->sql_fetch);
+    free(r->sql_probe);
     free_options(&r->o);
     free(r);
 }
@@ -215,6 +216,10 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
     ob_sql_fetch(&f, r->qtable, r->o.batch_size);
     r->sql_fetch = f.p;
     r->sql_fetch_len = f.len;
+    ob_buf pr = OB_BUF_INIT;
+    ob_sql_probe(&pr, r->qtable);
+    r->sql_probe = pr.p;
+    r->sql_probe_len = pr.len;
     ob_buf c = OB_BUF_INIT;
     ob_ce_encode(&c, r->o.ce_source, strlen(r->o.ce_source));
     r->ce_source = c.p;
@@ -237,8 +242,8 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
     r->nworkers = o->connections;
     r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
     int ok = r->o.db_url && r->o.nats_url && r->o.table && r->o.stream && r->o.subject_prefix &&
-             r->o.ce_source && r->qtable && r->sql_fetch && r->ce_source && r->workers &&
-             (!o->db_password || r->o.db_password);
+             r->o.ce_source && r->qtable && r->sql_fetch && r->sql_probe && r->ce_source &&
+             r->workers && (!o->db_password || r->o.db_password);
     for (int i = 0; ok && i < r->nworkers; i++) {
         r->workers[i] = ob_worker_new(r, i);
         ok = r->workers[i] != NULL;
@@ -396,7 +401,8 @@ static void link_closed_cb(void *data) {
  * need NATS while they finish), then the link and the shutdown timer. */
 void ob_relay_child_closed(outbox_relay *r) {
     r->open_children--;
-    if (r->open_children == 2 && r->link != NULL && !uv_is_closing((uv_handle_t *)&r->shutdown_timer)) {
+    if (r->open_children == 2 && r->link != NULL &&
+        !uv_is_closing((uv_handle_t *)&r->shutdown_timer)) {
         uv_close((uv_handle_t *)&r->shutdown_timer, child_closed_cb);
         ob_link_close(r->link, link_closed_cb, r);
         return;

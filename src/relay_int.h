@@ -39,6 +39,8 @@ struct outbox_relay {
     ob_backoff backoff;
     char *sql_fetch;       /* the fetch statement, built once */
     size_t sql_fetch_len;
+    char *sql_probe;       /* the idle probe, built once */
+    size_t sql_probe_len;
 
     ob_link *link;
     ob_worker **workers;
@@ -47,6 +49,7 @@ struct outbox_relay {
 
     uint32_t in_flight;     /* publishes awaiting an ack, all workers */
     int waiting_capacity;   /* workers stalled on max_in_flight */
+    ob_worker *scout;       /* the one idle worker that polls; the others sleep */
     int drained;            /* on_drained was called */
     int fatal;
     outbox_stats stats;

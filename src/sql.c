@@ -57,6 +57,13 @@ void ob_sql_fetch(ob_buf *b, const char *qtable, int limit) {
     ob_buf_puts(b, " FOR UPDATE SKIP LOCKED");
 }
 
+void ob_sql_probe(ob_buf *b, const char *qtable) {
+    ob_buf_puts(b, "SELECT 1 FROM ");
+    ob_buf_puts(b, qtable);
+    ob_buf_puts(b, " WHERE status = 0 AND (next_attempt_at IS NULL OR next_attempt_at <= NOW(6))"
+                   " LIMIT 1");
+}
+
 void ob_sql_add_id(ob_buf *b, const unsigned char id[16], int first) {
     if (ob_buf_reserve(b, 36) != 0)
         return;

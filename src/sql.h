@@ -43,6 +43,10 @@ void ob_sql_quote_table(ob_buf *b, const char *name);
  * due ORDER BY id LIMIT n FOR UPDATE SKIP LOCKED */
 void ob_sql_fetch(ob_buf *b, const char *qtable, int limit);
 
+/* SELECT 1 ... LIMIT 1: is any row due? A non-locking read without a
+ * transaction, for the idle poll: one round trip, no locks held. */
+void ob_sql_probe(ob_buf *b, const char *qtable);
+
 /* Statements that change a set of rows are written as
  *   ob_sql_*_head(...); ob_sql_add_id(...) for each row; ob_sql_end_ids(...)
  * which gives "<head> WHERE id IN (X'..',X'..');". */

@@ -26,7 +26,9 @@ typedef enum worker_state {
     W_PUBLISHING,  /* rows claimed; publishing them and waiting for their acks */
     W_FINISHING,   /* waiting for UPDATE ...; COMMIT of the batch */
     W_ENDING,      /* waiting for COMMIT or ROLLBACK of an empty or abandoned batch */
-    W_SLEEPING,    /* waiting out the poll interval after an empty fetch */
+    W_SLEEPING,    /* idle: the scout waits out the poll interval, the others wait to be
+                      woken; or waiting before a retry after a statement error */
+    W_PROBING,     /* the scout: waiting for SELECT 1 ... LIMIT 1 (is any row due?) */
     W_CLOSING,     /* closing the connection and the timer */
     W_CLOSED       /* nothing left on the loop */
 } worker_state;
@@ -88,9 +90,14 @@ static void on_db(ob_db *db, int ok, void *data);
 static void close_worker(ob_worker *w);
 
 static const char *state_name(worker_state s) {
-    static const char *names[] = {"idle",     "connecting", "backoff",   "wait-broker",
-                                  "fetching", "publishing", "finishing", "ending",
-                                  "sleeping", "closing",    "closed"};
+    static const char *names[] = {
+        [W_IDLE] = "idle",           [W_CONNECTING] = "connecting",
+        [W_BACKOFF] = "backoff",     [W_WAIT_BROKER] = "wait-broker",
+        [W_FETCHING] = "fetching",   [W_PUBLISHING] = "publishing",
+        [W_FINISHING] = "finishing", [W_ENDING] = "ending",
+        [W_SLEEPING] = "sleeping",   [W_PROBING] = "probing",
+        [W_CLOSING] = "closing",     [W_CLOSED] = "closed",
+    };
     return names[s];
 }
 
@@ -641,6 +648,38 @@ static void after_batch(ob_worker *w) {
     go_fetch(w);
 }
 
+/* Idle after an empty fetch. One idle worker, the scout, polls with a cheap
+ * probe every poll interval; the others sleep until the scout (or a full
+ * batch) wakes them, so an idle relay costs one round trip per interval. */
+static void go_idle(ob_worker *w) {
+    outbox_relay *r = w->r;
+    set_state(w, W_SLEEPING);
+    if (r->scout == NULL || r->scout == w) {
+        r->scout = w;
+        uv_timer_start(&w->timer, on_timer, r->o.poll_interval_ms, 0);
+    }
+}
+
+/* Gives up the scout's role without having found work: another idle worker
+ * must take it over, so they all look once more. */
+static void leave_scout(ob_worker *w) {
+    if (w->r->scout != w)
+        return;
+    w->r->scout = NULL;
+    ob_relay_wake_all(w->r, w);
+}
+
+static void probe(ob_worker *w) {
+    outbox_relay *r = w->r;
+    if (w->stopping || r->state != R_RUNNING) {
+        close_worker(w);
+        return;
+    }
+    set_state(w, W_PROBING);
+    if (ob_db_query(w->db, r->sql_probe, r->sql_probe_len, on_db, w) != 0)
+        close_worker(w);
+}
+
 static void on_db(ob_db *db, int ok, void *data) {
     (void)db;
     ob_worker *w = data;
@@ -717,14 +756,34 @@ static void on_db(ob_db *db, int ok, void *data) {
             close_worker(w);
             return;
         }
-        if (w->last_empty || w->attempts > 0) {
+        if (w->attempts > 0) {
             set_state(w, W_SLEEPING);
-            uint64_t d = w->attempts > 0 ? retry_delay(w) : r->o.poll_interval_ms;
-            uv_timer_start(&w->timer, on_timer, d, 0);
+            uv_timer_start(&w->timer, on_timer, retry_delay(w), 0);
+            return;
+        }
+        if (w->last_empty) {
+            go_idle(w);
             return;
         }
         go_fetch(w);
         return;
+
+    case W_PROBING: {
+        if (!ok) {
+            leave_scout(w);
+            db_failed(w, "polling");
+            return;
+        }
+        MYSQL_RES *res = ob_db_result(w->db, 0);
+        if (res == NULL || mysql_num_rows(res) == 0) {
+            go_idle(w);
+            return;
+        }
+        r->scout = NULL;
+        ob_relay_wake_all(r, w);
+        go_fetch(w);
+        return;
+    }
 
     default:
         return;
@@ -741,7 +800,10 @@ static void on_timer(uv_timer_t *t) {
             connect_db(w);
         return;
     case W_SLEEPING:
-        go_fetch(w);
+        if (w->r->scout == w && w->attempts == 0)
+            probe(w);
+        else
+            go_fetch(w);
         return;
     case W_PUBLISHING:
         ack_deadline(w);
@@ -754,6 +816,8 @@ static void on_timer(uv_timer_t *t) {
 void ob_worker_wake(ob_worker *w) {
     if (w->state == W_SLEEPING && w->attempts == 0) {
         uv_timer_stop(&w->timer);
+        if (w->r->scout == w)
+            w->r->scout = NULL;
         go_fetch(w);
     }
 }
@@ -786,6 +850,8 @@ static void close_worker(ob_worker *w) {
         w->waiting_capacity = 0;
         w->r->waiting_capacity--;
     }
+    if (w->r->scout == w)
+        w->r->scout = NULL; /* stopping: the others are closing too */
     set_state(w, W_CLOSING);
     uv_timer_stop(&w->timer);
     uv_close((uv_handle_t *)&w->timer, timer_closed);
@@ -819,6 +885,7 @@ void ob_worker_stop(ob_worker *w, int hard) {
     case W_FETCHING:
     case W_FINISHING:
     case W_ENDING:
+    case W_PROBING:
         if (hard)
             close_worker(w); /* ob_db_close drops the connection mid-statement */
         return;
