@@ -179,6 +179,10 @@ seed() {
 }
 pending() { sql "SELECT COUNT(*) FROM outbox WHERE status = 0"; }
 processed() { sql "SELECT COUNT(*) FROM outbox WHERE status = 1"; }
+# CPU seconds used so far by a server process (from its pid file), for the
+# servers' share of the CPU per message.
+tck=$(getconf CLK_TCK)
+srv_cpu() { awk -v t="$tck" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$(cat "$sdir/$1.pid")/stat" 2>/dev/null || echo 0; }
 nstream=0
 new_stream() { nstream=$((nstream + 1)); stream="BENCH$nstream"; prefix="bench$nstream"; }
 drop_stream() { "$SC" --nats "$NATS" --stream "$1" --delete >/dev/null 2>&1 || true; }
@@ -189,7 +193,11 @@ drop_stream() { "$SC" --nats "$NATS" --stream "$1" --delete >/dev/null 2>&1 || t
 limits_and_drain() {
   local c=$1 b=$2 size=$3 rows=$4 tag="c$1-b$2-p$3" line db js win ru ok
   seed "$rows" "$size"
+  local db0 db1 n0 n1 cdb
+  db0=$(srv_cpu db)
   line=$("$B/bench-claim" --db "$DB" --connections "$c" --batch "$b" 2>>"$raw/claim.err") || line=""
+  db1=$(srv_cpu db)
+  cdb=$(calc "($db1 - $db0) * 1e6 / $rows" 2)
   echo "$line" >"$raw/claim-$tag.txt"
   db=$(kv rate "$line"); db=${db:-0}
   [ "$(kv rows "$line")" = "$rows" ] || log "warning: DB-only claimed '$(kv rows "$line")' of $rows rows"
@@ -204,26 +212,29 @@ limits_and_drain() {
   js=$(kv rate "$line"); js=${js:-0}
 
   new_stream
+  db0=$(srv_cpu db); n0=$(srv_cpu nats)
   "$B/bench-rusage" --out "$raw/relay-$tag.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" --drain \
     --connections "$c" --batch "$b" --poll-interval "${POLL_MS}ms" --max-in-flight "$MAX_IN_FLIGHT" \
     --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress \
     2>>"$raw/relay.log" || true
+  db1=$(srv_cpu db); n1=$(srv_cpu nats)
   ru=$(cat "$raw/relay-$tag.rusage")
   ok=$([ "$(processed)" = "$rows" ] && echo yes || echo no)
   [ $ok = yes ] || log "warning: the relay left rows unprocessed ($tag: $ru)"
   drop_stream "$stream"
-  echo "$db $js $(kv wall_s "$ru") $(kv user_s "$ru") $(kv sys_s "$ru") $(kv maxrss_kb "$ru") $ok"
+  echo "$db $js $(kv wall_s "$ru") $(kv user_s "$ru") $(kv sys_s "$ru") $(kv maxrss_kb "$ru") $ok" \
+    "$(calc "($db1 - $db0) * 1e6 / $rows" 2) $(calc "($n1 - $n0) * 1e6 / $rows" 2) $cdb"
 }
 
-DRAIN_HDR="connections,batch,payload_bytes,rows,relay_rate,relay_seconds,relay_cpu_us_per_msg,relay_peak_rss_kib,db_only_rate,js_only_rate,limit_rate,binding_limit,relay_to_limit,complete"
+DRAIN_HDR="connections,batch,payload_bytes,rows,relay_rate,relay_seconds,relay_cpu_us_per_msg,relay_peak_rss_kib,db_only_rate,js_only_rate,limit_rate,binding_limit,relay_to_limit,complete,mariadb_cpu_us_per_msg,nats_cpu_us_per_msg,claim_mariadb_cpu_us_per_msg"
 # drain_row C B SIZE ROWS RESULT: one CSV line.
 drain_row() {
   local c=$1 b=$2 size=$3 rows=$4
   set -- $5
-  local db=$1 js=$2 wall=$3 user=$4 sys=$5 rss=$6 ok=$7 rate lim bind
+  local db=$1 js=$2 wall=$3 user=$4 sys=$5 rss=$6 ok=$7 mcpu=$8 ncpu=$9 ccpu=${10} rate lim bind
   rate=$(calc "$rows / $wall")
   if [ "$(calc "$db <= $js ? 1 : 0")" = 1 ]; then lim=$db; bind=db-only; else lim=$js; bind=jetstream-only; fi
-  echo "$c,$b,$size,$rows,$rate,$(calc "$wall" 3),$(calc "($user + $sys) * 1e6 / $rows" 2),$rss,$db,$js,$lim,$bind,$(calc "$lim > 0 ? $rate / $lim : 0" 3),$ok"
+  echo "$c,$b,$size,$rows,$rate,$(calc "$wall" 3),$(calc "($user + $sys) * 1e6 / $rows" 2),$rss,$db,$js,$lim,$bind,$(calc "$lim > 0 ? $rate / $lim : 0" 3),$ok,$mcpu,$ncpu,$ccpu"
 }
 
 best_c=2; best_b=500
