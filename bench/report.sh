@@ -89,8 +89,9 @@ fi
     echo
     echo "## 1-2. Drain of $drain_rows pending 512-byte rows, beside the same-run limits"
     echo
-    echo "Each grid point reseeds the table three times: the DB-only claim cycle, the JetStream-only"
+    echo "Each grid point reseeds the table before every run: the DB-only claim cycle, the JetStream-only"
     echo "publisher (window = min(conn x batch, $max_in_flight)), then the relay with \`--drain\`."
+    echo "The DB-only cycle and the relay run ${repeat:-1} time(s) each, alternating; the fastest of each counts."
     echo "The servers' CPU is what mariadbd and nats-server used during the relay's run, per message:"
     echo "on a small machine the relay, MariaDB and NATS share the cores, so their sum bounds the rate."
     echo

@@ -58,13 +58,16 @@ if [ $quick = 1 ]; then
   PAYLOADS="128:20000 4096:5000 65536:1000"
   MIX_MS=4000; MIX_RATES="1000 5000 0"; MIX_PROCS=4
   ENQ_MS=1000; ENQ_ROUNDS=1
+  REPEAT=1
 else
   DRAIN_ROWS=200000
   GRID_CONNS="1 2 4 8"; GRID_BATCH="100 200 500"
   PAYLOADS="128:200000 4096:50000 65536:5000"
   MIX_MS=15000; MIX_RATES="1000 5000 0"; MIX_PROCS=4
   ENQ_MS=4000; ENQ_ROUNDS=2
+  REPEAT=2
 fi
+REPEAT=${BENCH_REPEAT:-$REPEAT} # override the drain repeats from the environment
 POLL_MS=100
 MAX_IN_FLIGHT=8192 # the relay's default, also the JetStream-only window cap
 ENQ_CONFIGS="1:1 4:1 16:1 1:100 4:100" # producers:events per transaction
@@ -135,7 +138,8 @@ cat >"$out/meta.json" <<EOF
   "relay": {"poll_interval_ms": $POLL_MS, "max_in_flight": $MAX_IN_FLIGHT, "processing": "keep (UPDATE status=1)"},
   "sizes": {"drain_rows": $DRAIN_ROWS, "grid_connections": "$GRID_CONNS", "grid_batch": "$GRID_BATCH",
             "payloads": "$PAYLOADS", "mixed_ms": $MIX_MS, "mixed_producers": $MIX_PROCS,
-            "enqueue_ms": $ENQ_MS, "enqueue_rounds": $ENQ_ROUNDS}
+            "enqueue_ms": $ENQ_MS, "enqueue_rounds": $ENQ_ROUNDS,
+            "drain_repeats": $REPEAT}
 }
 EOF
 cat >"$out/meta.env" <<EOF
@@ -162,6 +166,7 @@ mix_ms=$MIX_MS
 mix_procs=$MIX_PROCS
 enq_ms=$ENQ_MS
 enq_rounds=$ENQ_ROUNDS
+repeat=$REPEAT
 load_start='$(loadavg)'
 EOF
 log "revision $rev, $cores cores ($cpu_model), MariaDB $mariadb_version, $nats_version"
@@ -187,43 +192,55 @@ nstream=0
 new_stream() { nstream=$((nstream + 1)); stream="BENCH$nstream"; prefix="bench$nstream"; }
 drop_stream() { "$SC" --nats "$NATS" --stream "$1" --delete >/dev/null 2>&1 || true; }
 
-# limits_and_drain C B SIZE ROWS: prints "db js relay_s user sys rss ok" after
-# running the DB-only limit, the JetStream-only limit and the relay drain on
-# freshly seeded rows.
+# limits_and_drain C B SIZE ROWS: prints "db js wall user sys rss ok mcpu ncpu ccpu"
+# after running the DB-only limit, the JetStream-only limit and the relay
+# drain on freshly seeded rows. The DB-only limit and the relay run REPEAT
+# times each, alternating, and the fastest run of each counts.
 limits_and_drain() {
-  local c=$1 b=$2 size=$3 rows=$4 tag="c$1-b$2-p$3" line db js win ru ok
-  seed "$rows" "$size"
-  local db0 db1 n0 n1 cdb
-  db0=$(srv_cpu db)
-  line=$("$B/bench-claim" --db "$DB" --connections "$c" --batch "$b" 2>>"$raw/claim.err") || line=""
-  db1=$(srv_cpu db)
-  cdb=$(calc "($db1 - $db0) * 1e6 / $rows" 2)
-  echo "$line" >"$raw/claim-$tag.txt"
-  db=$(kv rate "$line"); db=${db:-0}
-  [ "$(kv rows "$line")" = "$rows" ] || log "warning: DB-only claimed '$(kv rows "$line")' of $rows rows"
+  local c=$1 b=$2 size=$3 rows=$4 tag="c$1-b$2-p$3" line db=0 js win ru ok r rate
+  local db0 db1 n0 n1 cdb=0 best_wall="" best_relay=""
+  for r in $(seq 1 "$REPEAT"); do
+    seed "$rows" "$size"
+    db0=$(srv_cpu db)
+    line=$("$B/bench-claim" --db "$DB" --connections "$c" --batch "$b" 2>>"$raw/claim.err") || line=""
+    db1=$(srv_cpu db)
+    echo "$line" >"$raw/claim-$tag-$r.txt"
+    [ "$(kv rows "$line")" = "$rows" ] || log "warning: DB-only claimed '$(kv rows "$line")' of $rows rows"
+    rate=$(kv rate "$line")
+    if [ "$(calc "${rate:-0} > $db ? 1 : 0")" = 1 ]; then
+      db=$rate; cdb=$(calc "($db1 - $db0) * 1e6 / $rows" 2)
+    fi
 
-  seed "$rows" "$size"
-  win=$(( c * b < MAX_IN_FLIGHT ? c * b : MAX_IN_FLIGHT ))
-  new_stream
-  line=$("$B/bench-jspub" --db "$DB" --nats "$NATS" --stream "$stream" --subject-prefix "$prefix" \
-           --window "$win" 2>>"$raw/jspub.err") || line=""
-  echo "$line" >"$raw/jspub-$tag.txt"
-  drop_stream "$stream"
-  js=$(kv rate "$line"); js=${js:-0}
+    seed "$rows" "$size"
+    if [ "$r" = 1 ]; then
+      # The JetStream-only publisher reads the rows and leaves them pending.
+      win=$(( c * b < MAX_IN_FLIGHT ? c * b : MAX_IN_FLIGHT ))
+      new_stream
+      line=$("$B/bench-jspub" --db "$DB" --nats "$NATS" --stream "$stream" --subject-prefix "$prefix" \
+               --window "$win" 2>>"$raw/jspub.err") || line=""
+      echo "$line" >"$raw/jspub-$tag.txt"
+      drop_stream "$stream"
+      js=$(kv rate "$line"); js=${js:-0}
+    fi
 
-  new_stream
-  db0=$(srv_cpu db); n0=$(srv_cpu nats)
-  "$B/bench-rusage" --out "$raw/relay-$tag.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" --drain \
-    --connections "$c" --batch "$b" --poll-interval "${POLL_MS}ms" --max-in-flight "$MAX_IN_FLIGHT" \
-    --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress \
-    2>>"$raw/relay.log" || true
-  db1=$(srv_cpu db); n1=$(srv_cpu nats)
-  ru=$(cat "$raw/relay-$tag.rusage")
-  ok=$([ "$(processed)" = "$rows" ] && echo yes || echo no)
-  [ $ok = yes ] || log "warning: the relay left rows unprocessed ($tag: $ru)"
-  drop_stream "$stream"
-  echo "$db $js $(kv wall_s "$ru") $(kv user_s "$ru") $(kv sys_s "$ru") $(kv maxrss_kb "$ru") $ok" \
-    "$(calc "($db1 - $db0) * 1e6 / $rows" 2) $(calc "($n1 - $n0) * 1e6 / $rows" 2) $cdb"
+    new_stream
+    db0=$(srv_cpu db); n0=$(srv_cpu nats)
+    "$B/bench-rusage" --out "$raw/relay-$tag-$r.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" --drain \
+      --connections "$c" --batch "$b" --poll-interval "${POLL_MS}ms" --max-in-flight "$MAX_IN_FLIGHT" \
+      --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress \
+      2>>"$raw/relay.log" || true
+    db1=$(srv_cpu db); n1=$(srv_cpu nats)
+    ru=$(cat "$raw/relay-$tag-$r.rusage")
+    ok=$([ "$(processed)" = "$rows" ] && echo yes || echo no)
+    [ $ok = yes ] || log "warning: the relay left rows unprocessed ($tag: $ru)"
+    drop_stream "$stream"
+    if [ -z "$best_wall" ] || [ "$(calc "$(kv wall_s "$ru") < $best_wall ? 1 : 0")" = 1 ]; then
+      best_wall=$(kv wall_s "$ru")
+      best_relay="$(kv wall_s "$ru") $(kv user_s "$ru") $(kv sys_s "$ru") $(kv maxrss_kb "$ru") $ok"
+      best_relay="$best_relay $(calc "($db1 - $db0) * 1e6 / $rows" 2) $(calc "($n1 - $n0) * 1e6 / $rows" 2)"
+    fi
+  done
+  echo "$db $js $best_relay $cdb"
 }
 
 DRAIN_HDR="connections,batch,payload_bytes,rows,relay_rate,relay_seconds,relay_cpu_us_per_msg,relay_peak_rss_kib,db_only_rate,js_only_rate,limit_rate,binding_limit,relay_to_limit,complete,mariadb_cpu_us_per_msg,nats_cpu_us_per_msg,claim_mariadb_cpu_us_per_msg"
