@@ -42,19 +42,21 @@ free_port() {
   die "no free port found"
 }
 
-wait_for() { # seconds, command...
-  local t=$1; shift
-  local i
-  for i in $(seq 1 $((t * 10))); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
-
 user_args() { if [ "$(id -u)" = 0 ]; then echo "--user=root"; fi; }
 
-start_db() {
+# Waits for a server started in the background: 0 once `check` succeeds, 1 as
+# soon as the process has exited (a port taken meanwhile, say), 2 on timeout.
+wait_started() { # pid seconds check...
+  local pid=$1 t=$2 i; shift 2
+  for i in $(seq 1 $((t * 10))); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 2
+}
+
+start_db() { # dir port
   local dir=$1 port=$2
   # Default durability, so that the figures resemble production. Only the
   # buffer pool is raised above the packaged default.
@@ -62,17 +64,28 @@ start_db() {
     --port="$port" --bind-address=127.0.0.1 --pid-file="$dir/db.pid" \
     --log-error="$dir/db.err" --skip-name-resolve --innodb-buffer-pool-size=256M \
     --max-connections=500 --max-allowed-packet=64M >/dev/null 2>&1 &
-  wait_for 60 "$CLIENT" --no-defaults -uroot -S "$dir/db.sock" -e 'select 1' ||
-    { tail -20 "$dir/db.err" >&2; die "mariadbd did not start"; }
+  wait_started $! 60 "$CLIENT" --no-defaults -uroot -S "$dir/db.sock" -e 'select 1'
 }
 
-start_nats() {
+start_nats() { # dir port
   local dir=$1 port=$2
   "$NATS_SERVER" -js -sd "$dir/nats" -p "$port" -a 127.0.0.1 -l "$dir/nats.log" \
     -P "$dir/nats.pid" >/dev/null 2>&1 &
-  wait_for 20 port_in_use "$port" || { tail -20 "$dir/nats.log" >&2; die "nats-server did not start"; }
+  wait_started $! 20 port_in_use "$port" || return 1
   # JetStream answers a moment after the port opens.
   sleep 0.3
+}
+
+# Starts a server on a fresh free port, trying another port if the first one
+# was taken in the meantime. Prints the port.
+start_on_free_port() { # start_db|start_nats dir log
+  local fn=$1 dir=$2 log=$3 port i
+  for i in 1 2 3 4 5; do
+    port=$(free_port)
+    if "$fn" "$dir" "$port"; then echo "$port"; return 0; fi
+  done
+  tail -20 "$log" >&2
+  die "$fn: the server did not start"
 }
 
 stop_pid() { # pidfile, signal
@@ -100,16 +113,14 @@ start)
   "$INSTALL_DB" --no-defaults $(user_args) --datadir="$dir/db" \
     --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 ||
     { tail -20 "$dir/install.log" >&2; die "mariadb-install-db failed"; }
-  dbport=$(free_port)
-  start_db "$dir" "$dbport"
+  dbport=$(start_on_free_port start_db "$dir" "$dir/db.err")
   "$CLIENT" --no-defaults -uroot -S "$dir/db.sock" -e "
     CREATE USER IF NOT EXISTS 'outbox'@'127.0.0.1' IDENTIFIED BY 'outbox';
     CREATE USER IF NOT EXISTS 'outbox'@'localhost' IDENTIFIED BY 'outbox';
     GRANT ALL PRIVILEGES ON *.* TO 'outbox'@'127.0.0.1' WITH GRANT OPTION;
     GRANT ALL PRIVILEGES ON *.* TO 'outbox'@'localhost' WITH GRANT OPTION;
     SET GLOBAL log_bin_trust_function_creators = 1;"
-  natsport=$(free_port)
-  start_nats "$dir" "$natsport"
+  natsport=$(start_on_free_port start_nats "$dir" "$dir/nats.log")
   cat >"$dir/env" <<EOF
 export OUTBOX_TEST_DIR='$dir'
 export OUTBOX_TEST_DB_HOST=127.0.0.1
@@ -136,15 +147,17 @@ stop)
 kill-db)
   stop_pid "$dir/db.pid" KILL ;;
 start-db)
-  . "$dir/env"; start_db "$dir" "$OUTBOX_TEST_DB_PORT" ;;
+  . "$dir/env"; start_db "$dir" "$OUTBOX_TEST_DB_PORT" || die "mariadbd did not start" ;;
 restart-db)
-  . "$dir/env"; stop_pid "$dir/db.pid"; start_db "$dir" "$OUTBOX_TEST_DB_PORT" ;;
+  . "$dir/env"; stop_pid "$dir/db.pid"
+  start_db "$dir" "$OUTBOX_TEST_DB_PORT" || die "mariadbd did not start" ;;
 kill-nats)
   stop_pid "$dir/nats.pid" KILL ;;
 start-nats)
-  . "$dir/env"; start_nats "$dir" "$OUTBOX_TEST_NATS_PORT" ;;
+  . "$dir/env"; start_nats "$dir" "$OUTBOX_TEST_NATS_PORT" || die "nats-server did not start" ;;
 restart-nats)
-  . "$dir/env"; stop_pid "$dir/nats.pid"; start_nats "$dir" "$OUTBOX_TEST_NATS_PORT" ;;
+  . "$dir/env"; stop_pid "$dir/nats.pid"
+  start_nats "$dir" "$OUTBOX_TEST_NATS_PORT" || die "nats-server did not start" ;;
 *)
   die "unknown command '$cmd'" ;;
 esac

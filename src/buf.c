@@ -107,3 +107,13 @@ void ob_buf_hex(ob_buf *b, const unsigned char *data, size_t n) {
     b->len += 2 * n;
     b->p[b->len] = '\0';
 }
+
+int ob_hexval(int c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}

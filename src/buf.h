@@ -35,6 +35,9 @@ void ob_buf_printf(ob_buf *b, const char *fmt, ...)
 /* Appends `n` bytes as lowercase hex digits. */
 void ob_buf_hex(ob_buf *b, const unsigned char *data, size_t n);
 
+/* The value of a hex digit (either case), or -1. */
+int ob_hexval(int c);
+
 /* Writes v in decimal to out (room for 21 bytes), returns the length. */
 size_t ob_u64_to_dec(uint64_t v, char *out);
 

@@ -135,16 +135,22 @@ static void set_mysql_error(ob_db *db) {
 
 /* --- poll handles -------------------------------------------------------- */
 
+/* One handle (or the pending getaddrinfo request) finished closing. The
+ * object is freed with the last one, once ob_db_close() has begun. */
+static void handle_gone(ob_db *db) {
+    if (--db->open_handles > 0 || db->state != DB_CLOSED)
+        return;
+    ob_db_close_cb cb = db->close_cb;
+    void *data = db->close_data;
+    free(db);
+    if (cb)
+        cb(data);
+}
+
 static void poll_closed(uv_handle_t *h) {
     ob_db *db = h->data;
     free(h);
-    if (db && --db->open_handles == 0 && db->state == DB_CLOSED) {
-        ob_db_close_cb cb = db->close_cb;
-        void *data = db->close_data;
-        free(db);
-        if (cb)
-            cb(data);
-    }
+    handle_gone(db);
 }
 
 /* Closes the poll handle now. uv_close removes the fd from epoll at once, so
@@ -425,13 +431,7 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
     db->resolving = 0;
     if (db->state == DB_CLOSED) {
         uv_freeaddrinfo(res);
-        if (--db->open_handles == 0) {
-            ob_db_close_cb cb = db->close_cb;
-            void *data = db->close_data;
-            free(db);
-            if (cb)
-                cb(data);
-        }
+        handle_gone(db);
         return;
     }
     if (status != 0 || res == NULL) {
@@ -570,14 +570,7 @@ void ob_db_abort(ob_db *db) {
 }
 
 static void timer_closed(uv_handle_t *h) {
-    ob_db *db = h->data;
-    if (--db->open_handles == 0) {
-        ob_db_close_cb cb = db->close_cb;
-        void *data = db->close_data;
-        free(db);
-        if (cb)
-            cb(data);
-    }
+    handle_gone(h->data);
 }
 
 static void close_handles(ob_db *db) {

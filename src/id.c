@@ -10,6 +10,8 @@
 #include <time.h>
 #include <uuid/uuid.h>
 
+#include "buf.h"
+
 static pthread_mutex_t id_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char id_last[16];
 static uint64_t id_last_ms;
@@ -85,16 +87,6 @@ void outbox_id_to_text(const outbox_id *id, char *out) {
     uuid_unparse_lower(id->b, out);
 }
 
-static int hexval(int c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int outbox_id_parse(const char *text, outbox_id *out) {
     size_t n = text ? strlen(text) : 0;
     if (n == OUTBOX_ID_TEXT_LEN) {
@@ -105,8 +97,8 @@ int outbox_id_parse(const char *text, outbox_id *out) {
     if (n != 32)
         return OUTBOX_EINVAL;
     for (size_t i = 0; i < 16; i++) {
-        int hi = hexval((unsigned char)text[2 * i]);
-        int lo = hexval((unsigned char)text[2 * i + 1]);
+        int hi = ob_hexval((unsigned char)text[2 * i]);
+        int lo = ob_hexval((unsigned char)text[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return OUTBOX_EINVAL;
         out->b[i] = (unsigned char)(hi << 4 | lo);

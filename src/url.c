@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+
 static void seterr(char *err, size_t errlen, const char *fmt, ...) {
     if (err == NULL || errlen == 0)
         return;
@@ -13,16 +15,6 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-}
-
-static int hexv(int c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* Percent-decodes s[0..n) into a new string; NULL on a bad escape. */
@@ -37,7 +29,7 @@ static char *pct_decode(const char *s, size_t n) {
                 free(o);
                 return NULL;
             }
-            int a = hexv((unsigned char)s[i + 1]), b = hexv((unsigned char)s[i + 2]);
+            int a = ob_hexval((unsigned char)s[i + 1]), b = ob_hexval((unsigned char)s[i + 2]);
             if (a < 0 || b < 0) {
                 free(o);
                 return NULL;

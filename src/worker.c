@@ -800,7 +800,9 @@ static void on_timer(uv_timer_t *t) {
             connect_db(w);
         return;
     case W_SLEEPING:
-        if (w->r->scout == w && w->attempts == 0)
+        /* While a drain is awaited, the scout fetches: the empty fetch is
+         * what checks for pending rows that other relays still hold. */
+        if (w->r->scout == w && w->attempts == 0 && (!w->r->o.on_drained || w->r->drained))
             probe(w);
         else
             go_fetch(w);

@@ -69,3 +69,31 @@ stream_summary() { streamcheck --stream "$1" --subject '>' | grep '^messages='; 
 field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 stream_delete() { streamcheck --stream "$1" --delete; }
+
+# restart_mid_run DB STREAM PREFIX SERVERS-COMMAND LOG: seeds 20,000 rows, starts
+# the relay, runs `servers.sh SERVERS-COMMAND` (restart-db, restart-nats) 0.4 s
+# into the run, waits until nothing is pending, stops the relay with SIGTERM,
+# and checks that every row was processed and each id is once in the stream.
+restart_mid_run() {
+  local db=$1 stream=$2 prefix=$3 what=$4 log=$5 i rc=0
+  db_fresh $db
+  stream_delete $stream
+  seed $db 20000 512
+  relay_bg "$log" $db $stream $prefix --connections 2 --batch 50
+  sleep 0.4
+  echo "$what with $(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
+  "$OUTBOX_TEST_SERVERS" "$what" "$OUTBOX_TEST_DIR"
+  for i in $(seq 1 600); do
+    [ "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 0')" = 0 ] && break
+    sleep 0.1
+  done
+  kill -TERM $RELAY_PID
+  wait $RELAY_PID || rc=$?
+  assert_eq "$rc" 0 "relay exit status"
+  assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 20000 "processed rows"
+  local summary
+  summary=$(stream_summary $stream)
+  echo "$summary"
+  assert_eq "$(field "$summary" messages)" 20000 "messages in the stream"
+  assert_eq "$(field "$summary" distinct)" 20000 "distinct ids in the stream"
+}

@@ -31,16 +31,10 @@ int main(void) {
     uv_loop_t loop;
     uv_loop_init(&loop);
     outbox_relay_options o;
-    outbox_relay_options_init(&o);
-    o.db_url = ti_db_url(db);
-    o.nats_url = ti_env("OUTBOX_TEST_NATS_URL");
-    o.stream = "IT_10K";
-    o.subject_prefix = "it10k";
+    ti_relay_options(&o, db, "IT_10K", "it10k");
     o.connections = 3;
     o.batch_size = 200;
     o.on_drained = on_drained;
-    o.log = ti_log;
-    o.log_level = OUTBOX_LOG_WARN;
     outbox_relay *r = NULL;
     char err[256];
     CHECK_EQ(outbox_relay_create(&r, &loop, &o, err, sizeof(err)), OUTBOX_OK);

@@ -8,14 +8,8 @@
 
 static void relay_once(const char *db, outbox_processing_mode mode, int rows) {
     outbox_relay_options o;
-    outbox_relay_options_init(&o);
-    o.db_url = ti_db_url(db);
-    o.nats_url = ti_env("OUTBOX_TEST_NATS_URL");
-    o.stream = "IT_DELMODE";
-    o.subject_prefix = "itdelmode";
+    ti_relay_options(&o, db, "IT_DELMODE", "itdelmode");
     o.processing = mode;
-    o.log = ti_log;
-    o.log_level = OUTBOX_LOG_WARN;
     outbox_stats s = ti_relay_drain(&o, 30000);
     CHECK_EQ(s.acked, rows);
     CHECK_EQ(s.dead, 0);

@@ -52,8 +52,9 @@ int main(void) {
     MYSQL *m = ti_db_fresh(db, NULL);
     ti_stream_delete("IT_RETRY");
     char cmd[1024];
-    snprintf(cmd, sizeof(cmd), "%s --nats '%s' --stream IT_RETRY --create 'itretry.>' "
-                               "--max-msg-size 1024",
+    snprintf(cmd, sizeof(cmd),
+             "%s --nats '%s' --stream IT_RETRY --create 'itretry.>' "
+             "--max-msg-size 1024",
              ti_env("OUTBOX_TEST_STREAMCHECK"), ti_env("OUTBOX_TEST_NATS_URL"));
     CHECK_EQ(system(cmd), 0);
     /* The refused row comes first; 50 good rows follow it. */
@@ -65,11 +66,7 @@ int main(void) {
     uv_loop_t loop;
     uv_loop_init(&loop);
     outbox_relay_options o;
-    outbox_relay_options_init(&o);
-    o.db_url = ti_db_url(db);
-    o.nats_url = ti_env("OUTBOX_TEST_NATS_URL");
-    o.stream = "IT_RETRY";
-    o.subject_prefix = "itretry";
+    ti_relay_options(&o, db, "IT_RETRY", "itretry");
     o.batch_size = 10;
     o.connections = 1;
     o.poll_interval_ms = 20;
@@ -80,8 +77,6 @@ int main(void) {
     o.max_attempts = 4;
     o.classify = classify;
     o.on_drained = on_drained;
-    o.log = ti_log;
-    o.log_level = OUTBOX_LOG_WARN;
     char err[256];
     CHECK_EQ(outbox_relay_create(&relay, &loop, &o, err, sizeof(err)), OUTBOX_OK);
     CHECK_EQ(outbox_relay_start(relay), OUTBOX_OK);

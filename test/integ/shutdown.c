@@ -43,15 +43,7 @@ static void run(const char *db, int drain, outbox_stats *out) {
     uv_loop_t loop;
     uv_loop_init(&loop);
     outbox_relay_options o;
-    outbox_relay_options_init(&o);
-    o.db_url = ti_db_url(db);
-    o.nats_url = ti_env("OUTBOX_TEST_NATS_URL");
-    o.stream = "IT_SHUTDOWN";
-    o.subject_prefix = "itshutdown";
-    o.batch_size = 500;
-    o.connections = 2;
-    o.log = ti_log;
-    o.log_level = OUTBOX_LOG_WARN;
+    ti_relay_options(&o, db, "IT_SHUTDOWN", "itshutdown");
     if (drain)
         o.on_drained = on_drained;
     outbox_relay *r = NULL;
@@ -89,8 +81,8 @@ static void scenario(const char *db, int hard_stop) {
      * COMMIT. */
     long long both = ti_int(m, "SELECT SUM(status = 0) + 1000000 * SUM(status = 1) FROM outbox");
     long long done = both / 1000000, pending = both % 1000000;
-    printf("%s stop: %lld processed, %lld pending, %llu released\n", hard_stop ? "hard" : "graceful",
-           done, pending, (unsigned long long)s.released);
+    printf("%s stop: %lld processed, %lld pending, %llu released\n",
+           hard_stop ? "hard" : "graceful", done, pending, (unsigned long long)s.released);
     CHECK_EQ(done + pending, 20000);
     /* A hard stop may drop a connection whose COMMIT the server still runs. */
     if (hard_stop)

@@ -104,7 +104,7 @@ void ti_seed(MYSQL *m, const char *table, int n, int per_tx, int payload_bytes) 
     CHECK_EQ(outbox_producer_create(&p, &po), OUTBOX_OK);
     char *payload = malloc((size_t)payload_bytes + 64);
     outbox_entry *e = calloc((size_t)per_tx, sizeof(*e));
-    char (*aid)[32] = calloc((size_t)per_tx, sizeof(*aid));
+    char(*aid)[32] = calloc((size_t)per_tx, sizeof(*aid));
     int pad = payload_bytes > 20 ? payload_bytes - 20 : 1;
     for (int done = 0; done < n;) {
         int k = n - done < per_tx ? n - done : per_tx;
@@ -155,6 +155,17 @@ void ti_stream_delete(const char *stream) {
     snprintf(cmd, sizeof(cmd), "%s --nats '%s' --stream '%s' --delete",
              ti_env("OUTBOX_TEST_STREAMCHECK"), ti_env("OUTBOX_TEST_NATS_URL"), stream);
     CHECK_EQ(system(cmd), 0);
+}
+
+void ti_relay_options(outbox_relay_options *o, const char *db, const char *stream,
+                      const char *prefix) {
+    outbox_relay_options_init(o);
+    o->db_url = ti_db_url(db);
+    o->nats_url = ti_env("OUTBOX_TEST_NATS_URL");
+    o->stream = stream;
+    o->subject_prefix = prefix;
+    o->log = ti_log;
+    o->log_level = OUTBOX_LOG_WARN;
 }
 
 static void on_deadline(uv_timer_t *t) {

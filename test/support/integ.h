@@ -33,6 +33,12 @@ void ti_seed(MYSQL *m, const char *table, int n, int per_tx, int payload_bytes);
 long long ti_stream_count(const char *stream, long long *distinct);
 void ti_stream_delete(const char *stream);
 
+/* Relay options for a test: defaults, plus the test servers' URLs for
+ * database `db`, the stream and subject prefix, and warnings logged to
+ * stderr. */
+void ti_relay_options(outbox_relay_options *o, const char *db, const char *stream,
+                      const char *prefix);
+
 /* Runs `loop` until `*done` is nonzero or `timeout_ms` passes; returns 0 on
  * done, -1 on timeout. */
 int ti_run_until(uv_loop_t *loop, volatile int *done, uint64_t timeout_ms);
