@@ -1,0 +1,29 @@
+# The install rules: a consumer builds against the installed headers and
+# library both with pkg-config and with CMake's find_package(outbox), from a
+# prefix the build was not configured for.
+. "$(dirname "$0")/../harness/lib.sh"
+src=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+cmake --install "$OUTBOX_TEST_BUILD" --prefix "$work/prefix" >/dev/null
+pc=$(find "$work/prefix" -name outbox.pc)
+[ -n "$pc" ] || fail "outbox.pc installed"
+export PKG_CONFIG_PATH=$(dirname "$pc")
+cc -Wall -Wextra -Werror "$src/examples/producer.c" \
+  $(pkg-config --cflags --libs --static outbox) -o "$work/producer"
+"$work/producer" 2>/dev/null && fail "producer without arguments should exit 2" || true
+echo "ok: built with pkg-config"
+mkdir "$work/consumer"
+cat >"$work/consumer/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.18)
+project(consumer C)
+find_package(outbox REQUIRED)
+add_executable(embed "$src/examples/embed.c")
+target_link_libraries(embed PRIVATE outbox::outbox)
+CMAKE
+cmake -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/consumer/build" >/dev/null
+rc=0; "$work/consumer/build/embed" >/dev/null 2>&1 || rc=$?
+assert_eq "$rc" 2 "embed built with find_package, run without arguments"
+[ -x "$work/prefix/bin/outbox-uvrelay" ] || fail "the binary is installed"
+"$work/prefix/bin/outbox-uvrelay" --version | grep -q "^outbox-uvrelay" || fail "installed binary runs"
+[ -f "$work/prefix/share/outbox-uvrelay/sql/outbox.sql" ] || fail "the schema files are installed"
