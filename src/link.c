@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "puback.h"
 
 #define CTL_TIMEOUT_MS 5000
 #define BACKOFF_MIN_MS 200
@@ -27,10 +28,17 @@ typedef enum link_state {
     L_CLOSING,   /* waiting for nats.c to report connection and subscription closed */
 } link_state;
 
+/* A reply on the inbox, as read on the delivery thread: an ack, or a
+ * control reply (msg kept, seq in ack.slot). */
+typedef struct inbox_reply {
+    ob_ack ack;
+    int control;
+} inbox_reply;
+
 /* What nats.c's threads leave for the loop. Guarded by mu. */
 typedef struct mailbox {
     uv_mutex_t mu;
-    natsMsg **q;
+    inbox_reply *q;
     size_t n, cap;
     uint32_t disconnects;
     uint32_t reconnects;
@@ -52,7 +60,7 @@ struct ob_link {
     uv_timer_t timer; /* backoff, control-request timeout and close deadline */
     int open_handles;
     mailbox mb;
-    natsMsg **spare;
+    inbox_reply *spare;
     size_t spare_cap;
 
     uv_getaddrinfo_t resolve_req;
@@ -134,29 +142,85 @@ static void mb_signal(ob_link *l) {
         uv_async_send(&l->async);
 }
 
+static int parse_u32(const char **p, const char *end, uint32_t *out);
+
+/* Reads a reply on the delivery thread. Returns 0 with *r filled, or -1 for
+ * a message that is not ours. The inbox is fixed while the subscription
+ * lives, so reading it here is safe. */
+static int read_reply(const ob_link *l, natsMsg *msg, inbox_reply *r) {
+    const char *subj = natsMsg_GetSubject(msg);
+    size_t n = strlen(subj);
+    memset(r, 0, sizeof(*r));
+    if (l->inbox == NULL || n <= l->inbox_len + 1 || memcmp(subj, l->inbox, l->inbox_len) != 0 ||
+        subj[l->inbox_len] != '.')
+        return -1;
+    const char *p = subj + l->inbox_len + 1, *end = subj + n;
+    if (*p == 'c' && p + 1 < end && p[1] == '.') {
+        p += 2;
+        if (parse_u32(&p, end, &r->ack.slot) != 0 || p != end)
+            return -1;
+        r->control = 1;
+        r->ack.msg = msg;
+        return 0;
+    }
+    if (parse_u32(&p, end, &r->ack.worker) != 0 || p == end || *p++ != '.' ||
+        parse_u32(&p, end, &r->ack.gen) != 0 || p == end || *p++ != '.' ||
+        parse_u32(&p, end, &r->ack.slot) != 0 || p != end)
+        return -1;
+    if (natsMsg_IsNoResponders(msg)) {
+        r->ack.kind = OB_ACK_NO_RESPONDERS;
+        return 0;
+    }
+    const char *data = natsMsg_GetData(msg);
+    size_t len = (size_t)natsMsg_GetDataLength(msg);
+    ob_puback pa;
+    if (ob_puback_parse(data, len, &pa) != 0) {
+        r->ack.kind = OB_ACK_GARBLED;
+        r->ack.text = data ? data : "";
+        r->ack.text_len = data ? len : 0;
+        r->ack.msg = msg;
+    } else if (pa.ok) {
+        r->ack.kind = pa.duplicate ? OB_ACK_DUPLICATE : OB_ACK_STORED;
+    } else {
+        r->ack.kind = OB_ACK_ERROR;
+        r->ack.code = pa.code;
+        r->ack.err_code = pa.err_code;
+        r->ack.text = pa.desc ? pa.desc : "";
+        r->ack.text_len = pa.desc_len;
+        r->ack.msg = msg;
+    }
+    return 0;
+}
+
 static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure) {
     (void)nc;
     (void)sub;
     ob_link *l = closure;
-    uv_mutex_lock(&l->mb.mu);
-    if (l->mb.shut) {
-        uv_mutex_unlock(&l->mb.mu);
+    inbox_reply r;
+    /* The common answer, "stored", needs nothing more of the message: free
+     * it here, on the thread that allocated it. */
+    int ours = read_reply(l, msg, &r) == 0;
+    if (!ours || r.ack.msg == NULL)
         natsMsg_Destroy(msg);
+    if (!ours)
+        return;
+    uv_mutex_lock(&l->mb.mu);
+    if (!l->mb.shut && l->mb.n == l->mb.cap) {
+        size_t cap = l->mb.cap ? l->mb.cap * 2 : 1024;
+        inbox_reply *q = realloc(l->mb.q, cap * sizeof(*q));
+        if (q != NULL) {
+            l->mb.q = q;
+            l->mb.cap = cap;
+        }
+    }
+    if (l->mb.shut || l->mb.n == l->mb.cap) {
+        /* Closing, or out of memory: the ack is dropped and its publish
+         * times out and is retried. */
+        uv_mutex_unlock(&l->mb.mu);
+        natsMsg_Destroy(r.ack.msg);
         return;
     }
-    if (l->mb.n == l->mb.cap) {
-        size_t cap = l->mb.cap ? l->mb.cap * 2 : 1024;
-        natsMsg **q = realloc(l->mb.q, cap * sizeof(*q));
-        if (q == NULL) {
-            /* The ack is lost; its publish will time out and be retried. */
-            uv_mutex_unlock(&l->mb.mu);
-            natsMsg_Destroy(msg);
-            return;
-        }
-        l->mb.q = q;
-        l->mb.cap = cap;
-    }
-    l->mb.q[l->mb.n++] = msg;
+    l->mb.q[l->mb.n++] = r;
     mb_signal(l);
     uv_mutex_unlock(&l->mb.mu);
 }
@@ -260,9 +324,8 @@ static int nats_connect(ob_link *l) {
     if (s == NATS_OK)
         s = natsOptions_SetWriteDeadline(o, 2000);
     if (s == NATS_OK)
-        s = natsOptions_SetMaxPendingMsgs(o, (int)(l->cfg.max_in_flight * 4 > 65536
-                                                       ? l->cfg.max_in_flight * 4
-                                                       : 65536));
+        s = natsOptions_SetMaxPendingMsgs(
+            o, (int)(l->cfg.max_in_flight * 4 > 65536 ? l->cfg.max_in_flight * 4 : 65536));
     if (s == NATS_OK)
         s = natsOptions_SetDisconnectedCB(o, on_nats_disconnected, l);
     if (s == NATS_OK)
@@ -327,8 +390,8 @@ static void on_probe(uv_connect_t *req, int status) {
     if (l->state != L_PROBING)
         return;
     if (status != 0) {
-        OB_WARN(l->log, "nats: %s (%s) is not reachable: %s; retrying", l->url_text,
-                l->addr_text, uv_strerror(status));
+        OB_WARN(l->log, "nats: %s (%s) is not reachable: %s; retrying", l->url_text, l->addr_text,
+                uv_strerror(status));
         backoff(l);
         return;
     }
@@ -407,20 +470,19 @@ static void link_step_connect(ob_link *l) {
 /* --- the stream ---------------------------------------------------------- */
 
 static void link_request_stream(ob_link *l, int create) {
-    char subj[256], reply[96];
+    char subj[256], reply_to[96];
     ob_buf body = OB_BUF_INIT;
     l->ctl_seq++;
-    snprintf(reply, sizeof(reply), "%s.c.%u", l->inbox, l->ctl_seq);
+    snprintf(reply_to, sizeof(reply_to), "%s.c.%u", l->inbox, l->ctl_seq);
     l->stream_create = create;
     if (create) {
         snprintf(subj, sizeof(subj), "$JS.API.STREAM.CREATE.%s", l->cfg.stream);
         char subjects[160];
         snprintf(subjects, sizeof(subjects), "%s.>", l->cfg.subject_prefix);
-        json_t *cfg = json_pack("{s:s, s:[s], s:s, s:s, s:s, s:I, s:i}", "name", l->cfg.stream,
-                                "subjects", subjects, "retention", "limits", "storage", "file",
-                                "discard", "old", "duplicate_window",
-                                (json_int_t)(l->cfg.duplicate_window_ms * 1000000ULL),
-                                "num_replicas", 1);
+        json_t *cfg = json_pack(
+            "{s:s, s:[s], s:s, s:s, s:s, s:I, s:i}", "name", l->cfg.stream, "subjects", subjects,
+            "retention", "limits", "storage", "file", "discard", "old", "duplicate_window",
+            (json_int_t)(l->cfg.duplicate_window_ms * 1000000ULL), "num_replicas", 1);
         char *text = cfg ? json_dumps(cfg, JSON_COMPACT) : NULL;
         if (text)
             ob_buf_puts(&body, text);
@@ -430,8 +492,8 @@ static void link_request_stream(ob_link *l, int create) {
         snprintf(subj, sizeof(subj), "$JS.API.STREAM.INFO.%s", l->cfg.stream);
     }
     set_state(l, L_STREAM);
-    natsStatus s = natsConnection_PublishRequest(l->nc, subj, reply, body.p ? body.p : "",
-                                                 (int)body.len);
+    natsStatus s =
+        natsConnection_PublishRequest(l->nc, subj, reply_to, body.p ? body.p : "", (int)body.len);
     ob_buf_free(&body);
     if (s != NATS_OK) {
         OB_WARN(l->log, "nats: stream request failed: %s; retrying", natsStatus_GetText(s));
@@ -511,8 +573,8 @@ static void on_control_reply(ob_link *l, uint32_t seq, natsMsg *msg) {
         int code = (int)json_integer_value(json_object_get(err, "err_code"));
         const char *desc = json_string_value(json_object_get(err, "description"));
         if (!l->stream_create && code == JS_ERR_STREAM_NOT_FOUND) {
-            OB_INFO(l->log, "nats: stream %s does not exist; creating it for '%s.>'",
-                    l->cfg.stream, l->cfg.subject_prefix);
+            OB_INFO(l->log, "nats: stream %s does not exist; creating it for '%s.>'", l->cfg.stream,
+                    l->cfg.subject_prefix);
             json_decref(root);
             link_request_stream(l, 1);
             return;
@@ -558,33 +620,12 @@ static int parse_u32(const char **p, const char *end, uint32_t *out) {
     return 0;
 }
 
-static void route(ob_link *l, natsMsg *msg) {
-    const char *subj = natsMsg_GetSubject(msg);
-    size_t n = strlen(subj);
-    if (l->inbox == NULL || n <= l->inbox_len + 1 || memcmp(subj, l->inbox, l->inbox_len) != 0 ||
-        subj[l->inbox_len] != '.')
-        return;
-    const char *p = subj + l->inbox_len + 1, *end = subj + n;
-    uint32_t a, b, c;
-    if (*p == 'c' && p + 1 < end && p[1] == '.') {
-        p += 2;
-        if (parse_u32(&p, end, &a) == 0 && p == end)
-            on_control_reply(l, a, msg);
-        return;
-    }
-    if (parse_u32(&p, end, &a) != 0 || p == end || *p++ != '.' || parse_u32(&p, end, &b) != 0 ||
-        p == end || *p++ != '.' || parse_u32(&p, end, &c) != 0 || p != end)
-        return;
-    if (l->cbs.on_ack)
-        l->cbs.on_ack(l->cbs.data, a, b, c, msg);
-}
-
 static void on_async(uv_async_t *h) {
     ob_link *l = h->data;
     /* Swap the queue for the spare one, so the lock is held only briefly
      * and neither array is reallocated once both reached working size. */
     uv_mutex_lock(&l->mb.mu);
-    natsMsg **q = l->mb.q;
+    inbox_reply *q = l->mb.q;
     size_t n = l->mb.n, qcap = l->mb.cap;
     l->mb.q = l->spare;
     l->mb.cap = l->spare_cap;
@@ -596,9 +637,13 @@ static void on_async(uv_async_t *h) {
     uv_mutex_unlock(&l->mb.mu);
 
     for (size_t i = 0; i < n; i++) {
-        if (l->state != L_CLOSING)
-            route(l, q[i]);
-        natsMsg_Destroy(q[i]);
+        if (l->state != L_CLOSING) {
+            if (q[i].control)
+                on_control_reply(l, q[i].ack.slot, q[i].ack.msg);
+            else if (l->cbs.on_ack)
+                l->cbs.on_ack(l->cbs.data, &q[i].ack);
+        }
+        natsMsg_Destroy(q[i].ack.msg);
     }
 
     if (l->state == L_CLOSING) {
@@ -675,8 +720,7 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
     l->cbs = *cbs;
     l->log = cfg->log;
     l->state = L_IDLE;
-    if (uv_mutex_init(&l->mb.mu) != 0 || !l->cfg.stream || !l->cfg.subject_prefix ||
-        !l->url_text) {
+    if (uv_mutex_init(&l->mb.mu) != 0 || !l->cfg.stream || !l->cfg.subject_prefix || !l->url_text) {
         snprintf(err, errlen, "out of memory");
         ob_nats_url_free(&l->url);
         free((char *)l->cfg.stream);
@@ -742,7 +786,7 @@ static void free_link(ob_link *l) {
     free(l->spare);
     if (!l->leak_mailbox) {
         for (size_t i = 0; i < l->mb.n; i++)
-            natsMsg_Destroy(l->mb.q[i]);
+            natsMsg_Destroy(l->mb.q[i].ack.msg);
         free(l->mb.q);
         uv_mutex_destroy(&l->mb.mu);
         free(l);

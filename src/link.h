@@ -29,10 +29,30 @@
 
 typedef struct ob_link ob_link;
 
+typedef enum ob_ack_kind {
+    OB_ACK_STORED = 0,        /* JetStream stored the message */
+    OB_ACK_DUPLICATE = 1,     /* JetStream already had this Msg-Id */
+    OB_ACK_ERROR = 2,         /* JetStream refused it: code, err_code, text */
+    OB_ACK_NO_RESPONDERS = 3, /* no stream listens on the subject */
+    OB_ACK_GARBLED = 4,       /* a reply that is not a PubAck: text is the raw reply */
+} ob_ack_kind;
+
+/* The answer to one publish, read on nats.c's delivery thread so that the
+ * loop gets a small record instead of a message (and the thread that
+ * allocated the message frees it). */
+typedef struct ob_ack {
+    uint32_t worker, gen, slot; /* from the reply subject */
+    ob_ack_kind kind;
+    int code, err_code;
+    const char *text; /* ERROR: the description; GARBLED: the reply; else NULL */
+    size_t text_len;
+    natsMsg *msg; /* kept only while text points into it */
+} ob_ack;
+
 typedef struct ob_link_callbacks {
-    /* An ack (or a no-responders reply) for a publish made with a reply
-     * subject from ob_link_reply(). msg is only valid during the call. */
-    void (*on_ack)(void *data, uint32_t worker, uint32_t gen, uint32_t slot, natsMsg *msg);
+    /* The answer to a publish made with a reply subject from ob_link_reply().
+     * The record and its text are only valid during the call. */
+    void (*on_ack)(void *data, const ob_ack *ack);
     /* Readiness changed: 1 when rows may be published, 0 when not. */
     void (*on_ready)(void *data, int ready);
     /* The link cannot go on (strict duplicate-window check). */
@@ -41,7 +61,7 @@ typedef struct ob_link_callbacks {
 } ob_link_callbacks;
 
 typedef struct ob_link_config {
-    const char *url;            /* as given; parsed by ob_link_new */
+    const char *url; /* as given; parsed by ob_link_new */
     const char *stream;
     const char *subject_prefix;
     uint64_t duplicate_window_ms; /* for a stream we create */

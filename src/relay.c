@@ -116,7 +116,7 @@ static void free_options(outbox_relay_options *o) {
     free((char *)o->ce_source);
 }
 
-static void on_link_ack(void *data, uint32_t worker, uint32_t gen, uint32_t slot, natsMsg *msg);
+static void on_link_ack(void *data, const ob_ack *ack);
 static void on_link_ready(void *data, int ready);
 static void on_link_fatal(void *data, const char *why);
 
@@ -314,10 +314,10 @@ int outbox_relay_start(outbox_relay *r) {
     return OUTBOX_OK;
 }
 
-static void on_link_ack(void *data, uint32_t worker, uint32_t gen, uint32_t slot, natsMsg *msg) {
+static void on_link_ack(void *data, const ob_ack *ack) {
     outbox_relay *r = data;
-    if (worker < (uint32_t)r->nworkers)
-        ob_worker_ack(r->workers[worker], gen, slot, msg);
+    if (ack->worker < (uint32_t)r->nworkers)
+        ob_worker_ack(r->workers[ack->worker], ack);
 }
 
 static void on_link_ready(void *data, int ready) {

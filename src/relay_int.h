@@ -66,8 +66,8 @@ ob_worker *ob_worker_new(outbox_relay *r, int index);
 void ob_worker_start(ob_worker *w);
 /* The broker became ready (1) or not (0). */
 void ob_worker_broker(ob_worker *w, int ready);
-/* An ack for this worker's batch `gen`, slot `slot`. */
-void ob_worker_ack(ob_worker *w, uint32_t gen, uint32_t slot, natsMsg *msg);
+/* The answer to a publish of this worker (batch ack->gen, slot ack->slot). */
+void ob_worker_ack(ob_worker *w, const ob_ack *ack);
 /* max_in_flight has room again. */
 void ob_worker_capacity(ob_worker *w);
 /* More rows are likely: end a poll-interval sleep now. */

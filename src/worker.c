@@ -15,7 +15,6 @@
 
 #include "buf.h"
 #include "message.h"
-#include "puback.h"
 
 typedef enum worker_state {
     W_IDLE,        /* created, not started */
@@ -416,40 +415,41 @@ void ob_worker_capacity(ob_worker *w) {
         publish_some(w);
 }
 
-void ob_worker_ack(ob_worker *w, uint32_t gen, uint32_t idx, natsMsg *msg) {
+void ob_worker_ack(ob_worker *w, const ob_ack *a) {
     outbox_relay *r = w->r;
-    if (w->state != W_PUBLISHING || gen != w->gen || idx >= (uint32_t)w->nrows)
+    if (w->state != W_PUBLISHING || a->gen != w->gen || a->slot >= (uint32_t)w->nrows)
         return; /* a late ack for an earlier batch: that batch already ended */
-    slot *s = &w->slots[idx];
+    slot *s = &w->slots[a->slot];
     if (s->state != S_INFLIGHT)
         return;
-    if (natsMsg_IsNoResponders(msg)) {
-        static const char t[] = "no responders: no stream is listening on the subject";
-        slot_fail(w, s, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, t, sizeof(t) - 1);
+    char t[OB_LAST_ERROR_MAX];
+    int n;
+    switch (a->kind) {
+    case OB_ACK_STORED:
+    case OB_ACK_DUPLICATE:
+        s->state = S_ACKED;
+        w->outstanding--;
+        r->in_flight--;
+        w->n_dup += a->kind == OB_ACK_DUPLICATE;
+        break;
+    case OB_ACK_NO_RESPONDERS: {
+        static const char nr[] = "no responders: no stream is listening on the subject";
+        slot_fail(w, s, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, nr, sizeof(nr) - 1);
         ob_link_unavailable(r->link, "no responders");
-    } else {
-        ob_puback pa;
-        const char *data = natsMsg_GetData(msg);
-        size_t len = (size_t)natsMsg_GetDataLength(msg);
-        if (ob_puback_parse(data, len, &pa) != 0) {
-            char t[300];
-            int n = snprintf(t, sizeof(t), "unexpected reply from JetStream: %.*s",
-                             (int)(len > 200 ? 200 : len), data ? data : "");
-            slot_fail(w, s, OUTBOX_FAIL_STREAM_ERROR, 0, 0, t, (size_t)n);
-        } else if (pa.ok) {
-            s->state = S_ACKED;
-            w->outstanding--;
-            r->in_flight--;
-            if (pa.duplicate)
-                w->n_dup++;
-        } else {
-            char t[OB_LAST_ERROR_MAX];
-            int n = snprintf(t, sizeof(t), "JetStream error %d/%d: %.*s", pa.code, pa.err_code,
-                             (int)(pa.desc_len > 900 ? 900 : pa.desc_len), pa.desc ? pa.desc : "");
-            slot_fail(w, s, OUTBOX_FAIL_STREAM_ERROR, pa.code, pa.err_code, t, (size_t)n);
-            if (pa.code == 503)
-                ob_link_unavailable(r->link, "JetStream answered 503");
-        }
+        break;
+    }
+    case OB_ACK_ERROR:
+        n = snprintf(t, sizeof(t), "JetStream error %d/%d: %.*s", a->code, a->err_code,
+                     (int)(a->text_len > 900 ? 900 : a->text_len), a->text);
+        slot_fail(w, s, OUTBOX_FAIL_STREAM_ERROR, a->code, a->err_code, t, (size_t)n);
+        if (a->code == 503)
+            ob_link_unavailable(r->link, "JetStream answered 503");
+        break;
+    case OB_ACK_GARBLED:
+        n = snprintf(t, sizeof(t), "unexpected reply from JetStream: %.*s",
+                     (int)(a->text_len > 200 ? 200 : a->text_len), a->text);
+        slot_fail(w, s, OUTBOX_FAIL_STREAM_ERROR, 0, 0, t, (size_t)n);
+        break;
     }
     if (r->waiting_capacity > 0)
         ob_relay_capacity_freed(r);
