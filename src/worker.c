@@ -2,11 +2,17 @@
  * One MariaDB connection's batch cycle, as a state machine:
  *
  *   CONNECTING -> FETCHING -> PUBLISHING -> FINISHING -> FETCHING ...
- *                     |                                    |
+ *                     |                                    ^
  *                     +-> ENDING (empty) -> SLEEPING ------+
+ *                                             |   ^        |
+ *                                             v   |        |
+ *                                            PROBING ------+  (the idle scout)
  *
+ * A batch is one transaction: rows claimed by FETCHING stay locked until
+ * FINISHING commits what was acked (or ENDING rolls back what was not).
  * Every change of state goes through set_state(); every database completion
- * arrives in on_db(), which dispatches on the state the worker was in.
+ * arrives in on_db(), which dispatches on the state the worker was in; timers
+ * arrive in on_timer(), likewise.
  */
 #include "relay_int.h"
 
