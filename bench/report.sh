@@ -130,10 +130,10 @@ fi
     echo "Each transaction is one autocommit INSERT. The API validates payload and headers as JSON"
     echo "before building the statement; the raw baseline only escapes."
     echo
-    echo "| producers | events/tx | API events/s | raw events/s | API / raw | API tx p50 ms | raw tx p50 ms | API tx p99 ms | raw tx p99 ms |"
-    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    tail -n +2 "$e" | while IFS=, read -r procs per a r ratio ap50 rp50 ap99 rp99; do
-      echo "| $procs | $per | $(num "$a") | $(num "$r") | $(pct "$ratio") | $ap50 | $rp50 | $ap99 | $rp99 |"
+    echo "| producers | events/tx | API events/s | raw events/s | API / raw | API tx p50 ms | raw tx p50 ms | API tx p99 ms | raw tx p99 ms | API client CPU µs/event | raw client CPU µs/event |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    tail -n +2 "$e" | while IFS=, read -r procs per a r ratio ap50 rp50 ap99 rp99 acpu rcpu; do
+      echo "| $procs | $per | $(num "$a") | $(num "$r") | $(pct "$ratio") | $ap50 | $rp50 | $ap99 | $rp99 | ${acpu:--} | ${rcpu:--} |"
     done
     echo
     echo "![enqueue](enqueue.png)"

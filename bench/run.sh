@@ -258,7 +258,7 @@ best_c=2; best_b=500
 
 # --- 4: enqueue, API beside raw INSERT (first: the server is at its cleanest) -----
 if wants enqueue; then
-  echo "producers,events_per_tx,api_rate,raw_rate,api_to_raw,api_txn_p50_ms,raw_txn_p50_ms,api_txn_p99_ms,raw_txn_p99_ms" >"$out/enqueue.csv"
+  echo "producers,events_per_tx,api_rate,raw_rate,api_to_raw,api_txn_p50_ms,raw_txn_p50_ms,api_txn_p99_ms,raw_txn_p99_ms,api_cpu_us_per_event,raw_cpu_us_per_event" >"$out/enqueue.csv"
   for e in $ENQ_CONFIGS; do
     procs=${e%%:*}; per=${e##*:}
     declare -A R=()
@@ -269,15 +269,20 @@ if wants enqueue; then
         log "enqueue: $mode, $procs producer(s), $per event(s) per transaction (round $round)"
         sql "TRUNCATE outbox"
         sleep 0.5
-        line=$("$B/bench-produce" --db "$DB" --procs "$procs" --per-tx "$per" --mode "$mode" \
+        line=$("$B/bench-rusage" --out "$raw/enqueue-$mode-$procs-$per-$round.rusage" -- \
+                 "$B/bench-produce" --db "$DB" --procs "$procs" --per-tx "$per" --mode "$mode" \
                  --duration-ms "$ENQ_MS" 2>>"$raw/produce.err") || line=""
         echo "$line" >"$raw/enqueue-$mode-$procs-$per-$round.txt"
+        # The producers' own CPU per event (all processes; the server's is not in it).
+        ru=$(cat "$raw/enqueue-$mode-$procs-$per-$round.rusage")
+        n=$(kv events "$line")
+        line="$line cpu_us=$(calc "${n:-0} > 0 ? ($(kv user_s "$ru") + $(kv sys_s "$ru")) * 1e6 / ${n:-1} : 0" 2)"
         new=$(kv rate "$line"); old=$(kv rate "${R[$mode]}")
         if [ "$(calc "${new:-0} > ${old:-0} ? 1 : 0")" = 1 ]; then R[$mode]=$line; fi
       done
     done
     a=$(kv rate "${R[api]}"); r=$(kv rate "${R[raw]}")
-    row="$procs,$per,${a:-0},${r:-0},$(calc "${r:-0} > 0 ? ${a:-0} / ${r:-0} : 0" 3),$(kv txn_ms_p50 "${R[api]}"),$(kv txn_ms_p50 "${R[raw]}"),$(kv txn_ms_p99 "${R[api]}"),$(kv txn_ms_p99 "${R[raw]}")"
+    row="$procs,$per,${a:-0},${r:-0},$(calc "${r:-0} > 0 ? ${a:-0} / ${r:-0} : 0" 3),$(kv txn_ms_p50 "${R[api]}"),$(kv txn_ms_p50 "${R[raw]}"),$(kv txn_ms_p99 "${R[api]}"),$(kv txn_ms_p99 "${R[raw]}"),$(kv cpu_us "${R[api]}"),$(kv cpu_us "${R[raw]}")"
     echo "$row" >>"$out/enqueue.csv"
     log "  -> $row"
   done
