@@ -1,32 +1,38 @@
 # Integration tests: ob_integ_c(name timeout) for test/integ/<name>.c,
-# ob_integ_sh(name timeout) for test/integ/<name>.sh.
+# ob_integ_sh(name timeout) for test/integ/<name>.sh. Each uses its own
+# database, stream and subject prefix, so they run in parallel.
+
+# The core relay, the producer API and the binary.
 ob_integ_c(relay_10k 180)
 ob_integ_sh(concurrent 300)
 ob_integ_sh(live_inserts 180)
 ob_integ_sh(poison 180)
-ob_integ_sh(cli 180)
-ob_integ_sh(examples 180)
 ob_integ_sh(headers 120)
 ob_integ_c(producer 120)
-# The chaos tests restart the shared servers: they run alone.
-ob_integ_sh(chaos_kill9 300)
-ob_integ_sh(chaos_restart_db 300)
-ob_integ_sh(chaos_restart_nats 300)
-ob_integ_sh(chaos_four_relays 300)
-# Maintenance (issue 5): partitions, cleanup, timers, dead letters, SQL ids.
-ob_integ_c(maint_partitions 120)
+ob_integ_sh(cli 180)
+ob_integ_sh(examples 180)
+ob_integ_sh(install 300)
+
+# Failures: retries, shutdown, outages, and the chaos suite.
 ob_integ_c(retry_backoff 180)
 ob_integ_c(shutdown 300)
 ob_integ_sh(signals 300)
 ob_integ_sh(dup_window 120)
 ob_integ_sh(broker_unavailable 180)
-ob_integ_c(maint_lock 120)
-ob_integ_c(maint_cleanup 120)
+ob_integ_sh(chaos_kill9 300)
+ob_integ_sh(chaos_restart_db 300)
+ob_integ_sh(chaos_restart_nats 300)
+ob_integ_sh(chaos_four_relays 300)
+# These restart or freeze the shared servers: they run alone.
 set_tests_properties(integ.chaos_restart_db integ.chaos_restart_nats integ.signals
   PROPERTIES RUN_SERIAL ON)
+
+# Maintenance: partitions, cleanup, timers, dead letters, SQL ids, operator commands.
+ob_integ_c(maint_partitions 120)
+ob_integ_c(maint_lock 120)
+ob_integ_c(maint_cleanup 120)
 ob_integ_c(maint_timers 120)
 ob_integ_c(relay_delete_mode 120)
 ob_integ_sh(dead_replay 180)
 ob_integ_sh(uuid_v7_sql 120)
 ob_integ_sh(ops_cli 120)
-ob_integ_sh(install 300)
