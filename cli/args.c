@@ -38,6 +38,7 @@ static const opt opts[] = {
     {"stream", "OUTBOX_STREAM", T_STR, R(stream), 0},
     {"subject-prefix", "OUTBOX_SUBJECT_PREFIX", T_STR, R(subject_prefix), 0},
     {"ce-source", "OUTBOX_CE_SOURCE", T_STR, R(ce_source), 0},
+    {"no-cloudevents", "OUTBOX_NO_CLOUDEVENTS", T_FLAG, R(cloudevents), 0},
     {"connections", "OUTBOX_CONNECTIONS", T_INT, R(connections), 0},
     {"batch", "OUTBOX_BATCH", T_INT, R(batch_size), 0},
     {"poll-interval", "OUTBOX_POLL_INTERVAL", T_MS32, R(poll_interval_ms), 0},
@@ -51,8 +52,7 @@ static const opt opts[] = {
     {"dup-window", "OUTBOX_DUP_WINDOW", T_MS64, R(duplicate_window_ms), 0},
     {"strict-dup-window", "OUTBOX_STRICT_DUP_WINDOW", T_FLAG, R(strict_duplicate_window), 1},
     {"shutdown-timeout", "OUTBOX_SHUTDOWN_TIMEOUT", T_MS32, R(shutdown_timeout_ms), 0},
-    {"delete-processed", "OUTBOX_DELETE_PROCESSED", T_FLAG, R(processing),
-     OUTBOX_DELETE_PROCESSED},
+    {"delete-processed", "OUTBOX_DELETE_PROCESSED", T_FLAG, R(processing), OUTBOX_DELETE_PROCESSED},
     {"pending-interval", "OUTBOX_PENDING_INTERVAL", T_MS32, R(pending_sample_ms), 0},
     {"partition-interval", "OUTBOX_PARTITION_INTERVAL", T_MS32, R(partition_check_ms), 0},
     {"cleanup-interval", "OUTBOX_CLEANUP_INTERVAL", T_MS32, R(cleanup_check_ms), 0},
@@ -77,7 +77,8 @@ static const opt opts[] = {
 };
 
 const char *ob_cli_usage(void) {
-    return "usage: outbox-uvrelay [run] --db mysql://user:pass@host:port/db --nats nats://host:port "
+    return "usage: outbox-uvrelay [run] --db mysql://user:pass@host:port/db --nats "
+           "nats://host:port "
            "[options]\n"
            "       outbox-uvrelay schema [--table T] [--partitioned [--monthly] [--lookahead N]] "
            "[--binary] [--no-function]\n"
@@ -92,7 +93,8 @@ const char *ob_cli_usage(void) {
            "Relays rows of a transactional-outbox table in MariaDB to a NATS JetStream stream.\n"
            "\n"
            "Connections (also from the environment):\n"
-           "  --db URL              OUTBOX_DB           mysql://user:pass@host:port/db[?socket=PATH]\n"
+           "  --db URL              OUTBOX_DB           "
+           "mysql://user:pass@host:port/db[?socket=PATH]\n"
            "  --db-password PASS    OUTBOX_DB_PASSWORD  overrides the URL's password\n"
            "  --nats URL            OUTBOX_NATS         nats://[user:pass@]host:port[,nats://...]\n"
            "Relay:\n"
@@ -101,6 +103,7 @@ const char *ob_cli_usage(void) {
            "  --subject-prefix P    OUTBOX_SUBJECT_PREFIX subjects P.<aggregate_type>.<event_type> "
            "(outbox)\n"
            "  --ce-source S         OUTBOX_CE_SOURCE      CloudEvents source (outbox-uvrelay)\n"
+           "  --no-cloudevents      OUTBOX_NO_CLOUDEVENTS leave out the ce-* headers (less CPU)\n"
            "  --connections N       OUTBOX_CONNECTIONS    MariaDB connections (2)\n"
            "  --batch N             OUTBOX_BATCH          rows per fetch (500)\n"
            "  --poll-interval D     OUTBOX_POLL_INTERVAL  wait after an empty fetch (100ms)\n"
@@ -263,8 +266,8 @@ static int store(ob_cli *c, const opt *o, const char *val, const char *src, char
         else if (o->off == R(processing))
             *(outbox_processing_mode *)(base + o->off) =
                 on ? OUTBOX_DELETE_PROCESSED : OUTBOX_KEEP_PROCESSED;
-        else
-            *(int *)(base + o->off) = on ? o->value : 0;
+        else /* value 0 marks a --no-... flag, which clears the field */
+            *(int *)(base + o->off) = on ? o->value : !o->value;
         return 0;
     }
     case T_BACKOFF:
@@ -273,8 +276,7 @@ static int store(ob_cli *c, const opt *o, const char *val, const char *src, char
         else if (val && strcmp(val, "exponential") == 0)
             *(outbox_backoff_kind *)(base + o->off) = OUTBOX_BACKOFF_EXPONENTIAL;
         else {
-            snprintf(err, errlen, "%s: '%s' must be 'fixed' or 'exponential'", src,
-                     val ? val : "");
+            snprintf(err, errlen, "%s: '%s' must be 'fixed' or 'exponential'", src, val ? val : "");
             return -1;
         }
         return 0;

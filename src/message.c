@@ -142,34 +142,28 @@ static int row_headers(natsMsg *msg, const ob_row *row, outbox_failure_kind *kin
     return rc;
 }
 
-int ob_message_headers(natsMsg *msg, const ob_row *row, const char *ce_source, ob_buf *scratch,
-                       outbox_failure_kind *kind, char *err, size_t errlen) {
-    if (row->headers != NULL && row_headers(msg, row, kind, err, errlen) != 0)
-        return -1;
+static int header_failed(natsStatus s, outbox_failure_kind *kind, char *err, size_t errlen) {
+    *kind = OUTBOX_FAIL_PUBLISH_ERROR;
+    snprintf(err, errlen, "could not set headers: %s", natsStatus_GetText(s));
+    return -1;
+}
 
-    char idtext[OUTBOX_ID_TEXT_LEN + 1];
-    outbox_id id;
-    memcpy(id.b, row->id, 16);
-    outbox_id_to_text(&id, idtext);
-
-    /* One scratch buffer holds the encoded ce-type, ce-subject and ce-time as
+/* The CloudEvents binary-mode headers. */
+static natsStatus ce_headers(natsMsg *msg, const ob_row *row, const char *idtext,
+                             const char *ce_source, ob_buf *scratch) {
+    /* One scratch buffer holds the encoded ce-type and ce-subject as
      * consecutive NUL-terminated strings, so no per-row allocation is ours. */
     ob_buf_reset(scratch);
     ob_ce_encode(scratch, row->event_type, row->event_type_len);
     size_t subj_off = scratch->len + 1;
     ob_buf_putc(scratch, '\0');
     ob_ce_encode(scratch, row->aggregate_id, row->aggregate_id_len);
-    if (scratch->oom) {
-        *kind = OUTBOX_FAIL_PUBLISH_ERROR;
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (scratch->oom)
+        return NATS_NO_MEMORY;
     char when[40];
     size_t wl = row->created_at ? ob_rfc3339(row->created_at, row->created_at_len, when) : 0;
 
-    natsStatus s = natsMsgHeader_Set(msg, "Nats-Msg-Id", idtext);
-    if (s == NATS_OK)
-        s = natsMsgHeader_Set(msg, "ce-specversion", "1.0");
+    natsStatus s = natsMsgHeader_Set(msg, "ce-specversion", "1.0");
     if (s == NATS_OK)
         s = natsMsgHeader_Set(msg, "ce-id", idtext);
     if (s == NATS_OK)
@@ -180,10 +174,19 @@ int ob_message_headers(natsMsg *msg, const ob_row *row, const char *ce_source, o
         s = natsMsgHeader_Set(msg, "ce-subject", scratch->p + subj_off);
     if (s == NATS_OK && wl > 0)
         s = natsMsgHeader_Set(msg, "ce-time", when);
-    if (s != NATS_OK) {
-        *kind = OUTBOX_FAIL_PUBLISH_ERROR;
-        snprintf(err, errlen, "could not set headers: %s", natsStatus_GetText(s));
+    return s;
+}
+
+int ob_message_headers(natsMsg *msg, const ob_row *row, const char *ce_source, ob_buf *scratch,
+                       outbox_failure_kind *kind, char *err, size_t errlen) {
+    if (row->headers != NULL && row_headers(msg, row, kind, err, errlen) != 0)
         return -1;
-    }
-    return 0;
+    char idtext[OUTBOX_ID_TEXT_LEN + 1];
+    outbox_id id;
+    memcpy(id.b, row->id, 16);
+    outbox_id_to_text(&id, idtext);
+    natsStatus s = natsMsgHeader_Set(msg, "Nats-Msg-Id", idtext);
+    if (s == NATS_OK && ce_source != NULL)
+        s = ce_headers(msg, row, idtext, ce_source, scratch);
+    return s == NATS_OK ? 0 : header_failed(s, kind, err, errlen);
 }

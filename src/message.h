@@ -51,7 +51,8 @@ void ob_ce_encode(ob_buf *out, const char *s, size_t len);
 size_t ob_rfc3339(const char *ts, size_t len, char *out);
 
 /* Adds the row's headers and the relay's headers to `msg`. `scratch` is a
- * reusable buffer. `ce_source` must already be percent-encoded. Returns 0,
+ * reusable buffer. `ce_source` must already be percent-encoded; NULL leaves
+ * the CloudEvents headers out (Nats-Msg-Id is always set). Returns 0,
  * or -1 with *kind and err set (a malformed headers object is
  * OUTBOX_FAIL_BAD_HEADERS). */
 int ob_message_headers(natsMsg *msg, const ob_row *row, const char *ce_source, ob_buf *scratch,

@@ -18,6 +18,7 @@ void outbox_relay_options_init(outbox_relay_options *o) {
     o->stream = "OUTBOX";
     o->subject_prefix = "outbox";
     o->ce_source = "outbox-uvrelay";
+    o->cloudevents = 1;
     o->connections = 2;
     o->batch_size = 500;
     o->poll_interval_ms = 100;

@@ -328,7 +328,8 @@ static void publish_one(ob_worker *w, int i) {
                   strlen(natsStatus_GetText(st)));
         return;
     }
-    if (ob_message_headers(msg, &s->row, r->ce_source, &w->scratch, &kind, err, sizeof(err)) != 0) {
+    if (ob_message_headers(msg, &s->row, r->o.cloudevents ? r->ce_source : NULL, &w->scratch, &kind,
+                           err, sizeof(err)) != 0) {
         natsMsg_Destroy(msg);
         slot_fail(w, s, kind, 0, 0, err, strlen(err));
         return;

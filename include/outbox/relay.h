@@ -92,6 +92,8 @@ typedef struct outbox_relay_options {
     const char *stream;      /* JetStream stream, "OUTBOX" */
     const char *subject_prefix; /* "outbox": subjects are <prefix>.<aggregate_type>.<event_type> */
     const char *ce_source;   /* CloudEvents ce-source, "outbox-uvrelay" */
+    int cloudevents;         /* add the ce-* headers (1); 0 sends Nats-Msg-Id and the
+                                row's headers only, which costs less CPU per message */
 
     /* --- how much --- */
     int connections;           /* MariaDB connections, each a batch cycle (2) */

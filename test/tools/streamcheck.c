@@ -6,8 +6,6 @@
  *     --expect-ids FILE   compare Nats-Msg-Id values with the ids in FILE
  *                         (one canonical UUID per line); exit 1 on mismatch
  *     --dump N            print the first N messages (subject, headers, data)
- *     --latency-header H  per message: stream store time minus the header H
- *                         (Unix ns) -> percentiles in ms
  *     --info              print the stream's duplicate window and subjects
  *     --delete            delete the stream
  *     --create SUBJECT    create the stream on SUBJECT (file storage), with
@@ -21,18 +19,13 @@
 #include <string.h>
 
 typedef struct opts {
-    const char *url, *stream, *subject, *expect, *lat_header, *create;
+    const char *url, *stream, *subject, *expect, *create;
     int dump, info, del;
     long long max_msg_size, dup_window_ms;
 } opts;
 
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 static char **read_ids(const char *path, size_t *n) {
@@ -71,7 +64,7 @@ static void dump_msg(natsMsg *m) {
 }
 
 int main(int argc, char **argv) {
-    opts o = {NULL, "OUTBOX", "outbox.>", NULL, NULL, NULL, 0, 0, 0, 0, 0};
+    opts o = {NULL, "OUTBOX", "outbox.>", NULL, NULL, 0, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -83,8 +76,6 @@ int main(int argc, char **argv) {
             o.subject = argv[++i];
         else if (strcmp(a, "--expect-ids") == 0 && v)
             o.expect = argv[++i];
-        else if (strcmp(a, "--latency-header") == 0 && v)
-            o.lat_header = argv[++i];
         else if (strcmp(a, "--dump") == 0 && v)
             o.dump = atoi(argv[++i]);
         else if (strcmp(a, "--info") == 0)
@@ -164,8 +155,7 @@ int main(int argc, char **argv) {
     jsStreamInfo_Destroy(si);
 
     char **ids = calloc(total + 1, sizeof(*ids));
-    int64_t *lat = o.lat_header ? calloc(total + 1, sizeof(*lat)) : NULL;
-    size_t got = 0, nlat = 0, noid = 0;
+    size_t got = 0, noid = 0;
     if (total > 0) {
         natsSubscription *sub = NULL;
         jsSubOptions so;
@@ -197,9 +187,6 @@ int main(int argc, char **argv) {
                     noid++;
                 if ((int)got < o.dump)
                     dump_msg(m);
-                const char *t = NULL;
-                if (lat && natsMsgHeader_Get(m, o.lat_header, &t) == NATS_OK && t)
-                    lat[nlat++] = natsMsg_GetTime(m) - strtoll(t, NULL, 10);
                 got++;
             }
             natsMsgList_Destroy(&list);
@@ -222,13 +209,6 @@ int main(int argc, char **argv) {
            (unsigned long long)total, got, distinct, nids - distinct, noid);
     if (got != total)
         rc = 1;
-    if (lat && nlat) {
-        qsort(lat, nlat, sizeof(*lat), cmp_i64);
-        printf("latency_ms p50=%.3f p95=%.3f p99=%.3f max=%.3f n=%zu\n",
-               lat[nlat * 50 / 100] / 1e6, lat[nlat * 95 / 100] / 1e6,
-               lat[nlat * 99 / 100 < nlat ? nlat * 99 / 100 : nlat - 1] / 1e6, lat[nlat - 1] / 1e6,
-               nlat);
-    }
     if (o.expect) {
         size_t ne = 0;
         char **exp = read_ids(o.expect, &ne);
@@ -264,7 +244,6 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < distinct; i++)
         free(ids[i]);
     free(ids);
-    free(lat);
 out:
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);

@@ -42,10 +42,14 @@ int main(void) {
     ob_cli_free(&c);
 
     /* The environment fills in; flags win over it. */
-    kv env[] = {{"OUTBOX_DB", "mysql://e@h/d"},      {"OUTBOX_NATS", "nats://e:1"},
-                {"OUTBOX_DB_PASSWORD", "from-env"},  {"OUTBOX_POLL_INTERVAL", "2s"},
-                {"OUTBOX_BATCH", "50"},              {"OUTBOX_DRAIN", "true"},
-                {"OUTBOX_DELETE_PROCESSED", "1"},    {NULL, NULL}};
+    kv env[] = {{"OUTBOX_DB", "mysql://e@h/d"},
+                {"OUTBOX_NATS", "nats://e:1"},
+                {"OUTBOX_DB_PASSWORD", "from-env"},
+                {"OUTBOX_POLL_INTERVAL", "2s"},
+                {"OUTBOX_BATCH", "50"},
+                {"OUTBOX_DRAIN", "true"},
+                {"OUTBOX_DELETE_PROCESSED", "1"},
+                {NULL, NULL}};
     CHECK_EQ(parse(&c, env, err, 3, "--batch", "75"), 0);
     CHECK_STR(c.relay.db_url, "mysql://e@h/d");
     CHECK_STR(c.relay.db_password, "from-env");
@@ -53,6 +57,17 @@ int main(void) {
     CHECK_EQ(c.relay.batch_size, 75);
     CHECK_EQ(c.drain, 1);
     CHECK_EQ(c.relay.processing, OUTBOX_DELETE_PROCESSED);
+    CHECK_EQ(c.relay.cloudevents, 1);
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, env, err, 2, "--no-cloudevents"), 0);
+    CHECK_EQ(c.relay.cloudevents, 0);
+    ob_cli_free(&c);
+    kv ceenv[] = {{"OUTBOX_DB", "mysql://e@h/d"},
+                  {"OUTBOX_NATS", "nats://e:1"},
+                  {"OUTBOX_NO_CLOUDEVENTS", "0"},
+                  {NULL, NULL}};
+    CHECK_EQ(parse(&c, ceenv, err, 1), 0);
+    CHECK_EQ(c.relay.cloudevents, 1);
     ob_cli_free(&c);
 
     uint64_t ms;

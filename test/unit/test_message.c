@@ -76,8 +76,9 @@ static void headers(void) {
     char err[256];
     outbox_failure_kind kind;
     natsMsg *m = NULL;
-    ob_row r = make_row("order", "o 1", "created", "{\"trace\":\"t-1\",\"n\":5,\"ce-id\":\"x\","
-                                                   "\"Nats-Msg-Id\":\"forged\"}");
+    ob_row r = make_row("order", "o 1", "created",
+                        "{\"trace\":\"t-1\",\"n\":5,\"ce-id\":\"x\","
+                        "\"Nats-Msg-Id\":\"forged\"}");
     CHECK_EQ(natsMsg_Create(&m, "s", NULL, r.payload, (int)r.payload_len), NATS_OK);
     CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
     CHECK_STR(hdr(m, "Nats-Msg-Id"), "019a6f1e-7c2b-7d3e-8f00-0123456789ab");
@@ -105,6 +106,15 @@ static void headers(void) {
     CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
     CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
     CHECK(hdr(m, "ce-subject") == NULL);
+    natsMsg_Destroy(m);
+    /* Without CloudEvents: only Nats-Msg-Id and the row's headers. */
+    r = make_row("order", "1", "created", "{\"trace\":\"t-2\"}");
+    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
+    CHECK_EQ(ob_message_headers(m, &r, NULL, &scratch, &kind, err, sizeof(err)), 0);
+    CHECK_STR(hdr(m, "Nats-Msg-Id"), "019a6f1e-7c2b-7d3e-8f00-0123456789ab");
+    CHECK_STR(hdr(m, "trace"), "t-2");
+    CHECK(hdr(m, "ce-id") == NULL);
+    CHECK(hdr(m, "ce-specversion") == NULL);
     natsMsg_Destroy(m);
     ob_buf_free(&scratch);
 }
