@@ -15,6 +15,16 @@ void ob_logf(const ob_log *l, outbox_log_level level, const char *fmt, ...) {
     l->fn(level, line, l->data);
 }
 
+int ob_errf(char *buf, size_t len, int status, const char *fmt, ...) {
+    if (buf && len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, len, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
 const char *outbox_log_level_name(outbox_log_level level) {
     switch (level) {
     case OUTBOX_LOG_ERROR:

@@ -5,6 +5,8 @@
 #ifndef OB_LOG_H
 #define OB_LOG_H
 
+#include <stddef.h>
+
 #include "outbox/common.h"
 
 typedef struct ob_log {
@@ -16,6 +18,14 @@ typedef struct ob_log {
 void ob_logf(const ob_log *l, outbox_log_level level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Formats a message into a caller's error buffer (which may be NULL) and
+ * returns `status`, for the "return ob_errf(...)" pattern. */
+int ob_errf(char *buf, size_t len, int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
 #endif
     ;
 

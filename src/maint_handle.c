@@ -90,16 +90,6 @@ static const kind_ops *ops_of(outbox_maint_kind kind) {
 
 /* --- creation ------------------------------------------------------------ */
 
-static int fail(char *errbuf, size_t errlen, int status, const char *fmt, ...) {
-    if (errbuf && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(errbuf, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
-
 static void handle_free(outbox_maint *m) {
     free((char *)m->o.db_url);
     free((char *)m->o.db_password);
@@ -163,30 +153,30 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
     char err[512];
     *out = NULL;
     if (loop == NULL || o == NULL)
-        return fail(errbuf, errlen, OUTBOX_EINVAL, "loop and options are required");
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "loop and options are required");
     if (ob_sql_check_table(o->table, err, sizeof(err)) != 0)
-        return fail(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     if (o->partition_period != OUTBOX_PARTITION_DAY &&
         o->partition_period != OUTBOX_PARTITION_MONTH)
-        return fail(errbuf, errlen, OUTBOX_EINVAL, "partition period must be day or month");
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "partition period must be day or month");
     if (o->partition_lookahead > 1000)
-        return fail(errbuf, errlen, OUTBOX_EINVAL, "partition lookahead must be 0-1000 (got %u)",
-                    o->partition_lookahead);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "partition lookahead must be 0-1000 (got %u)",
+                       o->partition_lookahead);
     if (o->partition_retention > 100000)
-        return fail(errbuf, errlen, OUTBOX_EINVAL,
-                    "partition retention must be 0-100000 periods (got %u)",
-                    o->partition_retention);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "partition retention must be 0-100000 periods (got %u)",
+                       o->partition_retention);
     if (o->ddl_lock_wait_s < 1 || o->ddl_lock_wait_s > 31536000)
-        return fail(errbuf, errlen, OUTBOX_EINVAL, "DDL lock wait must be 1 s to 1 year");
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "DDL lock wait must be 1 s to 1 year");
     if (o->cleanup_limit < 1)
-        return fail(errbuf, errlen, OUTBOX_EINVAL, "cleanup limit must be at least 1");
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "cleanup limit must be at least 1");
 
     outbox_maint *m = calloc(1, sizeof(*m));
     if (m == NULL)
-        return fail(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
+        return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     if (ob_db_url_parse(o->db_url, &m->url, err, sizeof(err)) != 0) {
         free(m);
-        return fail(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     }
     m->loop = loop;
     m->state = MS_DOWN;
@@ -203,10 +193,10 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
     }
     if (strchr(o->table, '.') == NULL && (m->url.database == NULL || *m->url.database == '\0')) {
         handle_free(m);
-        return fail(errbuf, errlen, OUTBOX_EINVAL,
-                    "table '%s' has no database: name one in the URL (mysql://.../db) or "
-                    "write the table as db.table",
-                    o->table);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "table '%s' has no database: name one in the URL (mysql://.../db) or "
+                       "write the table as db.table",
+                       o->table);
     }
     if (asprintf(&m->init_command,
                  "SET SESSION tx_isolation = 'READ-COMMITTED', time_zone = '+00:00', "
@@ -216,7 +206,7 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
     if (!m->o.db_url || !m->o.table || (o->db_password && !m->o.db_password) || !m->init_command ||
         (o->db_password && !m->url.password) || make_names(m, o->table) != 0) {
         handle_free(m);
-        return fail(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
+        return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     }
     m->dbcfg.host = m->url.host;
     m->dbcfg.port = m->url.port;

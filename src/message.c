@@ -84,9 +84,7 @@ size_t ob_rfc3339(const char *ts, size_t len, char *out) {
     return len + 1;
 }
 
-/* NATS header keys are printable ASCII without ':' or space; values must not
- * contain CR or LF, which would break the header block. */
-static int header_key_ok(const char *k) {
+int ob_header_key_ok(const char *k) {
     if (*k == '\0')
         return 0;
     for (const unsigned char *p = (const unsigned char *)k; *p; p++)
@@ -95,7 +93,7 @@ static int header_key_ok(const char *k) {
     return 1;
 }
 
-static int header_value_ok(const char *v, size_t n) {
+int ob_header_value_ok(const char *v, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (v[i] == '\r' || v[i] == '\n' || v[i] == '\0')
             return 0;
@@ -122,7 +120,7 @@ static int row_headers(natsMsg *msg, const ob_row *row, outbox_failure_kind *kin
         if (!json_is_string(val))
             continue;
         const char *v = json_string_value(val);
-        if (!header_key_ok(key) || !header_value_ok(v, json_string_length(val))) {
+        if (!ob_header_key_ok(key) || !ob_header_value_ok(v, json_string_length(val))) {
             *kind = OUTBOX_FAIL_BAD_HEADERS;
             snprintf(err, errlen,
                      "headers member '%.64s' cannot be a message header (keys are printable "

@@ -43,6 +43,11 @@ typedef struct ob_row {
 int ob_message_subject(ob_buf *out, const char *prefix, const ob_row *row, char *err,
                        size_t errlen);
 
+/* NATS header rules: a key is printable ASCII without ':' or space; a value
+ * has no CR, LF or NUL (either would break the header block). */
+int ob_header_key_ok(const char *key);
+int ob_header_value_ok(const char *value, size_t len);
+
 /* Appends `s` percent-encoded for a CloudEvents header value. */
 void ob_ce_encode(ob_buf *out, const char *s, size_t len);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "message.h"
 #include "sql.h"
 #include "url.h"
 
@@ -81,8 +82,11 @@ static long utf8_chars(const char *s, size_t n) {
     long chars = 0;
     for (size_t i = 0; i < n; chars++) {
         unsigned char c = u[i];
-        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-                                                          : (c & 0xf8) == 0xf0 ? 4 : 0;
+        size_t len = c < 0x80             ? 1
+                     : (c & 0xe0) == 0xc0 ? 2
+                     : (c & 0xf0) == 0xe0 ? 3
+                     : (c & 0xf8) == 0xf0 ? 4
+                                          : 0;
         if (len == 0 || i + len > n || (len == 2 && c < 0xc2))
             return -1;
         for (size_t k = 1; k < len; k++)
@@ -109,15 +113,6 @@ static int check_field(outbox_producer *p, size_t idx, const char *name, const c
     return OUTBOX_OK;
 }
 
-static int header_key_ok(const char *k) {
-    if (*k == '\0')
-        return 0;
-    for (const unsigned char *c = (const unsigned char *)k; *c; c++)
-        if (*c <= ' ' || *c >= 0x7f || *c == ':')
-            return 0;
-    return 1;
-}
-
 static int check_headers(outbox_producer *p, size_t idx, const char *h, size_t n) {
     json_error_t jerr;
     json_t *root = json_loadb(h, n, 0, &jerr);
@@ -131,7 +126,7 @@ static int check_headers(outbox_producer *p, size_t idx, const char *h, size_t n
         const char *key;
         json_t *v;
         json_object_foreach(root, key, v) {
-            if (!header_key_ok(key)) {
+            if (!ob_header_key_ok(key)) {
                 rc = perr(p, OUTBOX_EINVAL,
                           "entry %zu: headers key '%.64s' cannot be a message header (printable "
                           "ASCII without ':' or space)",
@@ -148,7 +143,7 @@ static int check_headers(outbox_producer *p, size_t idx, const char *h, size_t n
             if (json_is_string(v)) {
                 const char *s = json_string_value(v);
                 size_t sl = json_string_length(v);
-                if (memchr(s, '\r', sl) || memchr(s, '\n', sl) || strlen(s) != sl) {
+                if (!ob_header_value_ok(s, sl)) {
                     rc = perr(p, OUTBOX_EINVAL,
                               "entry %zu: headers value of '%.64s' contains CR, LF or NUL", idx,
                               key);

@@ -61,16 +61,6 @@ outbox_verdict outbox_classify_default(const outbox_failure *f, void *data) {
 
 /* --- creation ------------------------------------------------------------ */
 
-static int fail(char *errbuf, size_t errlen, const char *fmt, ...) {
-    if (errbuf && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(errbuf, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return OUTBOX_EINVAL;
-}
-
 static int check_stream_name(const char *s) {
     if (s == NULL || *s == '\0' || strlen(s) > 200)
         return -1;
@@ -143,44 +133,48 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
     char err[512];
     *out = NULL;
     if (loop == NULL || o == NULL)
-        return fail(errbuf, errlen, "loop and options are required");
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "loop and options are required");
     if (o->connections < 1 || o->connections > 256)
-        return fail(errbuf, errlen, "connections must be 1-256 (got %d)", o->connections);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "connections must be 1-256 (got %d)",
+                       o->connections);
     if (o->batch_size < 1 || o->batch_size > 10000)
-        return fail(errbuf, errlen, "batch size must be 1-10000 (got %d)", o->batch_size);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "batch size must be 1-10000 (got %d)",
+                       o->batch_size);
     if (o->poll_interval_ms < 1 || o->poll_interval_ms > 3600000)
-        return fail(errbuf, errlen, "poll interval must be 1 ms to 1 hour (got %u ms)",
-                    o->poll_interval_ms);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "poll interval must be 1 ms to 1 hour (got %u ms)", o->poll_interval_ms);
     if (o->max_in_flight < 1)
-        return fail(errbuf, errlen, "max in flight must be at least 1");
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "max in flight must be at least 1");
     if (o->ack_timeout_ms < 10)
-        return fail(errbuf, errlen, "ack timeout must be at least 10 ms (got %u)",
-                    o->ack_timeout_ms);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "ack timeout must be at least 10 ms (got %u)",
+                       o->ack_timeout_ms);
     if (o->max_attempts < 1 || o->max_attempts > 1000000)
-        return fail(errbuf, errlen, "max attempts must be 1-1000000 (got %d)", o->max_attempts);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "max attempts must be 1-1000000 (got %d)",
+                       o->max_attempts);
     if (o->backoff_jitter < 0 || o->backoff_jitter > 1)
-        return fail(errbuf, errlen, "backoff jitter must be between 0 and 1");
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "backoff jitter must be between 0 and 1");
     if (o->backoff_base_ms < 1 || o->backoff_max_ms < o->backoff_base_ms)
-        return fail(errbuf, errlen, "backoff needs 1 <= base (%u ms) <= max (%u ms)",
-                    o->backoff_base_ms, o->backoff_max_ms);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "backoff needs 1 <= base (%u ms) <= max (%u ms)", o->backoff_base_ms,
+                       o->backoff_max_ms);
     if (o->duplicate_window_ms < 1000)
-        return fail(errbuf, errlen, "duplicate window must be at least 1000 ms");
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "duplicate window must be at least 1000 ms");
     if (ob_sql_check_table(o->table, err, sizeof(err)) != 0)
-        return fail(errbuf, errlen, "%s", err);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     if (check_stream_name(o->stream) != 0)
-        return fail(errbuf, errlen,
-                    "stream name '%s' is not allowed: no spaces, '.', '*', '>', '/' or '\\'",
-                    o->stream ? o->stream : "");
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "stream name '%s' is not allowed: no spaces, '.', '*', '>', '/' or '\\'",
+                       o->stream ? o->stream : "");
     if (check_prefix(o->subject_prefix) != 0)
-        return fail(errbuf, errlen,
-                    "subject prefix '%s' is not allowed: dot-separated tokens without "
-                    "wildcards or whitespace",
-                    o->subject_prefix ? o->subject_prefix : "");
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "subject prefix '%s' is not allowed: dot-separated tokens without "
+                       "wildcards or whitespace",
+                       o->subject_prefix ? o->subject_prefix : "");
     if (o->ce_source == NULL || *o->ce_source == '\0')
-        return fail(errbuf, errlen, "ce-source must not be empty");
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "ce-source must not be empty");
     ob_nats_url nu;
     if (ob_nats_url_parse(o->nats_url, &nu, err, sizeof(err)) != 0)
-        return fail(errbuf, errlen, "%s", err);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     ob_nats_url_free(&nu);
 
     outbox_relay *r = calloc(1, sizeof(*r));
@@ -188,7 +182,7 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
         return OUTBOX_ENOMEM;
     if (ob_db_url_parse(o->db_url, &r->db, err, sizeof(err)) != 0) {
         free(r);
-        return fail(errbuf, errlen, "%s", err);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     }
     r->loop = loop;
     r->state = R_CREATED;
@@ -264,7 +258,7 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
         r->link = ob_link_new(loop, &lc, &cbs, err, sizeof(err));
         if (r->link == NULL) {
             relay_free(r);
-            return fail(errbuf, errlen, "%s", err);
+            return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
         }
     }
     if (ok && (o->pending_sample_ms || o->partition_check_ms || o->cleanup_check_ms)) {
@@ -272,15 +266,14 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
         if (r->maint == NULL) {
             ob_link_close(r->link, NULL, NULL);
             relay_free(r);
-            return fail(errbuf, errlen, "%s", err);
+            return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
         }
     }
     if (!ok) {
         if (r->link)
             ob_link_close(r->link, NULL, NULL);
         relay_free(r);
-        fail(errbuf, errlen, "out of memory");
-        return OUTBOX_ENOMEM;
+        return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     }
     *out = r;
     return OUTBOX_OK;

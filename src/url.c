@@ -7,15 +7,7 @@
 #include <string.h>
 
 #include "buf.h"
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
+#include "log.h"
 
 /* Percent-decodes s[0..n) into a new string; NULL on a bad escape. */
 static char *pct_decode(const char *s, size_t n) {
@@ -61,7 +53,7 @@ static int parse_hostport(const char *what, const char *s, size_t n, char **host
     if (n > 0 && s[0] == '[') {
         const char *close = memchr(s, ']', n);
         if (close == NULL) {
-            seterr(err, errlen, "%s: unclosed '[' in host", what);
+            ob_errf(err, errlen, -1, "%s: unclosed '[' in host", what);
             return -1;
         }
         hs = s + 1;
@@ -73,33 +65,33 @@ static int parse_hostport(const char *what, const char *s, size_t n, char **host
         rest = he;
     }
     if (he == hs) {
-        seterr(err, errlen, "%s: missing host", what);
+        ob_errf(err, errlen, -1, "%s: missing host", what);
         return -1;
     }
     *port = defport;
     if (rest < s + n) {
         if (*rest != ':') {
-            seterr(err, errlen, "%s: unexpected text after host", what);
+            ob_errf(err, errlen, -1, "%s: unexpected text after host", what);
             return -1;
         }
         rest++;
         size_t pl = (size_t)(s + n - rest);
         if (pl == 0 || pl > 5) {
-            seterr(err, errlen, "%s: port must be a number from 1 to 65535", what);
+            ob_errf(err, errlen, -1, "%s: port must be a number from 1 to 65535", what);
             return -1;
         }
         unsigned v = 0;
         for (size_t i = 0; i < pl; i++) {
             if (rest[i] < '0' || rest[i] > '9') {
-                seterr(err, errlen, "%s: port '%.*s' must be a number from 1 to 65535", what,
-                       (int)pl, rest);
+                ob_errf(err, errlen, -1, "%s: port '%.*s' must be a number from 1 to 65535", what,
+                        (int)pl, rest);
                 return -1;
             }
             v = v * 10 + (unsigned)(rest[i] - '0');
         }
         if (v == 0 || v > 65535) {
-            seterr(err, errlen, "%s: port '%.*s' must be a number from 1 to 65535", what, (int)pl,
-                   rest);
+            ob_errf(err, errlen, -1, "%s: port '%.*s' must be a number from 1 to 65535", what,
+                    (int)pl, rest);
             return -1;
         }
         *port = v;
@@ -121,7 +113,7 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
     static const char *what = "database URL";
     memset(u, 0, sizeof(*u));
     if (s == NULL || *s == '\0') {
-        seterr(err, errlen, "%s is missing (mysql://user:pass@host:port/database)", what);
+        ob_errf(err, errlen, -1, "%s is missing (mysql://user:pass@host:port/database)", what);
         return -1;
     }
     const char *p;
@@ -130,7 +122,8 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
     else if (strncmp(s, "mariadb://", 10) == 0)
         p = s + 10;
     else {
-        seterr(err, errlen, "%s must start with mysql:// or mariadb:// (got '%.20s')", what, s);
+        ob_errf(err, errlen, -1, "%s must start with mysql:// or mariadb:// (got '%.20s')", what,
+                s);
         return -1;
     }
     const char *slash = strchr(p, '/');
@@ -149,13 +142,13 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
             u->user = pct_decode(p, (size_t)(colon - p));
             u->password = pct_decode(colon + 1, (size_t)(at - colon - 1));
             if (u->user == NULL || u->password == NULL) {
-                seterr(err, errlen, "%s: bad percent-escape in user or password", what);
+                ob_errf(err, errlen, -1, "%s: bad percent-escape in user or password", what);
                 goto fail;
             }
         } else {
             u->user = pct_decode(p, (size_t)(at - p));
             if (u->user == NULL) {
-                seterr(err, errlen, "%s: bad percent-escape in user", what);
+                ob_errf(err, errlen, -1, "%s: bad percent-escape in user", what);
                 goto fail;
             }
         }
@@ -163,21 +156,21 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
     } else {
         u->user = dupn("", 0);
     }
-    if (parse_hostport(what, hp, (size_t)(auth_end - hp), &u->host, &u->port, 3306, err,
-                       errlen) != 0)
+    if (parse_hostport(what, hp, (size_t)(auth_end - hp), &u->host, &u->port, 3306, err, errlen) !=
+        0)
         goto fail;
     if (auth_end == slash) {
         const char *ds = slash + 1;
         const char *de = query && query > slash ? query : ds + strlen(ds);
         u->database = pct_decode(ds, (size_t)(de - ds));
         if (u->database == NULL) {
-            seterr(err, errlen, "%s: bad percent-escape in database name", what);
+            ob_errf(err, errlen, -1, "%s: bad percent-escape in database name", what);
             goto fail;
         }
     }
     if (u->database == NULL || u->database[0] == '\0') {
-        seterr(err, errlen, "%s: missing database name (mysql://user:pass@host:port/DATABASE)",
-               what);
+        ob_errf(err, errlen, -1, "%s: missing database name (mysql://user:pass@host:port/DATABASE)",
+                what);
         goto fail;
     }
     if (query) {
@@ -189,12 +182,12 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
                 free(u->socket);
                 u->socket = pct_decode(q + 7, len - 7);
                 if (u->socket == NULL) {
-                    seterr(err, errlen, "%s: bad percent-escape in socket path", what);
+                    ob_errf(err, errlen, -1, "%s: bad percent-escape in socket path", what);
                     goto fail;
                 }
             } else if (len > 0) {
-                seterr(err, errlen, "%s: unknown parameter '%.*s' (known: socket)", what, (int)len,
-                       q);
+                ob_errf(err, errlen, -1, "%s: unknown parameter '%.*s' (known: socket)", what,
+                        (int)len, q);
                 goto fail;
             }
             q += len + (amp ? 1 : 0);
@@ -218,7 +211,7 @@ int ob_nats_url_parse(const char *s, ob_nats_url *u, char *err, size_t errlen) {
     static const char *what = "NATS URL";
     memset(u, 0, sizeof(*u));
     if (s == NULL || *s == '\0') {
-        seterr(err, errlen, "%s is missing (nats://host:port)", what);
+        ob_errf(err, errlen, -1, "%s is missing (nats://host:port)", what);
         return -1;
     }
     const char *p = s;
@@ -226,21 +219,21 @@ int ob_nats_url_parse(const char *s, ob_nats_url *u, char *err, size_t errlen) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         if (u->n == OB_NATS_MAX_SERVERS) {
-            seterr(err, errlen, "%s: more than %d servers", what, OB_NATS_MAX_SERVERS);
+            ob_errf(err, errlen, -1, "%s: more than %d servers", what, OB_NATS_MAX_SERVERS);
             goto fail;
         }
         const char *a = p;
         if (len >= 7 && strncmp(p, "nats://", 7) == 0)
             a = p + 7;
         else {
-            seterr(err, errlen, "%s must start with nats:// (got '%.*s')", what,
-                   (int)(len > 20 ? 20 : len), p);
+            ob_errf(err, errlen, -1, "%s must start with nats:// (got '%.*s')", what,
+                    (int)(len > 20 ? 20 : len), p);
             goto fail;
         }
         const char *end = p + len;
         const char *slash = memchr(a, '/', (size_t)(end - a));
         if (slash && slash + 1 != end) {
-            seterr(err, errlen, "%s: unexpected path '%.*s'", what, (int)(end - slash), slash);
+            ob_errf(err, errlen, -1, "%s: unexpected path '%.*s'", what, (int)(end - slash), slash);
             goto fail;
         }
         if (slash)
@@ -266,7 +259,7 @@ int ob_nats_url_parse(const char *s, ob_nats_url *u, char *err, size_t errlen) {
         p = comma + 1;
     }
     if (u->n == 0) {
-        seterr(err, errlen, "%s is missing (nats://host:port)", what);
+        ob_errf(err, errlen, -1, "%s is missing (nats://host:port)", what);
         return -1;
     }
     return 0;
