@@ -59,8 +59,8 @@ typedef struct bn_fork {
     int (*setup)(int i, void *slot, void *data); /* 0 ok */
     int (*work)(int i, void *slot, void *data);  /* 0 ok */
     void *data;
-    void *shared;     /* set by bn_fork_join */
-    uint64_t go_ns;   /* monotonic time when the children were released */
+    void *shared;   /* set by bn_fork_join */
+    uint64_t go_ns; /* monotonic time when the children were released */
 } bn_fork;
 
 int bn_fork_join(bn_fork *f);

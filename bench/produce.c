@@ -112,8 +112,8 @@ static int raw_insert(prod_cfg *c, prod_slot *s) {
             ob_buf_puts(b, "','");
             size_t hl = strlen(e->headers);
             ob_buf_reserve(b, 2 * hl + 1);
-            b->len += mysql_real_escape_string(st.conn, b->p + b->len, e->headers,
-                                               (unsigned long)hl);
+            b->len +=
+                mysql_real_escape_string(st.conn, b->p + b->len, e->headers, (unsigned long)hl);
             ob_buf_puts(b, "')");
         } else {
             ob_buf_puts(b, "',NULL)");
@@ -165,9 +165,9 @@ static int prod_work(int i, void *slotp, void *data) {
         if (c->raw) {
             rc = raw_insert(c, s);
         } else {
-            rc = c->per_tx == 1 ? outbox_enqueue(st.p, st.conn, st.entries, NULL)
-                                : outbox_enqueue_many(st.p, st.conn, st.entries,
-                                                      (size_t)c->per_tx, NULL);
+            rc = c->per_tx == 1
+                     ? outbox_enqueue(st.p, st.conn, st.entries, NULL)
+                     : outbox_enqueue_many(st.p, st.conn, st.entries, (size_t)c->per_tx, NULL);
             if (rc != OUTBOX_OK)
                 snprintf(s->err, sizeof(s->err), "%.190s", outbox_producer_errmsg(st.p));
         }

@@ -74,8 +74,8 @@ int main(int argc, char **argv) {
     FILE *f = fopen(out, "w");
     if (f == NULL)
         bn_die("cannot write %s: %s", out, strerror(errno));
-    fprintf(f, "wall_s=%.6f user_s=%.6f sys_s=%.6f maxrss_kb=%ld exit=%d\n", (double)(t1 - t0) / 1e9,
-            (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+    fprintf(f, "wall_s=%.6f user_s=%.6f sys_s=%.6f maxrss_kb=%ld exit=%d\n",
+            (double)(t1 - t0) / 1e9, (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss, code);
     fclose(f);
     return code;

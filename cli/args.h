@@ -25,7 +25,7 @@ typedef struct ob_cli {
     const char *subcommand; /* dead: list | replay | purge */
     outbox_relay_options relay;
     int drain;
-    int progress;      /* -1 auto (a terminal), 0 off, 1 on */
+    int progress; /* -1 auto (a terminal), 0 off, 1 on */
     int help;
     int version;
     int once;
@@ -36,12 +36,12 @@ typedef struct ob_cli {
     int no_function;
     uint32_t lookahead;
     /* maintenance and dead letters */
-    uint32_t retention;          /* partitions: periods to keep */
-    uint64_t older_than_ms;      /* cleanup and dead purge */
+    uint32_t retention;     /* partitions: periods to keep */
+    uint64_t older_than_ms; /* cleanup and dead purge */
     uint32_t limit;
     int include_dead;
-    const char *id;              /* dead replay --id */
-    int all;                     /* dead replay --all */
+    const char *id; /* dead replay --id */
+    int all;        /* dead replay --all */
     /* owned copies of strings taken from argv or the environment */
     char *owned[32];
     int nowned;

@@ -48,7 +48,8 @@ static void on_progress(uv_timer_t *t) {
             "\r\033[K%8.0f msg/s  acked %llu  dead %llu  retried %llu  pending %s  lag %lld ms  "
             "in flight %u%s",
             rate, (unsigned long long)s.acked, (unsigned long long)s.dead,
-            (unsigned long long)s.failed, pending, (long long)(s.oldest_pending_ms < 0 ? 0 : s.oldest_pending_ms), s.in_flight,
+            (unsigned long long)s.failed, pending,
+            (long long)(s.oldest_pending_ms < 0 ? 0 : s.oldest_pending_ms), s.in_flight,
             s.broker_ready ? "" : "  [NATS not ready]");
     fflush(stderr);
     x->line_shown = 1;
@@ -82,7 +83,8 @@ static void stop(run_ctx *x) {
 static void on_signal(uv_signal_t *s, int signum) {
     run_ctx *x = s->data;
     if (x->stopping)
-        fprintf(stderr, "\r\033[K%s again: stopping now\n", signum == SIGINT ? "SIGINT" : "SIGTERM");
+        fprintf(stderr, "\r\033[K%s again: stopping now\n",
+                signum == SIGINT ? "SIGINT" : "SIGTERM");
     stop(x);
 }
 

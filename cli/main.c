@@ -32,8 +32,7 @@ int main(int argc, char **argv) {
         fputs(ob_cli_usage(), stdout);
     } else if (c.version) {
         printf("outbox-uvrelay %s (libuv %s, nats.c %s, MariaDB Connector/C %s)\n",
-               outbox_version(), uv_version_string(), nats_GetVersion(),
-               mysql_get_client_info());
+               outbox_version(), uv_version_string(), nats_GetVersion(), mysql_get_client_info());
     } else {
         switch (c.command) {
         case OB_CMD_RUN:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine: installs what is missing,
-# builds with warnings as errors and with AddressSanitizer +
+# checks the formatting, builds with warnings as errors and with AddressSanitizer +
 # UndefinedBehaviorSanitizer, runs every test, then runs the relay's
 # integration test once more under valgrind in a build without sanitizers.
 # The tests start their own throwaway MariaDB and nats-server on loopback and
@@ -8,7 +8,17 @@
 #   scripts/test.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/deps.sh" valgrind
+"$root/scripts/deps.sh" valgrind clang-format
+
+echo "== formatting (.clang-format)"
+cd "$root"
+unformatted=$(for f in $(git ls-files '*.c' '*.h' 2>/dev/null || find src include cli test examples bench -name '*.[ch]'); do
+  clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || echo "$f"
+done)
+if [ -n "$unformatted" ]; then
+  echo "not formatted per .clang-format (run clang-format -i on them):" $unformatted >&2
+  exit 1
+fi
 
 echo "== build with ASan + UBSan"
 "$root/scripts/build.sh" "$root/build/test-asan" -DOUTBOX_WERROR=ON -DOUTBOX_ASAN=ON \

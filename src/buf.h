@@ -10,13 +10,14 @@
 #include <stdint.h>
 
 typedef struct ob_buf {
-    char *p;      /* NUL-terminated once anything was appended; NULL when empty */
-    size_t len;   /* bytes used, not counting the NUL */
-    size_t cap;   /* bytes allocated */
-    int oom;      /* set once an allocation failed; appends then do nothing */
+    char *p;    /* NUL-terminated once anything was appended; NULL when empty */
+    size_t len; /* bytes used, not counting the NUL */
+    size_t cap; /* bytes allocated */
+    int oom;    /* set once an allocation failed; appends then do nothing */
 } ob_buf;
 
-#define OB_BUF_INIT {NULL, 0, 0, 0}
+#define OB_BUF_INIT                                                                                \
+    { NULL, 0, 0, 0 }
 
 /* Makes room for `more` bytes plus a NUL. Returns 0, or -1 (and sets oom). */
 int ob_buf_reserve(ob_buf *b, size_t more);

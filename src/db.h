@@ -36,15 +36,15 @@ typedef void (*ob_db_cb)(ob_db *db, int ok, void *data);
 typedef void (*ob_db_close_cb)(void *data);
 
 typedef struct ob_db_config {
-    const char *host;     /* name or address; resolved on the loop */
+    const char *host; /* name or address; resolved on the loop */
     unsigned port;
     const char *user;
     const char *password; /* may be NULL */
     const char *database;
-    const char *socket;   /* unix socket path; when set, host and port are unused */
+    const char *socket; /* unix socket path; when set, host and port are unused */
     unsigned connect_timeout_s;
-    unsigned read_timeout_s; /* must outlast any legitimate wait, such as GET_LOCK */
-    uint32_t op_timeout_ms;  /* our own deadline for one operation; 0 = none */
+    unsigned read_timeout_s;  /* must outlast any legitimate wait, such as GET_LOCK */
+    uint32_t op_timeout_ms;   /* our own deadline for one operation; 0 = none */
     const char *init_command; /* run by connect, may be NULL */
 } ob_db_config;
 

@@ -16,8 +16,8 @@ typedef struct ob_puback {
     int ok;        /* stored (possibly as a duplicate) */
     int duplicate; /* the stream already had this Msg-Id */
     uint64_t seq;
-    int code;      /* error "code", 0 when ok */
-    int err_code;  /* error "err_code", 0 when ok */
+    int code;         /* error "code", 0 when ok */
+    int err_code;     /* error "err_code", 0 when ok */
     const char *desc; /* error "description" as written (escapes kept); points into data */
     size_t desc_len;
 } ob_puback;

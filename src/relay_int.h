@@ -32,14 +32,14 @@ struct outbox_relay {
     ob_log log;
     char errmsg[512];
 
-    ob_db_url db;          /* parsed db_url, password override applied */
-    ob_db_config dbcfg;    /* points into db */
-    char *qtable;          /* `schema`.`table` */
-    char *ce_source;       /* percent-encoded */
+    ob_db_url db;       /* parsed db_url, password override applied */
+    ob_db_config dbcfg; /* points into db */
+    char *qtable;       /* `schema`.`table` */
+    char *ce_source;    /* percent-encoded */
     ob_backoff backoff;
-    char *sql_fetch;       /* the fetch statement, built once */
+    char *sql_fetch; /* the fetch statement, built once */
     size_t sql_fetch_len;
-    char *sql_probe;       /* the idle probe, built once */
+    char *sql_probe; /* the idle probe, built once */
     size_t sql_probe_len;
 
     ob_link *link;
@@ -47,15 +47,15 @@ struct outbox_relay {
     int nworkers;
     ob_maint *maint;
 
-    uint32_t in_flight;     /* publishes awaiting an ack, all workers */
-    int waiting_capacity;   /* workers stalled on max_in_flight */
-    ob_worker *scout;       /* the one idle worker that polls; the others sleep */
-    int drained;            /* on_drained was called */
+    uint32_t in_flight;   /* publishes awaiting an ack, all workers */
+    int waiting_capacity; /* workers stalled on max_in_flight */
+    ob_worker *scout;     /* the one idle worker that polls; the others sleep */
+    int drained;          /* on_drained was called */
     int fatal;
     outbox_stats stats;
 
     int hard_stop;
-    int open_children;      /* workers, link, maintenance and timers still closing */
+    int open_children; /* workers, link, maintenance and timers still closing */
     uv_timer_t shutdown_timer;
     outbox_relay_stop_cb stop_cb;
     void *stop_data;

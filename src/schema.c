@@ -123,13 +123,12 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
             ob_buf_append(&b, o->table, (size_t)(dot - o->table));
             ob_buf_puts(&b, "`.");
         }
-        ob_buf_puts(&b,
-                    "outbox_uuid_v7() RETURNS BINARY(16) NOT DETERMINISTIC NO SQL\n"
-                    "RETURN UNHEX(CONCAT(\n"
-                    "    LPAD(HEX(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000)), 12, '0'),\n"
-                    "    '7', SUBSTR(HEX(RANDOM_BYTES(2)), 2, 3),\n"
-                    "    HEX(128 | (ASCII(RANDOM_BYTES(1)) & 63)),\n"
-                    "    HEX(RANDOM_BYTES(7))));\n");
+        ob_buf_puts(&b, "outbox_uuid_v7() RETURNS BINARY(16) NOT DETERMINISTIC NO SQL\n"
+                        "RETURN UNHEX(CONCAT(\n"
+                        "    LPAD(HEX(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000)), 12, '0'),\n"
+                        "    '7', SUBSTR(HEX(RANDOM_BYTES(2)), 2, 3),\n"
+                        "    HEX(128 | (ASCII(RANDOM_BYTES(1)) & 63)),\n"
+                        "    HEX(RANDOM_BYTES(7))));\n");
     }
     if (b.oom) {
         ob_buf_free(&b);

@@ -67,8 +67,8 @@ typedef struct ob_backoff {
     double jitter;
 } ob_backoff;
 
-void ob_sql_fail_head(ob_buf *b, const char *qtable, const char *error, size_t error_len,
-                      int dead, int max_attempts, const ob_backoff *bo);
+void ob_sql_fail_head(ob_buf *b, const char *qtable, const char *error, size_t error_len, int dead,
+                      int max_attempts, const ob_backoff *bo);
 
 /* Appends _utf8mb4 X'..' for `s`, cut at `max_chars` characters and with
  * invalid UTF-8 bytes replaced by '?'. */

@@ -16,7 +16,7 @@ typedef struct ob_db_url {
     char *host;     /* without brackets for IPv6 */
     unsigned port;  /* 3306 when absent */
     char *database;
-    char *socket;   /* NULL unless ?socket= was given */
+    char *socket; /* NULL unless ?socket= was given */
 } ob_db_url;
 
 #define OB_NATS_MAX_SERVERS 16
@@ -24,7 +24,7 @@ typedef struct ob_db_url {
 typedef struct ob_nats_server {
     char *userinfo; /* raw "user:pass" as written, or NULL */
     char *host;
-    unsigned port;  /* 4222 when absent */
+    unsigned port; /* 4222 when absent */
 } ob_nats_server;
 
 typedef struct ob_nats_url {

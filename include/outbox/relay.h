@@ -37,23 +37,23 @@ typedef struct outbox_relay outbox_relay;
 
 /* What went wrong with one row's publish, as given to a classifier. */
 typedef enum outbox_failure_kind {
-    OUTBOX_FAIL_ACK_TIMEOUT = 1,     /* no ack within ack_timeout_ms */
-    OUTBOX_FAIL_NO_RESPONDERS = 2,   /* no stream listens on the subject right now */
-    OUTBOX_FAIL_DISCONNECTED = 3,    /* the NATS connection dropped while in flight */
-    OUTBOX_FAIL_MAX_PAYLOAD = 4,     /* message larger than the server's max_payload */
-    OUTBOX_FAIL_BAD_SUBJECT = 5,     /* aggregate_type/event_type give an invalid subject */
-    OUTBOX_FAIL_BAD_HEADERS = 6,     /* the row's headers column is not a usable object */
-    OUTBOX_FAIL_STREAM_ERROR = 7,    /* JetStream answered with an error (see err_code) */
-    OUTBOX_FAIL_PUBLISH_ERROR = 8,   /* the client refused the publish for another reason */
+    OUTBOX_FAIL_ACK_TIMEOUT = 1,   /* no ack within ack_timeout_ms */
+    OUTBOX_FAIL_NO_RESPONDERS = 2, /* no stream listens on the subject right now */
+    OUTBOX_FAIL_DISCONNECTED = 3,  /* the NATS connection dropped while in flight */
+    OUTBOX_FAIL_MAX_PAYLOAD = 4,   /* message larger than the server's max_payload */
+    OUTBOX_FAIL_BAD_SUBJECT = 5,   /* aggregate_type/event_type give an invalid subject */
+    OUTBOX_FAIL_BAD_HEADERS = 6,   /* the row's headers column is not a usable object */
+    OUTBOX_FAIL_STREAM_ERROR = 7,  /* JetStream answered with an error (see err_code) */
+    OUTBOX_FAIL_PUBLISH_ERROR = 8, /* the client refused the publish for another reason */
 } outbox_failure_kind;
 
 typedef struct outbox_failure {
     outbox_failure_kind kind;
-    int code;              /* JetStream "code" (HTTP-like), or the nats.c status */
-    int err_code;          /* JetStream "err_code", 0 when not from JetStream */
-    const char *message;   /* text stored in last_error; valid during the call */
-    const outbox_id *id;   /* the row */
-    int attempt;           /* 1 for the first attempt */
+    int code;            /* JetStream "code" (HTTP-like), or the nats.c status */
+    int err_code;        /* JetStream "err_code", 0 when not from JetStream */
+    const char *message; /* text stored in last_error; valid during the call */
+    const outbox_id *id; /* the row */
+    int attempt;         /* 1 for the first attempt */
 } outbox_failure;
 
 typedef enum outbox_verdict {
@@ -85,15 +85,15 @@ typedef enum outbox_partition_period {
 
 typedef struct outbox_relay_options {
     /* --- where --- */
-    const char *db_url;      /* mysql://user:pass@host:port/db[?socket=/path] (required) */
-    const char *db_password; /* overrides the URL's password when not NULL */
-    const char *nats_url;    /* nats://[user:pass@]host:port[,nats://...] (required) */
-    const char *table;       /* "outbox"; optionally "schema.table" */
-    const char *stream;      /* JetStream stream, "OUTBOX" */
+    const char *db_url;         /* mysql://user:pass@host:port/db[?socket=/path] (required) */
+    const char *db_password;    /* overrides the URL's password when not NULL */
+    const char *nats_url;       /* nats://[user:pass@]host:port[,nats://...] (required) */
+    const char *table;          /* "outbox"; optionally "schema.table" */
+    const char *stream;         /* JetStream stream, "OUTBOX" */
     const char *subject_prefix; /* "outbox": subjects are <prefix>.<aggregate_type>.<event_type> */
-    const char *ce_source;   /* CloudEvents ce-source, "outbox-uvrelay" */
-    int cloudevents;         /* add the ce-* headers (1); 0 sends Nats-Msg-Id and the
-                                row's headers only, which costs less CPU per message */
+    const char *ce_source;      /* CloudEvents ce-source, "outbox-uvrelay" */
+    int cloudevents;            /* add the ce-* headers (1); 0 sends Nats-Msg-Id and the
+                                   row's headers only, which costs less CPU per message */
 
     /* --- how much --- */
     int connections;           /* MariaDB connections, each a batch cycle (2) */
@@ -103,21 +103,21 @@ typedef struct outbox_relay_options {
     uint32_t ack_timeout_ms;   /* a publish without ack by then has failed (5000) */
 
     /* --- failures --- */
-    int max_attempts;                 /* attempts before a row is dead (5) */
-    outbox_backoff_kind backoff;      /* exponential */
-    uint32_t backoff_base_ms;         /* first retry delay (1000) */
-    uint32_t backoff_max_ms;          /* cap (60000) */
-    double backoff_jitter;            /* 0..1: delay *= 1 - jitter*rand (0.2) */
-    outbox_classify_fn classify;      /* NULL: outbox_classify_default */
+    int max_attempts;            /* attempts before a row is dead (5) */
+    outbox_backoff_kind backoff; /* exponential */
+    uint32_t backoff_base_ms;    /* first retry delay (1000) */
+    uint32_t backoff_max_ms;     /* cap (60000) */
+    double backoff_jitter;       /* 0..1: delay *= 1 - jitter*rand (0.2) */
+    outbox_classify_fn classify; /* NULL: outbox_classify_default */
     void *classify_data;
 
     /* --- stream --- */
-    uint64_t duplicate_window_ms;     /* for a stream the relay creates (120000) */
-    int strict_duplicate_window;      /* refuse to run when the window is shorter than
-                                         ack_timeout + backoff_max (0: only warn) */
+    uint64_t duplicate_window_ms; /* for a stream the relay creates (120000) */
+    int strict_duplicate_window;  /* refuse to run when the window is shorter than
+                                     ack_timeout + backoff_max (0: only warn) */
 
     /* --- shutdown and drain --- */
-    uint32_t shutdown_timeout_ms;     /* how long stop waits for in-flight acks (5000) */
+    uint32_t shutdown_timeout_ms; /* how long stop waits for in-flight acks (5000) */
     /* Called once when no pending row is left (status=0 rows, including rows
      * waiting for a retry). The relay keeps running; call stop from here to
      * drain-and-exit. */
@@ -133,40 +133,40 @@ typedef struct outbox_relay_options {
 
     /* --- maintenance timers (0 disables each; the jobs they run, and the
      * meaning of each setting, are described in outbox/maint.h) --- */
-    uint32_t pending_sample_ms;       /* sample pending count and lag (0) */
-    uint32_t partition_check_ms;      /* run the partition maintainer (0) */
+    uint32_t pending_sample_ms;               /* sample pending count and lag (0) */
+    uint32_t partition_check_ms;              /* run the partition maintainer (0) */
     outbox_partition_period partition_period; /* day */
-    uint32_t partition_lookahead;     /* future partitions to keep (7) */
-    uint32_t partition_retention;     /* periods to keep; 0 never drops (0) */
-    uint32_t cleanup_check_ms;        /* run the cleanup maintainer (0) */
-    uint64_t cleanup_retention_ms;    /* delete processed rows older than this (7 days) */
-    uint32_t cleanup_limit;           /* rows per round (10000) */
-    int cleanup_include_dead;         /* also delete old dead rows (0) */
+    uint32_t partition_lookahead;             /* future partitions to keep (7) */
+    uint32_t partition_retention;             /* periods to keep; 0 never drops (0) */
+    uint32_t cleanup_check_ms;                /* run the cleanup maintainer (0) */
+    uint64_t cleanup_retention_ms;            /* delete processed rows older than this (7 days) */
+    uint32_t cleanup_limit;                   /* rows per round (10000) */
+    int cleanup_include_dead;                 /* also delete old dead rows (0) */
 
     /* --- logging --- */
-    outbox_log_fn log;       /* NULL: silent */
+    outbox_log_fn log; /* NULL: silent */
     void *log_data;
     outbox_log_level log_level; /* lines above this level are dropped (info) */
 } outbox_relay_options;
 
 /* Counters since start. Gauges are marked. */
 typedef struct outbox_stats {
-    uint64_t batches;     /* batch cycles that fetched at least one row */
-    uint64_t fetched;     /* rows fetched */
-    uint64_t published;   /* publishes handed to the NATS client */
-    uint64_t acked;       /* rows acked by JetStream and committed */
-    uint64_t duplicates;  /* acks that JetStream marked duplicate (already stored) */
-    uint64_t failed;      /* failed publishes that were retried later */
-    uint64_t dead;        /* rows marked dead */
-    uint64_t released;    /* rows given back untouched (outage, shutdown) */
-    uint64_t db_errors;   /* failed database operations */
+    uint64_t batches;    /* batch cycles that fetched at least one row */
+    uint64_t fetched;    /* rows fetched */
+    uint64_t published;  /* publishes handed to the NATS client */
+    uint64_t acked;      /* rows acked by JetStream and committed */
+    uint64_t duplicates; /* acks that JetStream marked duplicate (already stored) */
+    uint64_t failed;     /* failed publishes that were retried later */
+    uint64_t dead;       /* rows marked dead */
+    uint64_t released;   /* rows given back untouched (outage, shutdown) */
+    uint64_t db_errors;  /* failed database operations */
     uint64_t db_reconnects;
     uint64_t broker_outages;
-    uint32_t in_flight;        /* gauge: publishes awaiting an ack */
-    uint32_t db_connected;     /* gauge: connections up */
-    int broker_ready;          /* gauge: 1 when NATS and the stream answer */
-    int64_t pending;           /* gauge: status=0 rows at the last sample, -1 unknown */
-    int64_t oldest_pending_ms; /* gauge: age of the oldest pending row, -1 unknown */
+    uint32_t in_flight;             /* gauge: publishes awaiting an ack */
+    uint32_t db_connected;          /* gauge: connections up */
+    int broker_ready;               /* gauge: 1 when NATS and the stream answer */
+    int64_t pending;                /* gauge: status=0 rows at the last sample, -1 unknown */
+    int64_t oldest_pending_ms;      /* gauge: age of the oldest pending row, -1 unknown */
     uint64_t pending_sampled_at_ms; /* loop time of that sample, 0 never */
 } outbox_stats;
 

@@ -24,9 +24,8 @@ static void db_url_defaults_and_variants(void) {
     CHECK_EQ(u.port, 3306);
     CHECK(u.password == NULL);
     ob_db_url_free(&u);
-    CHECK_EQ(ob_db_url_parse("mysql://u:p@[::1]:3310/d?socket=/run/my%20sock", &u, err,
-                             sizeof(err)),
-             0);
+    CHECK_EQ(
+        ob_db_url_parse("mysql://u:p@[::1]:3310/d?socket=/run/my%20sock", &u, err, sizeof(err)), 0);
     CHECK_STR(u.host, "::1");
     CHECK_EQ(u.port, 3310);
     CHECK_STR(u.socket, "/run/my sock");
