@@ -8,7 +8,8 @@ cmake --install "$OUTBOX_TEST_BUILD" --prefix "$work/prefix" >/dev/null
 pc=$(find "$work/prefix" -name outbox.pc)
 [ -n "$pc" ] || fail "outbox.pc installed"
 export PKG_CONFIG_PATH=$(dirname "$pc")
-cc -Wall -Wextra -Werror "$src/examples/producer.c" \
+flags=${OUTBOX_TEST_CFLAGS:-}
+cc -Wall -Wextra -Werror $flags "$src/examples/producer.c" \
   $(pkg-config --cflags --libs --static outbox) -o "$work/producer"
 "$work/producer" 2>/dev/null && fail "producer without arguments should exit 2" || true
 echo "ok: built with pkg-config"
@@ -20,7 +21,8 @@ find_package(outbox REQUIRED)
 add_executable(embed "$src/examples/embed.c")
 target_link_libraries(embed PRIVATE outbox::outbox)
 CMAKE
-cmake -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
 cmake --build "$work/consumer/build" >/dev/null
 rc=0; "$work/consumer/build/embed" >/dev/null 2>&1 || rc=$?
 assert_eq "$rc" 2 "embed built with find_package, run without arguments"
