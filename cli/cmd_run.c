@@ -23,8 +23,6 @@ typedef struct run_ctx {
     int line_shown;
 } run_ctx;
 
-static run_ctx *g_ctx; /* for the log callback, which must clear the progress line */
-
 static void log_line(outbox_log_level level, const char *msg, void *data) {
     run_ctx *x = data;
     if (x && x->line_shown) {
@@ -107,7 +105,6 @@ static void on_fatal(outbox_relay *r, const char *why, void *data) {
 int ob_cmd_run(ob_cli *c) {
     run_ctx x;
     memset(&x, 0, sizeof(x));
-    g_ctx = &x;
     x.show_progress = c->progress < 0 ? isatty(STDERR_FILENO) : c->progress;
     outbox_relay_options o = c->relay;
     o.log = log_line;
@@ -154,6 +151,5 @@ int ob_cmd_run(ob_cli *c) {
         x.exit_code = 1;
     }
     nats_CloseAndWait(2000);
-    g_ctx = NULL;
     return x.exit_code;
 }

@@ -500,10 +500,6 @@ int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data)
     return 0;
 }
 
-int ob_db_nresults(const ob_db *db) {
-    return db->nres;
-}
-
 MYSQL_RES *ob_db_result(const ob_db *db, int i) {
     return i >= 0 && i < db->nres ? db->res[i] : NULL;
 }
@@ -526,10 +522,6 @@ int ob_db_lost(const ob_db *db) {
 
 int ob_db_is_idle(const ob_db *db) {
     return db->state == DB_IDLE;
-}
-
-int ob_db_is_down(const ob_db *db) {
-    return db->state == DB_DOWN;
 }
 
 unsigned long ob_db_thread_id(const ob_db *db) {

@@ -62,7 +62,6 @@ int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data)
 
 /* Results of the last query: one entry per statement that ran. A statement
  * without a result set has a NULL result and its affected-row count. */
-int ob_db_nresults(const ob_db *db);
 MYSQL_RES *ob_db_result(const ob_db *db, int i);
 uint64_t ob_db_affected(const ob_db *db, int i);
 
@@ -71,7 +70,6 @@ const char *ob_db_error(const ob_db *db);
 /* Nonzero once the connection is gone: the owner must ob_db_reset() it. */
 int ob_db_lost(const ob_db *db);
 int ob_db_is_idle(const ob_db *db);
-int ob_db_is_down(const ob_db *db);
 /* The server's id for this session (CONNECTION_ID()), 0 when down. */
 unsigned long ob_db_thread_id(const ob_db *db);
 
