@@ -92,6 +92,50 @@ int ob_db_errno_is_lost(unsigned e) {
     }
 }
 
+int ob_db_errno_is_permanent(unsigned e) {
+    switch (e) {
+    case ER_ACCESS_DENIED_ERROR:
+    case ER_DBACCESS_DENIED_ERROR:
+    case ER_BAD_DB_ERROR:
+    case ER_NO_SUCH_TABLE:
+    case ER_BAD_FIELD_ERROR:
+    case ER_TABLEACCESS_DENIED_ERROR:
+    case ER_COLUMNACCESS_DENIED_ERROR:
+    case ER_SPECIFIC_ACCESS_DENIED_ERROR:
+    case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
+    case CR_SSL_CONNECTION_ERROR:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+const char *ob_db_error_hint(unsigned e) {
+    switch (e) {
+    case ER_NO_SUCH_TABLE:
+        return " (create the table: outbox-uvrelay schema | mariadb ...)";
+    case ER_BAD_FIELD_ERROR:
+        return " (the table lacks a column the relay needs: compare with sql/outbox.sql)";
+    case ER_ACCESS_DENIED_ERROR:
+    case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
+        return " (check the user and password of the database URL)";
+    case ER_BAD_DB_ERROR:
+        return " (the database named in the URL does not exist)";
+    default:
+        return "";
+    }
+}
+
+void ob_db_config_from_url(ob_db_config *cfg, const ob_db_url *u) {
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->host = u->host;
+    cfg->port = u->port;
+    cfg->user = u->user;
+    cfg->password = u->password;
+    cfg->database = u->database;
+    cfg->socket = u->socket;
+}
+
 ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name) {
     ob_db *db = calloc(1, sizeof(*db));
     if (db == NULL)
@@ -502,6 +546,14 @@ int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data)
 
 MYSQL_RES *ob_db_result(const ob_db *db, int i) {
     return i >= 0 && i < db->nres ? db->res[i] : NULL;
+}
+
+char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths) {
+    MYSQL_RES *res = ob_db_result(db, i);
+    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+    if (row && lengths)
+        *lengths = mysql_fetch_lengths(res);
+    return row;
 }
 
 uint64_t ob_db_affected(const ob_db *db, int i) {

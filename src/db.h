@@ -28,6 +28,7 @@
 #include <uv.h>
 
 #include "log.h"
+#include "url.h"
 
 typedef struct ob_db ob_db;
 
@@ -48,6 +49,10 @@ typedef struct ob_db_config {
     const char *init_command; /* run by connect, may be NULL */
 } ob_db_config;
 
+/* Fills the connection settings from a parsed URL (the strings are
+ * borrowed from u) and zeroes the rest. */
+void ob_db_config_from_url(ob_db_config *cfg, const ob_db_url *u);
+
 /* Creates the connection object and its timers on `loop`. Strings in cfg are
  * copied. `name` labels log lines ("worker 1", "maint"). Returns NULL on OOM. */
 ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name);
@@ -64,6 +69,11 @@ int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data)
  * without a result set has a NULL result and its affected-row count. */
 MYSQL_RES *ob_db_result(const ob_db *db, int i);
 uint64_t ob_db_affected(const ob_db *db, int i);
+
+/* The next row of result i, or NULL at its end (or when statement i gave no
+ * rows); *lengths (when not NULL) gets the column lengths. Valid until the
+ * next operation starts. */
+char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths);
 
 unsigned ob_db_errno(const ob_db *db);
 const char *ob_db_error(const ob_db *db);
@@ -89,5 +99,13 @@ void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data);
 
 /* True for client and server error numbers that mean the connection is gone. */
 int ob_db_errno_is_lost(unsigned err);
+
+/* True for errors that retrying cannot heal: a login refused, an unknown
+ * database, a missing table or column, a transport the server refuses. */
+int ob_db_errno_is_permanent(unsigned err);
+
+/* What an operator should do about an error, as " (...)" to append to a
+ * message; "" when there is nothing to add. */
+const char *ob_db_error_hint(unsigned err);
 
 #endif

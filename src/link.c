@@ -1,11 +1,28 @@
-#include "link.h"
+/*
+ * The link's state machine. Every input is an event; dispatch() hands it to
+ * the handler of the current state and every change goes through
+ * set_state(), which also tells the owner when readiness changes.
+ *
+ *   NEW --start--> CONNECTING (nats.c's connect on the thread pool)
+ *                    | ok                         | failed
+ *                    v                            v
+ *                  STREAM (INFO, then CREATE) <-- CONNECT_WAIT --timer--> CONNECTING
+ *                    | answered, window ok        (failed for good at first: FATAL)
+ *                    v
+ *                  READY --disconnected--> DOWN --reconnected--> STREAM
+ *                    | unavailable / no reply      STREAM --no answer--> STREAM_WAIT
+ *                    v                                    STREAM_WAIT --timer--> STREAM
+ *                  STREAM_WAIT
+ *
+ *   closed for good by nats.c (any connected state) --> CONNECT_WAIT, a new connection
+ *   strict duplicate-window check failed --> FATAL
+ *   close (any state) --> CLOSING --nats.c confirmed, or deadline--> freed
+ */
+#include "link_int.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "buf.h"
-#include "puback.h"
 
 #define CTL_TIMEOUT_MS 5000
 #define BACKOFF_MIN_MS 200
@@ -16,286 +33,75 @@
 #define JS_ERR_STREAM_NOT_FOUND 10059
 #define JS_ERR_SUBJECTS_OVERLAP 10065
 
-typedef enum link_state {
-    L_IDLE,      /* not started */
-    L_RESOLVING, /* waiting for uv_getaddrinfo of the first server */
-    L_PROBING,   /* waiting for a TCP connect that proves the server listens */
-    L_STREAM,    /* connected; waiting for the reply to a stream info/create request */
-    L_READY,     /* rows may be published */
-    L_DOWN,      /* disconnected; nats.c reconnects on its own threads */
-    L_BACKOFF,   /* waiting before the next attempt */
-    L_FATAL,     /* gave up; the owner is told and will close us */
-    L_CLOSING,   /* waiting for nats.c to report connection and subscription closed */
-} link_state;
+typedef enum link_event {
+    LE_START,
+    LE_CONNECTED,      /* the connect job succeeded */
+    LE_CONNECT_FAILED, /* it failed; see l->job */
+    LE_TIMER,
+    LE_DISCONNECTED,
+    LE_RECONNECTED,
+    LE_CLOSED, /* nats.c closed the connection for good */
+    LE_UNAVAILABLE,
+    LE_CLOSE
+} link_event;
 
-/* A reply on the inbox, as read on the delivery thread: an ack, or a
- * control reply (msg kept, seq in ack.slot). */
-typedef struct inbox_reply {
-    ob_ack ack;
-    int control;
-} inbox_reply;
+static void dispatch(ob_link *l, link_event ev, const void *arg);
 
-/* What nats.c's threads leave for the loop. Guarded by mu. */
-typedef struct mailbox {
-    uv_mutex_t mu;
-    inbox_reply *q;
-    size_t n, cap;
-    uint32_t disconnects;
-    uint32_t reconnects;
-    int conn_closed;
-    int sub_done;
-    int shut; /* the async handle is closing: threads must not touch it */
-} mailbox;
-
-struct ob_link {
-    uv_loop_t *loop;
-    link_state state;
-    ob_link_config cfg; /* strings owned */
-    ob_link_callbacks cbs;
-    const ob_log *log;
-    ob_nats_url url;
-    char *url_text;
-
-    uv_async_t async;
-    uv_timer_t timer; /* backoff, control-request timeout and close deadline */
-    int open_handles;
-    mailbox mb;
-    inbox_reply *spare;
-    size_t spare_cap;
-
-    uv_getaddrinfo_t resolve_req;
-    int resolving;
-    struct sockaddr_storage addr;
-    char addr_text[64];
-    uv_tcp_t *probe;
-
-    natsConnection *nc;
-    natsSubscription *sub;
-    char *inbox;
-    size_t inbox_len;
-    int stream_create; /* the control request in flight is a create */
-    uint32_t ctl_seq;
-
-    uint32_t seen_disconnects;
-    uint32_t seen_reconnects;
-    uint32_t epoch;
-    int attempts;
-    int warned_window;
-    int final;        /* the last handles are closing; free when none is left */
-    int leak_mailbox; /* nats.c did not confirm its close: never free what it may touch */
-
-    void (*close_cb)(void *data);
-    void *close_data;
+static const char *const state_names[] = {
+    [L_NEW] = "new",
+    [L_CONNECTING] = "connecting",
+    [L_CONNECT_WAIT] = "connect-wait",
+    [L_STREAM] = "stream",
+    [L_STREAM_WAIT] = "stream-wait",
+    [L_READY] = "ready",
+    [L_DOWN] = "down",
+    [L_FATAL] = "fatal",
+    [L_CLOSING] = "closing",
 };
 
-static void link_step_connect(ob_link *l);
-static void link_request_stream(ob_link *l, int create);
-
-static const char *state_name(link_state s) {
-    switch (s) {
-    case L_IDLE:
-        return "idle";
-    case L_RESOLVING:
-        return "resolving";
-    case L_PROBING:
-        return "probing";
-    case L_STREAM:
-        return "checking stream";
-    case L_READY:
-        return "ready";
-    case L_DOWN:
-        return "disconnected";
-    case L_BACKOFF:
-        return "backing off";
-    case L_FATAL:
-        return "fatal";
-    case L_CLOSING:
-        return "closing";
-    }
-    return "?";
-}
-
-/* Every state change goes through here; leaving READY bumps the epoch and
- * tells the owner, entering READY tells the owner too. */
 static void set_state(ob_link *l, link_state s) {
     link_state old = l->state;
     if (old == s)
         return;
     l->state = s;
-    OB_DEBUG(l->log, "nats: -> %s", state_name(s));
+    OB_DEBUG(l->log, "nats: %s -> %s", state_names[old], state_names[s]);
     if (old == L_READY) {
         l->epoch++;
         if (l->cbs.on_ready)
             l->cbs.on_ready(l->cbs.data, 0);
     } else if (s == L_READY) {
-        l->attempts = 0;
+        l->failures = 0;
+        l->ever_ready = 1;
         if (l->cbs.on_ready)
             l->cbs.on_ready(l->cbs.data, 1);
     }
 }
 
-/* --- threads -> loop ----------------------------------------------------- */
-
-static void mb_signal(ob_link *l) {
-    /* Called with mb.mu held. */
-    if (!l->mb.shut)
-        uv_async_send(&l->async);
+static void on_timer(uv_timer_t *t) {
+    dispatch(t->data, LE_TIMER, NULL);
 }
 
-static int parse_u32(const char **p, const char *end, uint32_t *out);
-
-/* Reads a reply on the delivery thread. Returns 0 with *r filled, or -1 for
- * a message that is not ours. The inbox is fixed while the subscription
- * lives, so reading it here is safe. */
-static int read_reply(const ob_link *l, natsMsg *msg, inbox_reply *r) {
-    const char *subj = natsMsg_GetSubject(msg);
-    size_t n = strlen(subj);
-    memset(r, 0, sizeof(*r));
-    if (l->inbox == NULL || n <= l->inbox_len + 1 || memcmp(subj, l->inbox, l->inbox_len) != 0 ||
-        subj[l->inbox_len] != '.')
-        return -1;
-    const char *p = subj + l->inbox_len + 1, *end = subj + n;
-    if (*p == 'c' && p + 1 < end && p[1] == '.') {
-        p += 2;
-        if (parse_u32(&p, end, &r->ack.slot) != 0 || p != end)
-            return -1;
-        r->control = 1;
-        r->ack.msg = msg;
-        return 0;
-    }
-    if (parse_u32(&p, end, &r->ack.worker) != 0 || p == end || *p++ != '.' ||
-        parse_u32(&p, end, &r->ack.gen) != 0 || p == end || *p++ != '.' ||
-        parse_u32(&p, end, &r->ack.slot) != 0 || p != end)
-        return -1;
-    if (natsMsg_IsNoResponders(msg)) {
-        r->ack.kind = OB_ACK_NO_RESPONDERS;
-        return 0;
-    }
-    const char *data = natsMsg_GetData(msg);
-    size_t len = (size_t)natsMsg_GetDataLength(msg);
-    ob_puback pa;
-    if (ob_puback_parse(data, len, &pa) != 0) {
-        r->ack.kind = OB_ACK_GARBLED;
-        r->ack.text = data ? data : "";
-        r->ack.text_len = data ? len : 0;
-        r->ack.msg = msg;
-    } else if (pa.ok) {
-        r->ack.kind = pa.duplicate ? OB_ACK_DUPLICATE : OB_ACK_STORED;
-    } else {
-        r->ack.kind = OB_ACK_ERROR;
-        r->ack.code = pa.code;
-        r->ack.err_code = pa.err_code;
-        r->ack.text = pa.desc ? pa.desc : "";
-        r->ack.text_len = pa.desc_len;
-        r->ack.msg = msg;
-    }
-    return 0;
+static void wait_then(ob_link *l, link_state s) {
+    set_state(l, s);
+    uv_timer_start(&l->timer, on_timer, ob_retry_delay(&l->retry, l->failures++), 0);
 }
 
-static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure) {
-    (void)nc;
-    (void)sub;
-    ob_link *l = closure;
-    inbox_reply r;
-    /* The common answer, "stored", needs nothing more of the message: free
-     * it here, on the thread that allocated it. */
-    int ours = read_reply(l, msg, &r) == 0;
-    if (!ours || r.ack.msg == NULL)
-        natsMsg_Destroy(msg);
-    if (!ours)
-        return;
-    uv_mutex_lock(&l->mb.mu);
-    if (!l->mb.shut && l->mb.n == l->mb.cap) {
-        size_t cap = l->mb.cap ? l->mb.cap * 2 : 1024;
-        inbox_reply *q = realloc(l->mb.q, cap * sizeof(*q));
-        if (q != NULL) {
-            l->mb.q = q;
-            l->mb.cap = cap;
-        }
-    }
-    if (l->mb.shut || l->mb.n == l->mb.cap) {
-        /* Closing, or out of memory: the ack is dropped and its publish
-         * times out and is retried. */
-        uv_mutex_unlock(&l->mb.mu);
-        natsMsg_Destroy(r.ack.msg);
-        return;
-    }
-    l->mb.q[l->mb.n++] = r;
-    mb_signal(l);
-    uv_mutex_unlock(&l->mb.mu);
+static void fatal(ob_link *l, const char *why) {
+    uv_timer_stop(&l->timer);
+    set_state(l, L_FATAL);
+    if (l->cbs.on_fatal)
+        l->cbs.on_fatal(l->cbs.data, why);
 }
 
-static void on_nats_disconnected(natsConnection *nc, void *closure) {
-    (void)nc;
-    ob_link *l = closure;
-    uv_mutex_lock(&l->mb.mu);
-    l->mb.disconnects++;
-    mb_signal(l);
-    uv_mutex_unlock(&l->mb.mu);
-}
+/* --- connecting, off the loop -------------------------------------------- */
 
-static void on_nats_reconnected(natsConnection *nc, void *closure) {
-    (void)nc;
-    ob_link *l = closure;
-    uv_mutex_lock(&l->mb.mu);
-    l->mb.reconnects++;
-    mb_signal(l);
-    uv_mutex_unlock(&l->mb.mu);
-}
-
-static void on_nats_closed(natsConnection *nc, void *closure) {
-    (void)nc;
-    ob_link *l = closure;
-    uv_mutex_lock(&l->mb.mu);
-    l->mb.conn_closed = 1;
-    mb_signal(l);
-    uv_mutex_unlock(&l->mb.mu);
-}
-
-static void on_sub_complete(void *closure) {
-    ob_link *l = closure;
-    uv_mutex_lock(&l->mb.mu);
-    l->mb.sub_done = 1;
-    mb_signal(l);
-    uv_mutex_unlock(&l->mb.mu);
-}
-
-/* --- backoff ------------------------------------------------------------- */
-
-static void on_timer(uv_timer_t *t);
-
-static void backoff(ob_link *l) {
-    uint64_t d = BACKOFF_MIN_MS;
-    for (int i = 0; i < l->attempts && d < BACKOFF_MAX_MS; i++)
-        d *= 2;
-    if (d > BACKOFF_MAX_MS)
-        d = BACKOFF_MAX_MS;
-    d = d / 2 + (uint64_t)rand() % (d / 2 + 1);
-    l->attempts++;
-    set_state(l, L_BACKOFF);
-    uv_timer_start(&l->timer, on_timer, d, 0);
-}
-
-/* --- connecting ---------------------------------------------------------- */
-
-static void drop_connection(ob_link *l) {
-    if (l->sub) {
-        natsSubscription_Destroy(l->sub);
-        l->sub = NULL;
-    }
-    if (l->nc) {
-        natsConnection_Destroy(l->nc);
-        l->nc = NULL;
-    }
-}
-
-static int nats_connect(ob_link *l) {
+static natsOptions *make_options(ob_link *l, link_conn *c) {
     natsOptions *o = NULL;
     char *servers[OB_NATS_MAX_SERVERS] = {0};
     natsStatus s = natsOptions_Create(&o);
     int n = l->url.n;
     for (int i = 0; s == NATS_OK && i < n; i++) {
-        servers[i] = ob_nats_server_url(&l->url.srv[i], i == 0 ? l->addr_text : l->url.srv[i].host);
+        servers[i] = ob_nats_server_url(&l->url.srv[i], l->url.srv[i].host);
         if (servers[i] == NULL)
             s = NATS_NO_MEMORY;
     }
@@ -315,10 +121,11 @@ static int nats_connect(ob_link *l) {
         s = natsOptions_SetReconnectWait(o, 250);
     if (s == NATS_OK)
         s = natsOptions_SetReconnectJitter(o, 100, 1000);
+    /* A frozen server is noticed after about two missed pings. */
     if (s == NATS_OK)
-        s = natsOptions_SetPingInterval(o, 5000);
+        s = natsOptions_SetPingInterval(o, 2000);
     if (s == NATS_OK)
-        s = natsOptions_SetMaxPingsOut(o, 3);
+        s = natsOptions_SetMaxPingsOut(o, 2);
     if (s == NATS_OK)
         s = natsOptions_SetIOBufSize(o, 1024 * 1024);
     if (s == NATS_OK)
@@ -327,162 +134,118 @@ static int nats_connect(ob_link *l) {
         s = natsOptions_SetMaxPendingMsgs(
             o, (int)(l->cfg.max_in_flight * 4 > 65536 ? l->cfg.max_in_flight * 4 : 65536));
     if (s == NATS_OK)
-        s = natsOptions_SetDisconnectedCB(o, on_nats_disconnected, l);
-    if (s == NATS_OK)
-        s = natsOptions_SetReconnectedCB(o, on_nats_reconnected, l);
-    if (s == NATS_OK)
-        s = natsOptions_SetClosedCB(o, on_nats_closed, l);
-    if (s == NATS_OK)
-        s = natsConnection_Connect(&l->nc, o);
+        s = ob_link_mailbox_options(l, o, c);
     for (int i = 0; i < n; i++)
         free(servers[i]);
-    natsOptions_Destroy(o);
     if (s != NATS_OK) {
-        OB_WARN(l->log, "nats: cannot connect to %s: %s; retrying", l->url_text,
-                natsStatus_GetText(s));
-        l->nc = NULL;
-        return -1;
+        natsOptions_Destroy(o);
+        return NULL;
     }
+    return o;
+}
 
+/* On a thread of libuv's pool: nats.c resolves, connects and shakes hands
+ * with each listed server in turn, which can wait on the network. */
+static void connect_work(uv_work_t *req) {
+    connect_job *j = req->data;
+    j->nc = NULL;
+    j->status = natsConnection_Connect(&j->nc, j->opts);
+    j->error[0] = '\0';
+    if (j->status != NATS_OK) {
+        const char *t = nats_GetLastError(NULL);
+        if (t && *t == '(' && strstr(t, "): ")) /* drop nats.c's "(file.c:line): " */
+            t = strstr(t, "): ") + 3;
+        snprintf(j->error, sizeof(j->error), "%s", t && *t ? t : natsStatus_GetText(j->status));
+    }
+    /* nats.c keeps per-thread error state; this pool thread is not one of
+     * its own, so release it here. */
+    nats_ReleaseThreadMemory();
+}
+
+static void connect_done(uv_work_t *req, int status) {
+    connect_job *j = req->data;
+    ob_link *link = (ob_link *)((char *)j - offsetof(ob_link, job));
+    link->connecting = 0;
+    natsOptions_Destroy(j->opts);
+    j->opts = NULL;
+    if (status == UV_ECANCELED)
+        j->status = NATS_ERR;
+    dispatch(link, j->status == NATS_OK ? LE_CONNECTED : LE_CONNECT_FAILED, NULL);
+}
+
+static void start_connect(ob_link *l) {
+    link_conn *c = calloc(1, sizeof(*c));
     natsInbox *inbox = NULL;
-    s = natsInbox_Create(&inbox);
-    if (s == NATS_OK) {
-        free(l->inbox);
-        l->inbox = strdup((const char *)inbox);
-        l->inbox_len = l->inbox ? strlen(l->inbox) : 0;
-        natsInbox_Destroy(inbox);
-        if (l->inbox == NULL)
-            s = NATS_NO_MEMORY;
-    }
-    if (s == NATS_OK) {
-        char subj[128];
-        snprintf(subj, sizeof(subj), "%s.>", l->inbox);
-        s = natsConnection_Subscribe(&l->sub, l->nc, subj, on_nats_msg, l);
-    }
-    if (s == NATS_OK)
-        s = natsSubscription_SetPendingLimits(l->sub, -1, -1);
-    if (s == NATS_OK)
-        s = natsSubscription_SetOnCompleteCB(l->sub, on_sub_complete, l);
-    if (s != NATS_OK) {
-        OB_WARN(l->log, "nats: cannot subscribe to the reply inbox: %s; retrying",
-                natsStatus_GetText(s));
-        drop_connection(l);
-        return -1;
-    }
-    OB_INFO(l->log, "nats: connected to %s", l->url_text);
-    return 0;
-}
-
-static void maybe_free(ob_link *l);
-
-static void on_probe_closed(uv_handle_t *h) {
-    ob_link *l = h->data;
-    free(h);
-    l->open_handles--;
-    maybe_free(l);
-}
-
-static void on_probe(uv_connect_t *req, int status) {
-    ob_link *l = req->data;
-    free(req);
-    uv_close((uv_handle_t *)l->probe, on_probe_closed);
-    l->probe = NULL;
-    if (l->state != L_PROBING)
-        return;
-    if (status != 0) {
-        OB_WARN(l->log, "nats: %s (%s) is not reachable: %s; retrying", l->url_text, l->addr_text,
-                uv_strerror(status));
-        backoff(l);
+    if (c == NULL || natsInbox_Create(&inbox) != NATS_OK) {
+        free(c);
+        wait_then(l, L_CONNECT_WAIT);
         return;
     }
-    if (nats_connect(l) != 0) {
-        backoff(l);
+    c->l = l;
+    c->id = ++l->next_conn_id;
+    snprintf(c->inbox, sizeof(c->inbox), "%s", (const char *)inbox);
+    c->inbox_len = strlen(c->inbox);
+    natsInbox_Destroy(inbox);
+    c->next = l->conns;
+    l->conns = c;
+    l->conn = c;
+    l->job.opts = make_options(l, c);
+    if (l->job.opts == NULL) {
+        wait_then(l, L_CONNECT_WAIT);
         return;
     }
-    link_request_stream(l, 0);
-}
-
-static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res) {
-    ob_link *l = req->data;
-    l->resolving = 0;
-    l->open_handles--;
-    if (l->state != L_RESOLVING) {
-        uv_freeaddrinfo(res);
-        maybe_free(l);
-        return;
-    }
-    if (status != 0 || res == NULL) {
-        OB_WARN(l->log, "nats: cannot resolve '%s': %s; retrying", l->url.srv[0].host,
-                uv_strerror(status));
-        uv_freeaddrinfo(res);
-        backoff(l);
-        return;
-    }
-    memcpy(&l->addr, res->ai_addr, res->ai_addrlen);
-    if (res->ai_family == AF_INET6) {
-        uv_ip6_name((struct sockaddr_in6 *)res->ai_addr, l->addr_text, sizeof(l->addr_text));
-        ((struct sockaddr_in6 *)&l->addr)->sin6_port = htons((uint16_t)l->url.srv[0].port);
-    } else {
-        uv_ip4_name((struct sockaddr_in *)res->ai_addr, l->addr_text, sizeof(l->addr_text));
-        ((struct sockaddr_in *)&l->addr)->sin_port = htons((uint16_t)l->url.srv[0].port);
-    }
-    uv_freeaddrinfo(res);
-
-    l->probe = malloc(sizeof(*l->probe));
-    uv_connect_t *creq = malloc(sizeof(*creq));
-    if (l->probe == NULL || creq == NULL || uv_tcp_init(l->loop, l->probe) != 0) {
-        free(l->probe);
-        free(creq);
-        l->probe = NULL;
-        backoff(l);
-        return;
-    }
-    l->probe->data = l;
-    l->open_handles++;
-    creq->data = l;
-    set_state(l, L_PROBING);
-    if (uv_tcp_connect(creq, l->probe, (const struct sockaddr *)&l->addr, on_probe) != 0) {
-        free(creq);
-        uv_close((uv_handle_t *)l->probe, on_probe_closed);
-        l->probe = NULL;
-        backoff(l);
+    uv_mutex_lock(&l->mb.mu);
+    l->mb.current = c->id;
+    l->mb.disconnects = l->mb.reconnects = 0;
+    l->mb.current_closed = 0;
+    uv_mutex_unlock(&l->mb.mu);
+    l->seen_disconnects = l->seen_reconnects = 0;
+    l->job.req.data = &l->job;
+    set_state(l, L_CONNECTING);
+    l->connecting = 1;
+    if (uv_queue_work(l->loop, &l->job.req, connect_work, connect_done) != 0) {
+        l->connecting = 0;
+        natsOptions_Destroy(l->job.opts);
+        l->job.opts = NULL;
+        wait_then(l, L_CONNECT_WAIT);
     }
 }
 
-/* Resolve, probe, connect: the first two on the loop without blocking. */
-static void link_step_connect(ob_link *l) {
-    struct addrinfo hints;
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    set_state(l, L_RESOLVING);
-    l->resolve_req.data = l;
-    l->resolving = 1;
-    l->open_handles++;
-    if (uv_getaddrinfo(l->loop, &l->resolve_req, on_resolved, l->url.srv[0].host, NULL, &hints) !=
-        0) {
-        l->resolving = 0;
-        l->open_handles--;
-        backoff(l);
+static void drop_connection(ob_link *l) {
+    if (l->sub) {
+        natsSubscription_Destroy(l->sub);
+        l->sub = NULL;
     }
+    if (l->nc) {
+        natsConnection_Destroy(l->nc);
+        l->nc = NULL;
+    }
+}
+
+/* Failures that another try cannot heal while nothing changes. */
+static int connect_failed_for_good(natsStatus s) {
+    return s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED ||
+           s == NATS_SECURE_CONNECTION_WANTED || s == NATS_SECURE_CONNECTION_REQUIRED ||
+           s == NATS_SSL_ERROR;
 }
 
 /* --- the stream ---------------------------------------------------------- */
 
-static void link_request_stream(ob_link *l, int create) {
+static void request_stream(ob_link *l, int create) {
     char subj[256], reply_to[96];
     ob_buf body = OB_BUF_INIT;
     l->ctl_seq++;
-    snprintf(reply_to, sizeof(reply_to), "%s.c.%u", l->inbox, l->ctl_seq);
+    snprintf(reply_to, sizeof(reply_to), "%s.c.%u", l->conn->inbox, l->ctl_seq);
     l->stream_create = create;
     if (create) {
         snprintf(subj, sizeof(subj), "$JS.API.STREAM.CREATE.%s", l->cfg.stream);
         char subjects[160];
         snprintf(subjects, sizeof(subjects), "%s.>", l->cfg.subject_prefix);
-        json_t *cfg = json_pack(
-            "{s:s, s:[s], s:s, s:s, s:s, s:I, s:i}", "name", l->cfg.stream, "subjects", subjects,
-            "retention", "limits", "storage", "file", "discard", "old", "duplicate_window",
-            (json_int_t)(l->cfg.duplicate_window_ms * 1000000ULL), "num_replicas", 1);
+        json_t *cfg =
+            json_pack("{s:s, s:[s], s:s, s:s, s:s, s:I, s:i}", "name", l->cfg.stream, "subjects",
+                      subjects, "retention", "limits", "storage", "file", "discard", "old",
+                      "duplicate_window", (json_int_t)(l->cfg.duplicate_window_ms * 1000000ULL),
+                      "num_replicas", l->cfg.replicas > 0 ? l->cfg.replicas : 1);
         char *text = cfg ? json_dumps(cfg, JSON_COMPACT) : NULL;
         if (text)
             ob_buf_puts(&body, text);
@@ -497,7 +260,7 @@ static void link_request_stream(ob_link *l, int create) {
     ob_buf_free(&body);
     if (s != NATS_OK) {
         OB_WARN(l->log, "nats: stream request failed: %s; retrying", natsStatus_GetText(s));
-        backoff(l);
+        wait_then(l, L_STREAM_WAIT);
         return;
     }
     uv_timer_start(&l->timer, on_timer, CTL_TIMEOUT_MS, 0);
@@ -538,9 +301,7 @@ static void check_stream(ob_link *l, json_t *info) {
                  (unsigned long long)l->cfg.retry_horizon_ms);
         if (l->cfg.strict_duplicate_window) {
             OB_ERROR(l->log, "nats: %s; refusing to run (strict duplicate window)", why);
-            set_state(l, L_FATAL);
-            if (l->cbs.on_fatal)
-                l->cbs.on_fatal(l->cbs.data, why);
+            fatal(l, why);
             return;
         }
         if (!l->warned_window)
@@ -552,150 +313,300 @@ static void check_stream(ob_link *l, json_t *info) {
     set_state(l, L_READY);
 }
 
-static void on_control_reply(ob_link *l, uint32_t seq, natsMsg *msg) {
-    if (l->state != L_STREAM || seq != l->ctl_seq)
-        return;
+/* A reply to the control request in flight, in state STREAM. */
+static void stream_reply(ob_link *l, natsMsg *msg) {
     uv_timer_stop(&l->timer);
     if (natsMsg_IsNoResponders(msg)) {
         OB_WARN(l->log, "nats: JetStream is not answering (no responders); retrying");
-        backoff(l);
+        wait_then(l, L_STREAM_WAIT);
         return;
     }
     json_error_t jerr;
     json_t *root = json_loadb(natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg), 0, &jerr);
     if (root == NULL) {
         OB_WARN(l->log, "nats: unreadable JetStream reply: %s; retrying", jerr.text);
-        backoff(l);
+        wait_then(l, L_STREAM_WAIT);
         return;
     }
     json_t *err = json_object_get(root, "error");
-    if (err) {
-        int code = (int)json_integer_value(json_object_get(err, "err_code"));
-        const char *desc = json_string_value(json_object_get(err, "description"));
-        if (!l->stream_create && code == JS_ERR_STREAM_NOT_FOUND) {
-            OB_INFO(l->log, "nats: stream %s does not exist; creating it for '%s.>'", l->cfg.stream,
-                    l->cfg.subject_prefix);
-            json_decref(root);
-            link_request_stream(l, 1);
-            return;
-        }
-        if (l->stream_create && code == JS_ERR_SUBJECTS_OVERLAP) {
-            OB_WARN(l->log,
-                    "nats: cannot create stream %s: %s; another stream already takes '%s.>', "
-                    "publishing to it",
-                    l->cfg.stream, desc ? desc : "subjects overlap", l->cfg.subject_prefix);
-            json_decref(root);
-            set_state(l, L_READY);
-            return;
-        }
-        OB_WARN(l->log, "nats: JetStream refused the stream %s request: %s (%d); retrying",
-                l->stream_create ? "create" : "info", desc ? desc : "?", code);
+    if (err == NULL) {
+        if (l->stream_create)
+            OB_INFO(l->log, "nats: created stream %s", l->cfg.stream);
+        check_stream(l, root);
         json_decref(root);
-        backoff(l);
         return;
     }
-    if (l->stream_create)
-        OB_INFO(l->log, "nats: created stream %s", l->cfg.stream);
-    check_stream(l, root);
+    int code = (int)json_integer_value(json_object_get(err, "err_code"));
+    const char *desc = json_string_value(json_object_get(err, "description"));
+    if (!l->stream_create && code == JS_ERR_STREAM_NOT_FOUND) {
+        OB_INFO(l->log, "nats: stream %s does not exist; creating it for '%s.>'", l->cfg.stream,
+                l->cfg.subject_prefix);
+        request_stream(l, 1);
+    } else if (l->stream_create && code == JS_ERR_SUBJECTS_OVERLAP) {
+        OB_WARN(l->log,
+                "nats: cannot create stream %s: %s; another stream already takes '%s.>', "
+                "publishing to it",
+                l->cfg.stream, desc ? desc : "subjects overlap", l->cfg.subject_prefix);
+        set_state(l, L_READY);
+    } else {
+        OB_WARN(l->log, "nats: JetStream refused the stream %s request: %s (%d); retrying",
+                l->stream_create ? "create" : "info", desc ? desc : "?", code);
+        wait_then(l, L_STREAM_WAIT);
+    }
     json_decref(root);
 }
 
-/* --- the mailbox, on the loop -------------------------------------------- */
-
-static void finish_close(ob_link *l);
-
-static int parse_u32(const char **p, const char *end, uint32_t *out) {
-    const char *s = *p;
-    uint64_t v = 0;
-    if (s >= end || *s < '0' || *s > '9')
-        return -1;
-    while (s < end && *s >= '0' && *s <= '9') {
-        v = v * 10 + (uint64_t)(*s - '0');
-        if (v > UINT32_MAX)
-            return -1;
-        s++;
-    }
-    *p = s;
-    *out = (uint32_t)v;
-    return 0;
+void ob_link_control_reply(ob_link *l, uint32_t seq, natsMsg *msg) {
+    if (l->state == L_STREAM && seq == l->ctl_seq)
+        stream_reply(l, msg);
 }
 
-static void on_async(uv_async_t *h) {
-    ob_link *l = h->data;
-    /* Swap the queue for the spare one, so the lock is held only briefly
-     * and neither array is reallocated once both reached working size. */
-    uv_mutex_lock(&l->mb.mu);
-    inbox_reply *q = l->mb.q;
-    size_t n = l->mb.n, qcap = l->mb.cap;
-    l->mb.q = l->spare;
-    l->mb.cap = l->spare_cap;
-    l->mb.n = 0;
-    l->spare = q;
-    l->spare_cap = qcap;
-    uint32_t disc = l->mb.disconnects, reco = l->mb.reconnects;
-    int closed = l->mb.conn_closed, sub_done = l->mb.sub_done;
-    uv_mutex_unlock(&l->mb.mu);
+/* --- the states ---------------------------------------------------------- */
 
-    for (size_t i = 0; i < n; i++) {
-        if (l->state != L_CLOSING) {
-            if (q[i].control)
-                on_control_reply(l, q[i].ack.slot, q[i].ack.msg);
-            else if (l->cbs.on_ack)
-                l->cbs.on_ack(l->cbs.data, &q[i].ack);
-        }
-        natsMsg_Destroy(q[i].ack.msg);
-    }
+static void begin_close(ob_link *l);
 
-    if (l->state == L_CLOSING) {
-        if (closed && (sub_done || l->sub == NULL))
-            finish_close(l);
+/* Events of the states that hold a connection. */
+static void connected_common(ob_link *l, link_event ev) {
+    switch (ev) {
+    case LE_DISCONNECTED:
+        uv_timer_stop(&l->timer);
+        OB_WARN(l->log, "nats: disconnected; pausing until the server is back");
+        set_state(l, L_DOWN);
+        return;
+    case LE_RECONNECTED:
+        uv_timer_stop(&l->timer);
+        OB_INFO(l->log, "nats: reconnected; checking the stream");
+        set_state(l, L_DOWN); /* leaves READY: batches in flight are interrupted */
+        request_stream(l, 0);
+        return;
+    case LE_CLOSED: {
+        const char *why = NULL;
+        if (l->nc)
+            natsConnection_GetLastError(l->nc, &why);
+        uv_timer_stop(&l->timer);
+        OB_WARN(l->log,
+                "nats: the client closed the connection for good (%s); building a new "
+                "one",
+                why && *why ? why : "no reason given");
+        drop_connection(l);
+        wait_then(l, L_CONNECT_WAIT);
         return;
     }
-    if (disc != l->seen_disconnects) {
-        l->seen_disconnects = disc;
-        /* Also from BACKOFF: JetStream may stop answering just before the
-         * server closes the connection. */
-        if (l->state == L_READY || l->state == L_STREAM || l->state == L_BACKOFF) {
-            uv_timer_stop(&l->timer);
-            OB_WARN(l->log, "nats: disconnected; pausing until the server is back");
-            set_state(l, L_DOWN);
-        }
-    }
-    if (reco != l->seen_reconnects) {
-        l->seen_reconnects = reco;
-        if (l->state == L_DOWN || l->state == L_BACKOFF || l->state == L_READY) {
-            uv_timer_stop(&l->timer);
-            OB_INFO(l->log, "nats: reconnected; checking the stream");
-            if (l->state == L_READY)
-                set_state(l, L_DOWN);
-            link_request_stream(l, 0);
-        }
+    case LE_CLOSE:
+        begin_close(l);
+        return;
+    default:
+        return;
     }
 }
 
-static void on_timer(uv_timer_t *t) {
-    ob_link *l = t->data;
-    switch (l->state) {
-    case L_BACKOFF:
-        if (l->nc == NULL)
-            link_step_connect(l);
-        else if (natsConnection_Status(l->nc) == NATS_CONN_STATUS_CONNECTED)
-            link_request_stream(l, 0);
-        else
-            set_state(l, L_DOWN); /* the reconnected event will resume us */
-        break;
-    case L_STREAM:
+static void st_connecting(ob_link *l, link_event ev) {
+    connect_job *j = &l->job;
+    switch (ev) {
+    case LE_CONNECTED:
+        l->nc = j->nc;
+        j->nc = NULL;
+        if (ob_link_mailbox_subscribe(l, l->conn) != NATS_OK) {
+            OB_WARN(l->log, "nats: cannot subscribe to the reply inbox; retrying");
+            drop_connection(l);
+            wait_then(l, L_CONNECT_WAIT);
+            return;
+        }
+        l->reply_prefix = 0;
+        OB_INFO(l->log, "nats: connected to %s", l->url_text);
+        request_stream(l, 0);
+        return;
+    case LE_CONNECT_FAILED:
+        if (!l->ever_ready && connect_failed_for_good(j->status)) {
+            char why[400];
+            snprintf(why, sizeof(why), "nats: the server refused the connection: %s (%s)", j->error,
+                     natsStatus_GetText(j->status));
+            OB_ERROR(l->log, "%s", why);
+            fatal(l, why);
+            return;
+        }
+        OB_WARN(l->log, "nats: cannot connect to %s: %s; retrying", l->url_text, j->error);
+        wait_then(l, L_CONNECT_WAIT);
+        return;
+    case LE_CLOSE:
+        set_state(l, L_CLOSING); /* connect_done comes back to CLOSING */
+        return;
+    default:
+        return;
+    }
+}
+
+static void st_stream(ob_link *l, link_event ev) {
+    if (ev == LE_TIMER) {
         OB_WARN(l->log, "nats: no reply from JetStream within %d ms; retrying", CTL_TIMEOUT_MS);
-        backoff(l);
-        break;
-    case L_CLOSING:
+        wait_then(l, L_STREAM_WAIT);
+    } else {
+        connected_common(l, ev);
+    }
+}
+
+static void st_stream_wait(ob_link *l, link_event ev) {
+    if (ev == LE_TIMER)
+        request_stream(l, 0);
+    else
+        connected_common(l, ev);
+}
+
+static void st_ready(ob_link *l, link_event ev, const void *arg) {
+    if (ev == LE_UNAVAILABLE) {
+        OB_WARN(l->log, "nats: JetStream unavailable (%s); pausing and asking about the stream",
+                (const char *)arg);
+        wait_then(l, L_STREAM_WAIT);
+    } else {
+        connected_common(l, ev);
+    }
+}
+
+static void st_down(ob_link *l, link_event ev) {
+    connected_common(l, ev);
+}
+
+static void st_closing(ob_link *l, link_event ev) {
+    switch (ev) {
+    case LE_CONNECTED:
+        /* A connect that finished after the close was asked for. */
+        l->nc = l->job.nc;
+        l->job.nc = NULL;
+        natsConnection_Close(l->nc);
+        begin_close(l);
+        return;
+    case LE_CONNECT_FAILED:
+        begin_close(l);
+        return;
+    case LE_CLOSED:
+    case LE_DISCONNECTED:
+    case LE_RECONNECTED:
+        if (l->conn == NULL || ob_link_conn_done(l, l->conn))
+            begin_close(l);
+        return;
+    case LE_TIMER:
         OB_WARN(l->log, "nats: the client did not report its close in time; leaving its memory "
                         "in place");
-        finish_close(l);
-        break;
+        l->leak_mailbox = 1;
+        l->nc = NULL;
+        l->sub = NULL;
+        begin_close(l);
+        return;
     default:
-        break;
+        return;
     }
+}
+
+static void dispatch(ob_link *l, link_event ev, const void *arg) {
+    switch (l->state) {
+    case L_NEW:
+        if (ev == LE_START)
+            start_connect(l);
+        return;
+    case L_CONNECTING:
+        st_connecting(l, ev);
+        return;
+    case L_CONNECT_WAIT:
+        if (ev == LE_TIMER)
+            start_connect(l);
+        else if (ev == LE_CLOSE)
+            begin_close(l);
+        return;
+    case L_STREAM:
+        st_stream(l, ev);
+        return;
+    case L_STREAM_WAIT:
+        st_stream_wait(l, ev);
+        return;
+    case L_READY:
+        st_ready(l, ev, arg);
+        return;
+    case L_DOWN:
+        st_down(l, ev);
+        return;
+    case L_FATAL:
+        if (ev == LE_CLOSE)
+            begin_close(l);
+        return;
+    case L_CLOSING:
+        st_closing(l, ev);
+        return;
+    }
+}
+
+void ob_link_conn_event(ob_link *l, int disconnected, int reconnected, int closed) {
+    if (closed)
+        dispatch(l, LE_CLOSED, NULL);
+    else if (disconnected && !reconnected)
+        dispatch(l, LE_DISCONNECTED, NULL);
+    else if (reconnected)
+        dispatch(l, LE_RECONNECTED, NULL);
+}
+
+/* --- closing ------------------------------------------------------------- */
+
+static void free_link(ob_link *l) {
+    void (*cb)(void *) = l->close_cb;
+    void *data = l->close_data;
+    ob_nats_url_free(&l->url);
+    free((char *)l->cfg.stream);
+    free((char *)l->cfg.subject_prefix);
+    free((char *)l->cfg.ce_source);
+    free(l->url_text);
+    ob_buf_free(&l->subject);
+    ob_buf_free(&l->scratch);
+    if (!l->leak_mailbox) {
+        ob_link_mailbox_free(l);
+        while (l->conns) {
+            link_conn *c = l->conns;
+            l->conns = c->next;
+            free(c);
+        }
+        free(l);
+    }
+    if (cb)
+        cb(data);
+}
+
+static void maybe_free(ob_link *l) {
+    if (l->final && l->open_handles == 0)
+        free_link(l);
+}
+
+static void handle_closed(uv_handle_t *h) {
+    ob_link *l = h->data;
+    l->open_handles--;
+    maybe_free(l);
+}
+
+/* Runs on each step of the close: asks nats.c to close, waits for its
+ * confirmation (or the deadline), then closes the handles. */
+static void begin_close(ob_link *l) {
+    if (l->state != L_CLOSING) {
+        uv_timer_stop(&l->timer);
+        set_state(l, L_CLOSING);
+        uv_timer_start(&l->timer, on_timer, CLOSE_WAIT_MS, 0);
+        if (l->nc) {
+            if (l->sub)
+                natsSubscription_Unsubscribe(l->sub);
+            natsConnection_Close(l->nc);
+        }
+    }
+    if (l->connecting)
+        return; /* connect_done comes back here */
+    if (l->nc && !l->leak_mailbox && !ob_link_conn_done(l, l->conn))
+        return; /* the closed and complete events come through the mailbox */
+    if (l->final)
+        return;
+    uv_timer_stop(&l->timer);
+    uv_mutex_lock(&l->mb.mu);
+    l->mb.shut = 1;
+    uv_mutex_unlock(&l->mb.mu);
+    if (!l->leak_mailbox)
+        drop_connection(l);
+    l->final = 1;
+    uv_close((uv_handle_t *)&l->async, handle_closed);
+    uv_close((uv_handle_t *)&l->timer, handle_closed);
 }
 
 /* --- public -------------------------------------------------------------- */
@@ -716,15 +627,19 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
     l->cfg.url = NULL;
     l->cfg.stream = strdup(cfg->stream);
     l->cfg.subject_prefix = strdup(cfg->subject_prefix);
+    l->cfg.ce_source = cfg->ce_source ? strdup(cfg->ce_source) : NULL;
     l->url_text = ob_url_redact(cfg->url);
     l->cbs = *cbs;
     l->log = cfg->log;
-    l->state = L_IDLE;
-    if (uv_mutex_init(&l->mb.mu) != 0 || !l->cfg.stream || !l->cfg.subject_prefix || !l->url_text) {
+    l->state = L_NEW;
+    ob_retry_init(&l->retry, BACKOFF_MIN_MS, BACKOFF_MAX_MS);
+    if (ob_link_mailbox_init(l) != 0 || !l->cfg.stream || !l->cfg.subject_prefix || !l->url_text ||
+        (cfg->ce_source && !l->cfg.ce_source)) {
         snprintf(err, errlen, "out of memory");
         ob_nats_url_free(&l->url);
         free((char *)l->cfg.stream);
         free((char *)l->cfg.subject_prefix);
+        free((char *)l->cfg.ce_source);
         free(l->url_text);
         free(l);
         return NULL;
@@ -733,14 +648,14 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
 }
 
 int ob_link_start(ob_link *l) {
-    if (l->state != L_IDLE)
+    if (l->state != L_NEW)
         return -1;
-    uv_async_init(l->loop, &l->async, on_async);
+    uv_async_init(l->loop, &l->async, ob_link_on_async);
     uv_timer_init(l->loop, &l->timer);
     l->async.data = l;
     l->timer.data = l;
     l->open_handles = 2;
-    link_step_connect(l);
+    dispatch(l, LE_START, NULL);
     return 0;
 }
 
@@ -752,99 +667,22 @@ uint32_t ob_link_epoch(const ob_link *l) {
     return l->epoch;
 }
 
-natsConnection *ob_link_conn(const ob_link *l) {
-    return l->nc;
-}
-
-size_t ob_link_reply(const ob_link *l, uint32_t worker, uint32_t gen, uint32_t slot, char *out) {
-    size_t n = l->inbox_len;
-    memcpy(out, l->inbox, n);
-    out[n++] = '.';
-    n += ob_u64_to_dec(worker, out + n);
-    out[n++] = '.';
-    n += ob_u64_to_dec(gen, out + n);
-    out[n++] = '.';
-    n += ob_u64_to_dec(slot, out + n);
-    return n;
+uint64_t ob_link_last_answer(const ob_link *l) {
+    return l->last_answer;
 }
 
 void ob_link_unavailable(ob_link *l, const char *why) {
-    if (l->state != L_READY)
-        return;
-    OB_WARN(l->log, "nats: JetStream unavailable (%s); pausing and probing the stream", why);
-    backoff(l);
-}
-
-static void free_link(ob_link *l) {
-    void (*cb)(void *) = l->close_cb;
-    void *data = l->close_data;
-    ob_nats_url_free(&l->url);
-    free((char *)l->cfg.stream);
-    free((char *)l->cfg.subject_prefix);
-    free(l->url_text);
-    free(l->inbox);
-    free(l->spare);
-    if (!l->leak_mailbox) {
-        for (size_t i = 0; i < l->mb.n; i++)
-            natsMsg_Destroy(l->mb.q[i].ack.msg);
-        free(l->mb.q);
-        uv_mutex_destroy(&l->mb.mu);
-        free(l);
-    }
-    if (cb)
-        cb(data);
-}
-
-static void maybe_free(ob_link *l) {
-    if (l->final && l->open_handles == 0)
-        free_link(l);
-}
-
-static void handle_closed(uv_handle_t *h) {
-    ob_link *l = h->data;
-    l->open_handles--;
-    maybe_free(l);
-}
-
-static void finish_close(ob_link *l) {
-    uv_timer_stop(&l->timer);
-    uv_mutex_lock(&l->mb.mu);
-    l->mb.shut = 1;
-    int clean = l->mb.conn_closed && (l->mb.sub_done || l->sub == NULL);
-    uv_mutex_unlock(&l->mb.mu);
-    if (clean)
-        drop_connection(l);
-    else
-        l->leak_mailbox = 1; /* nats.c may still call us: keep what it could touch */
-    l->final = 1;
-    uv_close((uv_handle_t *)&l->async, handle_closed);
-    uv_close((uv_handle_t *)&l->timer, handle_closed);
+    dispatch(l, LE_UNAVAILABLE, why);
 }
 
 void ob_link_close(ob_link *l, void (*cb)(void *data), void *data) {
     l->close_cb = cb;
     l->close_data = data;
-    if (l->state == L_IDLE) {
+    if (l->state == L_NEW) {
         /* Never started: no handle, no thread. */
         l->final = 1;
         maybe_free(l);
         return;
     }
-    uv_timer_stop(&l->timer);
-    if (l->resolving)
-        uv_cancel((uv_req_t *)&l->resolve_req);
-    set_state(l, L_CLOSING);
-    if (l->nc == NULL) {
-        uv_mutex_lock(&l->mb.mu);
-        l->mb.conn_closed = 1;
-        uv_mutex_unlock(&l->mb.mu);
-        finish_close(l);
-        return;
-    }
-    if (l->sub)
-        natsSubscription_Unsubscribe(l->sub);
-    natsConnection_Close(l->nc);
-    uv_timer_start(&l->timer, on_timer, CLOSE_WAIT_MS, 0);
-    /* The closed and complete events arrive through the mailbox. */
-    uv_async_send(&l->async);
+    dispatch(l, LE_CLOSE, NULL);
 }

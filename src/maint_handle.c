@@ -208,12 +208,7 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
         handle_free(m);
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     }
-    m->dbcfg.host = m->url.host;
-    m->dbcfg.port = m->url.port;
-    m->dbcfg.user = m->url.user;
-    m->dbcfg.password = m->url.password;
-    m->dbcfg.database = m->url.database;
-    m->dbcfg.socket = m->url.socket;
+    ob_db_config_from_url(&m->dbcfg, &m->url);
     m->dbcfg.connect_timeout_s = 10;
     /* DDL may wait for metadata locks and REORGANIZE copies the tail's rows:
      * allow far longer than the relay's batch statements. */

@@ -1,354 +1,55 @@
 /*
- * The relay handle: options, life cycle, and the glue between the NATS link
- * and the workers (acks, broker readiness, in-flight capacity, drain).
+ * The relay handle: life cycle and phases, and the glue between the NATS
+ * link, the workers and the maintenance timers.
+ *
+ * Phases: CREATED -> RUNNING -> STOPPING (workers and timers closing) ->
+ * CLOSING_LINK (link and shutdown timer closing) -> STOPPED. Every child is
+ * counted when it starts and counted down in its own close callback, and
+ * only step() moves the phase on, so a child that closes early or late can
+ * never unbalance the count. Children never close behind the relay's back:
+ * on a fatal error the workers halt and wait for the stop.
  */
 #include "relay_int.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "message.h"
+#include "sql.h"
 
-void outbox_relay_options_init(outbox_relay_options *o) {
-    memset(o, 0, sizeof(*o));
-    o->table = "outbox";
-    o->stream = "OUTBOX";
-    o->subject_prefix = "outbox";
-    o->ce_source = "outbox-uvrelay";
-    o->cloudevents = 1;
-    o->connections = 2;
-    o->batch_size = 500;
-    o->poll_interval_ms = 100;
-    o->max_in_flight = 8192;
-    o->ack_timeout_ms = 5000;
-    o->max_attempts = 5;
-    o->backoff = OUTBOX_BACKOFF_EXPONENTIAL;
-    o->backoff_base_ms = 1000;
-    o->backoff_max_ms = 60000;
-    o->backoff_jitter = 0.2;
-    o->duplicate_window_ms = 120000;
-    o->shutdown_timeout_ms = 5000;
-    o->processing = OUTBOX_KEEP_PROCESSED;
-    o->partition_period = OUTBOX_PARTITION_DAY;
-    o->partition_lookahead = 7;
-    o->cleanup_retention_ms = 7ULL * 24 * 3600 * 1000;
-    o->cleanup_limit = 10000;
-    o->log_level = OUTBOX_LOG_INFO;
+/* --- the seams: link and owner callbacks for the workers ----------------- */
+
+static int pub_ready(void *data) {
+    return ob_link_ready(((outbox_relay *)data)->link);
 }
 
-outbox_verdict outbox_classify_default(const outbox_failure *f, void *data) {
-    (void)data;
-    switch (f->kind) {
-    case OUTBOX_FAIL_MAX_PAYLOAD:
-    case OUTBOX_FAIL_BAD_SUBJECT:
-    case OUTBOX_FAIL_BAD_HEADERS:
-        return OUTBOX_DEAD;
-    case OUTBOX_FAIL_STREAM_ERROR:
-        /* 400: the stream refuses this message as it is (too large, a failed
-         * expectation header); sending it again cannot help. */
-        return f->code == 400 ? OUTBOX_DEAD : OUTBOX_RETRY;
-    case OUTBOX_FAIL_ACK_TIMEOUT:
-    case OUTBOX_FAIL_NO_RESPONDERS:
-    case OUTBOX_FAIL_DISCONNECTED:
-    case OUTBOX_FAIL_PUBLISH_ERROR:
-        return OUTBOX_RETRY;
-    }
-    return OUTBOX_RETRY;
+static uint32_t pub_epoch(void *data) {
+    return ob_link_epoch(((outbox_relay *)data)->link);
 }
 
-/* --- creation ------------------------------------------------------------ */
-
-static int check_stream_name(const char *s) {
-    if (s == NULL || *s == '\0' || strlen(s) > 200)
-        return -1;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c <= ' ' || c >= 0x7f || c == '.' || c == '*' || c == '>' || c == '/' || c == '\\')
-            return -1;
-    }
-    return 0;
+static uint64_t pub_last_answer(void *data) {
+    return ob_link_last_answer(((outbox_relay *)data)->link);
 }
 
-/* A prefix is one or more dot-separated tokens: none empty, none a wildcard,
- * no whitespace or control characters. */
-static int check_prefix(const char *s) {
-    if (s == NULL || *s == '\0' || strlen(s) > 100)
-        return -1;
-    const char *tok = s;
-    for (const char *p = s;; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '.' || c == '\0') {
-            size_t n = (size_t)(p - tok);
-            if (n == 0 || (n == 1 && (*tok == '*' || *tok == '>')))
-                return -1;
-            if (c == '\0')
-                return 0;
-            tok = p + 1;
-        } else if (c <= ' ' || c == 0x7f) {
-            return -1;
-        }
-    }
+static int pub_publish(void *data, uint32_t worker, uint32_t gen, uint32_t slot, const ob_row *row,
+                       ob_pub_fail *fail) {
+    return ob_link_publish(((outbox_relay *)data)->link, worker, gen, slot, row, fail);
 }
 
-static char *sdup(const char *s) {
-    return s ? strdup(s) : NULL;
+static void pub_unavailable(void *data, const char *why) {
+    ob_link_unavailable(((outbox_relay *)data)->link, why);
 }
 
-static void free_options(outbox_relay_options *o) {
-    free((char *)o->db_url);
-    free((char *)o->db_password);
-    free((char *)o->nats_url);
-    free((char *)o->table);
-    free((char *)o->stream);
-    free((char *)o->subject_prefix);
-    free((char *)o->ce_source);
-}
-
-static void on_link_ack(void *data, const ob_ack *ack);
-static void on_link_ready(void *data, int ready);
-static void on_link_fatal(void *data, const char *why);
-
-static void relay_free(outbox_relay *r) {
-    if (r == NULL)
-        return;
-    for (int i = 0; i < r->nworkers; i++)
-        ob_worker_free(r->workers[i]);
-    free(r->workers);
-    if (r->maint)
-        ob_maint_free(r->maint);
-    ob_db_url_free(&r->db);
-    free(r->qtable);
-    free(r->ce_source);
-    free(r->sql_fetch);
-    free(r->sql_probe);
-    free_options(&r->o);
-    free(r);
-}
-
-int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_options *o,
-                        char *errbuf, size_t errlen) {
-    char err[512];
-    *out = NULL;
-    if (loop == NULL || o == NULL)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "loop and options are required");
-    if (o->connections < 1 || o->connections > 256)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "connections must be 1-256 (got %d)",
-                       o->connections);
-    if (o->batch_size < 1 || o->batch_size > 10000)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "batch size must be 1-10000 (got %d)",
-                       o->batch_size);
-    if (o->poll_interval_ms < 1 || o->poll_interval_ms > 3600000)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
-                       "poll interval must be 1 ms to 1 hour (got %u ms)", o->poll_interval_ms);
-    if (o->max_in_flight < 1)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "max in flight must be at least 1");
-    if (o->ack_timeout_ms < 10)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "ack timeout must be at least 10 ms (got %u)",
-                       o->ack_timeout_ms);
-    if (o->max_attempts < 1 || o->max_attempts > 1000000)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "max attempts must be 1-1000000 (got %d)",
-                       o->max_attempts);
-    if (o->backoff_jitter < 0 || o->backoff_jitter > 1)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "backoff jitter must be between 0 and 1");
-    if (o->backoff_base_ms < 1 || o->backoff_max_ms < o->backoff_base_ms)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
-                       "backoff needs 1 <= base (%u ms) <= max (%u ms)", o->backoff_base_ms,
-                       o->backoff_max_ms);
-    if (o->duplicate_window_ms < 1000)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "duplicate window must be at least 1000 ms");
-    if (ob_sql_check_table(o->table, err, sizeof(err)) != 0)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
-    if (check_stream_name(o->stream) != 0)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
-                       "stream name '%s' is not allowed: no spaces, '.', '*', '>', '/' or '\\'",
-                       o->stream ? o->stream : "");
-    if (check_prefix(o->subject_prefix) != 0)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
-                       "subject prefix '%s' is not allowed: dot-separated tokens without "
-                       "wildcards or whitespace",
-                       o->subject_prefix ? o->subject_prefix : "");
-    if (o->ce_source == NULL || *o->ce_source == '\0')
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "ce-source must not be empty");
-    ob_nats_url nu;
-    if (ob_nats_url_parse(o->nats_url, &nu, err, sizeof(err)) != 0)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
-    ob_nats_url_free(&nu);
-
-    outbox_relay *r = calloc(1, sizeof(*r));
-    if (r == NULL)
-        return OUTBOX_ENOMEM;
-    if (ob_db_url_parse(o->db_url, &r->db, err, sizeof(err)) != 0) {
-        free(r);
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
-    }
-    r->loop = loop;
-    r->state = R_CREATED;
-    r->o = *o;
-    r->o.db_url = sdup(o->db_url);
-    r->o.db_password = sdup(o->db_password);
-    r->o.nats_url = sdup(o->nats_url);
-    r->o.table = sdup(o->table);
-    r->o.stream = sdup(o->stream);
-    r->o.subject_prefix = sdup(o->subject_prefix);
-    r->o.ce_source = sdup(o->ce_source);
-    r->log.fn = o->log;
-    r->log.data = o->log_data;
-    r->log.level = o->log_level;
-    r->stats.pending = -1;
-    r->stats.oldest_pending_ms = -1;
-    if (o->db_password) {
-        free(r->db.password);
-        r->db.password = strdup(o->db_password);
-    }
-
-    ob_buf b = OB_BUF_INIT;
-    ob_sql_quote_table(&b, r->o.table);
-    r->qtable = b.p;
-    ob_buf f = OB_BUF_INIT;
-    ob_sql_fetch(&f, r->qtable, r->o.batch_size);
-    r->sql_fetch = f.p;
-    r->sql_fetch_len = f.len;
-    ob_buf pr = OB_BUF_INIT;
-    ob_sql_probe(&pr, r->qtable);
-    r->sql_probe = pr.p;
-    r->sql_probe_len = pr.len;
-    ob_buf c = OB_BUF_INIT;
-    ob_ce_encode(&c, r->o.ce_source, strlen(r->o.ce_source));
-    r->ce_source = c.p;
-    r->backoff.kind = o->backoff;
-    r->backoff.base_ms = o->backoff_base_ms;
-    r->backoff.max_ms = o->backoff_max_ms;
-    r->backoff.jitter = o->backoff_jitter;
-
-    r->dbcfg.host = r->db.host;
-    r->dbcfg.port = r->db.port;
-    r->dbcfg.user = r->db.user;
-    r->dbcfg.password = r->db.password;
-    r->dbcfg.database = r->db.database;
-    r->dbcfg.socket = r->db.socket;
-    r->dbcfg.connect_timeout_s = 10;
-    r->dbcfg.read_timeout_s = 120;
-    r->dbcfg.op_timeout_ms = 60000;
-    r->dbcfg.init_command = "SET SESSION tx_isolation = 'READ-COMMITTED', time_zone = '+00:00'";
-
-    r->nworkers = o->connections;
-    r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
-    int ok = r->o.db_url && r->o.nats_url && r->o.table && r->o.stream && r->o.subject_prefix &&
-             r->o.ce_source && r->qtable && r->sql_fetch && r->sql_probe && r->ce_source &&
-             r->workers && (!o->db_password || r->o.db_password);
-    for (int i = 0; ok && i < r->nworkers; i++) {
-        r->workers[i] = ob_worker_new(r, i);
-        ok = r->workers[i] != NULL;
-    }
-    if (ok) {
-        ob_link_config lc;
-        memset(&lc, 0, sizeof(lc));
-        lc.url = r->o.nats_url;
-        lc.stream = r->o.stream;
-        lc.subject_prefix = r->o.subject_prefix;
-        lc.duplicate_window_ms = o->duplicate_window_ms;
-        lc.retry_horizon_ms = (uint64_t)o->ack_timeout_ms + o->backoff_max_ms;
-        lc.strict_duplicate_window = o->strict_duplicate_window;
-        lc.max_in_flight = o->max_in_flight;
-        lc.log = &r->log;
-        ob_link_callbacks cbs = {on_link_ack, on_link_ready, on_link_fatal, r};
-        r->link = ob_link_new(loop, &lc, &cbs, err, sizeof(err));
-        if (r->link == NULL) {
-            relay_free(r);
-            return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
-        }
-    }
-    if (ok && (o->pending_sample_ms || o->partition_check_ms || o->cleanup_check_ms)) {
-        r->maint = ob_maint_new(r, err, sizeof(err));
-        if (r->maint == NULL) {
-            ob_link_close(r->link, NULL, NULL);
-            relay_free(r);
-            return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
-        }
-    }
-    if (!ok) {
-        if (r->link)
-            ob_link_close(r->link, NULL, NULL);
-        relay_free(r);
-        return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
-    }
-    *out = r;
-    return OUTBOX_OK;
-}
-
-/* --- running ------------------------------------------------------------- */
-
-int outbox_relay_start(outbox_relay *r) {
-    if (r->state != R_CREATED) {
-        snprintf(r->errmsg, sizeof(r->errmsg), "relay already started");
-        return OUTBOX_ESTATE;
-    }
-    r->state = R_RUNNING;
-    char *db = ob_url_redact(r->o.db_url), *nats = ob_url_redact(r->o.nats_url);
-    OB_INFO(&r->log,
-            "relay starting: table %s, stream %s, subjects %s.<aggregate>.<event>, %d "
-            "connection(s), batch %d, database %s, nats %s",
-            r->o.table, r->o.stream, r->o.subject_prefix, r->nworkers, r->o.batch_size,
-            db ? db : "?", nats ? nats : "?");
-    free(db);
-    free(nats);
-    uv_timer_init(r->loop, &r->shutdown_timer);
-    r->shutdown_timer.data = r;
-    if (ob_link_start(r->link) != 0) {
-        snprintf(r->errmsg, sizeof(r->errmsg), "cannot start the NATS link");
-        return OUTBOX_ENATS;
-    }
-    for (int i = 0; i < r->nworkers; i++)
-        ob_worker_start(r->workers[i]);
-    if (r->maint)
-        ob_maint_start(r->maint);
-    return OUTBOX_OK;
-}
-
-static void on_link_ack(void *data, const ob_ack *ack) {
+static int owner_drain_wanted(void *data) {
     outbox_relay *r = data;
-    if (ack->worker < (uint32_t)r->nworkers)
-        ob_worker_ack(r->workers[ack->worker], ack);
+    return r->o.on_drained != NULL && !r->drained;
 }
 
-static void on_link_ready(void *data, int ready) {
+static void owner_table_empty(void *data, ob_worker *w) {
     outbox_relay *r = data;
-    r->stats.broker_ready = ready;
-    if (!ready)
-        r->stats.broker_outages++;
-    if (r->state != R_RUNNING && ready)
-        return;
-    for (int i = 0; i < r->nworkers; i++)
-        ob_worker_broker(r->workers[i], ready);
-}
-
-static void on_link_fatal(void *data, const char *why) {
-    outbox_relay *r = data;
-    r->fatal = 1;
-    snprintf(r->errmsg, sizeof(r->errmsg), "%s", why);
-    if (r->o.on_fatal)
-        r->o.on_fatal(r, why, r->o.fatal_data);
-}
-
-void ob_relay_wake_all(outbox_relay *r, ob_worker *except) {
-    for (int i = 0; i < r->nworkers; i++)
-        if (r->workers[i] != except)
-            ob_worker_wake(r->workers[i]);
-}
-
-void ob_relay_capacity_freed(outbox_relay *r) {
-    for (int i = 0; i < r->nworkers && r->waiting_capacity > 0; i++) {
-        if (r->in_flight >= r->o.max_in_flight)
-            return;
-        ob_worker_capacity(r->workers[i]);
-    }
-}
-
-void ob_relay_maybe_drained(outbox_relay *r, ob_worker *w) {
-    if (r->drained || r->state != R_RUNNING)
+    if (r->drained || r->phase != R_RUNNING)
         return;
     /* Another worker may have committed its last batch without having seen
      * the answer yet: wait for it, so that the counters are final. */
@@ -361,9 +62,240 @@ void ob_relay_maybe_drained(outbox_relay *r, ob_worker *w) {
         r->o.on_drained(r, r->o.drained_data);
 }
 
+static void relay_fatal(outbox_relay *r, const char *why);
+
+static void owner_db_failed(void *data, ob_worker *w, unsigned err, const char *msg, int ever_ok) {
+    (void)w;
+    outbox_relay *r = data;
+    /* A misconfiguration found before anything worked is not retried: the
+     * relay refuses to run, with the cause named. */
+    if (ever_ok || r->fatal || r->stats.batches || !ob_db_errno_is_permanent(err))
+        return;
+    char why[400];
+    snprintf(why, sizeof(why), "database: %u %s%s", err, msg, ob_db_error_hint(err));
+    relay_fatal(r, why);
+}
+
+static void step(outbox_relay *r);
+
+static void owner_closed(void *data, ob_worker *w) {
+    (void)w;
+    outbox_relay *r = data;
+    r->open_workers--;
+    step(r);
+}
+
+/* --- link callbacks ------------------------------------------------------ */
+
+static void on_link_ack(void *data, const ob_ack *ack) {
+    outbox_relay *r = data;
+    if (ack->worker >= (uint32_t)r->nworkers)
+        return;
+    ob_answer wa = {ack->gen,      ack->slot, ack->kind,    ack->code,
+                    ack->err_code, ack->text, ack->text_len};
+    ob_worker_ack(r->workers[ack->worker], &wa);
+}
+
+static void on_link_ready(void *data, int ready) {
+    outbox_relay *r = data;
+    r->stats.broker_ready = ready;
+    if (!ready)
+        r->stats.broker_outages++;
+    for (int i = 0; i < r->nworkers; i++)
+        ob_worker_broker(r->workers[i], ready);
+}
+
+static void relay_fatal(outbox_relay *r, const char *why) {
+    if (r->fatal)
+        return;
+    r->fatal = 1;
+    snprintf(r->errmsg, sizeof(r->errmsg), "%s", why);
+    OB_ERROR(&r->log, "relay cannot go on: %s", why);
+    for (int i = 0; i < r->nworkers; i++)
+        ob_worker_halt(r->workers[i]);
+    if (r->o.on_fatal)
+        r->o.on_fatal(r, why, r->o.fatal_data);
+}
+
+static void on_link_fatal(void *data, const char *why) {
+    relay_fatal(data, why);
+}
+
+/* --- creation ------------------------------------------------------------ */
+
+static void relay_free(outbox_relay *r) {
+    if (r == NULL)
+        return;
+    for (int i = 0; i < r->nworkers; i++)
+        ob_worker_free(r->workers[i]);
+    free(r->workers);
+    ob_timers_free(r->timers);
+    ob_db_url_free(&r->db);
+    free(r->qtable);
+    free(r->ce_source);
+    ob_buf_free(&r->sql_fetch);
+    ob_buf_free(&r->sql_probe);
+    ob_buf_free(&r->sql_drain);
+    ob_relay_free_options(&r->o);
+    free(r);
+}
+
+/* Builds the statements and the environment the workers share. Returns 0,
+ * or -1 when out of memory. */
+static int prepare(outbox_relay *r) {
+    const outbox_relay_options *o = &r->o;
+    ob_buf b = OB_BUF_INIT, c = OB_BUF_INIT;
+    ob_sql_quote_table(&b, o->table);
+    r->qtable = b.p;
+    ob_sql_fetch(&r->sql_fetch, r->qtable, o->batch_size);
+    ob_sql_probe(&r->sql_probe, r->qtable);
+    ob_buf_printf(&r->sql_drain, "COMMIT; SELECT EXISTS(SELECT 1 FROM %s WHERE status = 0)",
+                  r->qtable ? r->qtable : "");
+    ob_ce_encode(&c, o->ce_source, strlen(o->ce_source));
+    r->ce_source = c.p;
+    if (!r->qtable || !r->ce_source || r->sql_fetch.oom || r->sql_probe.oom || r->sql_drain.oom)
+        return -1;
+
+    ob_worker_env *e = &r->env;
+    e->loop = r->loop;
+    e->log = &r->log;
+    ob_db_config_from_url(&e->db, &r->db);
+    e->db.connect_timeout_s = 10;
+    e->db.read_timeout_s = 120;
+    e->db.op_timeout_ms = 60000;
+    e->db.init_command = "SET SESSION tx_isolation = 'READ-COMMITTED', time_zone = '+00:00'";
+    e->batch.qtable = r->qtable;
+    e->batch.processing = o->processing;
+    e->batch.max_attempts = o->max_attempts;
+    e->batch.backoff.kind = o->backoff;
+    e->batch.backoff.base_ms = o->backoff_base_ms;
+    e->batch.backoff.max_ms = o->backoff_max_ms;
+    e->batch.backoff.jitter = o->backoff_jitter;
+    e->batch.classify = o->classify ? o->classify : outbox_classify_default;
+    e->batch.classify_data = o->classify_data;
+    e->sql_fetch = r->sql_fetch.p;
+    e->sql_fetch_len = r->sql_fetch.len;
+    e->sql_probe = r->sql_probe.p;
+    e->sql_probe_len = r->sql_probe.len;
+    e->sql_drain_probe = r->sql_drain.p;
+    e->sql_drain_probe_len = r->sql_drain.len;
+    e->batch_size = o->batch_size;
+    e->poll_interval_ms = o->poll_interval_ms;
+    e->ack_timeout_ms = o->ack_timeout_ms;
+    e->pub = (ob_publisher){pub_ready, pub_epoch, pub_last_answer, pub_publish, pub_unavailable, r};
+    e->owner =
+        (ob_worker_owner){owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r};
+    e->flow = &r->flow;
+    e->stats = &r->stats;
+    ob_flow_init(&r->flow, o->max_in_flight);
+
+    r->nworkers = o->connections;
+    r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
+    if (r->workers == NULL)
+        return -1;
+    for (int i = 0; i < r->nworkers; i++)
+        if ((r->workers[i] = ob_worker_new(e, i)) == NULL)
+            return -1;
+    return 0;
+}
+
+static ob_link *make_link(outbox_relay *r, char *err, size_t errlen) {
+    const outbox_relay_options *o = &r->o;
+    ob_link_config lc;
+    memset(&lc, 0, sizeof(lc));
+    lc.url = o->nats_url;
+    lc.stream = o->stream;
+    lc.subject_prefix = o->subject_prefix;
+    lc.ce_source = o->cloudevents ? r->ce_source : NULL;
+    lc.duplicate_window_ms = o->duplicate_window_ms;
+    lc.retry_horizon_ms = (uint64_t)o->ack_timeout_ms + o->backoff_max_ms;
+    lc.strict_duplicate_window = o->strict_duplicate_window;
+    lc.replicas = 1;
+    lc.max_in_flight = o->max_in_flight;
+    lc.log = &r->log;
+    ob_link_callbacks cbs = {on_link_ack, on_link_ready, on_link_fatal, r};
+    return ob_link_new(r->loop, &lc, &cbs, err, errlen);
+}
+
+int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_options *o,
+                        char *errbuf, size_t errlen) {
+    char err[512];
+    *out = NULL;
+    if (loop == NULL || o == NULL)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "loop and options are required");
+    int rc = ob_relay_check_options(o, errbuf, errlen);
+    if (rc != OUTBOX_OK)
+        return rc;
+    outbox_relay *r = calloc(1, sizeof(*r));
+    if (r == NULL)
+        return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
+    if (ob_db_url_parse(o->db_url, &r->db, err, sizeof(err)) != 0) {
+        free(r);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
+    }
+    r->loop = loop;
+    r->phase = R_CREATED;
+    r->log.fn = o->log;
+    r->log.data = o->log_data;
+    r->log.level = o->log_level;
+    r->stats.pending = -1;
+    r->stats.oldest_pending_ms = -1;
+    if (ob_relay_copy_options(r, o) != 0 || ob_db_url_set_password(&r->db, o->db_password) != 0 ||
+        prepare(r) != 0) {
+        relay_free(r);
+        return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
+    }
+    r->link = make_link(r, err, sizeof(err));
+    if (r->link == NULL) {
+        relay_free(r);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
+    }
+    if (o->pending_sample_ms || o->partition_check_ms || o->cleanup_check_ms) {
+        r->timers = ob_timers_new(loop, &r->o, &r->log, &r->stats, err, sizeof(err));
+        if (r->timers == NULL) {
+            ob_link_close(r->link, NULL, NULL);
+            relay_free(r);
+            return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
+        }
+    }
+    *out = r;
+    return OUTBOX_OK;
+}
+
+/* --- running ------------------------------------------------------------- */
+
+int outbox_relay_start(outbox_relay *r) {
+    if (r->phase != R_CREATED) {
+        snprintf(r->errmsg, sizeof(r->errmsg), "relay already started");
+        return OUTBOX_ESTATE;
+    }
+    r->phase = R_RUNNING;
+    char *db = ob_url_redact(r->o.db_url), *nats = ob_url_redact(r->o.nats_url);
+    OB_INFO(&r->log,
+            "relay starting: table %s, stream %s, subjects %s.<aggregate>.<event>, %d "
+            "connection(s), batch %d, database %s, nats %s",
+            r->o.table, r->o.stream, r->o.subject_prefix, r->nworkers, r->o.batch_size,
+            db ? db : "?", nats ? nats : "?");
+    free(db);
+    free(nats);
+    uv_timer_init(r->loop, &r->shutdown_timer);
+    r->shutdown_timer.data = r;
+    r->shutdown_timer_open = 1;
+    r->link_open = 1;
+    ob_link_start(r->link);
+    for (int i = 0; i < r->nworkers; i++) {
+        r->open_workers++;
+        ob_worker_start(r->workers[i]);
+    }
+    if (r->timers) {
+        r->timers_open = 1;
+        ob_timers_start(r->timers);
+    }
+    return OUTBOX_OK;
+}
+
 void outbox_relay_stats(const outbox_relay *r, outbox_stats *out) {
     *out = r->stats;
-    out->in_flight = r->in_flight;
 }
 
 const char *outbox_relay_errmsg(const outbox_relay *r) {
@@ -374,35 +306,44 @@ const char *outbox_relay_errmsg(const outbox_relay *r) {
 
 static void on_shutdown_deadline(uv_timer_t *t) {
     outbox_relay *r = t->data;
-    if (r->in_flight)
+    if (r->stats.in_flight)
         OB_WARN(&r->log, "shutdown: %u publish(es) still unacked after %u ms; giving them back",
-                r->in_flight, r->o.shutdown_timeout_ms);
+                r->stats.in_flight, r->o.shutdown_timeout_ms);
     for (int i = 0; i < r->nworkers; i++)
-        ob_worker_shutdown_deadline(r->workers[i]);
+        ob_worker_deadline(r->workers[i]);
 }
 
-static void child_closed_cb(uv_handle_t *h) {
-    ob_relay_child_closed(h->data);
+static void shutdown_timer_closed(uv_handle_t *h) {
+    outbox_relay *r = h->data;
+    r->shutdown_timer_open = 0;
+    step(r);
 }
 
-static void link_closed_cb(void *data) {
+static void link_closed(void *data) {
     outbox_relay *r = data;
     r->link = NULL;
-    ob_relay_child_closed(r);
+    r->link_open = 0;
+    step(r);
 }
 
-/* Children close in order: workers and maintenance first (they may still
- * need NATS while they finish), then the link and the shutdown timer. */
-void ob_relay_child_closed(outbox_relay *r) {
-    r->open_children--;
-    if (r->open_children == 2 && r->link != NULL &&
-        !uv_is_closing((uv_handle_t *)&r->shutdown_timer)) {
-        uv_close((uv_handle_t *)&r->shutdown_timer, child_closed_cb);
-        ob_link_close(r->link, link_closed_cb, r);
-        return;
+static void timers_closed(void *data) {
+    outbox_relay *r = data;
+    r->timers_open = 0;
+    step(r);
+}
+
+/* Moves the phase on when the children it waits for are closed. Workers and
+ * timers close first (the workers may still need NATS while they finish),
+ * then the link and the shutdown timer. */
+static void step(outbox_relay *r) {
+    if (r->phase == R_STOPPING && r->open_workers == 0 && !r->timers_open) {
+        r->phase = R_CLOSING_LINK;
+        uv_close((uv_handle_t *)&r->shutdown_timer, shutdown_timer_closed);
+        ob_link_close(r->link, link_closed, r);
+        return; /* the close callbacks come back here */
     }
-    if (r->open_children == 0) {
-        r->state = R_STOPPED;
+    if (r->phase == R_CLOSING_LINK && !r->link_open && !r->shutdown_timer_open) {
+        r->phase = R_STOPPED;
         OB_INFO(&r->log, "relay stopped: %llu acked, %llu dead, %llu released",
                 (unsigned long long)r->stats.acked, (unsigned long long)r->stats.dead,
                 (unsigned long long)r->stats.released);
@@ -412,11 +353,11 @@ void ob_relay_child_closed(outbox_relay *r) {
 }
 
 int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
-    if (r->state == R_CREATED || r->state == R_STOPPED) {
+    if (r->phase == R_CREATED || r->phase == R_STOPPED) {
         snprintf(r->errmsg, sizeof(r->errmsg), "relay is not running");
         return OUTBOX_ESTATE;
     }
-    if (r->state == R_STOPPING) {
+    if (r->phase != R_RUNNING) {
         if (!r->hard_stop) {
             r->hard_stop = 1;
             OB_WARN(&r->log, "stopping now: open transactions are dropped and their rows will "
@@ -428,27 +369,28 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
     }
     OB_INFO(&r->log, "stopping: no new claims; waiting up to %u ms for in-flight acks",
             r->o.shutdown_timeout_ms);
-    r->state = R_STOPPING;
+    r->phase = R_STOPPING;
     r->stop_cb = cb;
     r->stop_data = data;
-    /* workers + maintenance + link + shutdown timer, plus one held while the
-     * stop calls below run, so that nothing completes underneath them. */
-    r->open_children = r->nworkers + (r->maint ? 1 : 0) + 2 + 1;
     uv_timer_start(&r->shutdown_timer, on_shutdown_deadline, r->o.shutdown_timeout_ms, 0);
-    if (r->maint)
-        ob_maint_stop(r->maint);
+    if (r->timers)
+        ob_timers_stop(r->timers, timers_closed, r);
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_stop(r->workers[i], 0);
-    ob_relay_child_closed(r);
+    step(r); /* nothing may have been open */
     return OUTBOX_OK;
 }
 
-void outbox_relay_destroy(outbox_relay *r) {
+int outbox_relay_destroy(outbox_relay *r) {
     if (r == NULL)
-        return;
-    if (r->state == R_RUNNING || r->state == R_STOPPING)
-        return; /* still on the loop: stop first and destroy from the callback */
-    if (r->state == R_CREATED && r->link)
+        return OUTBOX_OK;
+    if (r->phase != R_CREATED && r->phase != R_STOPPED) {
+        snprintf(r->errmsg, sizeof(r->errmsg),
+                 "relay is still on the loop: stop it and destroy it from the stop callback");
+        return OUTBOX_ESTATE;
+    }
+    if (r->phase == R_CREATED && r->link)
         ob_link_close(r->link, NULL, NULL);
     relay_free(r);
+    return OUTBOX_OK;
 }

@@ -100,6 +100,17 @@ static int parse_hostport(const char *what, const char *s, size_t n, char **host
     return *host ? 0 : -1;
 }
 
+int ob_db_url_set_password(ob_db_url *u, const char *password) {
+    if (password == NULL)
+        return 0;
+    char *p = strdup(password);
+    if (p == NULL)
+        return -1;
+    free(u->password);
+    u->password = p;
+    return 0;
+}
+
 void ob_db_url_free(ob_db_url *u) {
     free(u->user);
     free(u->password);

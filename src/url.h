@@ -36,6 +36,9 @@ typedef struct ob_nats_url {
  * allocated. */
 int ob_db_url_parse(const char *s, ob_db_url *out, char *err, size_t errlen);
 void ob_db_url_free(ob_db_url *u);
+/* Replaces the URL's password with a copy of `password` (nothing happens
+ * when it is NULL). Returns 0, or -1 when out of memory. */
+int ob_db_url_set_password(ob_db_url *u, const char *password);
 
 int ob_nats_url_parse(const char *s, ob_nats_url *out, char *err, size_t errlen);
 void ob_nats_url_free(ob_nats_url *u);

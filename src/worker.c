@@ -1,843 +1,756 @@
 /*
- * One MariaDB connection's batch cycle, as a state machine:
+ * One MariaDB connection's batch cycle, as a state machine. Every input is
+ * an event (database answer, timer, ack, broker readiness, capacity, wake,
+ * halt, stop, deadline); dispatch() hands it to the handler of the current
+ * state, and every change of state goes through set_state().
  *
- *   CONNECTING -> FETCHING -> PUBLISHING -> FINISHING -> FETCHING ...
- *                     |                                    ^
- *                     +-> ENDING (empty) -> SLEEPING ------+
- *                                             |   ^        |
- *                                             v   |        |
- *                                            PROBING ------+  (the idle scout)
+ *            start
+ *              v
+ *   +----> CONNECTING --fail--> CONNECT_WAIT --timer--+
+ *   |          | ok                                   |
+ *   |          v                                      |
+ *   |   (next: HALTED | BROKER_WAIT | FETCHING) <-----+-- broker up / wake / timer
+ *   |          |
+ *   |       FETCHING --rows--> PUBLISHING --all answered / broker down / deadline-->
+ *   |          |                                    FINISHING (UPDATE...; COMMIT)
+ *   |          | empty                                  |  nothing to write:
+ *   |          v                                      |  ROLLING_BACK --> (next)
+ *   |     ENDING_EMPTY (COMMIT [; EXISTS pending])    |
+ *   |          |                                      +--> (next)
+ *   |          v
+ *   |   scout? POLL_WAIT --timer--> PROBING --rows--> (next), waking the others
+ *   |          |                       | none
+ *   |          | no: PARKED --wake--> (next)   +--> POLL_WAIT
+ *   |
+ *   | error edges:
+ *   |   connection lost in any statement    --> CONNECT_WAIT (backoff) --> CONNECTING
+ *   +-- deadlock / lock wait timeout        --> ROLLING_BACK --> (next) at once
+ *       other statement error               --> ABORTING (ROLLBACK) --> RETRY_WAIT --> (next)
+ *
+ *   halt: waiting states --> HALTED; busy states reach HALTED at (next).
+ *   stop: waiting states --> CLOSING --> CLOSED; busy states close at (next);
+ *         stop now: busy states drop the transaction and close at once.
  *
  * A batch is one transaction: rows claimed by FETCHING stay locked until
- * FINISHING commits what was acked (or ENDING rolls back what was not).
- * Every change of state goes through set_state(); every database completion
- * arrives in on_db(), which dispatches on the state the worker was in; timers
- * arrive in on_timer(), likewise.
+ * FINISHING commits what was acked (or ROLLING_BACK gives them back).
  */
-#include "relay_int.h"
+#include "worker.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "message.h"
+#include <mysqld_error.h>
+#include "retry.h"
 
 typedef enum worker_state {
-    W_IDLE,        /* created, not started */
-    W_CONNECTING,  /* waiting for the database connection */
-    W_BACKOFF,     /* waiting before connecting again, or before retrying after an error */
-    W_WAIT_BROKER, /* connected; waiting for NATS and the stream to be ready */
-    W_FETCHING,    /* waiting for START TRANSACTION; SELECT ... FOR UPDATE SKIP LOCKED */
-    W_PUBLISHING,  /* rows claimed; publishing them and waiting for their acks */
-    W_FINISHING,   /* waiting for UPDATE ...; COMMIT of the batch */
-    W_ENDING,      /* waiting for COMMIT or ROLLBACK of an empty or abandoned batch */
-    W_SLEEPING,    /* idle: the scout waits out the poll interval, the others wait to be
-                      woken; or waiting before a retry after a statement error */
-    W_PROBING,     /* the scout: waiting for SELECT 1 ... LIMIT 1 (is any row due?) */
-    W_CLOSING,     /* closing the connection and the timer */
-    W_CLOSED       /* nothing left on the loop */
+    W_NEW,          /* created, not started */
+    W_CONNECTING,   /* waiting for the database connection */
+    W_CONNECT_WAIT, /* waiting before connecting again */
+    W_BROKER_WAIT,  /* connected; waiting for NATS and the stream to be ready */
+    W_FETCHING,     /* waiting for START TRANSACTION; SELECT ... FOR UPDATE SKIP LOCKED */
+    W_PUBLISHING,   /* rows claimed; publishing them (capacity permitting), waiting for acks */
+    W_FINISHING,    /* waiting for UPDATE ...; COMMIT of the batch */
+    W_ENDING_EMPTY, /* waiting for COMMIT [; SELECT EXISTS pending] after an empty fetch */
+    W_ROLLING_BACK, /* waiting for ROLLBACK of a batch with nothing to write, or of a conflict */
+    W_ABORTING,     /* waiting for ROLLBACK after a statement error */
+    W_RETRY_WAIT,   /* waiting before fetching again after a statement error */
+    W_POLL_WAIT,    /* the scout: waiting out the poll interval */
+    W_PROBING,      /* the scout: waiting for SELECT 1 ... LIMIT 1 (is any row due?) */
+    W_PARKED,       /* idle: waiting to be woken by the scout or a full batch */
+    W_HALTED,       /* the relay cannot go on: connection kept, waiting for the stop */
+    W_CLOSING,      /* waiting for the timer and the connection to close */
+    W_CLOSED        /* nothing left on the loop */
 } worker_state;
 
-typedef enum slot_state {
-    S_UNSENT,   /* claimed, not yet published */
-    S_INFLIGHT, /* published, waiting for the ack */
-    S_ACKED,    /* stored by JetStream */
-    S_FAILED,   /* the publish failed; see kind and error */
-    S_RELEASED, /* given back untouched: outage or shutdown */
-    S_WRITTEN   /* failed, and its UPDATE is in the finishing statement */
-} slot_state;
-
-typedef struct slot {
-    ob_row row;
-    uint8_t state;
-    uint8_t kind; /* outbox_failure_kind when failed */
-    uint8_t dead; /* verdict when failed */
-    int code, err_code;
-    uint32_t err_off; /* into w->errs */
-    uint32_t err_len;
-    uint64_t sent_at; /* loop time of the publish */
-} slot;
+typedef enum worker_event {
+    EV_START,
+    EV_DB_OK,       /* the statement (or connect) in progress succeeded */
+    EV_DB_FAILED,   /* it failed; see ob_db_errno / ob_db_lost */
+    EV_TIMER,       /* the worker's timer fired */
+    EV_BROKER_UP,   /* the broker became ready */
+    EV_BROKER_DOWN, /* the broker stopped being ready */
+    EV_ACK,         /* arg: const ob_answer * */
+    EV_CAPACITY,    /* in-flight capacity is available again */
+    EV_WAKE,        /* more rows are likely */
+    EV_HALT,        /* the relay cannot go on */
+    EV_STOP,        /* graceful stop */
+    EV_STOP_NOW,    /* immediate stop */
+    EV_DEADLINE     /* the shutdown deadline passed */
+} worker_event;
 
 struct ob_worker {
-    outbox_relay *r;
+    const ob_worker_env *env;
     uint32_t index;
     char name[32];
     worker_state state;
     ob_db *db;
-    uv_timer_t timer; /* connect backoff, poll sleep, ack deadline */
+    uv_timer_t timer; /* connect backoff, poll and retry waits, ack deadline */
     int handles_open;
-
-    slot *slots;
-    int nrows;
-    int next_pub;    /* next slot to publish */
-    int outstanding; /* slots in flight */
-    uint32_t gen;    /* batch number, part of every reply subject */
-    uint32_t epoch;  /* broker epoch when the batch was claimed */
-    int waiting_capacity;
-    int last_empty;  /* the last fetch found nothing */
-    int drain_check; /* the ENDING statement carries a pending-rows probe */
-    int stopping;
+    ob_flow_member fm;
+    ob_retry retry;
+    int failures; /* consecutive connect or statement failures */
     int db_up;
-    int attempts; /* consecutive connect or statement failures */
-
-    /* per-batch tallies, folded into the relay stats after the commit */
-    int n_acked, n_dup, n_retry, n_dead, n_released;
-
-    ob_buf sql; /* the finishing statement */
-    ob_buf subject;
-    ob_buf scratch;
-    ob_buf errs; /* error texts of this batch */
+    int ever_fetched;
+    int stop; /* 0 running, 1 stop after what is under way, 2 stop now */
+    int halted;
+    ob_batch batch;
+    ob_pub_fail pf;
 };
 
-static void go_fetch(ob_worker *w);
-static void finish_batch(ob_worker *w);
-static void on_db(ob_db *db, int ok, void *data);
-static void close_worker(ob_worker *w);
+static void dispatch(ob_worker *w, worker_event ev, const void *arg);
 
-static const char *state_name(worker_state s) {
-    static const char *names[] = {
-        [W_IDLE] = "idle",           [W_CONNECTING] = "connecting",
-        [W_BACKOFF] = "backoff",     [W_WAIT_BROKER] = "wait-broker",
-        [W_FETCHING] = "fetching",   [W_PUBLISHING] = "publishing",
-        [W_FINISHING] = "finishing", [W_ENDING] = "ending",
-        [W_SLEEPING] = "sleeping",   [W_PROBING] = "probing",
-        [W_CLOSING] = "closing",     [W_CLOSED] = "closed",
-    };
-    return names[s];
+static const char *const state_names[] = {
+    [W_NEW] = "new",
+    [W_CONNECTING] = "connecting",
+    [W_CONNECT_WAIT] = "connect-wait",
+    [W_BROKER_WAIT] = "broker-wait",
+    [W_FETCHING] = "fetching",
+    [W_PUBLISHING] = "publishing",
+    [W_FINISHING] = "finishing",
+    [W_ENDING_EMPTY] = "ending-empty",
+    [W_ROLLING_BACK] = "rolling-back",
+    [W_ABORTING] = "aborting",
+    [W_RETRY_WAIT] = "retry-wait",
+    [W_POLL_WAIT] = "poll-wait",
+    [W_PROBING] = "probing",
+    [W_PARKED] = "parked",
+    [W_HALTED] = "halted",
+    [W_CLOSING] = "closing",
+    [W_CLOSED] = "closed",
+};
+
+const char *ob_worker_state_name(const ob_worker *w) {
+    return state_names[w->state];
 }
 
 static void set_state(ob_worker *w, worker_state s) {
     if (w->state != s)
-        OB_DEBUG(&w->r->log, "%s: %s -> %s", w->name, state_name(w->state), state_name(s));
+        OB_DEBUG(w->env->log, "%s: %s -> %s", w->name, state_names[w->state], state_names[s]);
     w->state = s;
 }
 
-/* --- creation ------------------------------------------------------------ */
+/* --- callbacks from libuv, the database and the flow control ------------- */
 
-ob_worker *ob_worker_new(outbox_relay *r, int index) {
-    ob_worker *w = calloc(1, sizeof(*w));
-    if (w == NULL)
-        return NULL;
-    w->r = r;
-    w->index = (uint32_t)index;
-    snprintf(w->name, sizeof(w->name), "worker %d", index);
-    w->slots = calloc((size_t)r->o.batch_size, sizeof(slot));
-    if (w->slots == NULL) {
-        free(w);
-        return NULL;
+static void on_db(ob_db *db, int ok, void *data) {
+    (void)db;
+    dispatch(data, ok ? EV_DB_OK : EV_DB_FAILED, NULL);
+}
+
+static void on_timer(uv_timer_t *t) {
+    dispatch(t->data, EV_TIMER, NULL);
+}
+
+static void on_capacity(ob_flow_member *m) {
+    dispatch((ob_worker *)((char *)m - offsetof(ob_worker, fm)), EV_CAPACITY, NULL);
+}
+
+static void on_wake(ob_flow_member *m) {
+    dispatch((ob_worker *)((char *)m - offsetof(ob_worker, fm)), EV_WAKE, NULL);
+}
+
+/* --- actions ------------------------------------------------------------- */
+
+static void close_worker(ob_worker *w);
+
+static void start_timer(ob_worker *w, uint64_t ms) {
+    uv_timer_start(&w->timer, on_timer, ms, 0);
+}
+
+/* Sends a statement and enters the state that waits for it. */
+static void query(ob_worker *w, worker_state s, const char *sql, size_t len) {
+    set_state(w, s);
+    if (ob_db_query(w->db, sql, len, on_db, w) != 0) {
+        OB_ERROR(w->env->log, "%s: cannot send a statement; closing the connection", w->name);
+        w->failures++;
+        ob_db_reset(w->db);
+        set_state(w, W_CONNECT_WAIT);
+        start_timer(w, ob_retry_delay(&w->retry, w->failures));
     }
-    w->state = W_IDLE;
-    return w;
 }
-
-void ob_worker_free(ob_worker *w) {
-    if (w == NULL)
-        return;
-    ob_buf_free(&w->sql);
-    ob_buf_free(&w->subject);
-    ob_buf_free(&w->scratch);
-    ob_buf_free(&w->errs);
-    free(w->slots);
-    free(w);
-}
-
-int ob_worker_busy(const ob_worker *w) {
-    return w->state == W_FETCHING || w->state == W_PUBLISHING || w->state == W_FINISHING ||
-           w->state == W_ENDING;
-}
-
-/* --- connecting ---------------------------------------------------------- */
-
-static uint64_t retry_delay(ob_worker *w) {
-    uint64_t d = 250;
-    for (int i = 0; i < w->attempts && d < 10000; i++)
-        d *= 2;
-    if (d > 10000)
-        d = 10000;
-    return d / 2 + (uint64_t)rand() % (d / 2 + 1);
-}
-
-static void on_timer(uv_timer_t *t);
 
 static void connect_db(ob_worker *w) {
     set_state(w, W_CONNECTING);
     if (ob_db_connect(w->db, on_db, w) != 0) {
-        set_state(w, W_BACKOFF);
-        uv_timer_start(&w->timer, on_timer, retry_delay(w), 0);
+        set_state(w, W_CONNECT_WAIT);
+        start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
     }
 }
 
-void ob_worker_start(ob_worker *w) {
-    outbox_relay *r = w->r;
-    ob_db_config cfg = r->dbcfg;
-    w->db = ob_db_new(r->loop, &cfg, &r->log, w->name);
-    uv_timer_init(r->loop, &w->timer);
-    w->timer.data = w;
-    w->handles_open = 2; /* the timer and the db */
-    connect_db(w);
+static void fetch(ob_worker *w) {
+    query(w, W_FETCHING, w->env->sql_fetch, w->env->sql_fetch_len);
 }
 
-/* The connection is gone or a statement failed. The server rolls back an
- * open transaction when the connection drops, so the claimed rows are
- * pending again; anything already published is absorbed by Msg-Id dedup. */
+/* The one place that decides what follows a finished step: close, halt,
+ * wait for the broker, or claim the next batch. */
+static void next(ob_worker *w) {
+    if (w->stop) {
+        close_worker(w);
+    } else if (w->halted) {
+        set_state(w, W_HALTED);
+    } else if (!w->env->pub.ready(w->env->pub.data)) {
+        set_state(w, W_BROKER_WAIT);
+    } else {
+        fetch(w);
+    }
+}
+
+static void rollback(ob_worker *w, worker_state s) {
+    static const char rb[] = "ROLLBACK";
+    query(w, s, rb, sizeof(rb) - 1);
+}
+
+/* Idle after an empty fetch: one idle worker, the scout, polls with a cheap
+ * probe every poll interval; the others park until the scout (or a full
+ * batch) wakes them, so an idle relay costs one round trip per interval. */
+static void go_idle(ob_worker *w) {
+    if (w->stop || w->halted) {
+        next(w);
+        return;
+    }
+    if (ob_flow_idle(w->env->flow, &w->fm)) {
+        set_state(w, W_POLL_WAIT);
+        start_timer(w, w->env->poll_interval_ms);
+    } else {
+        set_state(w, W_PARKED);
+    }
+}
+
+/* A database operation failed: classify it by whose fault it is. */
 static void db_failed(ob_worker *w, const char *during) {
-    outbox_relay *r = w->r;
-    r->stats.db_errors++;
+    const ob_worker_env *e = w->env;
     unsigned no = ob_db_errno(w->db);
-    const char *hint = "";
-    if (no == 1146)
-        hint = " (create the table: outbox-uvrelay schema | mariadb ...)";
-    else if (no == 1054)
-        hint = " (the table lacks a column the relay needs: compare with sql/outbox.sql)";
+    e->stats->db_errors++;
+    if (e->owner.db_failed)
+        e->owner.db_failed(e->owner.data, w, no, ob_db_error(w->db), w->ever_fetched);
     if (ob_db_lost(w->db)) {
         if (w->db_up) {
             w->db_up = 0;
-            r->stats.db_connected--;
-            r->stats.db_reconnects++;
+            e->stats->db_connected--;
+            e->stats->db_reconnects++;
         }
         if (w->state == W_CONNECTING)
-            OB_WARN(&r->log, "%s: cannot connect to the database: %s; retrying", w->name,
+            OB_WARN(e->log, "%s: cannot connect to the database: %s; retrying", w->name,
                     ob_db_error(w->db));
         else
-            OB_WARN(&r->log, "%s: database connection lost while %s: %s; reconnecting", w->name,
+            OB_WARN(e->log, "%s: database connection lost while %s: %s; reconnecting", w->name,
                     during, ob_db_error(w->db));
-        if (w->stopping) {
+        /* The server rolls back the open transaction when the connection
+         * drops: the claimed rows are pending again, and whatever was already
+         * published is absorbed by Msg-Id dedup. */
+        if (w->stop) {
             close_worker(w);
             return;
         }
-        w->attempts++;
-        set_state(w, W_BACKOFF);
-        uv_timer_start(&w->timer, on_timer, retry_delay(w), 0);
+        set_state(w, W_CONNECT_WAIT);
+        start_timer(w, ob_retry_delay(&w->retry, w->failures++));
         return;
     }
-    w->nrows = 0;
-    w->drain_check = 0;
-    if (no == 1213 || no == 1205) {
-        /* A deadlock or lock wait with another session: InnoDB rolled the
-         * transaction back. The rows are pending again; go again at once
-         * (already-published rows are dropped by Msg-Id dedup). */
-        OB_WARN(&r->log, "%s: transaction conflict while %s (%u %s); retrying the batch", w->name,
+    if (no == ER_LOCK_DEADLOCK || no == ER_LOCK_WAIT_TIMEOUT) {
+        /* InnoDB rolled the transaction back; go again at once. */
+        OB_WARN(e->log, "%s: transaction conflict while %s (%u %s); retrying the batch", w->name,
                 during, no, ob_db_error(w->db));
-        w->last_empty = 0;
-    } else {
-        OB_ERROR(&r->log, "%s: database error while %s: %u %s%s", w->name, during, no,
-                 ob_db_error(w->db), hint);
-        /* Roll back whatever is open, then wait a little before the next try. */
-        w->attempts++;
-        w->last_empty = 1;
-    }
-    set_state(w, W_ENDING);
-    static const char rb[] = "ROLLBACK";
-    if (ob_db_query(w->db, rb, sizeof(rb) - 1, on_db, w) != 0)
-        close_worker(w);
-}
-
-/* --- fetching ------------------------------------------------------------ */
-
-static void go_fetch(ob_worker *w) {
-    outbox_relay *r = w->r;
-    if (w->stopping || r->state != R_RUNNING || r->fatal) {
-        close_worker(w);
+        rollback(w, W_ROLLING_BACK);
         return;
     }
-    if (!ob_link_ready(r->link)) {
-        set_state(w, W_WAIT_BROKER);
-        return;
-    }
-    set_state(w, W_FETCHING);
-    if (ob_db_query(w->db, r->sql_fetch, r->sql_fetch_len, on_db, w) != 0)
-        close_worker(w);
-}
-
-static void load_rows(ob_worker *w, MYSQL_RES *res) {
-    int n = 0;
-    MYSQL_ROW row;
-    while ((row = mysql_fetch_row(res)) != NULL && n < w->r->o.batch_size) {
-        unsigned long *len = mysql_fetch_lengths(res);
-        slot *s = &w->slots[n];
-        memset(s, 0, sizeof(*s));
-        if (row[OB_COL_ID] == NULL || len[OB_COL_ID] != 16)
-            continue; /* cannot be addressed again; never happens with the schema */
-        s->row.id = (const unsigned char *)row[OB_COL_ID];
-        s->row.aggregate_type = row[OB_COL_AGGREGATE_TYPE] ? row[OB_COL_AGGREGATE_TYPE] : "";
-        s->row.aggregate_type_len = len[OB_COL_AGGREGATE_TYPE];
-        s->row.aggregate_id = row[OB_COL_AGGREGATE_ID] ? row[OB_COL_AGGREGATE_ID] : "";
-        s->row.aggregate_id_len = len[OB_COL_AGGREGATE_ID];
-        s->row.event_type = row[OB_COL_EVENT_TYPE] ? row[OB_COL_EVENT_TYPE] : "";
-        s->row.event_type_len = len[OB_COL_EVENT_TYPE];
-        s->row.payload = row[OB_COL_PAYLOAD] ? row[OB_COL_PAYLOAD] : "";
-        s->row.payload_len = len[OB_COL_PAYLOAD];
-        s->row.headers = row[OB_COL_HEADERS];
-        s->row.headers_len = len[OB_COL_HEADERS];
-        s->row.attempts = row[OB_COL_ATTEMPTS] ? atoi(row[OB_COL_ATTEMPTS]) : 0;
-        s->row.created_at = row[OB_COL_CREATED_AT];
-        s->row.created_at_len = len[OB_COL_CREATED_AT];
-        s->state = S_UNSENT;
-        n++;
-    }
-    w->nrows = n;
+    OB_ERROR(e->log, "%s: database error while %s: %u %s%s", w->name, during, no,
+             ob_db_error(w->db), ob_db_error_hint(no));
+    w->failures++;
+    rollback(w, W_ABORTING);
 }
 
 /* --- publishing ---------------------------------------------------------- */
 
-static void slot_fail(ob_worker *w, slot *s, outbox_failure_kind kind, int code, int err_code,
-                      const char *msg, size_t len) {
-    if (s->state == S_INFLIGHT) {
-        w->outstanding--;
-        w->r->in_flight--;
-    }
-    s->state = S_FAILED;
-    s->kind = (uint8_t)kind;
-    s->code = code;
-    s->err_code = err_code;
-    if (len > OB_LAST_ERROR_MAX * 4)
-        len = OB_LAST_ERROR_MAX * 4;
-    s->err_off = (uint32_t)w->errs.len;
-    s->err_len = (uint32_t)len;
-    ob_buf_append(&w->errs, msg, len);
-}
+static void finish_batch(ob_worker *w);
 
-static void slot_release(ob_worker *w, slot *s) {
-    if (s->state == S_INFLIGHT) {
-        w->outstanding--;
-        w->r->in_flight--;
+static void give_back(ob_worker *w, int n) {
+    if (n > 0) {
+        w->env->stats->in_flight -= (uint32_t)n;
+        ob_flow_release(w->env->flow, (uint32_t)n);
     }
-    s->state = S_RELEASED;
 }
 
 static void publish_one(ob_worker *w, int i) {
-    outbox_relay *r = w->r;
-    slot *s = &w->slots[i];
-    char err[512];
-    outbox_failure_kind kind = OUTBOX_FAIL_PUBLISH_ERROR;
-
-    ob_buf_reset(&w->subject);
-    if (ob_message_subject(&w->subject, r->o.subject_prefix, &s->row, err, sizeof(err)) != 0) {
-        slot_fail(w, s, OUTBOX_FAIL_BAD_SUBJECT, 0, 0, err, strlen(err));
+    const ob_worker_env *e = w->env;
+    ob_batch *b = &w->batch;
+    ob_slot *s = &b->slots[i];
+    if (e->pub.publish(e->pub.data, w->index, b->gen, (uint32_t)i, &s->row, &w->pf) != 0) {
+        ob_batch_fail(b, i, w->pf.kind, w->pf.code, 0, w->pf.text, w->pf.len);
+        give_back(w, 1);
         return;
     }
-    char reply[96];
-    size_t rl = ob_link_reply(r->link, w->index, w->gen, (uint32_t)i, reply);
-    reply[rl] = '\0';
-
-    natsMsg *msg = NULL;
-    natsStatus st =
-        natsMsg_Create(&msg, w->subject.p, reply, s->row.payload, (int)s->row.payload_len);
-    if (st != NATS_OK) {
-        slot_fail(w, s, OUTBOX_FAIL_PUBLISH_ERROR, st, 0, natsStatus_GetText(st),
-                  strlen(natsStatus_GetText(st)));
-        return;
-    }
-    if (ob_message_headers(msg, &s->row, r->o.cloudevents ? r->ce_source : NULL, &w->scratch, &kind,
-                           err, sizeof(err)) != 0) {
-        natsMsg_Destroy(msg);
-        slot_fail(w, s, kind, 0, 0, err, strlen(err));
-        return;
-    }
-    st = natsConnection_PublishMsg(ob_link_conn(r->link), msg);
-    natsMsg_Destroy(msg);
-    switch (st) {
-    case NATS_OK:
-        s->state = S_INFLIGHT;
-        s->sent_at = uv_now(r->loop);
-        w->outstanding++;
-        r->in_flight++;
-        r->stats.published++;
-        return;
-    case NATS_MAX_PAYLOAD: {
-        int n = snprintf(err, sizeof(err),
-                         "message of %zu payload bytes exceeds the server's max_payload",
-                         s->row.payload_len);
-        slot_fail(w, s, OUTBOX_FAIL_MAX_PAYLOAD, st, 0, err, (size_t)n);
-        return;
-    }
-    case NATS_CONNECTION_CLOSED:
-    case NATS_CONNECTION_DISCONNECTED:
-    case NATS_NOT_YET_CONNECTED:
-    case NATS_INSUFFICIENT_BUFFER:
-    case NATS_IO_ERROR:
-    case NATS_STALE_CONNECTION: {
-        const char *t = natsStatus_GetText(st);
-        slot_fail(w, s, OUTBOX_FAIL_DISCONNECTED, st, 0, t, strlen(t));
-        return;
-    }
-    default: {
-        const char *t = natsStatus_GetText(st);
-        slot_fail(w, s, OUTBOX_FAIL_PUBLISH_ERROR, st, 0, t, strlen(t));
-        return;
-    }
-    }
+    s->state = OB_SLOT_INFLIGHT;
+    s->sent_at = uv_now(e->loop);
+    b->outstanding++;
+    e->stats->in_flight++;
+    e->stats->published++;
 }
 
 static void arm_ack_deadline(ob_worker *w) {
-    uint64_t oldest = UINT64_MAX;
-    for (int i = 0; i < w->next_pub; i++)
-        if (w->slots[i].state == S_INFLIGHT && w->slots[i].sent_at < oldest)
-            oldest = w->slots[i].sent_at;
+    uint64_t oldest = ob_batch_oldest_inflight(&w->batch);
     if (oldest == UINT64_MAX)
         return;
-    uint64_t now = uv_now(w->r->loop), due = oldest + w->r->o.ack_timeout_ms;
-    uv_timer_start(&w->timer, on_timer, due > now ? due - now : 0, 0);
+    uint64_t now = uv_now(w->env->loop), due = oldest + w->env->ack_timeout_ms;
+    start_timer(w, due > now ? due - now : 0);
 }
 
-static int batch_complete(const ob_worker *w) {
-    return w->next_pub >= w->nrows && w->outstanding == 0;
-}
-
-/* Publishes as many unsent rows as max_in_flight allows. */
+/* Publishes as many unsent rows as the capacity allows; finishes the batch
+ * once every row has its answer. */
 static void publish_some(ob_worker *w) {
-    outbox_relay *r = w->r;
-    int had_timer = w->outstanding > 0;
-    while (w->next_pub < w->nrows) {
-        if (!ob_link_ready(r->link)) {
-            /* The broker went away: what is left goes back untouched. */
-            while (w->next_pub < w->nrows)
-                slot_release(w, &w->slots[w->next_pub++]);
+    const ob_worker_env *e = w->env;
+    ob_batch *b = &w->batch;
+    while (b->next_pub < b->n) {
+        if (!e->pub.ready(e->pub.data)) {
+            give_back(w, ob_batch_release_open(b)); /* the broker went away */
             break;
         }
-        if (r->in_flight >= r->o.max_in_flight) {
-            if (!w->waiting_capacity) {
-                w->waiting_capacity = 1;
-                r->waiting_capacity++;
-            }
-            break;
-        }
-        publish_one(w, w->next_pub++);
+        if (!ob_flow_acquire(e->flow, &w->fm))
+            break; /* EV_CAPACITY resumes */
+        publish_one(w, b->next_pub++);
     }
-    if (w->next_pub >= w->nrows && w->waiting_capacity) {
-        w->waiting_capacity = 0;
-        r->waiting_capacity--;
-    }
-    if (batch_complete(w)) {
-        uv_timer_stop(&w->timer);
+    if (ob_batch_complete(b)) {
         finish_batch(w);
         return;
     }
-    if (!had_timer)
+    if (!uv_is_active((uv_handle_t *)&w->timer))
         arm_ack_deadline(w);
 }
 
-void ob_worker_capacity(ob_worker *w) {
-    if (w->state == W_PUBLISHING && w->waiting_capacity)
-        publish_some(w);
-}
-
-void ob_worker_ack(ob_worker *w, const ob_ack *a) {
-    outbox_relay *r = w->r;
-    if (w->state != W_PUBLISHING || a->gen != w->gen || a->slot >= (uint32_t)w->nrows)
-        return; /* a late ack for an earlier batch: that batch already ended */
-    slot *s = &w->slots[a->slot];
-    if (s->state != S_INFLIGHT)
-        return;
+static void take_ack(ob_worker *w, const ob_answer *a) {
+    const ob_worker_env *e = w->env;
+    ob_batch *b = &w->batch;
+    if (a->gen != b->gen || a->slot >= (uint32_t)b->n ||
+        b->slots[a->slot].state != OB_SLOT_INFLIGHT)
+        return; /* a late answer for an earlier batch or an expired publish */
     char t[OB_LAST_ERROR_MAX];
-    int n;
-    switch (a->kind) {
-    case OB_ACK_STORED:
-    case OB_ACK_DUPLICATE:
-        s->state = S_ACKED;
-        w->outstanding--;
-        r->in_flight--;
-        w->n_dup += a->kind == OB_ACK_DUPLICATE;
+    int n, was = 0;
+    switch (a->result) {
+    case OB_ACKED_STORED:
+    case OB_ACKED_DUPLICATE:
+        was = ob_batch_acked(b, (int)a->slot, a->result == OB_ACKED_DUPLICATE);
         break;
-    case OB_ACK_NO_RESPONDERS: {
+    case OB_ACKED_NO_RESPONDERS: {
         static const char nr[] = "no responders: no stream is listening on the subject";
-        slot_fail(w, s, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, nr, sizeof(nr) - 1);
-        ob_link_unavailable(r->link, "no responders");
+        was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, nr, sizeof(nr) - 1);
+        e->pub.unavailable(e->pub.data, "no responders");
         break;
     }
-    case OB_ACK_ERROR:
+    case OB_ACKED_ERROR:
         n = snprintf(t, sizeof(t), "JetStream error %d/%d: %.*s", a->code, a->err_code,
                      (int)(a->text_len > 900 ? 900 : a->text_len), a->text);
-        slot_fail(w, s, OUTBOX_FAIL_STREAM_ERROR, a->code, a->err_code, t, (size_t)n);
+        was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, a->code, a->err_code, t,
+                            (size_t)n);
         if (a->code == 503)
-            ob_link_unavailable(r->link, "JetStream answered 503");
+            e->pub.unavailable(e->pub.data, "JetStream answered 503");
         break;
-    case OB_ACK_GARBLED:
+    case OB_ACKED_GARBLED:
         n = snprintf(t, sizeof(t), "unexpected reply from JetStream: %.*s",
                      (int)(a->text_len > 200 ? 200 : a->text_len), a->text);
-        slot_fail(w, s, OUTBOX_FAIL_STREAM_ERROR, 0, 0, t, (size_t)n);
+        was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, 0, 0, t, (size_t)n);
         break;
     }
-    if (r->waiting_capacity > 0)
-        ob_relay_capacity_freed(r);
-    if (w->state == W_PUBLISHING && batch_complete(w)) {
-        uv_timer_stop(&w->timer);
-        finish_batch(w);
-    }
+    give_back(w, was);
 }
 
+/* The ack deadline passed for the oldest publishes. A broker that answered
+ * nothing since they left is silent (frozen, or its connection is dead):
+ * that is its fault, so they go back without an attempt and the link is
+ * told. A broker that answers others but not these failed these rows. */
 static void ack_deadline(ob_worker *w) {
-    uint64_t now = uv_now(w->r->loop);
+    const ob_worker_env *e = w->env;
     static const char t[] = "no ack from JetStream within the ack timeout";
-    for (int i = 0; i < w->next_pub; i++) {
-        slot *s = &w->slots[i];
-        if (s->state == S_INFLIGHT && s->sent_at + w->r->o.ack_timeout_ms <= now)
-            slot_fail(w, s, OUTBOX_FAIL_ACK_TIMEOUT, 0, 0, t, sizeof(t) - 1);
-    }
-    if (w->r->waiting_capacity > 0)
-        ob_relay_capacity_freed(w->r);
-    if (w->state != W_PUBLISHING)
+    uint64_t now = uv_now(e->loop);
+    if (now < e->ack_timeout_ms)
         return;
-    if (batch_complete(w))
-        finish_batch(w);
-    else
-        arm_ack_deadline(w);
+    uint64_t before = now - e->ack_timeout_ms;
+    uint64_t oldest = ob_batch_oldest_inflight(&w->batch);
+    uint64_t heard = e->pub.last_answer(e->pub.data);
+    int silent = oldest != UINT64_MAX && heard < oldest;
+    give_back(w, ob_batch_expire(&w->batch, before, silent, t, sizeof(t) - 1));
+    if (silent)
+        e->pub.unavailable(e->pub.data, "no answer within the ack timeout");
 }
 
-/* Gives back every row still unsent or in flight; used on broker loss and at
- * the shutdown deadline. */
-static void release_open_slots(ob_worker *w) {
-    for (int i = 0; i < w->nrows; i++) {
-        slot *s = &w->slots[i];
-        if (s->state == S_INFLIGHT || s->state == S_UNSENT)
-            slot_release(w, s);
-    }
-    w->next_pub = w->nrows;
-    if (w->waiting_capacity) {
-        w->waiting_capacity = 0;
-        w->r->waiting_capacity--;
-    }
-}
-
-void ob_worker_broker(ob_worker *w, int ready) {
-    if (ready) {
-        if (w->state == W_WAIT_BROKER)
-            go_fetch(w);
-        return;
-    }
-    if (w->state == W_PUBLISHING) {
+static void after_answers(ob_worker *w) {
+    if (ob_batch_complete(&w->batch)) {
         uv_timer_stop(&w->timer);
-        release_open_slots(w);
-        if (w->r->waiting_capacity > 0)
-            ob_relay_capacity_freed(w->r);
         finish_batch(w);
+    } else if (!uv_is_active((uv_handle_t *)&w->timer)) {
+        arm_ack_deadline(w);
     }
 }
 
 /* --- finishing ----------------------------------------------------------- */
 
-static outbox_verdict classify(ob_worker *w, slot *s) {
-    outbox_relay *r = w->r;
-    outbox_id id;
-    memcpy(id.b, s->row.id, 16);
-    char msg[OB_LAST_ERROR_MAX + 1];
-    size_t n = s->err_len > OB_LAST_ERROR_MAX ? OB_LAST_ERROR_MAX : s->err_len;
-    memcpy(msg, w->errs.p + s->err_off, n);
-    msg[n] = '\0';
-    outbox_failure f = {(outbox_failure_kind)s->kind, s->code, s->err_code, msg, &id,
-                        s->row.attempts + 1};
-    outbox_classify_fn fn = r->o.classify ? r->o.classify : outbox_classify_default;
-    return fn(&f, r->o.classify_data);
-}
-
-/* Appends one statement for every failed slot sharing this one's error text
- * and verdict, marking them done. */
-static void add_fail_group(ob_worker *w, int first) {
-    outbox_relay *r = w->r;
-    slot *a = &w->slots[first];
-    const char *text = w->errs.p + a->err_off;
-    ob_sql_fail_head(&w->sql, r->qtable, text, a->err_len, a->dead, r->o.max_attempts, &r->backoff);
-    int n = 0;
-    for (int i = first; i < w->nrows; i++) {
-        slot *s = &w->slots[i];
-        if (s->state != S_FAILED || s->dead != a->dead || s->err_len != a->err_len ||
-            memcmp(w->errs.p + s->err_off, text, a->err_len) != 0)
-            continue;
-        ob_sql_add_id(&w->sql, s->row.id, n++ == 0);
-        /* Counted as dead when this attempt reaches max_attempts. */
-        if (s->dead || s->row.attempts + 1 >= r->o.max_attempts)
-            w->n_dead++;
-        else
-            w->n_retry++;
-        s->state = S_WRITTEN;
-    }
-    ob_sql_end_ids(&w->sql);
-}
-
 static void finish_batch(ob_worker *w) {
-    outbox_relay *r = w->r;
-    int interrupted = ob_link_epoch(r->link) != w->epoch || !ob_link_ready(r->link);
-
-    /* Decide each failure: dead now, retried with an attempt counted, or -
-     * when the broker was lost during the batch - given back untouched, so
-     * an outage burns no attempts. */
-    for (int i = 0; i < w->nrows; i++) {
-        slot *s = &w->slots[i];
-        if (s->state != S_FAILED)
-            continue;
-        s->dead = classify(w, s) == OUTBOX_DEAD;
-        if (!s->dead && (interrupted || s->kind == OUTBOX_FAIL_DISCONNECTED))
-            s->state = S_RELEASED;
-    }
-
-    ob_buf_reset(&w->sql);
-    w->n_acked = 0;
-    w->n_released = 0;
-    for (int i = 0; i < w->nrows; i++) {
-        slot *s = &w->slots[i];
-        if (s->state == S_ACKED) {
-            if (w->n_acked == 0)
-                ob_sql_processed_head(&w->sql, r->qtable, r->o.processing);
-            ob_sql_add_id(&w->sql, s->row.id, w->n_acked == 0);
-            w->n_acked++;
-        } else if (s->state == S_RELEASED) {
-            w->n_released++;
-        }
-    }
-    if (w->n_acked)
-        ob_sql_end_ids(&w->sql);
-    for (int i = 0; i < w->nrows; i++)
-        if (w->slots[i].state == S_FAILED)
-            add_fail_group(w, i);
-
-    if (w->sql.oom) {
-        OB_ERROR(&r->log, "%s: out of memory building the batch statement; rolling back", w->name);
-        ob_buf_reset(&w->sql);
-        w->n_acked = w->n_retry = w->n_dead = 0;
-        w->n_released = w->nrows;
-    }
-    if (w->sql.len == 0) {
+    const ob_worker_env *e = w->env;
+    ob_batch *b = &w->batch;
+    uv_timer_stop(&w->timer);
+    ob_flow_leave(e->flow, &w->fm);
+    int interrupted = e->pub.epoch(e->pub.data) != b->epoch || !e->pub.ready(e->pub.data);
+    size_t len = ob_batch_finish_sql(b, &e->batch, interrupted);
+    if (len == 0) {
         /* Nothing to write: end the transaction, which unlocks the rows. */
-        r->stats.released += (uint64_t)w->n_released;
-        w->n_released = 0;
-        w->drain_check = 0;
-        set_state(w, W_ENDING);
-        static const char rb[] = "ROLLBACK";
-        if (ob_db_query(w->db, rb, sizeof(rb) - 1, on_db, w) != 0)
-            close_worker(w);
+        e->stats->released += (uint64_t)b->n_released;
+        b->n_released = 0;
+        rollback(w, W_ROLLING_BACK);
         return;
     }
-    ob_buf_puts(&w->sql, "COMMIT");
-    set_state(w, W_FINISHING);
-    if (ob_db_query(w->db, w->sql.p, w->sql.len, on_db, w) != 0)
-        close_worker(w);
+    query(w, W_FINISHING, b->sql.p, len);
 }
 
 static void batch_committed(ob_worker *w) {
-    outbox_relay *r = w->r;
-    r->stats.batches++;
-    r->stats.acked += (uint64_t)w->n_acked;
-    r->stats.duplicates += (uint64_t)w->n_dup;
-    r->stats.failed += (uint64_t)w->n_retry;
-    r->stats.dead += (uint64_t)w->n_dead;
-    r->stats.released += (uint64_t)w->n_released;
-    if (w->n_dead)
-        OB_WARN(&r->log, "%s: %d row(s) marked dead; see last_error (outbox-uvrelay dead list)",
-                w->name, w->n_dead);
+    const ob_worker_env *e = w->env;
+    ob_batch *b = &w->batch;
+    e->stats->batches++;
+    e->stats->acked += (uint64_t)b->n_acked;
+    e->stats->duplicates += (uint64_t)b->n_dup;
+    e->stats->failed += (uint64_t)b->n_retry;
+    e->stats->dead += (uint64_t)b->n_dead;
+    e->stats->released += (uint64_t)b->n_released;
+    if (b->n_dead)
+        OB_WARN(e->log, "%s: %d row(s) marked dead; see last_error (outbox-uvrelay dead list)",
+                w->name, b->n_dead);
 }
 
-/* --- the loop of batches ------------------------------------------------- */
-
-static void end_query(ob_worker *w, int drain) {
-    outbox_relay *r = w->r;
-    ob_buf_reset(&w->sql);
-    ob_buf_puts(&w->sql, "COMMIT");
-    w->drain_check = drain;
-    if (drain) {
-        ob_buf_puts(&w->sql, "; SELECT EXISTS(SELECT 1 FROM ");
-        ob_buf_puts(&w->sql, r->qtable);
-        ob_buf_puts(&w->sql, " WHERE status = 0)");
-    }
-    set_state(w, W_ENDING);
-    if (ob_db_query(w->db, w->sql.p, w->sql.len, on_db, w) != 0)
-        close_worker(w);
+static char **next_row(void *cur, unsigned long **lengths) {
+    return ob_db_next_row(cur, 1, lengths);
 }
 
-static void after_batch(ob_worker *w) {
-    outbox_relay *r = w->r;
-    w->attempts = 0;
-    if (w->stopping || r->state != R_RUNNING) {
+/* --- the states ---------------------------------------------------------- */
+
+/* Events every waiting state treats alike. */
+static void waiting_common(ob_worker *w, worker_event ev) {
+    switch (ev) {
+    case EV_HALT:
+        uv_timer_stop(&w->timer);
+        ob_flow_leave(w->env->flow, &w->fm);
+        set_state(w, W_HALTED);
+        return;
+    case EV_STOP:
+    case EV_STOP_NOW:
         close_worker(w);
         return;
-    }
-    if (w->nrows >= r->o.batch_size)
-        ob_relay_wake_all(r, w); /* a full batch: there is likely more */
-    go_fetch(w);
-}
-
-/* Idle after an empty fetch. One idle worker, the scout, polls with a cheap
- * probe every poll interval; the others sleep until the scout (or a full
- * batch) wakes them, so an idle relay costs one round trip per interval. */
-static void go_idle(ob_worker *w) {
-    outbox_relay *r = w->r;
-    set_state(w, W_SLEEPING);
-    if (r->scout == NULL || r->scout == w) {
-        r->scout = w;
-        uv_timer_start(&w->timer, on_timer, r->o.poll_interval_ms, 0);
-    }
-}
-
-/* Gives up the scout's role without having found work: another idle worker
- * must take it over, so they all look once more. */
-static void leave_scout(ob_worker *w) {
-    if (w->r->scout != w)
-        return;
-    w->r->scout = NULL;
-    ob_relay_wake_all(w->r, w);
-}
-
-static void probe(ob_worker *w) {
-    outbox_relay *r = w->r;
-    if (w->stopping || r->state != R_RUNNING) {
-        close_worker(w);
+    default:
         return;
     }
-    set_state(w, W_PROBING);
-    if (ob_db_query(w->db, r->sql_probe, r->sql_probe_len, on_db, w) != 0)
-        close_worker(w);
 }
 
-static void on_db(ob_db *db, int ok, void *data) {
-    (void)db;
-    ob_worker *w = data;
-    outbox_relay *r = w->r;
-    switch (w->state) {
-    case W_CONNECTING:
-        if (!ok) {
-            db_failed(w, "connecting");
-            return;
-        }
+static void st_connecting(ob_worker *w, worker_event ev) {
+    switch (ev) {
+    case EV_DB_OK:
         w->db_up = 1;
-        w->attempts = 0;
-        r->stats.db_connected++;
-        OB_INFO(&r->log, "%s: connected to the database (session %lu)", w->name,
+        w->failures = 0;
+        w->env->stats->db_connected++;
+        OB_INFO(w->env->log, "%s: connected to the database (session %lu)", w->name,
                 ob_db_thread_id(w->db));
-        go_fetch(w);
+        next(w);
         return;
+    case EV_DB_FAILED:
+        db_failed(w, "connecting");
+        return;
+    case EV_STOP:
+    case EV_STOP_NOW:
+        close_worker(w); /* drops the connect under way */
+        return;
+    default:
+        return; /* a halt takes effect once connected */
+    }
+}
 
-    case W_FETCHING: {
-        if (!ok) {
-            db_failed(w, "fetching");
+static void st_connect_wait(ob_worker *w, worker_event ev) {
+    if (ev == EV_TIMER)
+        connect_db(w);
+    else
+        waiting_common(w, ev);
+}
+
+static void st_broker_wait(ob_worker *w, worker_event ev) {
+    if (ev == EV_BROKER_UP)
+        next(w);
+    else
+        waiting_common(w, ev);
+}
+
+static void st_fetching(ob_worker *w, worker_event ev) {
+    const ob_worker_env *e = w->env;
+    switch (ev) {
+    case EV_DB_OK: {
+        w->ever_fetched = 1;
+        w->failures = 0;
+        int n = ob_batch_load(&w->batch, next_row, w->db, e->pub.epoch(e->pub.data));
+        if (n == 0) {
+            if (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data))
+                query(w, W_ENDING_EMPTY, e->sql_drain_probe, e->sql_drain_probe_len);
+            else
+                query(w, W_ENDING_EMPTY, "COMMIT", 6);
             return;
         }
-        MYSQL_RES *res = ob_db_result(w->db, 1);
-        if (res)
-            load_rows(w, res);
-        else
-            w->nrows = 0;
-        if (w->nrows == 0) {
-            w->last_empty = 1;
-            end_query(w, r->o.on_drained != NULL && !r->drained);
-            return;
-        }
-        w->last_empty = 0;
-        r->stats.fetched += (uint64_t)w->nrows;
-        w->gen++;
-        w->epoch = ob_link_epoch(r->link);
-        w->next_pub = 0;
-        w->outstanding = 0;
-        w->n_acked = w->n_dup = w->n_retry = w->n_dead = w->n_released = 0;
-        ob_buf_reset(&w->errs);
+        e->stats->fetched += (uint64_t)n;
         set_state(w, W_PUBLISHING);
-        if (w->stopping) {
-            release_open_slots(w);
+        if (n >= e->batch_size)
+            ob_flow_wake_all(e->flow, &w->fm); /* a full batch: there is likely more */
+        if (w->stop) {
+            give_back(w, ob_batch_release_open(&w->batch));
             finish_batch(w);
             return;
         }
         publish_some(w);
         return;
     }
-
-    case W_FINISHING:
-        if (!ok) {
-            db_failed(w, "committing a batch");
-            return;
-        }
-        batch_committed(w);
-        after_batch(w);
+    case EV_DB_FAILED:
+        db_failed(w, "fetching");
         return;
-
-    case W_ENDING:
-        if (!ok) {
-            db_failed(w, "ending a transaction");
-            return;
-        }
-        if (w->drain_check) {
-            MYSQL_RES *res = ob_db_result(w->db, 1);
-            MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-            if (row && row[0] && strcmp(row[0], "0") == 0)
-                ob_relay_maybe_drained(r, w);
-            w->drain_check = 0;
-        }
-        if (w->stopping || r->state != R_RUNNING) {
-            close_worker(w);
-            return;
-        }
-        if (w->attempts > 0) {
-            set_state(w, W_SLEEPING);
-            uv_timer_start(&w->timer, on_timer, retry_delay(w), 0);
-            return;
-        }
-        if (w->last_empty) {
-            go_idle(w);
-            return;
-        }
-        go_fetch(w);
+    case EV_STOP_NOW:
+        close_worker(w); /* closing drops the statement; the server rolls back */
         return;
-
-    case W_PROBING: {
-        if (!ok) {
-            leave_scout(w);
-            db_failed(w, "polling");
-            return;
-        }
-        MYSQL_RES *res = ob_db_result(w->db, 0);
-        if (res == NULL || mysql_num_rows(res) == 0) {
-            go_idle(w);
-            return;
-        }
-        r->scout = NULL;
-        ob_relay_wake_all(r, w);
-        go_fetch(w);
-        return;
-    }
-
     default:
         return;
     }
 }
 
-static void on_timer(uv_timer_t *t) {
-    ob_worker *w = t->data;
+static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
+    switch (ev) {
+    case EV_ACK:
+        take_ack(w, arg);
+        if (w->state == W_PUBLISHING) /* telling the link may have ended the batch */
+            after_answers(w);
+        return;
+    case EV_CAPACITY:
+        publish_some(w);
+        return;
+    case EV_TIMER:
+        ack_deadline(w);
+        if (w->state == W_PUBLISHING)
+            after_answers(w);
+        return;
+    case EV_BROKER_DOWN:
+    case EV_DEADLINE:
+        /* What is not answered goes back untouched. */
+        give_back(w, ob_batch_release_open(&w->batch));
+        finish_batch(w);
+        return;
+    case EV_STOP_NOW:
+        give_back(w, ob_batch_release_open(&w->batch));
+        w->env->stats->released += (uint64_t)w->batch.n;
+        close_worker(w);
+        return;
+    default:
+        return; /* a graceful stop waits for the acks until the deadline */
+    }
+}
+
+static void st_finishing(ob_worker *w, worker_event ev) {
+    switch (ev) {
+    case EV_DB_OK:
+        batch_committed(w);
+        next(w);
+        return;
+    case EV_DB_FAILED:
+        db_failed(w, "committing a batch");
+        return;
+    case EV_STOP_NOW:
+        close_worker(w);
+        return;
+    default:
+        return;
+    }
+}
+
+static void st_ending_empty(ob_worker *w, worker_event ev) {
+    const ob_worker_env *e = w->env;
+    switch (ev) {
+    case EV_DB_OK: {
+        char **row = ob_db_next_row(w->db, 1, NULL);
+        if (row && row[0] && strcmp(row[0], "0") == 0 && e->owner.table_empty)
+            e->owner.table_empty(e->owner.data, w);
+        go_idle(w);
+        return;
+    }
+    case EV_DB_FAILED:
+        db_failed(w, "ending a transaction");
+        return;
+    case EV_STOP_NOW:
+        close_worker(w);
+        return;
+    default:
+        return;
+    }
+}
+
+static void st_rolling_back(ob_worker *w, worker_event ev) {
+    switch (ev) {
+    case EV_DB_OK:
+        next(w);
+        return;
+    case EV_DB_FAILED:
+        db_failed(w, "rolling back");
+        return;
+    case EV_STOP_NOW:
+        close_worker(w);
+        return;
+    default:
+        return;
+    }
+}
+
+static void st_aborting(ob_worker *w, worker_event ev) {
+    switch (ev) {
+    case EV_DB_OK:
+        if (w->stop || w->halted) {
+            next(w);
+            return;
+        }
+        set_state(w, W_RETRY_WAIT);
+        start_timer(w, ob_retry_delay(&w->retry, w->failures));
+        return;
+    case EV_DB_FAILED:
+        db_failed(w, "rolling back");
+        return;
+    case EV_STOP_NOW:
+        close_worker(w);
+        return;
+    default:
+        return;
+    }
+}
+
+static void st_retry_wait(ob_worker *w, worker_event ev) {
+    if (ev == EV_TIMER)
+        next(w);
+    else
+        waiting_common(w, ev);
+}
+
+static void st_poll_wait(ob_worker *w, worker_event ev) {
+    const ob_worker_env *e = w->env;
+    switch (ev) {
+    case EV_TIMER:
+        /* While a drain is awaited, the scout fetches: the empty fetch is
+         * what asks whether rows that other relays hold are still pending.
+         * Otherwise it probes, and stays the scout while it does. */
+        if (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data)) {
+            ob_flow_leave(e->flow, &w->fm);
+            next(w);
+        } else {
+            query(w, W_PROBING, e->sql_probe, e->sql_probe_len);
+        }
+        return;
+    case EV_WAKE:
+        uv_timer_stop(&w->timer);
+        next(w);
+        return;
+    default:
+        waiting_common(w, ev);
+        return;
+    }
+}
+
+static void st_probing(ob_worker *w, worker_event ev) {
+    const ob_worker_env *e = w->env;
+    switch (ev) {
+    case EV_DB_OK:
+        if (ob_db_next_row(w->db, 0, NULL) == NULL) {
+            go_idle(w);
+            return;
+        }
+        ob_flow_wake_all(e->flow, NULL);
+        next(w);
+        return;
+    case EV_DB_FAILED:
+        /* Whoever is parked must take over the polling. */
+        ob_flow_wake_all(e->flow, NULL);
+        db_failed(w, "polling");
+        return;
+    case EV_STOP_NOW:
+        close_worker(w);
+        return;
+    default:
+        return;
+    }
+}
+
+static void st_parked(ob_worker *w, worker_event ev) {
+    if (ev == EV_WAKE)
+        next(w);
+    else
+        waiting_common(w, ev);
+}
+
+static void st_halted(ob_worker *w, worker_event ev) {
+    if (ev == EV_STOP || ev == EV_STOP_NOW)
+        close_worker(w);
+}
+
+/* Stop and halt are remembered here, before the state sees them, so that
+ * busy states pick them up at their next step. */
+static void dispatch(ob_worker *w, worker_event ev, const void *arg) {
+    if (ev == EV_STOP && w->stop < 1)
+        w->stop = 1;
+    else if (ev == EV_STOP_NOW)
+        w->stop = 2;
+    else if (ev == EV_HALT)
+        w->halted = 1;
     switch (w->state) {
-    case W_BACKOFF:
-        if (w->stopping)
-            close_worker(w);
-        else
+    case W_NEW:
+        if (ev == EV_START)
             connect_db(w);
         return;
-    case W_SLEEPING:
-        /* While a drain is awaited, the scout fetches: the empty fetch is
-         * what checks for pending rows that other relays still hold. */
-        if (w->r->scout == w && w->attempts == 0 && (!w->r->o.on_drained || w->r->drained))
-            probe(w);
-        else
-            go_fetch(w);
+    case W_CONNECTING:
+        st_connecting(w, ev);
+        return;
+    case W_CONNECT_WAIT:
+        st_connect_wait(w, ev);
+        return;
+    case W_BROKER_WAIT:
+        st_broker_wait(w, ev);
+        return;
+    case W_FETCHING:
+        st_fetching(w, ev);
         return;
     case W_PUBLISHING:
-        ack_deadline(w);
+        st_publishing(w, ev, arg);
         return;
-    default:
+    case W_FINISHING:
+        st_finishing(w, ev);
+        return;
+    case W_ENDING_EMPTY:
+        st_ending_empty(w, ev);
+        return;
+    case W_ROLLING_BACK:
+        st_rolling_back(w, ev);
+        return;
+    case W_ABORTING:
+        st_aborting(w, ev);
+        return;
+    case W_RETRY_WAIT:
+        st_retry_wait(w, ev);
+        return;
+    case W_POLL_WAIT:
+        st_poll_wait(w, ev);
+        return;
+    case W_PROBING:
+        st_probing(w, ev);
+        return;
+    case W_PARKED:
+        st_parked(w, ev);
+        return;
+    case W_HALTED:
+        st_halted(w, ev);
+        return;
+    case W_CLOSING:
+    case W_CLOSED:
         return;
     }
 }
 
-void ob_worker_wake(ob_worker *w) {
-    if (w->state == W_SLEEPING && w->attempts == 0) {
-        uv_timer_stop(&w->timer);
-        if (w->r->scout == w)
-            w->r->scout = NULL;
-        go_fetch(w);
-    }
-}
-
-/* --- stopping ------------------------------------------------------------ */
+/* --- closing ------------------------------------------------------------- */
 
 static void handle_closed(ob_worker *w) {
-    if (--w->handles_open == 0) {
-        set_state(w, W_CLOSED);
-        ob_relay_child_closed(w->r);
-    }
+    if (--w->handles_open > 0)
+        return;
+    set_state(w, W_CLOSED);
+    if (w->env->owner.on_closed)
+        w->env->owner.on_closed(w->env->owner.data, w);
 }
 
 static void timer_closed(uv_handle_t *h) {
@@ -849,65 +762,92 @@ static void db_closed(void *data) {
 }
 
 static void close_worker(ob_worker *w) {
-    if (w->state == W_CLOSING || w->state == W_CLOSED)
-        return;
     if (w->db_up) {
         w->db_up = 0;
-        w->r->stats.db_connected--;
+        w->env->stats->db_connected--;
     }
-    if (w->waiting_capacity) {
-        w->waiting_capacity = 0;
-        w->r->waiting_capacity--;
-    }
-    if (w->r->scout == w)
-        w->r->scout = NULL; /* stopping: the others are closing too */
+    ob_flow_leave(w->env->flow, &w->fm);
     set_state(w, W_CLOSING);
-    uv_timer_stop(&w->timer);
     uv_close((uv_handle_t *)&w->timer, timer_closed);
     ob_db_close(w->db, db_closed, w);
     w->db = NULL;
 }
 
-void ob_worker_stop(ob_worker *w, int hard) {
-    w->stopping = 1;
+/* --- public -------------------------------------------------------------- */
+
+ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
+    ob_worker *w = calloc(1, sizeof(*w));
+    if (w == NULL)
+        return NULL;
+    if (ob_batch_init(&w->batch, env->batch_size) != 0) {
+        free(w);
+        return NULL;
+    }
+    w->env = env;
+    w->index = (uint32_t)index;
+    snprintf(w->name, sizeof(w->name), "worker %d", index);
+    w->fm.on_capacity = on_capacity;
+    w->fm.on_wake = on_wake;
+    ob_retry_init(&w->retry, 250, 10000);
+    w->state = W_NEW;
+    return w;
+}
+
+void ob_worker_free(ob_worker *w) {
+    if (w == NULL)
+        return;
+    ob_batch_free(&w->batch);
+    free(w);
+}
+
+void ob_worker_start(ob_worker *w) {
+    if (w->state != W_NEW)
+        return;
+    w->db = ob_db_new(w->env->loop, &w->env->db, w->env->log, w->name);
+    uv_timer_init(w->env->loop, &w->timer);
+    w->timer.data = w;
+    w->handles_open = 2; /* the timer and the connection */
+    dispatch(w, EV_START, NULL);
+}
+
+void ob_worker_broker(ob_worker *w, int ready) {
+    dispatch(w, ready ? EV_BROKER_UP : EV_BROKER_DOWN, NULL);
+}
+
+void ob_worker_ack(ob_worker *w, const ob_answer *ack) {
+    dispatch(w, EV_ACK, ack);
+}
+
+void ob_worker_halt(ob_worker *w) {
+    dispatch(w, EV_HALT, NULL);
+}
+
+void ob_worker_stop(ob_worker *w, int now) {
+    if (w->state == W_NEW) {
+        set_state(w, W_CLOSED); /* never on the loop: nothing to close */
+        return;
+    }
+    dispatch(w, now ? EV_STOP_NOW : EV_STOP, NULL);
+}
+
+void ob_worker_deadline(ob_worker *w) {
+    dispatch(w, EV_DEADLINE, NULL);
+}
+
+int ob_worker_busy(const ob_worker *w) {
     switch (w->state) {
-    case W_IDLE:
-        set_state(w, W_CLOSED);
-        ob_relay_child_closed(w->r);
-        return;
-    case W_BACKOFF:
-    case W_WAIT_BROKER:
-    case W_SLEEPING:
-    case W_CONNECTING:
-        close_worker(w);
-        return;
-    case W_PUBLISHING:
-        if (hard) {
-            /* Drop the transaction: the server rolls it back and the rows
-             * are delivered again later, absorbed by Msg-Id dedup. */
-            release_open_slots(w);
-            w->r->stats.released += (uint64_t)w->nrows;
-            close_worker(w);
-        }
-        /* Otherwise keep waiting for acks until the shutdown deadline. */
-        return;
     case W_FETCHING:
+    case W_PUBLISHING:
     case W_FINISHING:
-    case W_ENDING:
-    case W_PROBING:
-        if (hard)
-            close_worker(w); /* ob_db_close drops the connection mid-statement */
-        return;
-    case W_CLOSING:
-    case W_CLOSED:
-        return;
+    case W_ENDING_EMPTY:
+    case W_ROLLING_BACK:
+    case W_ABORTING:
+        return 1;
+    default:
+        return 0;
     }
 }
 
-void ob_worker_shutdown_deadline(ob_worker *w) {
-    if (w->state != W_PUBLISHING)
-        return;
-    uv_timer_stop(&w->timer);
-    release_open_slots(w);
-    finish_batch(w);
+int ob_worker_closed(const ob_worker *w) {
+    return w->state == W_CLOSED || w->state == W_NEW;
 }

@@ -18,7 +18,8 @@
  *   outbox_relay_start(r);               adds handles to the loop, never blocks
  *   ... uv_run(loop) ...
  *   outbox_relay_stop(r, cb, data);      graceful; cb once every handle is closed
- *   outbox_relay_destroy(r);             only before start or after the stop cb
+ *   outbox_relay_destroy(r);             only before start or after the stop cb;
+ *                                        OUTBOX_ESTATE (and nothing freed) otherwise
  */
 #ifndef OUTBOX_RELAY_H
 #define OUTBOX_RELAY_H
@@ -194,8 +195,10 @@ typedef void (*outbox_relay_stop_cb)(outbox_relay *r, void *data);
  * dedup). Returns OUTBOX_ESTATE when the relay was never started. */
 int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data);
 
-/* Frees the relay. Only valid before start or after the stop callback ran. */
-void outbox_relay_destroy(outbox_relay *r);
+/* Frees the relay, before start or once the stop callback ran; NULL is a
+ * no-op. Returns OUTBOX_ESTATE, freeing nothing, while the relay is still on
+ * the loop (stop it, and destroy it from the stop callback). */
+int outbox_relay_destroy(outbox_relay *r);
 
 /* Copies the counters. Cheap; safe to call at any time on the loop thread. */
 void outbox_relay_stats(const outbox_relay *r, outbox_stats *out);

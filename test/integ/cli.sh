@@ -66,7 +66,7 @@ echo "ok: $n database connect attempts logged in 3 s"
 
 rc=$(run_for 3 "$work/nonats" --db "$good_db" --nats nats://127.0.0.1:1 --stream IT_CLI --subject-prefix itcli)
 assert_eq "$rc" 0 "exit status after SIGTERM with NATS down"
-n=$(grep -c "is not reachable" "$work/nonats" || true)
+n=$(grep -c "nats: cannot connect to" "$work/nonats" || true)
 [ "$n" -ge 3 ] || { cat "$work/nonats"; fail "NATS connect retries logged ($n)"; }
 echo "ok: $n NATS connect attempts logged in 3 s"
 

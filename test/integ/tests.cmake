@@ -19,6 +19,7 @@ set_tests_properties(integ.install PROPERTIES ENVIRONMENT "OUTBOX_TEST_CFLAGS=${
 # Failures: retries, shutdown, outages, and the chaos suite.
 ob_integ_c(retry_backoff 180)
 ob_integ_c(shutdown 300)
+ob_integ_c(deferred_stop 120)
 ob_integ_sh(signals 300)
 ob_integ_sh(dup_window 120)
 ob_integ_sh(broker_unavailable 180)

@@ -1,0 +1,207 @@
+#include "batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int ob_batch_init(ob_batch *b, int cap) {
+    memset(b, 0, sizeof(*b));
+    b->slots = calloc((size_t)cap, sizeof(ob_slot));
+    b->cap = cap;
+    return b->slots ? 0 : -1;
+}
+
+void ob_batch_free(ob_batch *b) {
+    free(b->slots);
+    ob_buf_free(&b->sql);
+    ob_buf_free(&b->errs);
+    memset(b, 0, sizeof(*b));
+}
+
+static const char *col(char **row, unsigned long *len, int c, size_t *n) {
+    *n = row[c] ? len[c] : 0;
+    return row[c] ? row[c] : "";
+}
+
+int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch) {
+    int n = 0;
+    char **row;
+    unsigned long *len;
+    while (n < b->cap && (row = next_row(cur, &len)) != NULL) {
+        ob_slot *s = &b->slots[n];
+        memset(s, 0, sizeof(*s));
+        if (row[OB_COL_ID] == NULL || len[OB_COL_ID] != 16)
+            continue; /* cannot be addressed again; never happens with the schema */
+        ob_row *r = &s->row;
+        r->id = (const unsigned char *)row[OB_COL_ID];
+        r->aggregate_type = col(row, len, OB_COL_AGGREGATE_TYPE, &r->aggregate_type_len);
+        r->aggregate_id = col(row, len, OB_COL_AGGREGATE_ID, &r->aggregate_id_len);
+        r->event_type = col(row, len, OB_COL_EVENT_TYPE, &r->event_type_len);
+        r->payload = col(row, len, OB_COL_PAYLOAD, &r->payload_len);
+        r->headers = row[OB_COL_HEADERS];
+        r->headers_len = len[OB_COL_HEADERS];
+        r->attempts = row[OB_COL_ATTEMPTS] ? atoi(row[OB_COL_ATTEMPTS]) : 0;
+        r->created_at = row[OB_COL_CREATED_AT];
+        r->created_at_len = len[OB_COL_CREATED_AT];
+        s->state = OB_SLOT_UNSENT;
+        n++;
+    }
+    b->n = n;
+    b->next_pub = 0;
+    b->outstanding = 0;
+    b->gen++;
+    b->epoch = epoch;
+    b->n_acked = b->n_dup = b->n_retry = b->n_dead = b->n_released = 0;
+    ob_buf_reset(&b->errs);
+    return n;
+}
+
+static int leave_flight(ob_batch *b, ob_slot *s) {
+    if (s->state != OB_SLOT_INFLIGHT)
+        return 0;
+    b->outstanding--;
+    return 1;
+}
+
+int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int err_code,
+                  const char *msg, size_t len) {
+    ob_slot *s = &b->slots[i];
+    int was = leave_flight(b, s);
+    s->state = OB_SLOT_FAILED;
+    s->kind = (uint8_t)kind;
+    s->code = code;
+    s->err_code = err_code;
+    if (len > OB_LAST_ERROR_MAX * 4)
+        len = OB_LAST_ERROR_MAX * 4;
+    s->err_off = (uint32_t)b->errs.len;
+    s->err_len = (uint32_t)len;
+    ob_buf_append(&b->errs, msg, len);
+    return was;
+}
+
+int ob_batch_release(ob_batch *b, int i) {
+    ob_slot *s = &b->slots[i];
+    int was = leave_flight(b, s);
+    s->state = OB_SLOT_RELEASED;
+    return was;
+}
+
+int ob_batch_acked(ob_batch *b, int i, int dup) {
+    ob_slot *s = &b->slots[i];
+    int was = leave_flight(b, s);
+    s->state = OB_SLOT_ACKED;
+    b->n_dup += dup != 0;
+    return was;
+}
+
+int ob_batch_release_open(ob_batch *b) {
+    int was = 0;
+    for (int i = 0; i < b->n; i++) {
+        uint8_t st = b->slots[i].state;
+        if (st == OB_SLOT_INFLIGHT || st == OB_SLOT_UNSENT)
+            was += ob_batch_release(b, i);
+    }
+    b->next_pub = b->n;
+    return was;
+}
+
+int ob_batch_expire(ob_batch *b, uint64_t before, int release, const char *msg, size_t len) {
+    int was = 0;
+    for (int i = 0; i < b->next_pub; i++) {
+        ob_slot *s = &b->slots[i];
+        if (s->state != OB_SLOT_INFLIGHT || s->sent_at > before)
+            continue;
+        was += release ? ob_batch_release(b, i)
+                       : ob_batch_fail(b, i, OUTBOX_FAIL_ACK_TIMEOUT, 0, 0, msg, len);
+    }
+    return was;
+}
+
+int ob_batch_complete(const ob_batch *b) {
+    return b->next_pub >= b->n && b->outstanding == 0;
+}
+
+uint64_t ob_batch_oldest_inflight(const ob_batch *b) {
+    uint64_t oldest = UINT64_MAX;
+    for (int i = 0; i < b->next_pub; i++)
+        if (b->slots[i].state == OB_SLOT_INFLIGHT && b->slots[i].sent_at < oldest)
+            oldest = b->slots[i].sent_at;
+    return oldest;
+}
+
+static outbox_verdict classify(ob_batch *b, const ob_batch_config *cfg, ob_slot *s) {
+    outbox_id id;
+    memcpy(id.b, s->row.id, 16);
+    char msg[OB_LAST_ERROR_MAX + 1];
+    size_t n = s->err_len > OB_LAST_ERROR_MAX ? OB_LAST_ERROR_MAX : s->err_len;
+    memcpy(msg, b->errs.p + s->err_off, n);
+    msg[n] = '\0';
+    outbox_failure f = {(outbox_failure_kind)s->kind, s->code, s->err_code, msg, &id,
+                        s->row.attempts + 1};
+    return cfg->classify(&f, cfg->classify_data);
+}
+
+/* Appends one statement for every failed slot sharing this one's error text
+ * and verdict, marking them written. */
+static void add_fail_group(ob_batch *b, const ob_batch_config *cfg, int first) {
+    ob_slot *a = &b->slots[first];
+    const char *text = b->errs.p + a->err_off;
+    ob_sql_fail_head(&b->sql, cfg->qtable, text, a->err_len, a->dead, cfg->max_attempts,
+                     &cfg->backoff);
+    int n = 0;
+    for (int i = first; i < b->n; i++) {
+        ob_slot *s = &b->slots[i];
+        if (s->state != OB_SLOT_FAILED || s->dead != a->dead || s->err_len != a->err_len ||
+            memcmp(b->errs.p + s->err_off, text, a->err_len) != 0)
+            continue;
+        ob_sql_add_id(&b->sql, s->row.id, n++ == 0);
+        /* Counted as dead when this attempt reaches max_attempts. */
+        if (s->dead || s->row.attempts + 1 >= cfg->max_attempts)
+            b->n_dead++;
+        else
+            b->n_retry++;
+        s->state = OB_SLOT_WRITTEN;
+    }
+    ob_sql_end_ids(&b->sql);
+}
+
+size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrupted) {
+    for (int i = 0; i < b->n; i++) {
+        ob_slot *s = &b->slots[i];
+        if (s->state != OB_SLOT_FAILED)
+            continue;
+        s->dead = classify(b, cfg, s) == OUTBOX_DEAD;
+        /* An outage burns no attempts: retryable failures during one go
+         * back untouched. */
+        if (!s->dead && (interrupted || s->kind == OUTBOX_FAIL_DISCONNECTED))
+            s->state = OB_SLOT_RELEASED;
+    }
+    ob_buf_reset(&b->sql);
+    b->n_acked = b->n_released = b->n_retry = b->n_dead = 0;
+    for (int i = 0; i < b->n; i++) {
+        ob_slot *s = &b->slots[i];
+        if (s->state == OB_SLOT_ACKED) {
+            if (b->n_acked == 0)
+                ob_sql_processed_head(&b->sql, cfg->qtable, cfg->processing);
+            ob_sql_add_id(&b->sql, s->row.id, b->n_acked == 0);
+            b->n_acked++;
+        } else if (s->state == OB_SLOT_RELEASED) {
+            b->n_released++;
+        }
+    }
+    if (b->n_acked)
+        ob_sql_end_ids(&b->sql);
+    for (int i = 0; i < b->n; i++)
+        if (b->slots[i].state == OB_SLOT_FAILED)
+            add_fail_group(b, cfg, i);
+    if (b->sql.oom) {
+        ob_buf_reset(&b->sql);
+        b->sql.oom = 0;
+        b->n_acked = b->n_retry = b->n_dead = 0;
+        b->n_released = b->n;
+        return 0;
+    }
+    if (b->sql.len == 0)
+        return 0;
+    ob_buf_puts(&b->sql, "COMMIT");
+    return b->sql.len;
+}

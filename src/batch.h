@@ -1,0 +1,94 @@
+/*
+ * One claimed batch: its rows, the fate of each, and the statement that
+ * finishes it. Pure bookkeeping over a reusable slot array and buffers, so
+ * the hot path allocates only while the buffers grow to working size; the
+ * worker (worker.c) drives it, and unit tests drive it without servers.
+ */
+#ifndef OB_BATCH_H
+#define OB_BATCH_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "message.h"
+#include "outbox/relay.h"
+#include "sql.h"
+
+typedef enum ob_slot_state {
+    OB_SLOT_UNSENT,   /* claimed, not yet published */
+    OB_SLOT_INFLIGHT, /* published, waiting for the ack */
+    OB_SLOT_ACKED,    /* stored by JetStream */
+    OB_SLOT_FAILED,   /* the publish failed; see kind and the error text */
+    OB_SLOT_RELEASED, /* given back untouched: outage or shutdown */
+    OB_SLOT_WRITTEN   /* failed, and its UPDATE is in the finishing statement */
+} ob_slot_state;
+
+typedef struct ob_slot {
+    ob_row row;
+    uint8_t state;
+    uint8_t kind; /* outbox_failure_kind when failed */
+    uint8_t dead; /* verdict when failed */
+    int code, err_code;
+    uint32_t err_off; /* into the batch's errs */
+    uint32_t err_len;
+    uint64_t sent_at; /* loop time of the publish */
+} ob_slot;
+
+/* What finishing a batch needs to know; owned by the relay, shared. */
+typedef struct ob_batch_config {
+    const char *qtable;
+    outbox_processing_mode processing;
+    int max_attempts;
+    ob_backoff backoff;
+    outbox_classify_fn classify; /* never NULL */
+    void *classify_data;
+} ob_batch_config;
+
+typedef struct ob_batch {
+    ob_slot *slots;
+    int cap;
+    int n;           /* rows claimed */
+    int next_pub;    /* next slot to publish */
+    int outstanding; /* slots in flight */
+    uint32_t gen;    /* batch number, part of every reply subject */
+    uint32_t epoch;  /* broker epoch when the batch was claimed */
+    /* tallies of the finishing statement, folded into the stats on commit */
+    int n_acked, n_dup, n_retry, n_dead, n_released;
+    ob_buf sql;  /* the finishing statement */
+    ob_buf errs; /* error texts of this batch */
+} ob_batch;
+
+int ob_batch_init(ob_batch *b, int cap); /* 0, or -1 when out of memory */
+void ob_batch_free(ob_batch *b);
+
+/* Starts a new batch from the rows of `next_row` (a cursor over the fetch
+ * result, in OB_COL_* order). Returns the number of rows. */
+typedef char **(*ob_row_cursor)(void *cur, unsigned long **lengths);
+int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch);
+
+/* Slot i failed; returns 1 when it was in flight (capacity to give back). */
+int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int err_code,
+                  const char *msg, size_t len);
+/* Slot i goes back untouched; returns 1 when it was in flight. */
+int ob_batch_release(ob_batch *b, int i);
+/* Slot i was stored (dup: already stored); returns 1 when it was in flight. */
+int ob_batch_acked(ob_batch *b, int i, int dup);
+/* Releases every slot unsent or in flight; returns how many were in flight. */
+int ob_batch_release_open(ob_batch *b);
+/* Fails every slot in flight since `before` or earlier with `kind`, or
+ * releases them when `release` is set; returns how many were in flight. */
+int ob_batch_expire(ob_batch *b, uint64_t before, int release, const char *msg, size_t len);
+
+/* Every row published and answered. */
+int ob_batch_complete(const ob_batch *b);
+/* Loop time of the oldest publish still in flight, UINT64_MAX when none. */
+uint64_t ob_batch_oldest_inflight(const ob_batch *b);
+
+/* Decides every failure (classifier; `interrupted`: the broker was lost
+ * during the batch, so retryable failures are released without an attempt)
+ * and builds the finishing statement in b->sql, ending in COMMIT. Returns
+ * the statement's length; 0 when there is nothing to write (every row
+ * released), or when memory ran out (then every row counts as released). */
+size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrupted);
+
+#endif

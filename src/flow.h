@@ -1,0 +1,68 @@
+/*
+ * Flow control shared by a relay's workers, pgbouncer-style: every worker is
+ * a member that sits on at most one list at a time.
+ *
+ *   waiting  members that have rows to publish but no in-flight capacity;
+ *            released capacity is handed to them in arrival order.
+ *   idle     members that found no work; one of them, the scout, polls the
+ *            table, the others are parked until something wakes them.
+ *
+ * Pure bookkeeping: nothing here touches the loop or the network, so it is
+ * unit-tested on its own. Callbacks run synchronously from the call that
+ * made room or woke the members, and may call back into the module.
+ */
+#ifndef OB_FLOW_H
+#define OB_FLOW_H
+
+#include <stdint.h>
+
+typedef struct ob_flow_member ob_flow_member;
+
+typedef enum ob_flow_list { OB_FLOW_NONE = 0, OB_FLOW_WAITING, OB_FLOW_IDLE } ob_flow_list;
+
+struct ob_flow_member {
+    ob_flow_member *prev, *next;
+    ob_flow_list list;
+    /* Capacity is available again: the member was taken off `waiting`. */
+    void (*on_capacity)(ob_flow_member *m);
+    /* More rows are likely: the member was taken off `idle`. */
+    void (*on_wake)(ob_flow_member *m);
+};
+
+typedef struct ob_flow_queue {
+    ob_flow_member *head, *tail;
+} ob_flow_queue;
+
+typedef struct ob_flow {
+    uint32_t in_flight;
+    uint32_t max_in_flight;
+    ob_flow_queue waiting;
+    ob_flow_queue idle;
+    ob_flow_member *scout; /* on `idle`, or NULL */
+    int handing_out;       /* inside ob_flow_release's loop */
+} ob_flow;
+
+void ob_flow_init(ob_flow *f, uint32_t max_in_flight);
+
+/* Takes room for one publish and returns 1; when there is none, puts m on
+ * the waiting list (once) and returns 0. */
+int ob_flow_acquire(ob_flow *f, ob_flow_member *m);
+
+/* Gives back room for n publishes and hands it to waiting members. */
+void ob_flow_release(ob_flow *f, uint32_t n);
+
+/* m found no work. Returns 1 when m is the scout (it should poll), 0 when
+ * it is parked until woken. */
+int ob_flow_idle(ob_flow *f, ob_flow_member *m);
+
+/* Takes m off whichever list it is on; a scout gives up its role. Returns
+ * 1 when m was the scout. */
+int ob_flow_leave(ob_flow *f, ob_flow_member *m);
+
+/* Wakes every idle member but `except` (may be NULL); the scout too. */
+void ob_flow_wake_all(ob_flow *f, ob_flow_member *except);
+
+/* Number of members on a list, for tests and stats. */
+int ob_flow_count(const ob_flow *f, ob_flow_list list);
+
+#endif

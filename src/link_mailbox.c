@@ -1,0 +1,230 @@
+/*
+ * From nats.c's threads to the loop. Replies are read where they arrive (on
+ * nats.c's delivery thread): the common answer, "stored", becomes a small
+ * record and its message is freed by the thread that allocated it. Records
+ * and connection events go into a mailbox under a mutex; one uv_async_t
+ * wakes the loop, which swaps the mailbox's array for a spare one so the
+ * lock is held only briefly and neither array is reallocated once both
+ * reached working size.
+ */
+#include "link_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "puback.h"
+
+static int parse_u32(const char **p, const char *end, uint32_t *out) {
+    const char *s = *p;
+    uint64_t v = 0;
+    if (s >= end || *s < '0' || *s > '9')
+        return -1;
+    while (s < end && *s >= '0' && *s <= '9') {
+        v = v * 10 + (uint64_t)(*s - '0');
+        if (v > UINT32_MAX)
+            return -1;
+        s++;
+    }
+    *p = s;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static void read_puback(natsMsg *msg, ob_ack *a) {
+    const char *data = natsMsg_GetData(msg);
+    size_t len = (size_t)natsMsg_GetDataLength(msg);
+    ob_puback pa;
+    if (ob_puback_parse(data, len, &pa) != 0) {
+        a->kind = OB_ACKED_GARBLED;
+        a->text = data ? data : "";
+        a->text_len = data ? len : 0;
+        a->msg = msg;
+    } else if (pa.ok) {
+        a->kind = pa.duplicate ? OB_ACKED_DUPLICATE : OB_ACKED_STORED;
+    } else {
+        a->kind = OB_ACKED_ERROR;
+        a->code = pa.code;
+        a->err_code = pa.err_code;
+        a->text = pa.desc ? pa.desc : "";
+        a->text_len = pa.desc_len;
+        a->msg = msg;
+    }
+}
+
+/* Returns 0 with *r filled, or -1 for a message that is not ours. */
+static int read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r) {
+    const char *subj = natsMsg_GetSubject(msg);
+    size_t n = strlen(subj);
+    memset(r, 0, sizeof(*r));
+    if (n <= c->inbox_len + 1 || memcmp(subj, c->inbox, c->inbox_len) != 0 ||
+        subj[c->inbox_len] != '.')
+        return -1;
+    const char *p = subj + c->inbox_len + 1, *end = subj + n;
+    if (*p == 'c' && p + 1 < end && p[1] == '.') {
+        p += 2;
+        if (parse_u32(&p, end, &r->ack.slot) != 0 || p != end)
+            return -1;
+        r->control = 1;
+        r->ack.msg = msg;
+        return 0;
+    }
+    if (parse_u32(&p, end, &r->ack.worker) != 0 || p == end || *p++ != '.' ||
+        parse_u32(&p, end, &r->ack.gen) != 0 || p == end || *p++ != '.' ||
+        parse_u32(&p, end, &r->ack.slot) != 0 || p != end)
+        return -1;
+    if (natsMsg_IsNoResponders(msg))
+        r->ack.kind = OB_ACKED_NO_RESPONDERS;
+    else
+        read_puback(msg, &r->ack);
+    return 0;
+}
+
+/* Called with mb.mu held. */
+static void signal_loop(ob_link *l) {
+    if (!l->mb.shut)
+        uv_async_send(&l->async);
+}
+
+static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure) {
+    (void)nc;
+    (void)sub;
+    link_conn *c = closure;
+    ob_link *l = c->l;
+    inbox_reply r;
+    int ours = read_reply(c, msg, &r) == 0;
+    if (!ours || r.ack.msg == NULL)
+        natsMsg_Destroy(msg);
+    if (!ours)
+        return;
+    uv_mutex_lock(&l->mb.mu);
+    if (!l->mb.shut && l->mb.n == l->mb.cap) {
+        size_t cap = l->mb.cap ? l->mb.cap * 2 : 1024;
+        inbox_reply *q = realloc(l->mb.q, cap * sizeof(*q));
+        if (q != NULL) {
+            l->mb.q = q;
+            l->mb.cap = cap;
+        }
+    }
+    if (l->mb.shut || l->mb.n == l->mb.cap) {
+        /* Closing, or out of memory: the ack is dropped and its publish
+         * times out and is retried. */
+        uv_mutex_unlock(&l->mb.mu);
+        natsMsg_Destroy(r.ack.msg);
+        return;
+    }
+    l->mb.q[l->mb.n++] = r;
+    signal_loop(l);
+    uv_mutex_unlock(&l->mb.mu);
+}
+
+static void on_nats_disconnected(natsConnection *nc, void *closure) {
+    (void)nc;
+    link_conn *c = closure;
+    uv_mutex_lock(&c->l->mb.mu);
+    if (c->id == c->l->mb.current) {
+        c->l->mb.disconnects++;
+        signal_loop(c->l);
+    }
+    uv_mutex_unlock(&c->l->mb.mu);
+}
+
+static void on_nats_reconnected(natsConnection *nc, void *closure) {
+    (void)nc;
+    link_conn *c = closure;
+    uv_mutex_lock(&c->l->mb.mu);
+    if (c->id == c->l->mb.current) {
+        c->l->mb.reconnects++;
+        signal_loop(c->l);
+    }
+    uv_mutex_unlock(&c->l->mb.mu);
+}
+
+static void on_nats_closed(natsConnection *nc, void *closure) {
+    (void)nc;
+    link_conn *c = closure;
+    uv_mutex_lock(&c->l->mb.mu);
+    c->closed = 1;
+    if (c->id == c->l->mb.current)
+        c->l->mb.current_closed = 1;
+    signal_loop(c->l);
+    uv_mutex_unlock(&c->l->mb.mu);
+}
+
+static void on_sub_complete(void *closure) {
+    link_conn *c = closure;
+    uv_mutex_lock(&c->l->mb.mu);
+    c->sub_done = 1;
+    signal_loop(c->l);
+    uv_mutex_unlock(&c->l->mb.mu);
+}
+
+natsStatus ob_link_mailbox_options(ob_link *l, natsOptions *o, link_conn *c) {
+    (void)l;
+    natsStatus s = natsOptions_SetDisconnectedCB(o, on_nats_disconnected, c);
+    if (s == NATS_OK)
+        s = natsOptions_SetReconnectedCB(o, on_nats_reconnected, c);
+    if (s == NATS_OK)
+        s = natsOptions_SetClosedCB(o, on_nats_closed, c);
+    return s;
+}
+
+natsStatus ob_link_mailbox_subscribe(ob_link *l, link_conn *c) {
+    char subj[80];
+    snprintf(subj, sizeof(subj), "%s.>", c->inbox);
+    natsStatus s = natsConnection_Subscribe(&l->sub, l->nc, subj, on_nats_msg, c);
+    if (s == NATS_OK)
+        s = natsSubscription_SetPendingLimits(l->sub, -1, -1);
+    if (s == NATS_OK)
+        s = natsSubscription_SetOnCompleteCB(l->sub, on_sub_complete, c);
+    return s;
+}
+
+int ob_link_conn_done(ob_link *l, link_conn *c) {
+    uv_mutex_lock(&l->mb.mu);
+    int done = c->closed && (c->sub_done || l->sub == NULL);
+    uv_mutex_unlock(&l->mb.mu);
+    return done;
+}
+
+int ob_link_mailbox_init(ob_link *l) {
+    return uv_mutex_init(&l->mb.mu);
+}
+
+void ob_link_mailbox_free(ob_link *l) {
+    for (size_t i = 0; i < l->mb.n; i++)
+        natsMsg_Destroy(l->mb.q[i].ack.msg);
+    free(l->mb.q);
+    free(l->spare);
+    uv_mutex_destroy(&l->mb.mu);
+}
+
+void ob_link_on_async(uv_async_t *h) {
+    ob_link *l = h->data;
+    uv_mutex_lock(&l->mb.mu);
+    inbox_reply *q = l->mb.q;
+    size_t n = l->mb.n, qcap = l->mb.cap;
+    l->mb.q = l->spare;
+    l->mb.cap = l->spare_cap;
+    l->mb.n = 0;
+    l->spare = q;
+    l->spare_cap = qcap;
+    uint32_t disc = l->mb.disconnects, reco = l->mb.reconnects;
+    int closed = l->mb.current_closed;
+    uv_mutex_unlock(&l->mb.mu);
+
+    if (n > 0)
+        l->last_answer = uv_now(l->loop);
+    for (size_t i = 0; i < n; i++) {
+        if (l->state != L_CLOSING) {
+            if (q[i].control)
+                ob_link_control_reply(l, q[i].ack.slot, q[i].ack.msg);
+            else if (l->cbs.on_ack)
+                l->cbs.on_ack(l->cbs.data, &q[i].ack);
+        }
+        natsMsg_Destroy(q[i].ack.msg);
+    }
+    int d = disc != l->seen_disconnects, r = reco != l->seen_reconnects;
+    l->seen_disconnects = disc;
+    l->seen_reconnects = reco;
+    ob_link_conn_event(l, d, r, closed);
+}

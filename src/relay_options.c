@@ -1,0 +1,164 @@
+/*
+ * The relay's options: defaults, the built-in classifier, checks, and the
+ * copy the relay keeps.
+ */
+#include "relay_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql.h"
+
+void outbox_relay_options_init(outbox_relay_options *o) {
+    memset(o, 0, sizeof(*o));
+    o->table = "outbox";
+    o->stream = "OUTBOX";
+    o->subject_prefix = "outbox";
+    o->ce_source = "outbox-uvrelay";
+    o->cloudevents = 1;
+    o->connections = 2;
+    o->batch_size = 500;
+    o->poll_interval_ms = 100;
+    o->max_in_flight = 8192;
+    o->ack_timeout_ms = 5000;
+    o->max_attempts = 5;
+    o->backoff = OUTBOX_BACKOFF_EXPONENTIAL;
+    o->backoff_base_ms = 1000;
+    o->backoff_max_ms = 60000;
+    o->backoff_jitter = 0.2;
+    o->duplicate_window_ms = 120000;
+    o->shutdown_timeout_ms = 5000;
+    o->processing = OUTBOX_KEEP_PROCESSED;
+    o->partition_period = OUTBOX_PARTITION_DAY;
+    o->partition_lookahead = 7;
+    o->cleanup_retention_ms = 7ULL * 24 * 3600 * 1000;
+    o->cleanup_limit = 10000;
+    o->log_level = OUTBOX_LOG_INFO;
+}
+
+outbox_verdict outbox_classify_default(const outbox_failure *f, void *data) {
+    (void)data;
+    switch (f->kind) {
+    case OUTBOX_FAIL_MAX_PAYLOAD:
+    case OUTBOX_FAIL_BAD_SUBJECT:
+    case OUTBOX_FAIL_BAD_HEADERS:
+        return OUTBOX_DEAD;
+    case OUTBOX_FAIL_STREAM_ERROR:
+        /* 400: the stream refuses this message as it is (too large, a failed
+         * expectation header); sending it again cannot help. */
+        return f->code == 400 ? OUTBOX_DEAD : OUTBOX_RETRY;
+    case OUTBOX_FAIL_ACK_TIMEOUT:
+    case OUTBOX_FAIL_NO_RESPONDERS:
+    case OUTBOX_FAIL_DISCONNECTED:
+    case OUTBOX_FAIL_PUBLISH_ERROR:
+        return OUTBOX_RETRY;
+    }
+    return OUTBOX_RETRY;
+}
+
+static int check_stream_name(const char *s) {
+    if (s == NULL || *s == '\0' || strlen(s) > 200)
+        return -1;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c <= ' ' || c >= 0x7f || c == '.' || c == '*' || c == '>' || c == '/' || c == '\\')
+            return -1;
+    }
+    return 0;
+}
+
+/* A prefix is one or more dot-separated tokens: none empty, none a wildcard,
+ * no whitespace or control characters. */
+static int check_prefix(const char *s) {
+    if (s == NULL || *s == '\0' || strlen(s) > 100)
+        return -1;
+    const char *tok = s;
+    for (const char *p = s;; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '.' || c == '\0') {
+            size_t n = (size_t)(p - tok);
+            if (n == 0 || (n == 1 && (*tok == '*' || *tok == '>')))
+                return -1;
+            if (c == '\0')
+                return 0;
+            tok = p + 1;
+        } else if (c <= ' ' || c == 0x7f) {
+            return -1;
+        }
+    }
+}
+
+int ob_relay_check_options(const outbox_relay_options *o, char *errbuf, size_t errlen) {
+    char err[512];
+    if (o->connections < 1 || o->connections > 256)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "connections must be 1-256 (got %d)",
+                       o->connections);
+    if (o->batch_size < 1 || o->batch_size > 10000)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "batch size must be 1-10000 (got %d)",
+                       o->batch_size);
+    if (o->poll_interval_ms < 1 || o->poll_interval_ms > 3600000)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "poll interval must be 1 ms to 1 hour (got %u ms)", o->poll_interval_ms);
+    if (o->max_in_flight < 1)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "max in flight must be at least 1");
+    if (o->ack_timeout_ms < 10)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "ack timeout must be at least 10 ms (got %u)",
+                       o->ack_timeout_ms);
+    if (o->max_attempts < 1 || o->max_attempts > 1000000)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "max attempts must be 1-1000000 (got %d)",
+                       o->max_attempts);
+    if (o->backoff_jitter < 0 || o->backoff_jitter > 1)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "backoff jitter must be between 0 and 1");
+    if (o->backoff_base_ms < 1 || o->backoff_max_ms < o->backoff_base_ms)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "backoff needs 1 <= base (%u ms) <= max (%u ms)", o->backoff_base_ms,
+                       o->backoff_max_ms);
+    if (o->duplicate_window_ms < 1000)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "duplicate window must be at least 1000 ms");
+    if (ob_sql_check_table(o->table, err, sizeof(err)) != 0)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
+    if (check_stream_name(o->stream) != 0)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "stream name '%s' is not allowed: no spaces, '.', '*', '>', '/' or '\\'",
+                       o->stream ? o->stream : "");
+    if (check_prefix(o->subject_prefix) != 0)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "subject prefix '%s' is not allowed: dot-separated tokens without "
+                       "wildcards or whitespace",
+                       o->subject_prefix ? o->subject_prefix : "");
+    if (o->ce_source == NULL || *o->ce_source == '\0')
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "ce-source must not be empty");
+    ob_nats_url nu;
+    if (ob_nats_url_parse(o->nats_url, &nu, err, sizeof(err)) != 0)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
+    ob_nats_url_free(&nu);
+    return OUTBOX_OK;
+}
+
+static int dup_str(const char **dst, const char *src) {
+    *dst = src ? strdup(src) : NULL;
+    return src == NULL || *dst != NULL ? 0 : -1;
+}
+
+int ob_relay_copy_options(outbox_relay *r, const outbox_relay_options *o) {
+    r->o = *o;
+    int bad = 0;
+    bad |= dup_str(&r->o.db_url, o->db_url);
+    bad |= dup_str(&r->o.db_password, o->db_password);
+    bad |= dup_str(&r->o.nats_url, o->nats_url);
+    bad |= dup_str(&r->o.table, o->table);
+    bad |= dup_str(&r->o.stream, o->stream);
+    bad |= dup_str(&r->o.subject_prefix, o->subject_prefix);
+    bad |= dup_str(&r->o.ce_source, o->ce_source);
+    return bad ? -1 : 0;
+}
+
+void ob_relay_free_options(outbox_relay_options *o) {
+    free((char *)o->db_url);
+    free((char *)o->db_password);
+    free((char *)o->nats_url);
+    free((char *)o->table);
+    free((char *)o->stream);
+    free((char *)o->subject_prefix);
+    free((char *)o->ce_source);
+}

@@ -1,0 +1,156 @@
+#include "relay_timers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outbox/maint.h"
+
+enum { T_SAMPLE, T_PARTITIONS, T_CLEANUP, T_COUNT };
+
+/* The pending sample is logged at info at most this often, at debug
+ * otherwise, so that a fast sampler (the progress line samples every second)
+ * does not flood the log. */
+#define SAMPLE_LOG_INTERVAL_MS 60000
+
+struct ob_timers {
+    uv_loop_t *loop;
+    const outbox_relay_options *o;
+    const ob_log *log;
+    outbox_stats *stats;
+    outbox_maint *h;
+    uv_timer_t timers[T_COUNT];
+    int busy[T_COUNT]; /* the timer's job is queued or running */
+    int open;          /* timers and the handle still closing */
+    int started;
+    uint64_t sample_logged_ms;
+    void (*closed_cb)(void *data);
+    void *closed_data;
+};
+
+static const outbox_maint_kind kinds[T_COUNT] = {OUTBOX_MAINT_SAMPLE, OUTBOX_MAINT_PARTITIONS,
+                                                 OUTBOX_MAINT_CLEANUP};
+
+ob_timers *ob_timers_new(uv_loop_t *loop, const outbox_relay_options *ro, const ob_log *log,
+                         outbox_stats *stats, char *errbuf, size_t errlen) {
+    outbox_maint_options o;
+    outbox_maint_options_from_relay(&o, ro);
+    ob_timers *t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        snprintf(errbuf, errlen, "out of memory");
+        return NULL;
+    }
+    t->loop = loop;
+    t->o = ro;
+    t->log = log;
+    t->stats = stats;
+    if (outbox_maint_create(&t->h, loop, &o, errbuf, errlen) != OUTBOX_OK) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void ob_timers_free(ob_timers *t) {
+    if (t == NULL)
+        return;
+    if (t->h && !t->started)
+        outbox_maint_close(t->h, NULL, NULL); /* nothing on the loop yet: frees at once */
+    free(t);
+}
+
+static void on_sample(ob_timers *t, const outbox_maint_result *res) {
+    uint64_t now = uv_now(t->loop);
+    t->stats->pending = res->pending;
+    t->stats->oldest_pending_ms = res->oldest_pending_ms;
+    t->stats->pending_sampled_at_ms = now;
+    outbox_log_level level = OUTBOX_LOG_DEBUG;
+    if (t->sample_logged_ms == 0 || now - t->sample_logged_ms >= SAMPLE_LOG_INTERVAL_MS) {
+        level = OUTBOX_LOG_INFO;
+        t->sample_logged_ms = now;
+    }
+    ob_logf(t->log, level, "pending: %lld row(s), oldest %lld ms", (long long)res->pending,
+            (long long)res->oldest_pending_ms);
+}
+
+static void on_job(outbox_maint *h, const outbox_maint_result *res, void *data) {
+    (void)h;
+    ob_timers *t = data;
+    int k = res->kind == OUTBOX_MAINT_SAMPLE       ? T_SAMPLE
+            : res->kind == OUTBOX_MAINT_PARTITIONS ? T_PARTITIONS
+                                                   : T_CLEANUP;
+    t->busy[k] = 0;
+    if (res->status == OUTBOX_ESTATE)
+        return; /* closing */
+    if (res->status == OUTBOX_EBUSY) {
+        OB_DEBUG(t->log, "%s: %s", outbox_maint_kind_name(res->kind), res->message);
+        return;
+    }
+    if (res->status != OUTBOX_OK) {
+        ob_logf(t->log, res->status == OUTBOX_ESCHEMA ? OUTBOX_LOG_ERROR : OUTBOX_LOG_WARN,
+                "%s: %s", outbox_maint_kind_name(res->kind), res->message);
+        return;
+    }
+    if (k == T_SAMPLE)
+        on_sample(t, res);
+    else if (k == T_PARTITIONS && (res->created || res->dropped || res->kept))
+        OB_INFO(t->log, "partitions: %u created, %u dropped, %u kept (pending rows)", res->created,
+                res->dropped, res->kept);
+}
+
+static void on_timer(uv_timer_t *timer) {
+    ob_timers *t = timer->data;
+    int k = (int)(timer - t->timers);
+    if (t->busy[k])
+        return; /* still queued or running: not queued a second time */
+    outbox_maint_job job;
+    memset(&job, 0, sizeof(job));
+    job.kind = kinds[k];
+    t->busy[k] = 1;
+    if (outbox_maint_run(t->h, &job, on_job, t) != OUTBOX_OK)
+        t->busy[k] = 0;
+}
+
+void ob_timers_start(ob_timers *t) {
+    const outbox_relay_options *o = t->o;
+    const uint32_t every[T_COUNT] = {o->pending_sample_ms, o->partition_check_ms,
+                                     o->cleanup_check_ms};
+    t->started = 1;
+    for (int k = 0; k < T_COUNT; k++) {
+        uv_timer_init(t->loop, &t->timers[k]);
+        t->timers[k].data = t;
+        uv_unref((uv_handle_t *)&t->timers[k]);
+        /* The first round runs at once, then at the interval. */
+        if (every[k])
+            uv_timer_start(&t->timers[k], on_timer, 0, every[k]);
+    }
+}
+
+static void closed(ob_timers *t) {
+    if (--t->open == 0 && t->closed_cb)
+        t->closed_cb(t->closed_data);
+}
+
+static void timer_closed(uv_handle_t *h) {
+    closed(h->data);
+}
+
+static void handle_closed(void *data) {
+    ob_timers *t = data;
+    t->h = NULL;
+    closed(t);
+}
+
+void ob_timers_stop(ob_timers *t, void (*cb)(void *data), void *data) {
+    t->closed_cb = cb;
+    t->closed_data = data;
+    if (!t->started) {
+        if (cb)
+            cb(data);
+        return;
+    }
+    t->open = T_COUNT + 1;
+    for (int k = 0; k < T_COUNT; k++)
+        uv_close((uv_handle_t *)&t->timers[k], timer_closed);
+    outbox_maint_close(t->h, handle_closed, t);
+}

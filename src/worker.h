@@ -1,0 +1,136 @@
+/*
+ * One MariaDB connection's batch cycle: claim rows, publish them, collect
+ * the acks, write the outcome, commit; again and again.
+ *
+ * The worker knows nothing of the relay. It gets what it needs through the
+ * environment below: its configuration, the database settings, a publisher
+ * (the NATS link, or a fake in unit tests), the shared flow control and the
+ * shared counters, and callbacks to its owner. It never calls nats.c.
+ *
+ * Life cycle: ob_worker_new (nothing on the loop) -> ob_worker_start (a
+ * timer and a connection on the loop) -> ob_worker_stop -> the owner's
+ * on_closed, called from the last close callback -> ob_worker_free. A worker
+ * never closes by itself: only a stop closes it.
+ *
+ * Every function runs on the loop thread.
+ */
+#ifndef OB_WORKER_H
+#define OB_WORKER_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "batch.h"
+#include "db.h"
+#include "flow.h"
+#include "log.h"
+#include "message.h"
+#include "outbox/relay.h"
+
+typedef struct ob_worker ob_worker;
+
+/* Why a publish did not leave. */
+typedef struct ob_pub_fail {
+    outbox_failure_kind kind;
+    int code;
+    char text[512];
+    size_t len;
+} ob_pub_fail;
+
+/* The way out to the broker. */
+typedef struct ob_publisher {
+    /* 1 when rows may be published. */
+    int (*ready)(void *data);
+    /* Counts losses of readiness: a batch that saw it change was interrupted. */
+    uint32_t (*epoch)(void *data);
+    /* Loop time (ms) of the last answer the broker sent, of any kind. */
+    uint64_t (*last_answer)(void *data);
+    /* Publishes `row`; its answer comes back through ob_worker_ack with the
+     * same (worker, gen, slot). Returns 0, or -1 with *fail filled. */
+    int (*publish)(void *data, uint32_t worker, uint32_t gen, uint32_t slot, const ob_row *row,
+                   ob_pub_fail *fail);
+    /* The broker is not answering (no ack in time from a silent broker, or a
+     * 503): stop being ready until it answers again. */
+    void (*unavailable)(void *data, const char *why);
+    void *data;
+} ob_publisher;
+
+/* The worker's owner. */
+typedef struct ob_worker_owner {
+    /* 1 while someone waits for the table to drain: an empty fetch then
+     * also asks whether any pending row is left. */
+    int (*drain_wanted)(void *data);
+    /* An empty fetch found no pending row left in the table. */
+    void (*table_empty)(void *data, ob_worker *w);
+    /* A database operation failed; `ever_ok` is 0 until the worker has
+     * completed a fetch, so an owner can refuse to start on errors that
+     * cannot heal (a login refused, a missing table). */
+    void (*db_failed)(void *data, ob_worker *w, unsigned err, const char *msg, int ever_ok);
+    /* The worker is closed: every handle's close callback has run. */
+    void (*on_closed)(void *data, ob_worker *w);
+    void *data;
+} ob_worker_owner;
+
+/* Shared by every worker of a relay, owned by the relay. */
+typedef struct ob_worker_env {
+    uv_loop_t *loop;
+    const ob_log *log;
+    ob_db_config db; /* strings borrowed; they outlive the workers */
+    ob_batch_config batch;
+    const char *sql_fetch; /* START TRANSACTION; SELECT ... FOR UPDATE SKIP LOCKED */
+    size_t sql_fetch_len;
+    const char *sql_probe; /* SELECT 1 ... LIMIT 1 */
+    size_t sql_probe_len;
+    const char *sql_drain_probe; /* COMMIT; SELECT EXISTS(... status = 0) */
+    size_t sql_drain_probe_len;
+    int batch_size;
+    uint32_t poll_interval_ms;
+    uint32_t ack_timeout_ms;
+    ob_publisher pub;
+    ob_worker_owner owner;
+    ob_flow *flow;
+    outbox_stats *stats; /* counters the worker adds to */
+} ob_worker_env;
+
+/* The answer to one publish. */
+typedef enum ob_ack_result {
+    OB_ACKED_STORED,
+    OB_ACKED_DUPLICATE,
+    OB_ACKED_ERROR,         /* JetStream refused it: code, err_code, text */
+    OB_ACKED_NO_RESPONDERS, /* nothing listens on the subject */
+    OB_ACKED_GARBLED        /* not a PubAck: text is the raw reply */
+} ob_ack_result;
+
+typedef struct ob_answer {
+    uint32_t gen, slot;
+    ob_ack_result result;
+    int code, err_code;
+    const char *text;
+    size_t text_len;
+} ob_answer;
+
+/* Returns NULL when out of memory. `env` must outlive the worker. */
+ob_worker *ob_worker_new(const ob_worker_env *env, int index);
+void ob_worker_start(ob_worker *w);
+/* The broker became ready (1) or not (0). */
+void ob_worker_broker(ob_worker *w, int ready);
+/* The answer to a publish of this worker. */
+void ob_worker_ack(ob_worker *w, const ob_answer *ack);
+/* The relay cannot go on: finish what is under way, claim nothing more,
+ * keep the connection, wait for the stop. */
+void ob_worker_halt(ob_worker *w);
+/* Graceful (now = 0: the batch under way finishes, until the shutdown
+ * deadline) or immediate (now = 1: the open transaction is dropped). */
+void ob_worker_stop(ob_worker *w, int now);
+/* The shutdown deadline passed: give back what is still in flight. */
+void ob_worker_deadline(ob_worker *w);
+/* Frees a worker that was never started or is closed. */
+void ob_worker_free(ob_worker *w);
+/* Nonzero while the worker is inside a batch transaction or its statement. */
+int ob_worker_busy(const ob_worker *w);
+/* Nonzero once closed (or never started). */
+int ob_worker_closed(const ob_worker *w);
+/* The state's name, for logs and tests. */
+const char *ob_worker_state_name(const ob_worker *w);
+
+#endif
