@@ -72,7 +72,7 @@ static int prod_setup(int i, void *slotp, void *data) {
     outbox_producer_options po;
     outbox_producer_options_init(&po);
     po.table = c->table;
-    if (outbox_producer_create(&st.p, &po) != OUTBOX_OK) {
+    if (outbox_producer_create(&st.p, &po, NULL, 0) != OUTBOX_OK) {
         snprintf(s->err, sizeof(s->err), "bad table name");
         return -1;
     }

@@ -176,7 +176,8 @@ static void on_result(outbox_maint *m, const outbox_maint_result *r, void *data)
     }
 }
 
-static void on_closed(void *data) {
+static void on_stopped(outbox_maint *m, void *data) {
+    (void)m;
     (void)data;
 }
 
@@ -213,8 +214,9 @@ int ob_cmd_ops(ob_cli *c) {
         fprintf(stderr, "outbox-uvrelay: internal error: the job ended without a result\n");
         x.exit_code = 1;
     }
-    outbox_maint_close(m, on_closed, NULL);
+    outbox_maint_stop(m, on_stopped, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
+    outbox_maint_destroy(m);
     if (uv_loop_close(&loop) != 0) {
         fprintf(stderr, "outbox-uvrelay: internal error: handles left open on the loop\n");
         x.exit_code = 1;

@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
         return 1;
 
     outbox_producer *p = NULL;
-    if (outbox_producer_create(&p, NULL) != OUTBOX_OK) {
+    if (outbox_producer_create(&p, NULL, NULL, 0) != OUTBOX_OK) {
         fprintf(stderr, "example-producer: cannot create the producer\n");
         return 1;
     }

@@ -480,25 +480,33 @@ int outbox_maint_run(outbox_maint *m, const outbox_maint_job *job, outbox_maint_
 
 static void db_closed(void *data) {
     outbox_maint *m = data;
-    outbox_maint_close_cb cb = m->close_cb;
-    void *cb_data = m->close_data;
-    handle_free(m);
-    if (cb)
-        cb(cb_data);
+    m->closed = 1;
+    if (m->close_cb)
+        m->close_cb(m, m->close_data);
 }
 
-void outbox_maint_close(outbox_maint *m, outbox_maint_close_cb cb, void *data) {
+int outbox_maint_stop(outbox_maint *m, outbox_maint_stop_cb cb, void *data) {
     if (m->state == MS_CLOSED)
-        return;
+        return OUTBOX_ESTATE;
     set_state(m, MS_CLOSED);
     m->close_cb = cb;
     m->close_data = data;
-    fail_all(m, OUTBOX_ESTATE, "the maintenance handle was closed before the job finished");
+    fail_all(m, OUTBOX_ESTATE, "the maintenance handle was stopped before the job finished");
     if (m->db) {
         ob_db *db = m->db;
         m->db = NULL;
         ob_db_close(db, db_closed, m);
-        return;
+        return OUTBOX_OK;
     }
     db_closed(m);
+    return OUTBOX_OK;
+}
+
+int outbox_maint_destroy(outbox_maint *m) {
+    if (m == NULL)
+        return OUTBOX_OK;
+    if (m->db != NULL || (m->state == MS_CLOSED && !m->closed))
+        return OUTBOX_ESTATE;
+    handle_free(m);
+    return OUTBOX_OK;
 }

@@ -74,8 +74,9 @@ struct outbox_maint {
     char *lock_sql;     /* the lock name as an SQL literal */
     ob_job *head, *tail;
     ob_buf sql; /* the statement in flight; valid until it finishes */
-    outbox_maint_close_cb close_cb;
+    outbox_maint_stop_cb close_cb;
     void *close_data;
+    int closed; /* the stop completed */
 };
 
 /* Sends m->sql for job j. Returns 0; on failure the job is finished with an

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "log.h"
 #include "message.h"
 #include "sql.h"
 #include "url.h"
@@ -30,7 +31,8 @@ void outbox_producer_options_init(outbox_producer_options *o) {
     o->binary_payload = 0;
 }
 
-int outbox_producer_create(outbox_producer **out, const outbox_producer_options *o) {
+int outbox_producer_create(outbox_producer **out, const outbox_producer_options *o, char *errbuf,
+                           size_t errlen) {
     outbox_producer_options d;
     char err[256];
     *out = NULL;
@@ -39,10 +41,10 @@ int outbox_producer_create(outbox_producer **out, const outbox_producer_options 
         o = &d;
     }
     if (ob_sql_check_table(o->table, err, sizeof(err)) != 0)
-        return OUTBOX_EINVAL;
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     outbox_producer *p = calloc(1, sizeof(*p));
     if (p == NULL)
-        return OUTBOX_ENOMEM;
+        return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     p->o = *o;
     p->o.table = NULL;
     ob_buf b = OB_BUF_INIT;
@@ -50,7 +52,7 @@ int outbox_producer_create(outbox_producer **out, const outbox_producer_options 
     p->qtable = b.p;
     if (p->qtable == NULL) {
         free(p);
-        return OUTBOX_ENOMEM;
+        return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     }
     *out = p;
     return OUTBOX_OK;

@@ -54,8 +54,7 @@ ob_timers *ob_timers_new(uv_loop_t *loop, const outbox_relay_options *ro, const 
 void ob_timers_free(ob_timers *t) {
     if (t == NULL)
         return;
-    if (t->h && !t->started)
-        outbox_maint_close(t->h, NULL, NULL); /* nothing on the loop yet: frees at once */
+    outbox_maint_destroy(t->h); /* never started, or stopped */
     free(t);
 }
 
@@ -135,10 +134,9 @@ static void timer_closed(uv_handle_t *h) {
     closed(h->data);
 }
 
-static void handle_closed(void *data) {
-    ob_timers *t = data;
-    t->h = NULL;
-    closed(t);
+static void handle_closed(outbox_maint *h, void *data) {
+    (void)h;
+    closed(data);
 }
 
 void ob_timers_stop(ob_timers *t, void (*cb)(void *data), void *data) {
@@ -152,5 +150,5 @@ void ob_timers_stop(ob_timers *t, void (*cb)(void *data), void *data) {
     t->open = T_COUNT + 1;
     for (int k = 0; k < T_COUNT; k++)
         uv_close((uv_handle_t *)&t->timers[k], timer_closed);
-    outbox_maint_close(t->h, handle_closed, t);
+    outbox_maint_stop(t->h, handle_closed, t);
 }

@@ -34,68 +34,11 @@
  * A batch is one transaction: rows claimed by FETCHING stay locked until
  * FINISHING commits what was acked (or ROLLING_BACK gives them back).
  */
-#include "worker.h"
-
-#include <stdlib.h>
-#include <string.h>
+#include "worker_int.h"
 
 #include <mysqld_error.h>
-#include "retry.h"
-
-typedef enum worker_state {
-    W_NEW,          /* created, not started */
-    W_CONNECTING,   /* waiting for the database connection */
-    W_CONNECT_WAIT, /* waiting before connecting again */
-    W_BROKER_WAIT,  /* connected; waiting for NATS and the stream to be ready */
-    W_FETCHING,     /* waiting for START TRANSACTION; SELECT ... FOR UPDATE SKIP LOCKED */
-    W_PUBLISHING,   /* rows claimed; publishing them (capacity permitting), waiting for acks */
-    W_FINISHING,    /* waiting for UPDATE ...; COMMIT of the batch */
-    W_ENDING_EMPTY, /* waiting for COMMIT [; SELECT EXISTS pending] after an empty fetch */
-    W_ROLLING_BACK, /* waiting for ROLLBACK of a batch with nothing to write, or of a conflict */
-    W_ABORTING,     /* waiting for ROLLBACK after a statement error */
-    W_RETRY_WAIT,   /* waiting before fetching again after a statement error */
-    W_POLL_WAIT,    /* the scout: waiting out the poll interval */
-    W_PROBING,      /* the scout: waiting for SELECT 1 ... LIMIT 1 (is any row due?) */
-    W_PARKED,       /* idle: waiting to be woken by the scout or a full batch */
-    W_HALTED,       /* the relay cannot go on: connection kept, waiting for the stop */
-    W_CLOSING,      /* waiting for the timer and the connection to close */
-    W_CLOSED        /* nothing left on the loop */
-} worker_state;
-
-typedef enum worker_event {
-    EV_START,
-    EV_DB_OK,       /* the statement (or connect) in progress succeeded */
-    EV_DB_FAILED,   /* it failed; see ob_db_errno / ob_db_lost */
-    EV_TIMER,       /* the worker's timer fired */
-    EV_BROKER_UP,   /* the broker became ready */
-    EV_BROKER_DOWN, /* the broker stopped being ready */
-    EV_ACK,         /* arg: const ob_answer * */
-    EV_CAPACITY,    /* in-flight capacity is available again */
-    EV_WAKE,        /* more rows are likely */
-    EV_HALT,        /* the relay cannot go on */
-    EV_STOP,        /* graceful stop */
-    EV_STOP_NOW,    /* immediate stop */
-    EV_DEADLINE     /* the shutdown deadline passed */
-} worker_event;
-
-struct ob_worker {
-    const ob_worker_env *env;
-    uint32_t index;
-    char name[32];
-    worker_state state;
-    ob_db *db;
-    uv_timer_t timer; /* connect backoff, poll and retry waits, ack deadline */
-    int handles_open;
-    ob_flow_member fm;
-    ob_retry retry;
-    int failures; /* consecutive connect or statement failures */
-    int db_up;
-    int ever_fetched;
-    int stop; /* 0 running, 1 stop after what is under way, 2 stop now */
-    int halted;
-    ob_batch batch;
-    ob_pub_fail pf;
-};
+#include <stdlib.h>
+#include <string.h>
 
 static void dispatch(ob_worker *w, worker_event ev, const void *arg);
 
@@ -152,7 +95,7 @@ static void on_wake(ob_flow_member *m) {
 
 static void close_worker(ob_worker *w);
 
-static void start_timer(ob_worker *w, uint64_t ms) {
+void ob_worker_start_timer(ob_worker *w, uint64_t ms) {
     uv_timer_start(&w->timer, on_timer, ms, 0);
 }
 
@@ -164,7 +107,7 @@ static void query(ob_worker *w, worker_state s, const char *sql, size_t len) {
         w->failures++;
         ob_db_reset(w->db);
         set_state(w, W_CONNECT_WAIT);
-        start_timer(w, ob_retry_delay(&w->retry, w->failures));
+        ob_worker_start_timer(w, ob_retry_delay(&w->retry, w->failures));
     }
 }
 
@@ -172,7 +115,7 @@ static void connect_db(ob_worker *w) {
     set_state(w, W_CONNECTING);
     if (ob_db_connect(w->db, on_db, w) != 0) {
         set_state(w, W_CONNECT_WAIT);
-        start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
+        ob_worker_start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
     }
 }
 
@@ -209,7 +152,7 @@ static void go_idle(ob_worker *w) {
     }
     if (ob_flow_idle(w->env->flow, &w->fm)) {
         set_state(w, W_POLL_WAIT);
-        start_timer(w, w->env->poll_interval_ms);
+        ob_worker_start_timer(w, w->env->poll_interval_ms);
     } else {
         set_state(w, W_PARKED);
     }
@@ -242,7 +185,7 @@ static void db_failed(ob_worker *w, const char *during) {
             return;
         }
         set_state(w, W_CONNECT_WAIT);
-        start_timer(w, ob_retry_delay(&w->retry, w->failures++));
+        ob_worker_start_timer(w, ob_retry_delay(&w->retry, w->failures++));
         return;
     }
     if (no == ER_LOCK_DEADLOCK || no == ER_LOCK_WAIT_TIMEOUT) {
@@ -260,128 +203,9 @@ static void db_failed(ob_worker *w, const char *during) {
 
 /* --- publishing ---------------------------------------------------------- */
 
-static void finish_batch(ob_worker *w);
-
-static void give_back(ob_worker *w, int n) {
-    if (n > 0) {
-        w->env->stats->in_flight -= (uint32_t)n;
-        ob_flow_release(w->env->flow, (uint32_t)n);
-    }
-}
-
-static void publish_one(ob_worker *w, int i) {
-    const ob_worker_env *e = w->env;
-    ob_batch *b = &w->batch;
-    ob_slot *s = &b->slots[i];
-    if (e->pub.publish(e->pub.data, w->index, b->gen, (uint32_t)i, &s->row, &w->pf) != 0) {
-        ob_batch_fail(b, i, w->pf.kind, w->pf.code, 0, w->pf.text, w->pf.len);
-        give_back(w, 1);
-        return;
-    }
-    s->state = OB_SLOT_INFLIGHT;
-    s->sent_at = uv_now(e->loop);
-    b->outstanding++;
-    e->stats->in_flight++;
-    e->stats->published++;
-}
-
-static void arm_ack_deadline(ob_worker *w) {
-    uint64_t oldest = ob_batch_oldest_inflight(&w->batch);
-    if (oldest == UINT64_MAX)
-        return;
-    uint64_t now = uv_now(w->env->loop), due = oldest + w->env->ack_timeout_ms;
-    start_timer(w, due > now ? due - now : 0);
-}
-
-/* Publishes as many unsent rows as the capacity allows; finishes the batch
- * once every row has its answer. */
-static void publish_some(ob_worker *w) {
-    const ob_worker_env *e = w->env;
-    ob_batch *b = &w->batch;
-    while (b->next_pub < b->n) {
-        if (!e->pub.ready(e->pub.data)) {
-            give_back(w, ob_batch_release_open(b)); /* the broker went away */
-            break;
-        }
-        if (!ob_flow_acquire(e->flow, &w->fm))
-            break; /* EV_CAPACITY resumes */
-        publish_one(w, b->next_pub++);
-    }
-    if (ob_batch_complete(b)) {
-        finish_batch(w);
-        return;
-    }
-    if (!uv_is_active((uv_handle_t *)&w->timer))
-        arm_ack_deadline(w);
-}
-
-static void take_ack(ob_worker *w, const ob_answer *a) {
-    const ob_worker_env *e = w->env;
-    ob_batch *b = &w->batch;
-    if (a->gen != b->gen || a->slot >= (uint32_t)b->n ||
-        b->slots[a->slot].state != OB_SLOT_INFLIGHT)
-        return; /* a late answer for an earlier batch or an expired publish */
-    char t[OB_LAST_ERROR_MAX];
-    int n, was = 0;
-    switch (a->result) {
-    case OB_ACKED_STORED:
-    case OB_ACKED_DUPLICATE:
-        was = ob_batch_acked(b, (int)a->slot, a->result == OB_ACKED_DUPLICATE);
-        break;
-    case OB_ACKED_NO_RESPONDERS: {
-        static const char nr[] = "no responders: no stream is listening on the subject";
-        was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, nr, sizeof(nr) - 1);
-        e->pub.unavailable(e->pub.data, "no responders");
-        break;
-    }
-    case OB_ACKED_ERROR:
-        n = snprintf(t, sizeof(t), "JetStream error %d/%d: %.*s", a->code, a->err_code,
-                     (int)(a->text_len > 900 ? 900 : a->text_len), a->text);
-        was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, a->code, a->err_code, t,
-                            (size_t)n);
-        if (a->code == 503)
-            e->pub.unavailable(e->pub.data, "JetStream answered 503");
-        break;
-    case OB_ACKED_GARBLED:
-        n = snprintf(t, sizeof(t), "unexpected reply from JetStream: %.*s",
-                     (int)(a->text_len > 200 ? 200 : a->text_len), a->text);
-        was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, 0, 0, t, (size_t)n);
-        break;
-    }
-    give_back(w, was);
-}
-
-/* The ack deadline passed for the oldest publishes. A broker that answered
- * nothing since they left is silent (frozen, or its connection is dead):
- * that is its fault, so they go back without an attempt and the link is
- * told. A broker that answers others but not these failed these rows. */
-static void ack_deadline(ob_worker *w) {
-    const ob_worker_env *e = w->env;
-    static const char t[] = "no ack from JetStream within the ack timeout";
-    uint64_t now = uv_now(e->loop);
-    if (now < e->ack_timeout_ms)
-        return;
-    uint64_t before = now - e->ack_timeout_ms;
-    uint64_t oldest = ob_batch_oldest_inflight(&w->batch);
-    uint64_t heard = e->pub.last_answer(e->pub.data);
-    int silent = oldest != UINT64_MAX && heard < oldest;
-    give_back(w, ob_batch_expire(&w->batch, before, silent, t, sizeof(t) - 1));
-    if (silent)
-        e->pub.unavailable(e->pub.data, "no answer within the ack timeout");
-}
-
-static void after_answers(ob_worker *w) {
-    if (ob_batch_complete(&w->batch)) {
-        uv_timer_stop(&w->timer);
-        finish_batch(w);
-    } else if (!uv_is_active((uv_handle_t *)&w->timer)) {
-        arm_ack_deadline(w);
-    }
-}
-
 /* --- finishing ----------------------------------------------------------- */
 
-static void finish_batch(ob_worker *w) {
+void ob_worker_finish_batch(ob_worker *w) {
     const ob_worker_env *e = w->env;
     ob_batch *b = &w->batch;
     uv_timer_stop(&w->timer);
@@ -490,11 +314,11 @@ static void st_fetching(ob_worker *w, worker_event ev) {
         if (n >= e->batch_size)
             ob_flow_wake_all(e->flow, &w->fm); /* a full batch: there is likely more */
         if (w->stop) {
-            give_back(w, ob_batch_release_open(&w->batch));
-            finish_batch(w);
+            ob_worker_give_back(w, ob_batch_release_open(&w->batch));
+            ob_worker_finish_batch(w);
             return;
         }
-        publish_some(w);
+        ob_worker_publish_some(w);
         return;
     }
     case EV_DB_FAILED:
@@ -511,26 +335,26 @@ static void st_fetching(ob_worker *w, worker_event ev) {
 static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
     switch (ev) {
     case EV_ACK:
-        take_ack(w, arg);
+        ob_worker_take_ack(w, arg);
         if (w->state == W_PUBLISHING) /* telling the link may have ended the batch */
-            after_answers(w);
+            ob_worker_after_answers(w);
         return;
     case EV_CAPACITY:
-        publish_some(w);
+        ob_worker_publish_some(w);
         return;
     case EV_TIMER:
-        ack_deadline(w);
+        ob_worker_ack_deadline(w);
         if (w->state == W_PUBLISHING)
-            after_answers(w);
+            ob_worker_after_answers(w);
         return;
     case EV_BROKER_DOWN:
     case EV_DEADLINE:
         /* What is not answered goes back untouched. */
-        give_back(w, ob_batch_release_open(&w->batch));
-        finish_batch(w);
+        ob_worker_give_back(w, ob_batch_release_open(&w->batch));
+        ob_worker_finish_batch(w);
         return;
     case EV_STOP_NOW:
-        give_back(w, ob_batch_release_open(&w->batch));
+        ob_worker_give_back(w, ob_batch_release_open(&w->batch));
         w->env->stats->released += (uint64_t)w->batch.n;
         close_worker(w);
         return;
@@ -601,7 +425,7 @@ static void st_aborting(ob_worker *w, worker_event ev) {
             return;
         }
         set_state(w, W_RETRY_WAIT);
-        start_timer(w, ob_retry_delay(&w->retry, w->failures));
+        ob_worker_start_timer(w, ob_retry_delay(&w->retry, w->failures));
         return;
     case EV_DB_FAILED:
         db_failed(w, "rolling back");

@@ -17,6 +17,14 @@ extern "C" {
 #define OUTBOX_VERSION_PATCH 0
 #define OUTBOX_VERSION_STRING "0.1.0"
 
+/* Marks the public API. The library is built with hidden visibility, so a
+ * shared build exports these functions and nothing else. */
+#if defined(__GNUC__) || defined(__clang__)
+#define OUTBOX_EXPORT __attribute__((visibility("default")))
+#else
+#define OUTBOX_EXPORT
+#endif
+
 /* Every call that can fail returns one of these. Zero is success; errors are
  * negative. The handle that failed keeps a detail message (see the errmsg
  * function of each handle). */
@@ -35,10 +43,10 @@ typedef enum outbox_status {
 } outbox_status;
 
 /* A static, human-readable description of a status code. Never NULL. */
-const char *outbox_strerror(int status);
+OUTBOX_EXPORT const char *outbox_strerror(int status);
 
 /* The library's version string, e.g. "0.1.0". */
-const char *outbox_version(void);
+OUTBOX_EXPORT const char *outbox_version(void);
 
 typedef enum outbox_log_level {
     OUTBOX_LOG_ERROR = 0,
@@ -54,10 +62,10 @@ typedef void (*outbox_log_fn)(outbox_log_level level, const char *msg, void *dat
 
 /* A ready-made callback that writes "LEVEL message" lines to stderr with an
  * ISO-8601 UTC timestamp. `data` is ignored. */
-void outbox_log_stderr(outbox_log_level level, const char *msg, void *data);
+OUTBOX_EXPORT void outbox_log_stderr(outbox_log_level level, const char *msg, void *data);
 
 /* The lower-case name of a level: "error", "warn", "info", "debug". */
-const char *outbox_log_level_name(outbox_log_level level);
+OUTBOX_EXPORT const char *outbox_log_level_name(outbox_log_level level);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,8 @@
 
 #include <stdint.h>
 
+#include "outbox/common.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,27 +29,27 @@ typedef struct outbox_id {
 #define OUTBOX_ID_TEXT_LEN 36
 
 /* Generates a new UUIDv7. Never fails. */
-void outbox_id_new(outbox_id *out);
+OUTBOX_EXPORT void outbox_id_new(outbox_id *out);
 
 /* Generates a UUIDv7 for the given Unix time in milliseconds, with random low
  * bits. It is not part of the monotonic sequence; it is meant for bounds such
  * as partition limits and for tests. */
-void outbox_id_from_ms(outbox_id *out, uint64_t unix_ms);
+OUTBOX_EXPORT void outbox_id_from_ms(outbox_id *out, uint64_t unix_ms);
 
 /* Writes the lowercase canonical form, e.g.
  * "019a6f1e-7c2b-7d3e-8f00-0123456789ab", plus a NUL into `out`, which must
  * have room for OUTBOX_ID_TEXT_LEN + 1 bytes. */
-void outbox_id_to_text(const outbox_id *id, char *out);
+OUTBOX_EXPORT void outbox_id_to_text(const outbox_id *id, char *out);
 
 /* Parses the canonical form (either case) or 32 bare hex digits.
  * Returns 0 on success, OUTBOX_EINVAL otherwise. */
-int outbox_id_parse(const char *text, outbox_id *out);
+OUTBOX_EXPORT int outbox_id_parse(const char *text, outbox_id *out);
 
 /* The Unix time in milliseconds held in the first 48 bits. */
-uint64_t outbox_id_unix_ms(const outbox_id *id);
+OUTBOX_EXPORT uint64_t outbox_id_unix_ms(const outbox_id *id);
 
 /* Nonzero when `id` has version 7 and the RFC 9562 variant. */
-int outbox_id_is_v7(const outbox_id *id);
+OUTBOX_EXPORT int outbox_id_is_v7(const outbox_id *id);
 
 #ifdef __cplusplus
 }

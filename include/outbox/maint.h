@@ -33,12 +33,13 @@ typedef struct outbox_schema_options {
     uint64_t now_ms;    /* the "today" for partition bounds; 0 = the clock */
 } outbox_schema_options;
 
-void outbox_schema_options_init(outbox_schema_options *o);
+OUTBOX_EXPORT void outbox_schema_options_init(outbox_schema_options *o);
 
 /* Builds the DDL text for the options. On success *out is a malloc'd,
  * NUL-terminated string the caller frees. Returns OUTBOX_EINVAL for a bad
  * table name (with a message in errbuf when it is not NULL). */
-int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, size_t errlen);
+OUTBOX_EXPORT int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf,
+                                    size_t errlen);
 
 /* --- maintenance jobs ------------------------------------------------------
  *
@@ -93,13 +94,14 @@ typedef struct outbox_maint_options {
 } outbox_maint_options;
 
 /* Fills `o` with the defaults given in the comments above. */
-void outbox_maint_options_init(outbox_maint_options *o);
+OUTBOX_EXPORT void outbox_maint_options_init(outbox_maint_options *o);
 
 /* Fills `o` with the defaults, then with what relay options `ro` say about
  * maintenance (database, table, partition and cleanup settings, logging),
  * so that a one-off job runs the way the relay's timers do. Strings are
  * borrowed: `ro` must outlive the outbox_maint_create() that copies them. */
-void outbox_maint_options_from_relay(outbox_maint_options *o, const outbox_relay_options *ro);
+OUTBOX_EXPORT void outbox_maint_options_from_relay(outbox_maint_options *o,
+                                                   const outbox_relay_options *ro);
 
 typedef enum outbox_maint_kind {
     OUTBOX_MAINT_SAMPLE = 1,      /* pending count and the age of the oldest pending row */
@@ -182,28 +184,35 @@ typedef void (*outbox_maint_cb)(outbox_maint *m, const outbox_maint_result *res,
  * the loop nor the network. On success *out owns the handle; on error *out
  * is NULL and errbuf (when not NULL) says what was wrong. Returns
  * OUTBOX_EINVAL for bad options, OUTBOX_ENOMEM. */
-int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_options *o,
-                        char *errbuf, size_t errlen);
+OUTBOX_EXPORT int outbox_maint_create(outbox_maint **out, uv_loop_t *loop,
+                                      const outbox_maint_options *o, char *errbuf, size_t errlen);
 
 /* Queues a job. Connects first when the connection is down. `cb` is called
  * once, on the loop; it may run before this function returns (when the
  * connection cannot even be started), so set your own state first. When
  * this returns an error, `cb` is not called. Returns OUTBOX_OK,
  * OUTBOX_EINVAL for a bad job, OUTBOX_ESTATE after close, OUTBOX_ENOMEM. */
-int outbox_maint_run(outbox_maint *m, const outbox_maint_job *job, outbox_maint_cb cb, void *data);
+OUTBOX_EXPORT int outbox_maint_run(outbox_maint *m, const outbox_maint_job *job, outbox_maint_cb cb,
+                                   void *data);
 
-typedef void (*outbox_maint_close_cb)(void *data);
+typedef void (*outbox_maint_stop_cb)(outbox_maint *m, void *data);
 
-/* Closes the handle: jobs not finished yet are called back at once with
+/* Stops the handle: jobs not finished yet are called back at once with
  * OUTBOX_ESTATE (a statement in flight is abandoned; the server finishes or
  * rolls it back, and releases the lock with the connection). Then the
- * connection is closed, the handle freed, and `cb` (may be NULL) called once
- * every libuv handle is closed; when none was ever opened, before this
- * function returns. The handle must not be used afterwards. */
-void outbox_maint_close(outbox_maint *m, outbox_maint_close_cb cb, void *data);
+ * connection is closed and `cb` (may be NULL) is called once every libuv
+ * handle is closed; when none was ever opened, before this function
+ * returns. Jobs are refused afterwards. Returns OUTBOX_ESTATE when already
+ * stopped. */
+OUTBOX_EXPORT int outbox_maint_stop(outbox_maint *m, outbox_maint_stop_cb cb, void *data);
+
+/* Frees the handle: before any job ran, or once the stop callback ran;
+ * NULL is a no-op. Returns OUTBOX_ESTATE, freeing nothing, while the handle
+ * still has handles on the loop. */
+OUTBOX_EXPORT int outbox_maint_destroy(outbox_maint *m);
 
 /* The short name of a job kind: "sample", "partitions", "cleanup", ... */
-const char *outbox_maint_kind_name(outbox_maint_kind kind);
+OUTBOX_EXPORT const char *outbox_maint_kind_name(outbox_maint_kind kind);
 
 #ifdef __cplusplus
 }

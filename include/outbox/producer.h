@@ -64,15 +64,18 @@ typedef struct outbox_producer_options {
 typedef struct outbox_producer outbox_producer;
 
 /* Fills `o` with the defaults listed above. */
-void outbox_producer_options_init(outbox_producer_options *o);
+OUTBOX_EXPORT void outbox_producer_options_init(outbox_producer_options *o);
 
 /* Creates a producer. `o` may be NULL for the defaults; it is copied, so the
  * caller may free it afterwards. On success *out owns a producer to be freed
- * with outbox_producer_destroy(). Returns OUTBOX_EINVAL for a bad table name. */
-int outbox_producer_create(outbox_producer **out, const outbox_producer_options *o);
+ * with outbox_producer_destroy(). On error *out is NULL and errbuf (when not
+ * NULL) says what was wrong: OUTBOX_EINVAL for a bad table name,
+ * OUTBOX_ENOMEM. */
+OUTBOX_EXPORT int outbox_producer_create(outbox_producer **out, const outbox_producer_options *o,
+                                         char *errbuf, size_t errlen);
 
 /* Frees the producer. NULL is a no-op. */
-void outbox_producer_destroy(outbox_producer *p);
+OUTBOX_EXPORT void outbox_producer_destroy(outbox_producer *p);
 
 /* Inserts one event with one INSERT on `conn`. On success the generated (or
  * given) id is written to *id_out when it is not NULL.
@@ -82,25 +85,27 @@ void outbox_producer_destroy(outbox_producer *p);
  * server refused the statement). On any error nothing is inserted, the
  * caller's transaction stays open and usable, and outbox_producer_errmsg()
  * says what was wrong and, for a batch, which entry. */
-int outbox_enqueue(outbox_producer *p, MYSQL *conn, const outbox_entry *e, outbox_id *id_out);
+OUTBOX_EXPORT int outbox_enqueue(outbox_producer *p, MYSQL *conn, const outbox_entry *e,
+                                 outbox_id *id_out);
 
 /* Inserts `n` events with a single multi-row INSERT: one round trip. The
  * whole batch is checked before anything is sent, so either every entry is
  * inserted or none is. `ids_out` (may be NULL) receives n ids in order.
  * The statement must fit the server's max_allowed_packet. */
-int outbox_enqueue_many(outbox_producer *p, MYSQL *conn, const outbox_entry *entries, size_t n,
-                        outbox_id *ids_out);
+OUTBOX_EXPORT int outbox_enqueue_many(outbox_producer *p, MYSQL *conn, const outbox_entry *entries,
+                                      size_t n, outbox_id *ids_out);
 
 /* Checks the entries and builds the INSERT text without sending it, for
  * callers that drive their connection themselves (for example through the
  * non-blocking API). `conn` is used only for string escaping in its
  * character set. On success *sql and *sql_len point into the producer's
  * buffer, valid until the next call on this producer. */
-int outbox_producer_build(outbox_producer *p, MYSQL *conn, const outbox_entry *entries, size_t n,
-                          outbox_id *ids_out, const char **sql, size_t *sql_len);
+OUTBOX_EXPORT int outbox_producer_build(outbox_producer *p, MYSQL *conn,
+                                        const outbox_entry *entries, size_t n, outbox_id *ids_out,
+                                        const char **sql, size_t *sql_len);
 
 /* The detail message of the last failed call. Never NULL; "" after success. */
-const char *outbox_producer_errmsg(const outbox_producer *p);
+OUTBOX_EXPORT const char *outbox_producer_errmsg(const outbox_producer *p);
 
 /* A convenience for producer programs: opens a blocking connection from a
  * URL in the relay's form, mysql://user:pass@host:port/db[?socket=PATH], with

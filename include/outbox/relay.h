@@ -67,7 +67,7 @@ typedef outbox_verdict (*outbox_classify_fn)(const outbox_failure *f, void *data
 
 /* The built-in classifier: payload too large, bad subject, bad headers and
  * JetStream 400-class rejections are dead at once; the rest is retried. */
-outbox_verdict outbox_classify_default(const outbox_failure *f, void *data);
+OUTBOX_EXPORT outbox_verdict outbox_classify_default(const outbox_failure *f, void *data);
 
 typedef enum outbox_backoff_kind {
     OUTBOX_BACKOFF_EXPONENTIAL = 0, /* base * 2^(attempt-1), capped */
@@ -172,18 +172,18 @@ typedef struct outbox_stats {
 } outbox_stats;
 
 /* Fills `o` with the defaults given in the comments above. */
-void outbox_relay_options_init(outbox_relay_options *o);
+OUTBOX_EXPORT void outbox_relay_options_init(outbox_relay_options *o);
 
 /* Checks and copies the options (every string is duplicated), and prepares
  * the relay without touching the loop or the network. On success *out owns
  * the relay. On error *out is NULL; when `errbuf` is not NULL it receives a
  * message saying what was wrong. */
-int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_options *o,
-                        char *errbuf, size_t errlen);
+OUTBOX_EXPORT int outbox_relay_create(outbox_relay **out, uv_loop_t *loop,
+                                      const outbox_relay_options *o, char *errbuf, size_t errlen);
 
 /* Adds the relay's handles to the loop and starts connecting. Never blocks:
  * unreachable servers are retried with backoff and logged. */
-int outbox_relay_start(outbox_relay *r);
+OUTBOX_EXPORT int outbox_relay_start(outbox_relay *r);
 
 typedef void (*outbox_relay_stop_cb)(outbox_relay *r, void *data);
 
@@ -193,18 +193,18 @@ typedef void (*outbox_relay_stop_cb)(outbox_relay *r, void *data);
  * under way stops at once: open transactions are dropped (the server rolls
  * them back, and the rows are delivered again later, absorbed by Msg-Id
  * dedup). Returns OUTBOX_ESTATE when the relay was never started. */
-int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data);
+OUTBOX_EXPORT int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data);
 
 /* Frees the relay, before start or once the stop callback ran; NULL is a
  * no-op. Returns OUTBOX_ESTATE, freeing nothing, while the relay is still on
  * the loop (stop it, and destroy it from the stop callback). */
-int outbox_relay_destroy(outbox_relay *r);
+OUTBOX_EXPORT int outbox_relay_destroy(outbox_relay *r);
 
 /* Copies the counters. Cheap; safe to call at any time on the loop thread. */
-void outbox_relay_stats(const outbox_relay *r, outbox_stats *out);
+OUTBOX_EXPORT void outbox_relay_stats(const outbox_relay *r, outbox_stats *out);
 
 /* The detail message of the last error on the relay. Never NULL. */
-const char *outbox_relay_errmsg(const outbox_relay *r);
+OUTBOX_EXPORT const char *outbox_relay_errmsg(const outbox_relay *r);
 
 #ifdef __cplusplus
 }

@@ -114,7 +114,7 @@ static void server_checks_json_when_validation_is_off(MYSQL *m) {
     outbox_producer_options_init(&o);
     o.validate_payload = 0;
     outbox_producer *p = NULL;
-    CHECK_EQ(outbox_producer_create(&p, &o), OUTBOX_OK);
+    CHECK_EQ(outbox_producer_create(&p, &o, NULL, 0), OUTBOX_OK);
     long long before = rows(m);
     outbox_entry e[2] = {entry("created", "{}"), entry("created", "not json")};
     CHECK_EQ(outbox_enqueue_many(p, m, e, 2, NULL), OUTBOX_EDB);
@@ -132,7 +132,7 @@ static void binary_payloads(void) {
     outbox_producer_options_init(&o);
     o.binary_payload = 1;
     outbox_producer *p = NULL;
-    CHECK_EQ(outbox_producer_create(&p, &o), OUTBOX_OK);
+    CHECK_EQ(outbox_producer_create(&p, &o, NULL, 0), OUTBOX_OK);
     const char bytes[6] = {'\0', '\'', '\\', (char)0xff, '\n', 'z'};
     outbox_entry e = entry("blob", bytes);
     e.payload_len = sizeof(bytes);
@@ -149,8 +149,10 @@ int main(void) {
     outbox_producer_options o;
     outbox_producer_options_init(&o);
     o.table = "bad name";
-    CHECK_EQ(outbox_producer_create(&p, &o), OUTBOX_EINVAL);
-    CHECK_EQ(outbox_producer_create(&p, NULL), OUTBOX_OK);
+    char err[256];
+    CHECK_EQ(outbox_producer_create(&p, &o, err, sizeof(err)), OUTBOX_EINVAL);
+    CHECK_CONTAINS(err, "table name");
+    CHECK_EQ(outbox_producer_create(&p, NULL, NULL, 0), OUTBOX_OK);
     many_in_one_round_trip(p, m, other);
     rollback_leaves_nothing(p, m);
     bad_entries_insert_nothing(p, m);

@@ -101,7 +101,7 @@ void ti_seed(MYSQL *m, const char *table, int n, int per_tx, int payload_bytes) 
     outbox_producer_options_init(&po);
     po.table = table;
     outbox_producer *p = NULL;
-    CHECK_EQ(outbox_producer_create(&p, &po), OUTBOX_OK);
+    CHECK_EQ(outbox_producer_create(&p, &po, NULL, 0), OUTBOX_OK);
     char *payload = malloc((size_t)payload_bytes + 64);
     outbox_entry *e = calloc((size_t)per_tx, sizeof(*e));
     char(*aid)[32] = calloc((size_t)per_tx, sizeof(*aid));

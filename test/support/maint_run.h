@@ -76,15 +76,17 @@ static inline tm_result tm_run(uv_loop_t *loop, outbox_maint *m, outbox_maint_ki
     return t;
 }
 
-static inline void tm_closed(void *data) {
+static inline void tm_stopped(outbox_maint *m, void *data) {
+    (void)m;
     *(volatile int *)data = 1;
 }
 
-/* Closes the handle and waits for its last libuv handle to close. */
+/* Stops the handle, waits for its last libuv handle to close, frees it. */
 static inline void tm_close(uv_loop_t *loop, outbox_maint *m) {
     volatile int closed = 0;
-    outbox_maint_close(m, tm_closed, (void *)&closed);
+    CHECK_EQ(outbox_maint_stop(m, tm_stopped, (void *)&closed), OUTBOX_OK);
     CHECK_EQ(ti_run_until(loop, &closed, 10000), 0);
+    CHECK_EQ(outbox_maint_destroy(m), OUTBOX_OK);
 }
 
 /* The table's partitions as "name<bound hex> name<bound hex> ... pmax". */

@@ -1,0 +1,83 @@
+/*
+ * The worker's private structure, shared by worker.c (the state machine)
+ * and worker_publish.c (publishing a batch and taking its answers).
+ */
+#ifndef OB_WORKER_INT_H
+#define OB_WORKER_INT_H
+
+#include "retry.h"
+#include "worker.h"
+
+typedef enum worker_state {
+    W_NEW,          /* created, not started */
+    W_CONNECTING,   /* waiting for the database connection */
+    W_CONNECT_WAIT, /* waiting before connecting again */
+    W_BROKER_WAIT,  /* connected; waiting for NATS and the stream to be ready */
+    W_FETCHING,     /* waiting for START TRANSACTION; SELECT ... FOR UPDATE SKIP LOCKED */
+    W_PUBLISHING,   /* rows claimed; publishing them (capacity permitting), waiting for acks */
+    W_FINISHING,    /* waiting for UPDATE ...; COMMIT of the batch */
+    W_ENDING_EMPTY, /* waiting for COMMIT [; SELECT EXISTS pending] after an empty fetch */
+    W_ROLLING_BACK, /* waiting for ROLLBACK of a batch with nothing to write, or of a conflict */
+    W_ABORTING,     /* waiting for ROLLBACK after a statement error */
+    W_RETRY_WAIT,   /* waiting before fetching again after a statement error */
+    W_POLL_WAIT,    /* the scout: waiting out the poll interval */
+    W_PROBING,      /* the scout: waiting for SELECT 1 ... LIMIT 1 (is any row due?) */
+    W_PARKED,       /* idle: waiting to be woken by the scout or a full batch */
+    W_HALTED,       /* the relay cannot go on: connection kept, waiting for the stop */
+    W_CLOSING,      /* waiting for the timer and the connection to close */
+    W_CLOSED        /* nothing left on the loop */
+} worker_state;
+
+typedef enum worker_event {
+    EV_START,
+    EV_DB_OK,       /* the statement (or connect) in progress succeeded */
+    EV_DB_FAILED,   /* it failed; see ob_db_errno / ob_db_lost */
+    EV_TIMER,       /* the worker's timer fired */
+    EV_BROKER_UP,   /* the broker became ready */
+    EV_BROKER_DOWN, /* the broker stopped being ready */
+    EV_ACK,         /* arg: const ob_answer * */
+    EV_CAPACITY,    /* in-flight capacity is available again */
+    EV_WAKE,        /* more rows are likely */
+    EV_HALT,        /* the relay cannot go on */
+    EV_STOP,        /* graceful stop */
+    EV_STOP_NOW,    /* immediate stop */
+    EV_DEADLINE     /* the shutdown deadline passed */
+} worker_event;
+
+struct ob_worker {
+    const ob_worker_env *env;
+    uint32_t index;
+    char name[32];
+    worker_state state;
+    ob_db *db;
+    uv_timer_t timer; /* connect backoff, poll and retry waits, ack deadline */
+    int handles_open;
+    ob_flow_member fm;
+    ob_retry retry;
+    int failures; /* consecutive connect or statement failures */
+    int db_up;
+    int ever_fetched;
+    int stop; /* 0 running, 1 stop after what is under way, 2 stop now */
+    int halted;
+    ob_batch batch;
+    ob_pub_fail pf;
+};
+
+/* worker.c */
+void ob_worker_start_timer(ob_worker *w, uint64_t ms);
+/* Every row has its answer (or the batch was cut short): write the outcome. */
+void ob_worker_finish_batch(ob_worker *w);
+
+/* worker_publish.c */
+/* Gives back in-flight capacity for n publishes. */
+void ob_worker_give_back(ob_worker *w, int n);
+/* Publishes as many unsent rows as the capacity allows; finishes the batch
+ * once every row has its answer. */
+void ob_worker_publish_some(ob_worker *w);
+void ob_worker_take_ack(ob_worker *w, const ob_answer *a);
+void ob_worker_ack_deadline(ob_worker *w);
+/* After answers came in: finish a complete batch, or keep the ack deadline
+ * armed. */
+void ob_worker_after_answers(ob_worker *w);
+
+#endif

@@ -1,0 +1,126 @@
+/*
+ * Publishing a claimed batch and taking its answers: capacity from the flow
+ * control, the publisher's verdict per row, acks, and the ack deadline that
+ * tells a silent broker (its fault: rows go back without an attempt) from a
+ * row the broker did not answer while it answered others (the row's fault).
+ */
+#include "worker_int.h"
+
+#include <string.h>
+
+void ob_worker_give_back(ob_worker *w, int n) {
+    if (n > 0) {
+        w->env->stats->in_flight -= (uint32_t)n;
+        ob_flow_release(w->env->flow, (uint32_t)n);
+    }
+}
+
+static void publish_one(ob_worker *w, int i) {
+    const ob_worker_env *e = w->env;
+    ob_batch *b = &w->batch;
+    ob_slot *s = &b->slots[i];
+    if (e->pub.publish(e->pub.data, w->index, b->gen, (uint32_t)i, &s->row, &w->pf) != 0) {
+        ob_batch_fail(b, i, w->pf.kind, w->pf.code, 0, w->pf.text, w->pf.len);
+        ob_worker_give_back(w, 1);
+        return;
+    }
+    s->state = OB_SLOT_INFLIGHT;
+    s->sent_at = uv_now(e->loop);
+    b->outstanding++;
+    e->stats->in_flight++;
+    e->stats->published++;
+}
+
+static void arm_ack_deadline(ob_worker *w) {
+    uint64_t oldest = ob_batch_oldest_inflight(&w->batch);
+    if (oldest == UINT64_MAX)
+        return;
+    uint64_t now = uv_now(w->env->loop), due = oldest + w->env->ack_timeout_ms;
+    ob_worker_start_timer(w, due > now ? due - now : 0);
+}
+
+/* Publishes as many unsent rows as the capacity allows; finishes the batch
+ * once every row has its answer. */
+void ob_worker_publish_some(ob_worker *w) {
+    const ob_worker_env *e = w->env;
+    ob_batch *b = &w->batch;
+    while (b->next_pub < b->n) {
+        if (!e->pub.ready(e->pub.data)) {
+            ob_worker_give_back(w, ob_batch_release_open(b)); /* the broker went away */
+            break;
+        }
+        if (!ob_flow_acquire(e->flow, &w->fm))
+            break; /* EV_CAPACITY resumes */
+        publish_one(w, b->next_pub++);
+    }
+    if (ob_batch_complete(b)) {
+        ob_worker_finish_batch(w);
+        return;
+    }
+    if (!uv_is_active((uv_handle_t *)&w->timer))
+        arm_ack_deadline(w);
+}
+
+void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
+    const ob_worker_env *e = w->env;
+    ob_batch *b = &w->batch;
+    if (a->gen != b->gen || a->slot >= (uint32_t)b->n ||
+        b->slots[a->slot].state != OB_SLOT_INFLIGHT)
+        return; /* a late answer for an earlier batch or an expired publish */
+    char t[OB_LAST_ERROR_MAX];
+    int n, was = 0;
+    switch (a->result) {
+    case OB_ACKED_STORED:
+    case OB_ACKED_DUPLICATE:
+        was = ob_batch_acked(b, (int)a->slot, a->result == OB_ACKED_DUPLICATE);
+        break;
+    case OB_ACKED_NO_RESPONDERS: {
+        static const char nr[] = "no responders: no stream is listening on the subject";
+        was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, nr, sizeof(nr) - 1);
+        e->pub.unavailable(e->pub.data, "no responders");
+        break;
+    }
+    case OB_ACKED_ERROR:
+        n = snprintf(t, sizeof(t), "JetStream error %d/%d: %.*s", a->code, a->err_code,
+                     (int)(a->text_len > 900 ? 900 : a->text_len), a->text);
+        was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, a->code, a->err_code, t,
+                            (size_t)n);
+        if (a->code == 503)
+            e->pub.unavailable(e->pub.data, "JetStream answered 503");
+        break;
+    case OB_ACKED_GARBLED:
+        n = snprintf(t, sizeof(t), "unexpected reply from JetStream: %.*s",
+                     (int)(a->text_len > 200 ? 200 : a->text_len), a->text);
+        was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, 0, 0, t, (size_t)n);
+        break;
+    }
+    ob_worker_give_back(w, was);
+}
+
+/* The ack deadline passed for the oldest publishes. A broker that answered
+ * nothing since they left is silent (frozen, or its connection is dead):
+ * that is its fault, so they go back without an attempt and the link is
+ * told. A broker that answers others but not these failed these rows. */
+void ob_worker_ack_deadline(ob_worker *w) {
+    const ob_worker_env *e = w->env;
+    static const char t[] = "no ack from JetStream within the ack timeout";
+    uint64_t now = uv_now(e->loop);
+    if (now < e->ack_timeout_ms)
+        return;
+    uint64_t before = now - e->ack_timeout_ms;
+    uint64_t oldest = ob_batch_oldest_inflight(&w->batch);
+    uint64_t heard = e->pub.last_answer(e->pub.data);
+    int silent = oldest != UINT64_MAX && heard < oldest;
+    ob_worker_give_back(w, ob_batch_expire(&w->batch, before, silent, t, sizeof(t) - 1));
+    if (silent)
+        e->pub.unavailable(e->pub.data, "no answer within the ack timeout");
+}
+
+void ob_worker_after_answers(ob_worker *w) {
+    if (ob_batch_complete(&w->batch)) {
+        uv_timer_stop(&w->timer);
+        ob_worker_finish_batch(w);
+    } else if (!uv_is_active((uv_handle_t *)&w->timer)) {
+        arm_ack_deadline(w);
+    }
+}

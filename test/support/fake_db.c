@@ -1,0 +1,166 @@
+#include "fake_db.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RESULTS 4
+#define MAX_ROWS 64
+#define NCOLS 8
+
+struct ob_db {
+    fake_op op;
+    char *sql;
+    ob_db_cb cb;
+    void *data;
+    int up;
+    unsigned err;
+    char msg[256];
+    int lost;
+    char *cells[MAX_RESULTS][MAX_ROWS][NCOLS];
+    unsigned long lens[MAX_RESULTS][MAX_ROWS][NCOLS];
+    int nrows[MAX_RESULTS];
+    int cursor[MAX_RESULTS];
+    int nres;
+};
+
+static ob_db *last;
+static int closed_count;
+
+static void clear_rows(ob_db *db) {
+    for (int i = 0; i < MAX_RESULTS; i++) {
+        for (int r = 0; r < db->nrows[i]; r++)
+            for (int c = 0; c < NCOLS; c++)
+                free(db->cells[i][r][c]);
+        db->nrows[i] = db->cursor[i] = 0;
+    }
+}
+
+ob_db *fake_db_last(void) {
+    return last;
+}
+
+fake_op fake_db_pending(const ob_db *db) {
+    return db->op;
+}
+
+const char *fake_db_sql(const ob_db *db) {
+    return db->sql ? db->sql : "";
+}
+
+int fake_db_closed_count(void) {
+    return closed_count;
+}
+
+void fake_db_add_row(ob_db *db, int i, char *const *cols, const unsigned long *lens) {
+    int r = db->nrows[i]++;
+    for (int c = 0; c < NCOLS; c++) {
+        db->cells[i][r][c] = NULL;
+        if (cols[c]) {
+            db->cells[i][r][c] = malloc(lens[c] + 1);
+            memcpy(db->cells[i][r][c], cols[c], lens[c]);
+            db->cells[i][r][c][lens[c]] = '\0';
+        }
+        db->lens[i][r][c] = lens[c];
+    }
+    if (i + 1 > db->nres)
+        db->nres = i + 1;
+}
+
+void fake_db_complete(ob_db *db, int ok, unsigned err, const char *msg, int lost) {
+    ob_db_cb cb = db->cb;
+    db->op = FAKE_NONE;
+    db->err = ok ? 0 : err;
+    snprintf(db->msg, sizeof(db->msg), "%s", ok ? "" : msg);
+    db->lost = !ok && lost;
+    if (db->lost)
+        db->up = 0;
+    else if (ok)
+        db->up = 1;
+    cb(db, ok, db->data);
+}
+
+void ob_db_config_from_url(ob_db_config *cfg, const ob_db_url *u) {
+    (void)u;
+    memset(cfg, 0, sizeof(*cfg));
+}
+
+ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name) {
+    (void)loop;
+    (void)cfg;
+    (void)log;
+    (void)name;
+    last = calloc(1, sizeof(*last));
+    return last;
+}
+
+int ob_db_connect(ob_db *db, ob_db_cb cb, void *data) {
+    if (db->up || db->op != FAKE_NONE)
+        return -1;
+    db->op = FAKE_CONNECT;
+    db->cb = cb;
+    db->data = data;
+    return 0;
+}
+
+int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data) {
+    if (!db->up || db->op != FAKE_NONE)
+        return -1;
+    clear_rows(db);
+    db->nres = 0;
+    free(db->sql);
+    db->sql = strndup(sql, len);
+    db->op = FAKE_QUERY;
+    db->cb = cb;
+    db->data = data;
+    return 0;
+}
+
+char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths) {
+    if (i < 0 || i >= MAX_RESULTS || db->cursor[i] >= db->nrows[i])
+        return NULL;
+    int r = db->cursor[i]++;
+    if (lengths)
+        *lengths = db->lens[i][r];
+    return db->cells[i][r];
+}
+
+unsigned ob_db_errno(const ob_db *db) {
+    return db->err;
+}
+
+const char *ob_db_error(const ob_db *db) {
+    return db->msg;
+}
+
+int ob_db_lost(const ob_db *db) {
+    return db->lost || !db->up;
+}
+
+unsigned long ob_db_thread_id(const ob_db *db) {
+    return db->up ? 42 : 0;
+}
+
+void ob_db_reset(ob_db *db) {
+    db->up = 0;
+    db->op = FAKE_NONE;
+}
+
+void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data) {
+    clear_rows(db);
+    free(db->sql);
+    if (last == db)
+        last = NULL;
+    free(db);
+    closed_count++;
+    if (cb)
+        cb(data);
+}
+
+int ob_db_errno_is_permanent(unsigned err) {
+    return err == 1045 || err == 1146;
+}
+
+const char *ob_db_error_hint(unsigned err) {
+    (void)err;
+    return "";
+}

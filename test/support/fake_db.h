@@ -1,0 +1,27 @@
+/*
+ * A stand-in for the connection module (src/db.h) in unit tests of the
+ * worker: no server, no socket. Every operation the worker starts stays
+ * pending until the test completes it with fake_db_complete(), with rows or
+ * an error of its choosing.
+ */
+#ifndef OB_TEST_FAKE_DB_H
+#define OB_TEST_FAKE_DB_H
+
+#include "db.h"
+
+typedef enum fake_op { FAKE_NONE, FAKE_CONNECT, FAKE_QUERY } fake_op;
+
+/* The most recently created fake connection. */
+ob_db *fake_db_last(void);
+/* What is pending on db, and the statement text of a query. */
+fake_op fake_db_pending(const ob_db *db);
+const char *fake_db_sql(const ob_db *db);
+/* Adds a row to result `i` of the next completion (8 columns, in the fetch
+ * statement's order; values are copied). */
+void fake_db_add_row(ob_db *db, int i, char *const *cols, const unsigned long *lens);
+/* Completes the pending operation: ok, or an error (errno, text, lost). */
+void fake_db_complete(ob_db *db, int ok, unsigned err, const char *msg, int lost);
+/* Nonzero once closed. */
+int fake_db_closed_count(void);
+
+#endif

@@ -1,0 +1,123 @@
+/* Flow control: capacity handed out in arrival order, one scout among the
+ * idle members, waking. */
+#include "check.h"
+#include "flow.h"
+
+typedef struct member {
+    ob_flow_member m; /* first: the callbacks cast back */
+    ob_flow *f;
+    int capacity_calls, wake_calls;
+    int take_on_capacity; /* publishes to take when capacity comes */
+    int idle_on_wake;     /* go idle again at once when woken */
+} member;
+
+static void on_capacity(ob_flow_member *fm) {
+    member *x = (member *)fm;
+    x->capacity_calls++;
+    for (int i = 0; i < x->take_on_capacity; i++)
+        if (!ob_flow_acquire(x->f, fm))
+            break;
+}
+
+static void on_wake(ob_flow_member *fm) {
+    member *x = (member *)fm;
+    x->wake_calls++;
+    if (x->idle_on_wake)
+        ob_flow_idle(x->f, fm);
+}
+
+static void init(member *x, ob_flow *f) {
+    memset(x, 0, sizeof(*x));
+    x->m.on_capacity = on_capacity;
+    x->m.on_wake = on_wake;
+    x->f = f;
+}
+
+static void capacity_goes_to_waiters_in_order(void) {
+    ob_flow f;
+    ob_flow_init(&f, 2);
+    member a, b;
+    init(&a, &f);
+    init(&b, &f);
+    CHECK_EQ(ob_flow_acquire(&f, &a.m), 1);
+    CHECK_EQ(ob_flow_acquire(&f, &a.m), 1);
+    CHECK_EQ(ob_flow_acquire(&f, &a.m), 0); /* a waits first */
+    CHECK_EQ(ob_flow_acquire(&f, &b.m), 0);
+    CHECK_EQ(ob_flow_acquire(&f, &a.m), 0); /* still once on the list */
+    CHECK_EQ(ob_flow_count(&f, OB_FLOW_WAITING), 2);
+    a.take_on_capacity = 5;
+    b.take_on_capacity = 5;
+    ob_flow_release(&f, 1);
+    /* a took the one free slot and went back to the end of the list; b got
+     * nothing because nothing was left. */
+    CHECK_EQ(a.capacity_calls, 1);
+    CHECK_EQ(b.capacity_calls, 0);
+    CHECK_EQ(f.in_flight, 2);
+    ob_flow_release(&f, 2);
+    CHECK_EQ(b.capacity_calls, 1);
+    CHECK_EQ(f.in_flight, 2);
+    ob_flow_leave(&f, &a.m);
+    ob_flow_leave(&f, &b.m);
+    CHECK_EQ(ob_flow_count(&f, OB_FLOW_WAITING), 0);
+}
+
+static void one_scout_polls(void) {
+    ob_flow f;
+    ob_flow_init(&f, 10);
+    member a, b, c;
+    init(&a, &f);
+    init(&b, &f);
+    init(&c, &f);
+    CHECK_EQ(ob_flow_idle(&f, &a.m), 1); /* the first idle member scouts */
+    CHECK_EQ(ob_flow_idle(&f, &b.m), 0);
+    CHECK_EQ(ob_flow_idle(&f, &c.m), 0);
+    CHECK_EQ(ob_flow_count(&f, OB_FLOW_IDLE), 3);
+    /* The scout found rows: it wakes the others but not itself. */
+    ob_flow_wake_all(&f, &a.m);
+    CHECK_EQ(a.wake_calls, 0);
+    CHECK_EQ(b.wake_calls, 1);
+    CHECK_EQ(c.wake_calls, 1);
+    CHECK(f.scout == &a.m);
+    /* Leaving gives up the scout's role; the next idle member takes it. */
+    CHECK_EQ(ob_flow_leave(&f, &a.m), 1);
+    CHECK(f.scout == NULL);
+    CHECK_EQ(ob_flow_idle(&f, &b.m), 1);
+}
+
+static void a_woken_member_that_idles_again_is_not_woken_twice(void) {
+    ob_flow f;
+    ob_flow_init(&f, 10);
+    member a, b;
+    init(&a, &f);
+    init(&b, &f);
+    a.idle_on_wake = b.idle_on_wake = 1;
+    ob_flow_idle(&f, &a.m);
+    ob_flow_idle(&f, &b.m);
+    ob_flow_wake_all(&f, NULL);
+    CHECK_EQ(a.wake_calls, 1);
+    CHECK_EQ(b.wake_calls, 1);
+    CHECK_EQ(ob_flow_count(&f, OB_FLOW_IDLE), 2);
+    CHECK(f.scout == &a.m); /* a went idle first again */
+}
+
+static void waiting_and_idle_are_exclusive(void) {
+    ob_flow f;
+    ob_flow_init(&f, 1);
+    member a;
+    init(&a, &f);
+    ob_flow_idle(&f, &a.m);
+    CHECK_EQ(ob_flow_acquire(&f, &a.m), 1);
+    CHECK_EQ(ob_flow_acquire(&f, &a.m), 0);
+    CHECK_EQ(ob_flow_count(&f, OB_FLOW_IDLE), 0);
+    CHECK_EQ(ob_flow_count(&f, OB_FLOW_WAITING), 1);
+    CHECK(f.scout == NULL);
+}
+
+int main(void) {
+    capacity_goes_to_waiters_in_order();
+    one_scout_polls();
+    a_woken_member_that_idles_again_is_not_woken_twice();
+    waiting_and_idle_are_exclusive();
+    printf("ok\n");
+    return 0;
+}

@@ -1,0 +1,313 @@
+/*
+ * The worker's batch cycle without servers: a fake connection (fake_db.c)
+ * whose every operation the test completes by hand, and a fake publisher
+ * that records publishes and answers as the test says.
+ */
+#include <mysqld_error.h>
+#include <uv.h>
+
+#include "check.h"
+#include "fake_db.h"
+#include "worker.h"
+
+typedef struct fake_pub {
+    int ready;
+    uint32_t epoch;
+    uint64_t last_answer;
+    int published;
+    uint32_t gen[64], slot[64];
+    int fail_slot; /* this slot's publish fails with a bad subject; -1 none */
+    int unavailable;
+    int closed;
+    int table_empty;
+} fake_pub;
+
+static fake_pub fp;
+
+static int f_ready(void *d) {
+    (void)d;
+    return fp.ready;
+}
+static uint32_t f_epoch(void *d) {
+    (void)d;
+    return fp.epoch;
+}
+static uint64_t f_last_answer(void *d) {
+    (void)d;
+    return fp.last_answer;
+}
+static int f_publish(void *d, uint32_t worker, uint32_t gen, uint32_t slot, const ob_row *row,
+                     ob_pub_fail *fail) {
+    (void)d;
+    (void)worker;
+    (void)row;
+    if ((int)slot == fp.fail_slot) {
+        fail->kind = OUTBOX_FAIL_BAD_SUBJECT;
+        fail->code = 0;
+        fail->len = (size_t)snprintf(fail->text, sizeof(fail->text), "bad subject");
+        return -1;
+    }
+    fp.gen[fp.published] = gen;
+    fp.slot[fp.published] = slot;
+    fp.published++;
+    return 0;
+}
+static void f_unavailable(void *d, const char *why) {
+    (void)d;
+    (void)why;
+    fp.unavailable++;
+    fp.ready = 0;
+    fp.epoch++;
+}
+static void f_closed(void *d, ob_worker *w) {
+    (void)d;
+    (void)w;
+    fp.closed++;
+}
+static void f_table_empty(void *d, ob_worker *w) {
+    (void)d;
+    (void)w;
+    fp.table_empty++;
+}
+
+static uv_loop_t loop;
+static ob_flow flow;
+static outbox_stats stats;
+static ob_worker_env env;
+static ob_log quiet = {NULL, NULL, OUTBOX_LOG_ERROR};
+
+static ob_worker *make_worker(void) {
+    memset(&fp, 0, sizeof(fp));
+    memset(&stats, 0, sizeof(stats));
+    fp.ready = 1;
+    fp.fail_slot = -1;
+    memset(&env, 0, sizeof(env));
+    env.loop = &loop;
+    env.log = &quiet;
+    env.batch.qtable = "`outbox`";
+    env.batch.processing = OUTBOX_KEEP_PROCESSED;
+    env.batch.max_attempts = 5;
+    env.batch.backoff.base_ms = 1000;
+    env.batch.backoff.max_ms = 60000;
+    env.batch.classify = outbox_classify_default;
+    env.sql_fetch = "START TRANSACTION; SELECT";
+    env.sql_fetch_len = strlen(env.sql_fetch);
+    env.sql_probe = "SELECT 1";
+    env.sql_probe_len = 8;
+    env.sql_drain_probe = "COMMIT; SELECT EXISTS";
+    env.sql_drain_probe_len = strlen(env.sql_drain_probe);
+    env.batch_size = 10;
+    env.poll_interval_ms = 20;
+    env.ack_timeout_ms = 50;
+    env.pub = (ob_publisher){f_ready, f_epoch, f_last_answer, f_publish, f_unavailable, NULL};
+    env.owner = (ob_worker_owner){NULL, f_table_empty, NULL, f_closed, NULL};
+    env.flow = &flow;
+    env.stats = &stats;
+    ob_flow_init(&flow, 100);
+    ob_worker *w = ob_worker_new(&env, 0);
+    ob_worker_start(w);
+    CHECK_EQ(fake_db_pending(fake_db_last()), FAKE_CONNECT);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    return w;
+}
+
+static void add_rows(ob_db *db, int n) {
+    for (int i = 0; i < n; i++) {
+        char id[16];
+        memset(id, 0, sizeof(id));
+        id[15] = (char)(i + 1);
+        char *cols[8] = {id,   "order", "1", "created",
+                         "{}", NULL,    "0", "2026-11-23 00:00:00.000000"};
+        unsigned long lens[8] = {16, 5, 1, 7, 2, 0, 1, 26};
+        fake_db_add_row(db, 1, cols, lens);
+    }
+}
+
+static void expect_sql(const char *prefix) {
+    ob_db *db = fake_db_last();
+    CHECK(db != NULL);
+    CHECK_EQ(fake_db_pending(db), FAKE_QUERY);
+    if (strncmp(fake_db_sql(db), prefix, strlen(prefix)) != 0)
+        CHECK_FAIL_("statement \"%.60s\" does not start with \"%s\"", fake_db_sql(db), prefix);
+}
+
+static void ack_all(ob_worker *w, int from) {
+    for (int i = from; i < fp.published; i++) {
+        ob_answer a = {fp.gen[i], fp.slot[i], OB_ACKED_STORED, 0, 0, NULL, 0};
+        ob_worker_ack(w, &a);
+    }
+}
+
+static void close_worker(ob_worker *w) {
+    ob_worker_stop(w, 1);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ(fp.closed, 1);
+    CHECK_STR(ob_worker_state_name(w), "closed");
+    ob_worker_free(w);
+}
+
+static void fetch_publish_ack_commit(void) {
+    ob_worker *w = make_worker();
+    expect_sql("START TRANSACTION");
+    add_rows(fake_db_last(), 3);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(fp.published, 3);
+    CHECK_EQ(stats.in_flight, 3);
+    CHECK_STR(ob_worker_state_name(w), "publishing");
+    ack_all(w, 0);
+    expect_sql("UPDATE `outbox` SET status = 1");
+    CHECK_CONTAINS(fake_db_sql(fake_db_last()), "COMMIT");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.acked, 3);
+    CHECK_EQ(stats.batches, 1);
+    CHECK_EQ(stats.in_flight, 0);
+    expect_sql("START TRANSACTION"); /* the next batch */
+    close_worker(w);
+}
+
+static void a_failed_publish_is_written_with_its_reason(void) {
+    ob_worker *w = make_worker();
+    fp.fail_slot = 1;
+    add_rows(fake_db_last(), 3);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(fp.published, 2);
+    ack_all(w, 0);
+    expect_sql("UPDATE `outbox` SET status = 1");
+    CHECK_CONTAINS(fake_db_sql(fake_db_last()), "status = -1"); /* a bad subject is dead */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.acked, 2);
+    CHECK_EQ(stats.dead, 1);
+    close_worker(w);
+}
+
+static void a_lost_connection_reconnects(void) {
+    ob_worker *w = make_worker();
+    fake_db_complete(fake_db_last(), 0, 2013, "Lost connection", 1);
+    CHECK_STR(ob_worker_state_name(w), "connect-wait");
+    CHECK_EQ(stats.db_reconnects, 1);
+    while (fake_db_pending(fake_db_last()) != FAKE_CONNECT)
+        uv_run(&loop, UV_RUN_ONCE);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    expect_sql("START TRANSACTION");
+    close_worker(w);
+}
+
+static void a_broker_outage_gives_rows_back_without_attempts(void) {
+    ob_worker *w = make_worker();
+    add_rows(fake_db_last(), 2);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(fp.published, 2);
+    fp.ready = 0;
+    fp.epoch++;
+    ob_worker_broker(w, 0);
+    expect_sql("ROLLBACK");
+    CHECK_EQ(stats.released, 2);
+    CHECK_EQ(stats.in_flight, 0);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_STR(ob_worker_state_name(w), "broker-wait");
+    fp.ready = 1;
+    ob_worker_broker(w, 1);
+    expect_sql("START TRANSACTION");
+    close_worker(w);
+}
+
+static void a_silent_broker_costs_no_attempts(void) {
+    ob_worker *w = make_worker();
+    add_rows(fake_db_last(), 2);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    /* No answer at all past the ack timeout: the rows go back untouched and
+     * the link is told. */
+    while (fake_db_pending(fake_db_last()) != FAKE_QUERY)
+        uv_run(&loop, UV_RUN_ONCE);
+    expect_sql("ROLLBACK");
+    CHECK_EQ(fp.unavailable, 1);
+    CHECK_EQ(stats.failed, 0);
+    CHECK_EQ(stats.released, 2);
+    close_worker(w);
+}
+
+static void an_unanswered_row_of_a_live_broker_fails(void) {
+    ob_worker *w = make_worker();
+    add_rows(fake_db_last(), 2);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_STORED, 0, 0, NULL, 0};
+    ob_worker_ack(w, &a);
+    fp.last_answer = uv_now(&loop) + 1; /* the broker answers others */
+    while (fake_db_pending(fake_db_last()) != FAKE_QUERY)
+        uv_run(&loop, UV_RUN_ONCE);
+    expect_sql("UPDATE `outbox` SET status = 1");
+    CHECK_CONTAINS(fake_db_sql(fake_db_last()), "attempt_count = attempt_count + 1");
+    CHECK_EQ(fp.unavailable, 0);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.failed, 1);
+    close_worker(w);
+}
+
+static void a_graceful_stop_ends_the_batch_then_closes(void) {
+    ob_worker *w = make_worker();
+    ob_worker_stop(w, 0);
+    add_rows(fake_db_last(), 2);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(fp.published, 0); /* nothing new leaves once stopping */
+    expect_sql("ROLLBACK");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ(fp.closed, 1);
+    ob_worker_free(w);
+}
+
+static void a_deadlock_retries_at_once(void) {
+    ob_worker *w = make_worker();
+    fake_db_complete(fake_db_last(), 0, ER_LOCK_DEADLOCK, "Deadlock found", 0);
+    expect_sql("ROLLBACK");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    expect_sql("START TRANSACTION");
+    close_worker(w);
+}
+
+static void a_halt_parks_the_worker_until_the_stop(void) {
+    ob_worker *w = make_worker();
+    ob_worker_halt(w);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* an empty fetch */
+    expect_sql("COMMIT");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_STR(ob_worker_state_name(w), "halted");
+    ob_worker_stop(w, 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ(fp.closed, 1);
+    ob_worker_free(w);
+}
+
+static void an_empty_fetch_makes_the_worker_the_scout(void) {
+    ob_worker *w = make_worker();
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    expect_sql("COMMIT");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_STR(ob_worker_state_name(w), "poll-wait");
+    while (fake_db_pending(fake_db_last()) != FAKE_QUERY)
+        uv_run(&loop, UV_RUN_ONCE);
+    expect_sql("SELECT 1");
+    char *cols[8] = {"1", NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    unsigned long lens[8] = {1, 0, 0, 0, 0, 0, 0, 0};
+    fake_db_add_row(fake_db_last(), 0, cols, lens);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    expect_sql("START TRANSACTION");
+    close_worker(w);
+}
+
+int main(void) {
+    uv_loop_init(&loop);
+    fetch_publish_ack_commit();
+    a_failed_publish_is_written_with_its_reason();
+    a_lost_connection_reconnects();
+    a_broker_outage_gives_rows_back_without_attempts();
+    a_silent_broker_costs_no_attempts();
+    an_unanswered_row_of_a_live_broker_fails();
+    a_graceful_stop_ends_the_batch_then_closes();
+    a_deadlock_retries_at_once();
+    a_halt_parks_the_worker_until_the_stop();
+    an_empty_fetch_makes_the_worker_the_scout();
+    CHECK_EQ(uv_loop_close(&loop), 0);
+    printf("ok\n");
+    return 0;
+}
