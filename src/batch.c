@@ -205,3 +205,44 @@ size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrup
     ob_buf_puts(&b->sql, "COMMIT");
     return b->sql.len;
 }
+
+int ob_batch_next_written(const ob_batch *b, int from) {
+    for (int i = from < 0 ? 0 : from; i < b->n; i++)
+        if (b->slots[i].state == OB_SLOT_ACKED || b->slots[i].state == OB_SLOT_WRITTEN)
+            return i;
+    return -1;
+}
+
+size_t ob_batch_row_sql(ob_batch *b, const ob_batch_config *cfg, int i) {
+    ob_slot *s = &b->slots[i];
+    ob_buf_reset(&b->sql);
+    if (s->state == OB_SLOT_ACKED)
+        ob_sql_processed_head(&b->sql, cfg->qtable, cfg->processing);
+    else
+        ob_sql_fail_head(&b->sql, cfg->qtable, b->errs.p + s->err_off, s->err_len, s->dead,
+                         cfg->max_attempts, &cfg->backoff);
+    ob_sql_add_id(&b->sql, s->row.id, 1);
+    ob_sql_end_ids(&b->sql);
+    return b->sql.oom ? 0 : b->sql.len - 1; /* one statement: without its ';' */
+}
+
+size_t ob_batch_refused_sql(ob_batch *b, const ob_batch_config *cfg, int i, const char *why,
+                            size_t why_len) {
+    ob_slot *s = &b->slots[i];
+    if (s->state == OB_SLOT_ACKED)
+        b->n_acked--;
+    else if (s->dead || s->row.attempts + 1 >= cfg->max_attempts)
+        b->n_dead--;
+    else
+        b->n_retry--;
+    b->n_dead++;
+    s->state = OB_SLOT_FAILED;
+    ob_buf_reset(&b->sql);
+    /* The refusal came from a check the row fails (its payload, say): the
+     * statement that records it must not run that check again. */
+    ob_buf_puts(&b->sql, "SET STATEMENT check_constraint_checks = 0 FOR ");
+    ob_sql_fail_head(&b->sql, cfg->qtable, why, why_len, 1, cfg->max_attempts, &cfg->backoff);
+    ob_sql_add_id(&b->sql, s->row.id, 1);
+    ob_sql_end_ids(&b->sql);
+    return b->sql.oom ? 0 : b->sql.len - 1;
+}

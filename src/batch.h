@@ -91,4 +91,22 @@ uint64_t ob_batch_oldest_inflight(const ob_batch *b);
  * released), or when memory ran out (then every row counts as released). */
 size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrupted);
 
+/* Isolating a row the database cannot write. When the finishing statement
+ * fails for a reason of a row (a CHECK constraint on the UPDATE, say), the
+ * transaction is still open: the rows are written one statement each, and
+ * a row the server refuses is marked dead by a statement that does not
+ * check constraints.
+ *
+ * The next slot at or after `from` that has something to write (acked, or
+ * failed and written), or -1. */
+int ob_batch_next_written(const ob_batch *b, int from);
+/* Builds in b->sql the statement that writes slot i alone; returns its
+ * length. */
+size_t ob_batch_row_sql(ob_batch *b, const ob_batch_config *cfg, int i);
+/* Builds in b->sql the statement that marks slot i dead because the server
+ * refused to write it (`why`), without checking constraints, and moves the
+ * slot's count to the dead. Returns the length. */
+size_t ob_batch_refused_sql(ob_batch *b, const ob_batch_config *cfg, int i, const char *why,
+                            size_t why_len);
+
 #endif

@@ -652,7 +652,7 @@ void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data) {
         db->cb = quit_done;
         db->cb_data = NULL;
         db->state = DB_QUITTING;
-        uv_timer_start(&db->op_timer, on_op_timer, 2000, 0);
+        uv_timer_start(&db->op_timer, on_op_timer, 500, 0);
         db_run(db, 0);
         return;
     }

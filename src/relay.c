@@ -304,13 +304,29 @@ const char *outbox_relay_errmsg(const outbox_relay *r) {
 
 /* --- stopping ------------------------------------------------------------ */
 
+/* Once a stop has waited this long past the shutdown timeout, whatever is
+ * still waiting (on a frozen database, say) is dropped. */
+#define SHUTDOWN_GRACE_MS 600
+
 static void on_shutdown_deadline(uv_timer_t *t) {
     outbox_relay *r = t->data;
+    if (r->hard_stop)
+        return;
+    if (r->past_deadline) {
+        OB_WARN(&r->log, "shutdown: still waiting on the database after the shutdown timeout; "
+                         "dropping open transactions (their rows will be delivered again)");
+        r->hard_stop = 1;
+        for (int i = 0; i < r->nworkers; i++)
+            ob_worker_stop(r->workers[i], 1);
+        return;
+    }
+    r->past_deadline = 1;
     if (r->stats.in_flight)
         OB_WARN(&r->log, "shutdown: %u publish(es) still unacked after %u ms; giving them back",
                 r->stats.in_flight, r->o.shutdown_timeout_ms);
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_deadline(r->workers[i]);
+    uv_timer_start(&r->shutdown_timer, on_shutdown_deadline, SHUTDOWN_GRACE_MS, 0);
 }
 
 static void shutdown_timer_closed(uv_handle_t *h) {

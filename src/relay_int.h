@@ -50,6 +50,7 @@ struct outbox_relay {
     int drained; /* on_drained was called */
     int fatal;
     int hard_stop;
+    int past_deadline; /* the shutdown timeout passed */
 
     /* Children on the loop, counted when started and counted down in their
      * close callbacks, whatever the phase. */

@@ -50,6 +50,8 @@ static const char *const state_names[] = {
     [W_FETCHING] = "fetching",
     [W_PUBLISHING] = "publishing",
     [W_FINISHING] = "finishing",
+    [W_ISOLATING] = "isolating",
+    [W_REFUSING] = "refusing",
     [W_ENDING_EMPTY] = "ending-empty",
     [W_ROLLING_BACK] = "rolling-back",
     [W_ABORTING] = "aborting",
@@ -212,6 +214,7 @@ void ob_worker_finish_batch(ob_worker *w) {
     ob_flow_leave(e->flow, &w->fm);
     int interrupted = e->pub.epoch(e->pub.data) != b->epoch || !e->pub.ready(e->pub.data);
     size_t len = ob_batch_finish_sql(b, &e->batch, interrupted);
+    w->iso = -1;
     if (len == 0) {
         /* Nothing to write: end the transaction, which unlocks the rows. */
         e->stats->released += (uint64_t)b->n_released;
@@ -363,6 +366,24 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
     }
 }
 
+/* The statement of the next row to write while isolating, or COMMIT. */
+static void isolate_next(ob_worker *w) {
+    ob_batch *b = &w->batch;
+    w->iso = ob_batch_next_written(b, w->iso + 1);
+    if (w->iso < 0) {
+        w->iso = -2; /* every row written: a failure of the COMMIT is not a row's */
+        query(w, W_FINISHING, "COMMIT", 6);
+        return;
+    }
+    size_t len = ob_batch_row_sql(b, &w->env->batch, w->iso);
+    query(w, W_ISOLATING, b->sql.p, len);
+}
+
+static int row_level(ob_worker *w) {
+    unsigned no = ob_db_errno(w->db);
+    return !ob_db_lost(w->db) && no != ER_LOCK_DEADLOCK && no != ER_LOCK_WAIT_TIMEOUT;
+}
+
 static void st_finishing(ob_worker *w, worker_event ev) {
     switch (ev) {
     case EV_DB_OK:
@@ -370,7 +391,62 @@ static void st_finishing(ob_worker *w, worker_event ev) {
         next(w);
         return;
     case EV_DB_FAILED:
-        db_failed(w, "committing a batch");
+        if (!row_level(w) || w->iso != -1) {
+            db_failed(w, "committing a batch");
+            return;
+        }
+        /* A failed statement leaves the transaction open with its locks:
+         * find the row the server refuses by writing them one by one. */
+        w->env->stats->db_errors++;
+        OB_WARN(w->env->log,
+                "%s: the database refused the batch's update (%u %s); writing its %d row(s) one "
+                "by one to find the row at fault",
+                w->name, ob_db_errno(w->db), ob_db_error(w->db), w->batch.n);
+        isolate_next(w);
+        return;
+    case EV_STOP_NOW:
+        close_worker(w);
+        return;
+    default:
+        return;
+    }
+}
+
+static void st_isolating(ob_worker *w, worker_event ev) {
+    ob_batch *b = &w->batch;
+    switch (ev) {
+    case EV_DB_OK:
+        isolate_next(w);
+        return;
+    case EV_DB_FAILED: {
+        if (!row_level(w)) {
+            db_failed(w, "writing a batch row by row");
+            return;
+        }
+        char why[600];
+        int n = snprintf(why, sizeof(why), "the database refused to write this row: %u %s",
+                         ob_db_errno(w->db), ob_db_error(w->db));
+        OB_WARN(w->env->log, "%s: %s; marking it dead", w->name, why);
+        size_t len = ob_batch_refused_sql(b, &w->env->batch, w->iso, why, (size_t)n);
+        query(w, W_REFUSING, b->sql.p, len);
+        return;
+    }
+    case EV_STOP_NOW:
+        close_worker(w);
+        return;
+    default:
+        return;
+    }
+}
+
+static void st_refusing(ob_worker *w, worker_event ev) {
+    switch (ev) {
+    case EV_DB_OK:
+        isolate_next(w);
+        return;
+    case EV_DB_FAILED:
+        /* Even that was refused: give the batch back and retry later. */
+        db_failed(w, "marking a refused row dead");
         return;
     case EV_STOP_NOW:
         close_worker(w);
@@ -537,6 +613,12 @@ static void dispatch(ob_worker *w, worker_event ev, const void *arg) {
     case W_FINISHING:
         st_finishing(w, ev);
         return;
+    case W_ISOLATING:
+        st_isolating(w, ev);
+        return;
+    case W_REFUSING:
+        st_refusing(w, ev);
+        return;
     case W_ENDING_EMPTY:
         st_ending_empty(w, ev);
         return;
@@ -614,6 +696,7 @@ ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
     w->fm.on_wake = on_wake;
     ob_retry_init(&w->retry, 250, 10000);
     w->state = W_NEW;
+    w->iso = -1;
     return w;
 }
 
@@ -663,6 +746,8 @@ int ob_worker_busy(const ob_worker *w) {
     case W_FETCHING:
     case W_PUBLISHING:
     case W_FINISHING:
+    case W_ISOLATING:
+    case W_REFUSING:
     case W_ENDING_EMPTY:
     case W_ROLLING_BACK:
     case W_ABORTING:

@@ -189,8 +189,10 @@ typedef void (*outbox_relay_stop_cb)(outbox_relay *r, void *data);
 
 /* Graceful stop: claim no more rows, wait up to shutdown_timeout_ms for the
  * acks of what is in flight, commit what was acked, give back the rest, close
- * every handle, then call `cb` (may be NULL). Calling it again while a stop is
- * under way stops at once: open transactions are dropped (the server rolls
+ * every handle, then call `cb` (may be NULL). What still waits on the
+ * database 0.6 s after the shutdown timeout (a frozen server) is dropped,
+ * so a stop ends within about shutdown_timeout_ms + 1 s whatever the
+ * servers do. Calling it again while a stop is under way stops at once: open transactions are dropped (the server rolls
  * them back, and the rows are delivered again later, absorbed by Msg-Id
  * dedup). Returns OUTBOX_ESTATE when the relay was never started. */
 OUTBOX_EXPORT int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data);

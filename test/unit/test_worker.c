@@ -295,6 +295,31 @@ static void an_empty_fetch_makes_the_worker_the_scout(void) {
     close_worker(w);
 }
 
+static void a_row_the_database_refuses_is_isolated(void) {
+    ob_worker *w = make_worker();
+    add_rows(fake_db_last(), 3);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    ack_all(w, 0);
+    expect_sql("UPDATE `outbox` SET status = 1");
+    /* The batch's update fails on one row's CHECK constraint. */
+    fake_db_complete(fake_db_last(), 0, 4025, "CONSTRAINT `payload` failed", 0);
+    CHECK_STR(ob_worker_state_name(w), "isolating");
+    expect_sql("UPDATE `outbox` SET status = 1"); /* row 1 alone */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    fake_db_complete(fake_db_last(), 0, 4025, "CONSTRAINT `payload` failed", 0); /* row 2 */
+    expect_sql("SET STATEMENT check_constraint_checks = 0 FOR UPDATE");
+    CHECK_CONTAINS(fake_db_sql(fake_db_last()), "status = -1");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    expect_sql("UPDATE `outbox` SET status = 1"); /* row 3 */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    expect_sql("COMMIT");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.acked, 2);
+    CHECK_EQ(stats.dead, 1);
+    expect_sql("START TRANSACTION");
+    close_worker(w);
+}
+
 int main(void) {
     uv_loop_init(&loop);
     fetch_publish_ack_commit();
@@ -307,6 +332,7 @@ int main(void) {
     a_deadlock_retries_at_once();
     a_halt_parks_the_worker_until_the_stop();
     an_empty_fetch_makes_the_worker_the_scout();
+    a_row_the_database_refuses_is_isolated();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("ok\n");
     return 0;
