@@ -116,6 +116,16 @@ int ob_batch_expire(ob_batch *b, uint64_t before, int release, const char *msg, 
     return was;
 }
 
+int ob_batch_suspect(const ob_batch *b) {
+    for (int i = 0; i < b->n; i++) {
+        const ob_slot *s = &b->slots[i];
+        if (s->state == OB_SLOT_FAILED && (s->kind == OUTBOX_FAIL_NO_RESPONDERS ||
+                                           (s->kind == OUTBOX_FAIL_STREAM_ERROR && s->code == 503)))
+            return 1;
+    }
+    return 0;
+}
+
 int ob_batch_complete(const ob_batch *b) {
     return b->next_pub >= b->n && b->outstanding == 0;
 }

@@ -77,6 +77,8 @@ int ob_link_start(ob_link *l);
 int ob_link_ready(const ob_link *l);
 /* Counts losses of readiness. A batch that saw it change was interrupted. */
 uint32_t ob_link_epoch(const ob_link *l);
+/* The stream's duplicate window as last read (0 before). */
+uint64_t ob_link_window_ms(const ob_link *l);
 /* Loop time of the last reply that came in on the inbox. */
 uint64_t ob_link_last_answer(const ob_link *l);
 
@@ -86,10 +88,21 @@ uint64_t ob_link_last_answer(const ob_link *l);
 int ob_link_publish(ob_link *l, uint32_t worker, uint32_t gen, uint32_t slot, const ob_row *row,
                     ob_pub_fail *fail);
 
-/* JetStream did not answer as it should (no ack from a silent broker, no
- * responders, a 503): stop being ready and ask about the stream until it
- * answers again. */
+/* JetStream did not answer (no ack from a broker that answered nothing):
+ * stop being ready and ask about the stream until it answers again. */
 void ob_link_unavailable(ob_link *l, const char *why);
+
+/* A publish found no responders, or JetStream answered 503: while still
+ * publishing, ask whether JetStream answers at all. It does: the failure
+ * was the message's (its subject has no stream), and on_ready(1) tells so.
+ * It does not: an outage, and on_ready(0). */
+void ob_link_suspect(ob_link *l, const char *why);
+/* 0 while such a check is under way. */
+int ob_link_settled(const ob_link *l);
+
+/* The stream refused a message because it is full (discard new): pause,
+ * say so once, and try again later. */
+void ob_link_full(ob_link *l);
 
 /* Closes the subscription and the connection, waits for nats.c to report
  * both closed (and for a connect under way to end), closes the handles,

@@ -19,6 +19,9 @@ typedef enum link_state {
     L_STREAM,       /* connected; waiting for the reply to a stream info/create request */
     L_STREAM_WAIT,  /* connected; JetStream did not answer: waiting before asking again */
     L_READY,        /* rows may be published */
+    L_CHECKING,     /* rows may be published; a publish found no responders or a 503, and
+                       the stream is being asked whether JetStream is up (the answer tells a
+                       broker outage from one message's failure) */
     L_DOWN,         /* disconnected; nats.c reconnects on its own threads */
     L_FATAL,        /* gave up; the owner was told and will close us */
     L_CLOSING       /* waiting for nats.c to report the close (or a connect to end) */
@@ -100,8 +103,12 @@ struct ob_link {
     int failures;
     int ever_ready;
     int warned_window;
-    int final;        /* the last handles are closing; free when none is left */
-    int leak_mailbox; /* nats.c did not confirm its close: never free what it may touch */
+    int warned_subjects;
+    int warned_replicas;
+    uint64_t window_ms; /* the stream's duplicate window, once read */
+    int full;           /* the stream refused a message as full; cleared by the next stored ack */
+    int final;          /* the last handles are closing; free when none is left */
+    int leak_mailbox;   /* nats.c did not confirm its close: never free what it may touch */
 
     ob_buf subject; /* publish scratch */
     ob_buf scratch;

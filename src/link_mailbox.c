@@ -218,8 +218,10 @@ void ob_link_on_async(uv_async_t *h) {
         if (l->state != L_CLOSING) {
             if (q[i].control)
                 ob_link_control_reply(l, q[i].ack.slot, q[i].ack.msg);
-            else if (l->cbs.on_ack)
+            else if (l->cbs.on_ack) {
+                l->full &= q[i].ack.kind != OB_ACKED_STORED;
                 l->cbs.on_ack(l->cbs.data, &q[i].ack);
+            }
         }
         natsMsg_Destroy(q[i].ack.msg);
     }

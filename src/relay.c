@@ -42,6 +42,22 @@ static void pub_unavailable(void *data, const char *why) {
     ob_link_unavailable(((outbox_relay *)data)->link, why);
 }
 
+static void pub_suspect(void *data, const char *why) {
+    ob_link_suspect(((outbox_relay *)data)->link, why);
+}
+
+static int pub_settled(void *data) {
+    return ob_link_settled(((outbox_relay *)data)->link);
+}
+
+static void pub_full(void *data) {
+    ob_link_full(((outbox_relay *)data)->link);
+}
+
+static uint64_t pub_window_ms(void *data) {
+    return ob_link_window_ms(((outbox_relay *)data)->link);
+}
+
 static int owner_drain_wanted(void *data) {
     outbox_relay *r = data;
     return r->o.on_drained != NULL && !r->drained;
@@ -182,7 +198,16 @@ static int prepare(outbox_relay *r) {
     e->batch_size = o->batch_size;
     e->poll_interval_ms = o->poll_interval_ms;
     e->ack_timeout_ms = o->ack_timeout_ms;
-    e->pub = (ob_publisher){pub_ready, pub_epoch, pub_last_answer, pub_publish, pub_unavailable, r};
+    e->pub = (ob_publisher){.ready = pub_ready,
+                            .epoch = pub_epoch,
+                            .last_answer = pub_last_answer,
+                            .publish = pub_publish,
+                            .unavailable = pub_unavailable,
+                            .suspect = pub_suspect,
+                            .settled = pub_settled,
+                            .full = pub_full,
+                            .window_ms = pub_window_ms,
+                            .data = r};
     e->owner =
         (ob_worker_owner){owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r};
     e->flow = &r->flow;
@@ -208,7 +233,12 @@ static ob_link *make_link(outbox_relay *r, char *err, size_t errlen) {
     lc.subject_prefix = o->subject_prefix;
     lc.ce_source = o->cloudevents ? r->ce_source : NULL;
     lc.duplicate_window_ms = o->duplicate_window_ms;
-    lc.retry_horizon_ms = (uint64_t)o->ack_timeout_ms + o->backoff_max_ms;
+    /* The longest a published row can wait before it is published again:
+     * its ack timeout, then either its retry backoff or a finishing
+     * statement that hangs until the operation timeout and a reconnect. */
+    uint64_t db_wait = (uint64_t)r->env.db.op_timeout_ms + 10000;
+    lc.retry_horizon_ms =
+        (uint64_t)o->ack_timeout_ms + (o->backoff_max_ms > db_wait ? o->backoff_max_ms : db_wait);
     lc.strict_duplicate_window = o->strict_duplicate_window;
     lc.replicas = 1;
     lc.max_in_flight = o->max_in_flight;

@@ -181,7 +181,12 @@ static void db_failed(ob_worker *w, const char *during) {
                     during, ob_db_error(w->db));
         /* The server rolls back the open transaction when the connection
          * drops: the claimed rows are pending again, and whatever was already
-         * published is absorbed by Msg-Id dedup. */
+         * published is absorbed by Msg-Id dedup, if it comes back within the
+         * stream's duplicate window (checked on reconnect). */
+        if (w->state == W_FINISHING || w->state == W_ISOLATING || w->state == W_REFUSING) {
+            w->unmarked = w->batch.n_acked;
+            w->unmarked_at = w->batch_published_at;
+        }
         if (w->stop) {
             close_worker(w);
             return;
@@ -215,6 +220,7 @@ void ob_worker_finish_batch(ob_worker *w) {
     int interrupted = e->pub.epoch(e->pub.data) != b->epoch || !e->pub.ready(e->pub.data);
     size_t len = ob_batch_finish_sql(b, &e->batch, interrupted);
     w->iso = -1;
+    w->batch_published_at = uv_now(e->loop);
     if (len == 0) {
         /* Nothing to write: end the transaction, which unlocks the rows. */
         e->stats->released += (uint64_t)b->n_released;
@@ -262,11 +268,28 @@ static void waiting_common(ob_worker *w, worker_event ev) {
     }
 }
 
+/* Rows published but left unmarked by a lost connection are published
+ * again. Past the stream's duplicate window the stream cannot tell the copy
+ * from the original: say how many, once. */
+static void warn_unmarked(ob_worker *w) {
+    const ob_worker_env *e = w->env;
+    uint64_t window = e->pub.window_ms(e->pub.data);
+    uint64_t away = uv_now(e->loop) - w->unmarked_at;
+    if (w->unmarked > 0 && window > 0 && away + e->ack_timeout_ms >= window)
+        OB_WARN(e->log,
+                "%s: %d row(s) published %llu ms ago were not marked before the database "
+                "connection was lost; that is longer than the stream's duplicate window (%llu "
+                "ms): they will be published again and may be stored twice",
+                w->name, w->unmarked, (unsigned long long)away, (unsigned long long)window);
+    w->unmarked = 0;
+}
+
 static void st_connecting(ob_worker *w, worker_event ev) {
     switch (ev) {
     case EV_DB_OK:
         w->db_up = 1;
         w->failures = 0;
+        warn_unmarked(w);
         w->env->stats->db_connected++;
         OB_INFO(w->env->log, "%s: connected to the database (session %lu)", w->name,
                 ob_db_thread_id(w->db));
@@ -344,6 +367,9 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
         return;
     case EV_CAPACITY:
         ob_worker_publish_some(w);
+        return;
+    case EV_BROKER_UP:
+        ob_worker_after_answers(w); /* the link's verdict after a suspect failure */
         return;
     case EV_TIMER:
         ob_worker_ack_deadline(w);
