@@ -107,13 +107,3 @@ void ob_flow_wake_all(ob_flow *f, ob_flow_member *except) {
         m = next;
     }
 }
-
-int ob_flow_count(const ob_flow *f, ob_flow_list list) {
-    const ob_flow_member *m = list == OB_FLOW_WAITING ? f->waiting.head
-                              : list == OB_FLOW_IDLE  ? f->idle.head
-                                                      : NULL;
-    int n = 0;
-    for (; m != NULL; m = m->next)
-        n++;
-    return n;
-}

@@ -62,7 +62,4 @@ int ob_flow_leave(ob_flow *f, ob_flow_member *m);
 /* Wakes every idle member but `except` (may be NULL); the scout too. */
 void ob_flow_wake_all(ob_flow *f, ob_flow_member *except);
 
-/* Number of members on a list, for tests and stats. */
-int ob_flow_count(const ob_flow *f, ob_flow_list list);
-
 #endif

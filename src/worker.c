@@ -782,7 +782,3 @@ int ob_worker_busy(const ob_worker *w) {
         return 0;
     }
 }
-
-int ob_worker_closed(const ob_worker *w) {
-    return w->state == W_CLOSED || w->state == W_NEW;
-}

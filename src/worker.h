@@ -138,8 +138,6 @@ void ob_worker_deadline(ob_worker *w);
 void ob_worker_free(ob_worker *w);
 /* Nonzero while the worker is inside a batch transaction or its statement. */
 int ob_worker_busy(const ob_worker *w);
-/* Nonzero once closed (or never started). */
-int ob_worker_closed(const ob_worker *w);
 /* The state's name, for logs and tests. */
 const char *ob_worker_state_name(const ob_worker *w);
 
