@@ -413,12 +413,12 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
 }
 
 void ob_cli_maint_options(const ob_cli *c, outbox_relay_options *o) {
-    o->partition_period = c->monthly ? OUTBOX_PARTITION_MONTH : OUTBOX_PARTITION_DAY;
-    o->partition_lookahead = c->lookahead;
-    o->partition_retention = c->retention;
-    o->cleanup_retention_ms = c->older_than_ms;
-    o->cleanup_limit = c->limit;
-    o->cleanup_include_dead = c->include_dead;
+    o->maint.partition_period = c->monthly ? OUTBOX_PARTITION_MONTH : OUTBOX_PARTITION_DAY;
+    o->maint.partition_lookahead = c->lookahead;
+    o->maint.partition_retention = c->retention;
+    o->maint.cleanup_retention_ms = c->older_than_ms;
+    o->maint.cleanup_limit = c->limit;
+    o->maint.cleanup_include_dead = c->include_dead;
 }
 
 void ob_cli_free(ob_cli *c) {

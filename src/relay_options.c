@@ -29,10 +29,7 @@ void outbox_relay_options_init(outbox_relay_options *o) {
     o->duplicate_window_ms = 120000;
     o->shutdown_timeout_ms = 5000;
     o->processing = OUTBOX_KEEP_PROCESSED;
-    o->partition_period = OUTBOX_PARTITION_DAY;
-    o->partition_lookahead = 7;
-    o->cleanup_retention_ms = 7ULL * 24 * 3600 * 1000;
-    o->cleanup_limit = 10000;
+    outbox_maint_options_init(&o->maint);
     o->log_level = OUTBOX_LOG_INFO;
 }
 

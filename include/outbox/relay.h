@@ -29,6 +29,7 @@
 
 #include "outbox/common.h"
 #include "outbox/id.h"
+#include "outbox/maint.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,11 +80,6 @@ typedef enum outbox_processing_mode {
     OUTBOX_DELETE_PROCESSED = 1, /* delete rows once acked */
 } outbox_processing_mode;
 
-typedef enum outbox_partition_period {
-    OUTBOX_PARTITION_DAY = 0,
-    OUTBOX_PARTITION_MONTH = 1,
-} outbox_partition_period;
-
 typedef struct outbox_relay_options {
     /* --- where --- */
     const char *db_url;         /* mysql://user:pass@host:port/db[?socket=/path] (required) */
@@ -132,17 +128,14 @@ typedef struct outbox_relay_options {
     /* --- processing mode --- */
     outbox_processing_mode processing; /* keep processed rows (default) or delete them */
 
-    /* --- maintenance timers (0 disables each; the jobs they run, and the
-     * meaning of each setting, are described in outbox/maint.h) --- */
-    uint32_t pending_sample_ms;               /* sample pending count and lag (0) */
-    uint32_t partition_check_ms;              /* run the partition maintainer (0) */
-    outbox_partition_period partition_period; /* day */
-    uint32_t partition_lookahead;             /* future partitions to keep (7) */
-    uint32_t partition_retention;             /* periods to keep; 0 never drops (0) */
-    uint32_t cleanup_check_ms;                /* run the cleanup maintainer (0) */
-    uint64_t cleanup_retention_ms;            /* delete processed rows older than this (7 days) */
-    uint32_t cleanup_limit;                   /* rows per round (10000) */
-    int cleanup_include_dead;                 /* also delete old dead rows (0) */
+    /* --- maintenance timers (0 disables each) --- */
+    uint32_t pending_sample_ms;  /* sample pending count and lag (0) */
+    uint32_t partition_check_ms; /* run the partition maintainer (0) */
+    uint32_t cleanup_check_ms;   /* run the cleanup maintainer (0) */
+    /* What the jobs do (partition period, lookahead and retention; cleanup
+     * retention and limit), as described in outbox/maint.h. Its database,
+     * table and logging fields are ignored: the relay's own are used. */
+    outbox_maint_options maint;
 
     /* --- logging --- */
     outbox_log_fn log; /* NULL: silent */
@@ -192,8 +185,8 @@ typedef void (*outbox_relay_stop_cb)(outbox_relay *r, void *data);
  * every handle, then call `cb` (may be NULL). What still waits on the
  * database 0.6 s after the shutdown timeout (a frozen server) is dropped,
  * so a stop ends within about shutdown_timeout_ms + 1 s whatever the
- * servers do. Calling it again while a stop is under way stops at once: open transactions are dropped (the server rolls
- * them back, and the rows are delivered again later, absorbed by Msg-Id
+ * servers do. Calling it again while a stop is under way stops at once: open transactions are
+ * dropped (the server rolls them back, and the rows are delivered again later, absorbed by Msg-Id
  * dedup). Returns OUTBOX_ESTATE when the relay was never started. */
 OUTBOX_EXPORT int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data);
 
