@@ -221,6 +221,10 @@ static void start_connect(ob_link *l) {
 }
 
 static void drop_connection(ob_link *l) {
+    if (l->wake_sub) {
+        natsSubscription_Destroy(l->wake_sub);
+        l->wake_sub = NULL;
+    }
     if (l->sub) {
         natsSubscription_Destroy(l->sub);
         l->sub = NULL;
@@ -620,6 +624,7 @@ static void free_link(ob_link *l) {
     free((char *)l->cfg.stream);
     free((char *)l->cfg.subject_prefix);
     free((char *)l->cfg.ce_source);
+    free((char *)l->cfg.wake_subject);
     free(l->url_text);
     ob_buf_free(&l->subject);
     ob_buf_free(&l->scratch);
@@ -655,6 +660,8 @@ static void begin_close(ob_link *l) {
         set_state(l, L_CLOSING);
         uv_timer_start(&l->timer, on_timer, CLOSE_WAIT_MS, 0);
         if (l->nc) {
+            if (l->wake_sub)
+                natsSubscription_Unsubscribe(l->wake_sub);
             if (l->sub)
                 natsSubscription_Unsubscribe(l->sub);
             natsConnection_Close(l->nc);
@@ -696,6 +703,7 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
     l->cfg.stream = strdup(cfg->stream);
     l->cfg.subject_prefix = strdup(cfg->subject_prefix);
     l->cfg.ce_source = cfg->ce_source ? strdup(cfg->ce_source) : NULL;
+    l->cfg.wake_subject = cfg->wake_subject ? strdup(cfg->wake_subject) : NULL;
     l->url_text = ob_url_redact(cfg->url);
     l->cbs = *cbs;
     l->log = cfg->log;
@@ -708,6 +716,7 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
         free((char *)l->cfg.stream);
         free((char *)l->cfg.subject_prefix);
         free((char *)l->cfg.ce_source);
+        free((char *)l->cfg.wake_subject);
         free(l->url_text);
         free(l);
         return NULL;

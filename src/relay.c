@@ -121,6 +121,15 @@ static void on_link_ready(void *data, int ready) {
         ob_worker_broker(r->workers[i], ready);
 }
 
+static void on_link_wake(void *data) {
+    outbox_relay_notify(data);
+}
+
+void outbox_relay_notify(outbox_relay *r) {
+    if (r->phase == R_RUNNING && !r->fatal)
+        ob_flow_ring(&r->flow);
+}
+
 static void relay_fatal(outbox_relay *r, const char *why) {
     if (r->fatal)
         return;
@@ -152,6 +161,7 @@ static void relay_free(outbox_relay *r) {
     ob_buf_free(&r->sql_fetch);
     ob_buf_free(&r->sql_probe);
     ob_buf_free(&r->sql_drain);
+    ob_buf_free(&r->wake);
     ob_relay_free_options(&r->o);
     free(r);
 }
@@ -212,7 +222,12 @@ static int prepare(outbox_relay *r) {
         (ob_worker_owner){owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r};
     e->flow = &r->flow;
     e->stats = &r->stats;
-    ob_flow_init(&r->flow, o->max_in_flight);
+    ob_flow_init(&r->flow, o->max_in_flight, o->poll_min_ms, o->poll_interval_ms);
+    if (o->wake_subject == NULL)
+        ob_buf_printf(&r->wake, "outbox_wake.%s", o->table);
+    else if (*o->wake_subject)
+        ob_buf_puts(&r->wake, o->wake_subject);
+    r->wake_subject = r->wake.p;
 
     r->nworkers = o->connections;
     r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
@@ -241,9 +256,10 @@ static ob_link *make_link(outbox_relay *r, char *err, size_t errlen) {
         (uint64_t)o->ack_timeout_ms + (o->backoff_max_ms > db_wait ? o->backoff_max_ms : db_wait);
     lc.strict_duplicate_window = o->strict_duplicate_window;
     lc.replicas = 1;
+    lc.wake_subject = r->wake_subject;
     lc.max_in_flight = o->max_in_flight;
     lc.log = &r->log;
-    ob_link_callbacks cbs = {on_link_ack, on_link_ready, on_link_fatal, r};
+    ob_link_callbacks cbs = {on_link_ack, on_link_ready, on_link_wake, on_link_fatal, r};
     return ob_link_new(r->loop, &lc, &cbs, err, errlen);
 }
 
@@ -303,9 +319,9 @@ int outbox_relay_start(outbox_relay *r) {
     char *db = ob_url_redact(r->o.db_url), *nats = ob_url_redact(r->o.nats_url);
     OB_INFO(&r->log,
             "relay starting: table %s, stream %s, subjects %s.<aggregate>.<event>, %d "
-            "connection(s), batch %d, database %s, nats %s",
+            "connection(s), batch %d, database %s, nats %s, doorbell %s",
             r->o.table, r->o.stream, r->o.subject_prefix, r->nworkers, r->o.batch_size,
-            db ? db : "?", nats ? nats : "?");
+            db ? db : "?", nats ? nats : "?", r->wake_subject ? r->wake_subject : "off");
     free(db);
     free(nats);
     uv_timer_init(r->loop, &r->shutdown_timer);

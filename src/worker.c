@@ -148,13 +148,14 @@ static void rollback(ob_worker *w, worker_state s) {
  * probe every poll interval; the others park until the scout (or a full
  * batch) wakes them, so an idle relay costs one round trip per interval. */
 static void go_idle(ob_worker *w) {
-    if (w->stop || w->halted) {
-        next(w);
+    const ob_worker_env *e = w->env;
+    if (w->stop || w->halted || ob_flow_take_wake(e->flow)) {
+        next(w); /* a wake came while everyone was busy: fetch at once */
         return;
     }
-    if (ob_flow_idle(w->env->flow, &w->fm)) {
+    if (ob_flow_idle(e->flow, &w->fm)) {
         set_state(w, W_POLL_WAIT);
-        ob_worker_start_timer(w, w->env->poll_interval_ms);
+        ob_worker_start_timer(w, ob_flow_poll_delay(e->flow, uv_now(e->loop)));
     } else {
         set_state(w, W_PARKED);
     }
@@ -336,6 +337,7 @@ static void st_fetching(ob_worker *w, worker_event ev) {
             return;
         }
         e->stats->fetched += (uint64_t)n;
+        ob_flow_activity(e->flow, uv_now(e->loop));
         set_state(w, W_PUBLISHING);
         if (n >= e->batch_size)
             ob_flow_wake_all(e->flow, &w->fm); /* a full batch: there is likely more */
@@ -414,7 +416,13 @@ static void st_finishing(ob_worker *w, worker_event ev) {
     switch (ev) {
     case EV_DB_OK:
         batch_committed(w);
-        next(w);
+        /* A batch that was not full emptied what was due when it was
+         * claimed: wait for the next poll (fast while rows keep coming)
+         * instead of paying for an empty fetch at once. */
+        if (w->batch.n < w->env->batch_size)
+            go_idle(w);
+        else
+            next(w);
         return;
     case EV_DB_FAILED:
         if (!row_level(w) || w->iso != -1) {
@@ -579,7 +587,10 @@ static void st_probing(ob_worker *w, worker_event ev) {
             go_idle(w);
             return;
         }
-        ob_flow_wake_all(e->flow, NULL);
+        /* Rows are due: the scout claims them itself, and wakes the others
+         * only if its batch comes back full. */
+        ob_flow_leave(e->flow, &w->fm);
+        ob_flow_activity(e->flow, uv_now(e->loop));
         next(w);
         return;
     case EV_DB_FAILED:

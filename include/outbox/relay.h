@@ -95,7 +95,9 @@ typedef struct outbox_relay_options {
     /* --- how much --- */
     int connections;           /* MariaDB connections, each a batch cycle (2) */
     int batch_size;            /* rows per fetch (500) */
-    uint32_t poll_interval_ms; /* wait after an empty fetch (100) */
+    uint32_t poll_interval_ms; /* idle polling: the longest wait between polls (100) */
+    uint32_t poll_min_ms;      /* the shortest, used while rows keep coming (5); see the
+                                  README's "Prompt delivery" */
     uint32_t max_in_flight;    /* unacked publishes across all connections (8192) */
     uint32_t ack_timeout_ms;   /* a publish without ack by then has failed (5000) */
 
@@ -136,6 +138,12 @@ typedef struct outbox_relay_options {
      * retention and limit), as described in outbox/maint.h. Its database,
      * table and logging fields are ignored: the relay's own are used. */
     outbox_maint_options maint;
+
+    /* --- prompt delivery --- */
+    /* Core NATS subject of the doorbell: any message there makes the relay
+     * fetch at once. NULL: "outbox_wake.<table>"; "": no doorbell. It may not
+     * fall under <subject_prefix>.> (the stream's subjects). */
+    const char *wake_subject;
 
     /* --- logging --- */
     outbox_log_fn log; /* NULL: silent */
@@ -197,6 +205,10 @@ OUTBOX_EXPORT int outbox_relay_destroy(outbox_relay *r);
 
 /* Copies the counters. Cheap; safe to call at any time on the loop thread. */
 OUTBOX_EXPORT void outbox_relay_stats(const outbox_relay *r, outbox_stats *out);
+
+/* Rows were just committed: fetch at once instead of waiting for the next
+ * poll (an in-process doorbell). Cheap; bursts coalesce. Loop thread only. */
+OUTBOX_EXPORT void outbox_relay_notify(outbox_relay *r);
 
 /* The detail message of the last error on the relay. Never NULL. */
 OUTBOX_EXPORT const char *outbox_relay_errmsg(const outbox_relay *r);
