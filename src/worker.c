@@ -561,8 +561,11 @@ static void st_poll_wait(ob_worker *w, worker_event ev) {
     case EV_TIMER:
         /* While a drain is awaited, the scout fetches: the empty fetch is
          * what asks whether rows that other relays hold are still pending.
-         * Otherwise it probes, and stays the scout while it does. */
-        if (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data)) {
+         * While rows keep coming it fetches too: a probe would find rows
+         * and cost a round trip more. Otherwise it probes, and stays the
+         * scout while it does. */
+        if ((e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data)) ||
+            ob_flow_hot(e->flow, uv_now(e->loop))) {
             ob_flow_leave(e->flow, &w->fm);
             next(w);
         } else {
