@@ -30,7 +30,7 @@ typedef struct bench {
     ob_db_url url;
     uv_timer_t tick, watch;
     const char *header;
-    uint64_t produced, wanted, owed, end_ms;
+    uint64_t produced, wanted, owed, start_ms, end_ms, rate;
     int busy, stopping;
     ob_buf sql;
 } bench;
@@ -66,17 +66,24 @@ static void send_one(bench *b) {
         bn_die("cannot send an insert");
 }
 
+/* Every millisecond: what the schedule owes by now is sent, one after the
+ * other (one connection), never skipped. */
 static void on_tick(uv_timer_t *t) {
     bench *b = t->data;
-    if (uv_now(b->loop) >= b->end_ms) {
-        uv_timer_stop(t);
-        return;
+    uint64_t now = uv_now(b->loop);
+    if (now >= b->end_ms)
+        now = b->end_ms;
+    uint64_t due = (now - b->start_ms) * b->rate / 1000;
+    if (due > b->wanted) {
+        b->owed += due - b->wanted;
+        b->wanted = due;
     }
-    b->wanted++;
-    if (b->busy)
-        b->owed++; /* sent as soon as the previous one commits, never skipped */
-    else
+    if (!b->busy && b->owed > 0) {
+        b->owed--;
         send_one(b);
+    }
+    if (now >= b->end_ms)
+        uv_timer_stop(t);
 }
 
 static void on_connected(ob_db *db, int ok, void *data) {
@@ -161,9 +168,10 @@ int main(int argc, char **argv) {
     uv_timer_init(&loop, &b.tick);
     uv_timer_init(&loop, &b.watch);
     b.tick.data = b.watch.data = &b;
-    uint64_t start = uv_now(&loop) + 1000; /* let the relay connect first */
-    b.end_ms = start + (uint64_t)duration;
-    uv_timer_start(&b.tick, on_tick, 1000, (uint64_t)(1000 / rate) ? (uint64_t)(1000 / rate) : 1);
+    b.rate = (uint64_t)rate;
+    b.start_ms = uv_now(&loop) + 1000; /* let the relay connect first */
+    b.end_ms = b.start_ms + (uint64_t)duration;
+    uv_timer_start(&b.tick, on_tick, 1000, 1);
     uv_timer_start(&b.watch, on_watch, 100, 100);
     uv_run(&loop, UV_RUN_DEFAULT);
     outbox_stats st;
