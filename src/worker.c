@@ -11,16 +11,22 @@
  *   |          v                                      |
  *   |   (next: HALTED | BROKER_WAIT | FETCHING) <-----+-- broker up / wake / timer
  *   |          |
- *   |       FETCHING --rows--> PUBLISHING --all answered / broker down / deadline-->
+ *   |       FETCHING --rows--> PUBLISHING --all answered (and, after no responders
+ *   |          |               or a 503, the link's verdict) / broker down / deadline-->
  *   |          |                                    FINISHING (UPDATE...; COMMIT)
  *   |          | empty                                  |  nothing to write:
  *   |          v                                      |  ROLLING_BACK --> (next)
- *   |     ENDING_EMPTY (COMMIT [; EXISTS pending])    |
- *   |          |                                      +--> (next)
+ *   |     ENDING_EMPTY (COMMIT [; EXISTS pending])    |  a row refused by the database:
+ *   |          |                                      |  ISOLATING <-> REFUSING, one row
+ *   |          v                                      |  at a time, then FINISHING (COMMIT)
+ *   |       (idle) <--------- batch not full ---------+
+ *   |          |                                      +-- full batch --> (next), waking the others
+ *   |          | a wake kept while all were busy --> (next)
  *   |          v
- *   |   scout? POLL_WAIT --timer--> PROBING --rows--> (next), waking the others
- *   |          |                       | none
- *   |          | no: PARKED --wake--> (next)   +--> POLL_WAIT
+ *   |   scout? POLL_WAIT --timer, rows lately--> (next)
+ *   |          |       \--timer, else--> PROBING --rows--> (next)
+ *   |          |                          | none --> (idle)
+ *   |          | no: PARKED --wake--> (next)
  *   |
  *   | error edges:
  *   |   connection lost in any statement    --> CONNECT_WAIT (backoff) --> CONNECTING
