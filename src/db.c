@@ -577,6 +577,13 @@ char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths) {
     return row;
 }
 
+MYSQL *ob_db_mysql(const ob_db *db) {
+    return db->state == DB_IDLE || db->state == DB_QUERYING || db->state == DB_STORING ||
+                   db->state == DB_NEXT
+               ? db->m
+               : NULL;
+}
+
 uint64_t ob_db_affected(const ob_db *db, int i) {
     return i >= 0 && i < db->nres ? db->affected[i] : 0;
 }

@@ -75,6 +75,10 @@ uint64_t ob_db_affected(const ob_db *db, int i);
  * next operation starts. */
 char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths);
 
+/* The MYSQL handle while connected (NULL otherwise), for string escaping
+ * only: never call into the library with it. */
+MYSQL *ob_db_mysql(const ob_db *db);
+
 unsigned ob_db_errno(const ob_db *db);
 const char *ob_db_error(const ob_db *db);
 /* Nonzero once the connection is gone: the owner must ob_db_reset() it. */
