@@ -14,7 +14,12 @@
  *   - the poll handle is stopped before any call into the library, closed
  *     before the library may close the socket, and made anew after connect;
  *   - MYSQL_OPT_RECONNECT stays off: a lost connection is reported, and the
- *     owner connects again on a fresh handle.
+ *     owner connects again on a fresh handle;
+ *   - with TLS, the server's certificate is always verified, and the socket
+ *     is put back in non-blocking mode once connect completes. Connector/C
+ *     3.3 runs the TLS handshake itself with a blocking wait bounded by the
+ *     connect timeout (once per connection); ob_db_connect_block_us() says
+ *     how long the longest call into connect took.
  *
  * Callbacks run on the loop and may run before the function that started the
  * operation returns (when the answer was already buffered), so callers set
@@ -46,6 +51,17 @@ typedef struct ob_db_config {
     unsigned read_timeout_s;  /* must outlast any legitimate wait, such as GET_LOCK */
     uint32_t op_timeout_ms;   /* our own deadline for one operation; 0 = none */
     const char *init_command; /* run by connect, may be NULL */
+
+    /* TLS. On when `tls` is set; the server's certificate chain is then
+     * always verified: against tls_ca when given, else the system store.
+     * The host name is checked too unless tls_no_verify_host is set. To
+     * check a host name (not an address) the name is handed to the library,
+     * which then resolves it itself inside connect. */
+    int tls;
+    const char *tls_ca;   /* PEM file of the CAs to trust, may be NULL */
+    const char *tls_cert; /* client certificate (PEM), may be NULL */
+    const char *tls_key;  /* its private key (PEM), may be NULL */
+    int tls_no_verify_host;
 } ob_db_config;
 
 /* Creates the connection object and its timers on `loop`. Strings in cfg are
@@ -89,5 +105,16 @@ void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data);
 
 /* True for client and server error numbers that mean the connection is gone. */
 int ob_db_errno_is_lost(unsigned err);
+
+/* True for connect errors that retrying cannot cure: TLS required or refused,
+ * a certificate that does not verify, bad credentials, an unknown database. */
+int ob_db_errno_is_permanent(unsigned err);
+
+/* The longest single call into the library during the last connect, in
+ * microseconds: with TLS, about the handshake's blocking wait. */
+uint64_t ob_db_connect_block_us(const ob_db *db);
+
+/* The TLS cipher of the connection, or NULL when it is not encrypted. */
+const char *ob_db_tls_cipher(const ob_db *db);
 
 #endif
