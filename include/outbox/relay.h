@@ -147,6 +147,30 @@ typedef struct outbox_relay_options {
     outbox_log_fn log; /* NULL: silent */
     void *log_data;
     outbox_log_level log_level; /* lines above this level are dropped (info) */
+
+    /* --- TLS to MariaDB. Whenever TLS is on the server's certificate is
+     * verified; a connection that fails the check is refused. Connector/C
+     * performs the handshake with a blocking wait bounded by the connect
+     * timeout, once per connection (see the README). --- */
+    int db_tls;                /* require TLS, verify against the system CA store (0) */
+    const char *db_tls_ca;     /* PEM file of the CAs to trust; implies db_tls */
+    const char *db_tls_cert;   /* client certificate (PEM); implies db_tls */
+    const char *db_tls_key;    /* its private key (PEM) */
+    int db_tls_no_verify_host; /* do not check the host name (the chain still is) (0) */
+
+    /* --- TLS and credentials for NATS. tls:// URLs, or any of these
+     * files, turn TLS on; the server's certificate is then verified. The
+     * contents of these files never appear in a log line or an error. --- */
+    const char *nats_tls_ca;        /* PEM file of the CAs to trust (else the system store) */
+    const char *nats_tls_cert;      /* client certificate (PEM) */
+    const char *nats_tls_key;       /* its private key (PEM) */
+    const char *nats_creds_file;    /* JWT + NKey seed (.creds); read at connect and reconnect */
+    const char *nats_nkey_file;     /* NKey user seed ("SU..."); read at connect and reconnect */
+    const char *nats_token_file;    /* authentication token, first line */
+    const char *nats_password_file; /* password for the URL's user, first line */
+
+    /* --- stream --- */
+    int stream_replicas; /* replicas of a stream the relay creates; 0 = server default (0) */
 } outbox_relay_options;
 
 /* Counters since start. Gauges are marked. */
