@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "buf.h"
+#include "nats_security.h"
 #include "puback.h"
+#include "tls_options.h"
 
 #define CTL_TIMEOUT_MS 5000
 #define BACKOFF_MIN_MS 200
@@ -55,6 +57,7 @@ struct ob_link {
     const ob_log *log;
     ob_nats_url url;
     char *url_text;
+    ob_nats_security sec;
 
     uv_async_t async;
     uv_timer_t timer; /* backoff, control-request timeout and close deadline */
@@ -332,6 +335,11 @@ static int nats_connect(ob_link *l) {
         s = natsOptions_SetReconnectedCB(o, on_nats_reconnected, l);
     if (s == NATS_OK)
         s = natsOptions_SetClosedCB(o, on_nats_closed, l);
+    char sec_err[512];
+    if (s == NATS_OK && ob_nats_security_apply(o, &l->sec, sec_err, sizeof(sec_err)) != 0) {
+        OB_WARN(l->log, "nats: %s; retrying", sec_err);
+        s = NATS_INVALID_ARG;
+    }
     if (s == NATS_OK)
         s = natsConnection_Connect(&l->nc, o);
     for (int i = 0; i < n; i++)
@@ -708,6 +716,12 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
         return NULL;
     }
     if (ob_nats_url_parse(cfg->url, &l->url, err, errlen) != 0) {
+        free(l);
+        return NULL;
+    }
+    if (cfg->options &&
+        ob_nats_security_from_options(&l->sec, cfg->options, &l->url, err, errlen) != 0) {
+        ob_nats_url_free(&l->url);
         free(l);
         return NULL;
     }

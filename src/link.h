@@ -25,6 +25,7 @@
 #include <uv.h>
 
 #include "log.h"
+#include "outbox/relay.h"
 #include "url.h"
 
 typedef struct ob_link ob_link;
@@ -69,6 +70,8 @@ typedef struct ob_link_config {
     int strict_duplicate_window;
     uint32_t max_in_flight;
     const ob_log *log;
+    /* TLS, credentials and stream replicas; must outlive the link. */
+    const outbox_relay_options *options;
 } ob_link_config;
 
 /* Returns NULL with a message in err on a bad URL or out of memory. */

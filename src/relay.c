@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "message.h"
+#include "tls_options.h"
 
 void outbox_relay_options_init(outbox_relay_options *o) {
     memset(o, 0, sizeof(*o));
@@ -105,6 +106,7 @@ static void free_options(outbox_relay_options *o) {
     free((char *)o->stream);
     free((char *)o->subject_prefix);
     free((char *)o->ce_source);
+    ob_tls_options_free(o);
 }
 
 static void on_link_ack(void *data, const ob_ack *ack);
@@ -194,6 +196,7 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
     r->o.stream = sdup(o->stream);
     r->o.subject_prefix = sdup(o->subject_prefix);
     r->o.ce_source = sdup(o->ce_source);
+    int tls_ok = ob_tls_options_dup(&r->o) == 0;
     r->log.fn = o->log;
     r->log.data = o->log_data;
     r->log.level = o->log_level;
@@ -233,12 +236,13 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
     r->dbcfg.read_timeout_s = 120;
     r->dbcfg.op_timeout_ms = 60000;
     r->dbcfg.init_command = "SET SESSION tx_isolation = 'READ-COMMITTED', time_zone = '+00:00'";
+    ob_db_config_tls_from_options(&r->dbcfg, &r->o);
 
     r->nworkers = o->connections;
     r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
     int ok = r->o.db_url && r->o.nats_url && r->o.table && r->o.stream && r->o.subject_prefix &&
              r->o.ce_source && r->qtable && r->sql_fetch && r->sql_probe && r->ce_source &&
-             r->workers && (!o->db_password || r->o.db_password);
+             r->workers && (!o->db_password || r->o.db_password) && tls_ok;
     for (int i = 0; ok && i < r->nworkers; i++) {
         r->workers[i] = ob_worker_new(r, i);
         ok = r->workers[i] != NULL;
@@ -254,6 +258,7 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
         lc.strict_duplicate_window = o->strict_duplicate_window;
         lc.max_in_flight = o->max_in_flight;
         lc.log = &r->log;
+        lc.options = &r->o;
         ob_link_callbacks cbs = {on_link_ack, on_link_ready, on_link_fatal, r};
         r->link = ob_link_new(loop, &lc, &cbs, err, sizeof(err));
         if (r->link == NULL) {
