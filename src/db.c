@@ -538,6 +538,12 @@ static int new_handle(ob_db *db) {
     mysql_options(db->m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     if (db->cfg.init_command)
         mysql_options(db->m, MYSQL_INIT_COMMAND, db->cfg.init_command);
+    if (!db->cfg.socket) {
+        /* Given "localhost" (a TLS host-name check), the library would
+         * otherwise take its default unix socket. */
+        unsigned tcp = MYSQL_PROTOCOL_TCP;
+        mysql_options(db->m, MYSQL_OPT_PROTOCOL, &tcp);
+    }
     if (db->cfg.tls)
         set_tls_options(db);
     return 0;

@@ -7,8 +7,9 @@
 
 #define TLS_STRINGS(X)                                                                             \
     X(db_tls_ca)                                                                                   \
-    X(db_tls_cert) X(db_tls_key) X(nats_tls_ca) X(nats_tls_cert) X(nats_tls_key)                   \
-        X(nats_creds_file) X(nats_nkey_file) X(nats_token_file) X(nats_password_file)
+    X(db_tls_cert)                                                                                 \
+    X(db_tls_key) X(nats_tls_ca) X(nats_tls_cert) X(nats_tls_key) X(nats_creds_file)               \
+        X(nats_nkey_file) X(nats_token_file) X(nats_password_file)
 
 int ob_tls_options_dup(outbox_relay_options *o) {
     int rc = 0;
