@@ -1,32 +1,47 @@
 #include "tls_options.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 
-#define TLS_STRINGS(X)                                                                             \
-    X(db_tls_ca)                                                                                   \
-    X(db_tls_cert)                                                                                 \
-    X(db_tls_key) X(nats_tls_ca) X(nats_tls_cert) X(nats_tls_key) X(nats_creds_file)               \
-        X(nats_nkey_file) X(nats_token_file) X(nats_password_file)
+/* The string options this file owns in the relay's copy. */
+static const size_t tls_strings[] = {
+    offsetof(outbox_relay_options, db_tls_ca),
+    offsetof(outbox_relay_options, db_tls_cert),
+    offsetof(outbox_relay_options, db_tls_key),
+    offsetof(outbox_relay_options, nats_tls_ca),
+    offsetof(outbox_relay_options, nats_tls_cert),
+    offsetof(outbox_relay_options, nats_tls_key),
+    offsetof(outbox_relay_options, nats_creds_file),
+    offsetof(outbox_relay_options, nats_nkey_file),
+    offsetof(outbox_relay_options, nats_token_file),
+    offsetof(outbox_relay_options, nats_password_file),
+};
+
+#define NSTRINGS (sizeof(tls_strings) / sizeof(tls_strings[0]))
+
+static char **field(outbox_relay_options *o, size_t i) {
+    return (char **)((char *)o + tls_strings[i]);
+}
 
 int ob_tls_options_dup(outbox_relay_options *o) {
     int rc = 0;
-#define DUP(f)                                                                                     \
-    if (o->f && (o->f = strdup(o->f)) == NULL)                                                     \
-        rc = -1;
-    TLS_STRINGS(DUP)
-#undef DUP
+    for (size_t i = 0; i < NSTRINGS; i++) {
+        char **f = field(o, i);
+        if (*f && (*f = strdup(*f)) == NULL)
+            rc = -1;
+    }
     return rc;
 }
 
 void ob_tls_options_free(outbox_relay_options *o) {
-#define FREE(f)                                                                                    \
-    free((char *)o->f);                                                                            \
-    o->f = NULL;
-    TLS_STRINGS(FREE)
-#undef FREE
+    for (size_t i = 0; i < NSTRINGS; i++) {
+        char **f = field(o, i);
+        free(*f);
+        *f = NULL;
+    }
 }
 
 void ob_db_config_tls_from_options(ob_db_config *cfg, const outbox_relay_options *o) {
