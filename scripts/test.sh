@@ -24,7 +24,8 @@ echo "== build with ASan + UBSan"
 "$root/scripts/build.sh" "$root/build/test-asan" -DOUTBOX_WERROR=ON -DOUTBOX_ASAN=ON \
   -DOUTBOX_UBSAN=ON -DOUTBOX_BUILD_BENCH=OFF
 echo "== every test, sanitized"
-(cd "$root/build/test-asan" && ctest --output-on-failure -j2 --timeout 600)
+# pending_link: tests written ahead of NATS link changes (see test/integ/tests.cmake).
+(cd "$root/build/test-asan" && ctest --output-on-failure -j2 --timeout 600 -LE pending_link)
 
 echo "== build without sanitizers, for valgrind"
 "$root/scripts/build.sh" "$root/build/test-valgrind" -DOUTBOX_WERROR=ON -DOUTBOX_VALGRIND=ON \

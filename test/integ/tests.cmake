@@ -43,3 +43,14 @@ ob_integ_sh(ops_cli 120)
 # TLS to MariaDB and NATS, NATS credentials (the secure servers fixture).
 ob_integ_sh_on(secure secure_db 180)
 ob_integ_sh_on(secure secure_drain 300)
+
+# A three-node JetStream cluster (the cluster fixture). The tests stop and
+# start its nodes, so they take turns.
+ob_integ_sh_on(cluster cluster_leader_kill 300)
+ob_integ_sh_on(cluster cluster_first_url_down 180)
+set_tests_properties(integ.cluster_leader_kill integ.cluster_first_url_down
+  PROPERTIES RESOURCE_LOCK cluster)
+# Waits for the NATS link to try every URL of the list at start-up (today it
+# probes only the first) and to create streams with --stream-replicas:
+# scripts/test.sh leaves the label pending_link out until then.
+set_tests_properties(integ.cluster_first_url_down PROPERTIES LABELS "integ;cluster;pending_link")

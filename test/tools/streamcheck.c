@@ -126,8 +126,15 @@ int main(int argc, char **argv) {
     natsOptions *no = NULL;
     char err[512] = "";
     natsStatus s = natsOptions_Create(&no);
+    /* A comma-separated list is a cluster. */
+    char *urls = strdup(o.url), *servers[16], *save = NULL;
+    int nservers = 0;
+    for (char *t = strtok_r(urls, ",", &save); t && nservers < 16; t = strtok_r(NULL, ",", &save))
+        servers[nservers++] = t;
     if (s == NATS_OK)
-        s = natsOptions_SetURL(no, o.url);
+        s = natsOptions_SetServers(no, (const char **)servers, nservers);
+    if (s == NATS_OK)
+        s = natsOptions_SetNoRandomize(no, true);
     o.sec.tls = strncmp(o.url, "tls://", 6) == 0 || o.sec.tls_ca;
     if (s == NATS_OK && ob_nats_security_apply(no, &o.sec, err, sizeof(err)) != 0) {
         fprintf(stderr, "streamcheck: %s\n", err);
@@ -136,6 +143,7 @@ int main(int argc, char **argv) {
     if (s == NATS_OK)
         s = natsConnection_Connect(&nc, no);
     natsOptions_Destroy(no);
+    free(urls);
     if (s == NATS_OK)
         s = natsConnection_JetStream(&js, nc, NULL);
     if (s != NATS_OK) {
