@@ -103,11 +103,11 @@ static void on_fatal(outbox_relay *r, const char *why, void *data) {
 }
 
 /* --- start-up check of the database connection ----------------------------
- * The relay retries an unreachable database for ever, as it should for an
- * outage. A refusal that retrying cannot cure (TLS required but off, a
- * certificate that does not verify, bad credentials) is found here first,
- * with one connection made the way the relay makes its own, and ends the
- * run with status 1 and the cause. */
+ * The relay retries an unreachable database or NATS server for ever, as it
+ * should for an outage. A refusal that retrying cannot cure (TLS required
+ * but off, a certificate that does not verify, bad credentials) is found
+ * here first, with one connection to each made the way the relay makes its
+ * own, and ends the run with status 1 and the cause. */
 
 typedef struct preflight {
     int status;
@@ -166,7 +166,8 @@ int ob_cmd_run(ob_cli *c) {
         uv_loop_close(&x.loop);
         return rc == OUTBOX_EINVAL ? 2 : 1;
     }
-    if (check_database(&x.loop, &o, err, sizeof(err)) != 0) {
+    if (check_database(&x.loop, &o, err, sizeof(err)) != 0 ||
+        outbox_nats_check(&o, 5000, err, sizeof(err)) == OUTBOX_EREFUSED) {
         fprintf(stderr, "outbox-uvrelay: %s\n", err);
         outbox_relay_destroy(x.relay);
         uv_loop_close(&x.loop);

@@ -224,6 +224,18 @@ void outbox_relay_destroy(outbox_relay *r);
 /* Copies the counters. Cheap; safe to call at any time on the loop thread. */
 void outbox_relay_stats(const outbox_relay *r, outbox_stats *out);
 
+/* Connects once to NATS with the URL, TLS and credentials of `o`, then
+ * disconnects. It BLOCKS (up to timeout_ms per server, 0: 5000): call it
+ * before the loop runs, never from a loop callback. The relay itself retries
+ * every NATS failure; this tells the two kinds apart at start-up. Returns
+ * OUTBOX_OK; OUTBOX_EREFUSED when the server refused the connection for a
+ * reason retrying cannot cure (a certificate that does not verify, TLS
+ * required or missing, credentials refused); OUTBOX_ENATS when no server
+ * answered; OUTBOX_EINVAL for bad options. errbuf gets the cause, never a
+ * secret. */
+int outbox_nats_check(const outbox_relay_options *o, uint32_t timeout_ms, char *errbuf,
+                      size_t errlen);
+
 /* The detail message of the last error on the relay. Never NULL. */
 const char *outbox_relay_errmsg(const outbox_relay *r);
 
