@@ -378,6 +378,11 @@ const char *ob_db_tls_cipher(const ob_db *db) {
     return db->m ? mysql_get_ssl_cipher(db->m) : NULL;
 }
 
+int ob_db_fd(const ob_db *db) {
+    return db->m && db->state >= DB_IDLE && db->state <= DB_NEXT ? (int)mysql_get_socket(db->m)
+                                                                 : -1;
+}
+
 uint64_t ob_db_connect_block_us(const ob_db *db) {
     return db->connect_block_us;
 }

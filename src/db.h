@@ -114,6 +114,10 @@ int ob_db_errno_is_permanent(unsigned err);
  * microseconds: with TLS, about the handshake's blocking wait. */
 uint64_t ob_db_connect_block_us(const ob_db *db);
 
+/* The connection's socket, -1 when down. For checks only: never poll or
+ * close it outside this module. */
+int ob_db_fd(const ob_db *db);
+
 /* The TLS cipher of the connection, or NULL when it is not encrypted. */
 const char *ob_db_tls_cipher(const ob_db *db);
 

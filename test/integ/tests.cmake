@@ -41,6 +41,7 @@ ob_integ_sh(uuid_v7_sql 120)
 ob_integ_sh(ops_cli 120)
 
 # TLS to MariaDB and NATS, NATS credentials (the secure servers fixture).
+ob_integ_c_secure(db_tls 120)
 ob_integ_sh_on(secure secure_db 180)
 ob_integ_sh_on(secure secure_drain 300)
 
