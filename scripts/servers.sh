@@ -21,7 +21,10 @@
 # from a second CA), a mariadbd with --require-secure-transport=ON and a user
 # created REQUIRE SSL (..._DB_URL without a database), and two nats-servers
 # with TLS and JetStream: one admits an NKey user (..._NKEY_URL, ..._NKEY_SEED
-# file), the other a token (..._TOKEN_URL, ..._TOKEN_FILE).
+# file) and the user "relay" with a password (..._PASSWORD_FILE), the other a
+# token (..._TOKEN_URL, ..._TOKEN_FILE). A client certificate from the same CA
+# (..._CLIENT_CERT, ..._CLIENT_KEY) lets the user outbox_x509, created
+# REQUIRE X509, connect to the database.
 # start-cluster writes DIR/env with OUTBOX_TEST_CLUSTER_URL (three URLs) and
 # OUTBOX_TEST_CLUSTER_DIR.
 set -euo pipefail
@@ -129,6 +132,10 @@ make_certs() { # dir
     printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >server.ext
     openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
       -out server.pem -days 2 -extfile server.ext 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr \
+      -subj "/CN=outbox relay" 2>/dev/null
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+      -out client.pem -days 2 2>/dev/null
     chmod 600 ./*.key )
 }
 
@@ -163,7 +170,7 @@ start_conf_nats() { # dir name port
 }
 
 start_secure() { # dir
-  local dir=$1 dbport kport tport pub token
+  local dir=$1 dbport kport tport pub token password
   [ -n "${NKEYGEN:-}" ] && [ -x "$NKEYGEN" ] || die "start-secure needs NKEYGEN=path/to/nkeygen"
   mkdir -p "$dir/db"
   make_certs "$dir/tls"
@@ -176,12 +183,18 @@ start_secure() { # dir
     CREATE USER 'outbox'@'localhost' IDENTIFIED BY 'outbox' REQUIRE SSL;
     GRANT ALL PRIVILEGES ON *.* TO 'outbox'@'127.0.0.1';
     GRANT ALL PRIVILEGES ON *.* TO 'outbox'@'localhost';
+    CREATE USER 'outbox_x509'@'127.0.0.1' IDENTIFIED BY 'outbox' REQUIRE X509;
+    GRANT ALL PRIVILEGES ON *.* TO 'outbox_x509'@'127.0.0.1';
     SET GLOBAL log_bin_trust_function_creators = 1;"
   pub=$("$NKEYGEN" "$dir/tls/user.nk")
   token=$(openssl rand -hex 24)
   printf '%s\n' "$token" >"$dir/tls/token"
   chmod 600 "$dir/tls/token"
-  kport=$(free_port); nats_conf "$dir" nkey "$kport" "users = [ { nkey: $pub } ]"
+  password=$(openssl rand -hex 16)
+  printf '%s\n' "$password" >"$dir/tls/password"
+  chmod 600 "$dir/tls/password"
+  kport=$(free_port)
+  nats_conf "$dir" nkey "$kport" "users = [ { nkey: $pub }, { user: relay, password: \"$password\" } ]"
   start_conf_nats "$dir" nkey "$kport" ||
     { tail -20 "$dir/nkey.log" >&2; die "nats-server (nkey) did not start"; }
   tport=$(free_port); nats_conf "$dir" token "$tport" "token: \"$token\""
@@ -198,6 +211,9 @@ export OUTBOX_TEST_SECURE_NKEY_URL='tls://127.0.0.1:$kport'
 export OUTBOX_TEST_SECURE_NKEY_SEED='$dir/tls/user.nk'
 export OUTBOX_TEST_SECURE_TOKEN_URL='tls://127.0.0.1:$tport'
 export OUTBOX_TEST_SECURE_TOKEN_FILE='$dir/tls/token'
+export OUTBOX_TEST_SECURE_PASSWORD_FILE='$dir/tls/password'
+export OUTBOX_TEST_SECURE_CLIENT_CERT='$dir/tls/client.pem'
+export OUTBOX_TEST_SECURE_CLIENT_KEY='$dir/tls/client.key'
 EOF
 }
 

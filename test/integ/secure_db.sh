@@ -48,3 +48,10 @@ echo "$out" | grep -q TLS || fail "partitions without TLS names TLS: $out"
 echo "== the host name is checked: localhost is in the certificate too"
 expect_exit 0 "status via localhost" "$OUTBOX_TEST_RELAY" status \
   --db "mysql://outbox:outbox@localhost:$OUTBOX_TEST_SECURE_DB_PORT/$db" --db-tls-ca "$ca"
+
+echo "== a client certificate for a user created REQUIRE X509"
+x509url="mysql://outbox_x509:outbox@127.0.0.1:$OUTBOX_TEST_SECURE_DB_PORT/$db"
+expect_exit 0 "status with a client certificate" "$OUTBOX_TEST_RELAY" status --db "$x509url" \
+  --db-tls-ca "$ca" --db-tls-cert "$OUTBOX_TEST_SECURE_CLIENT_CERT" \
+  --db-tls-key "$OUTBOX_TEST_SECURE_CLIENT_KEY"
+expect_exit 1 "status without it" "$OUTBOX_TEST_RELAY" status --db "$x509url" --db-tls-ca "$ca"

@@ -80,6 +80,26 @@ check_stream "$OUTBOX_TEST_SECURE_TOKEN_URL" --token-file "$OUTBOX_TEST_SECURE_T
 no_secret "$work/token.out"
 no_secret "$work/token.log"
 
+echo "== 300 rows: NATS TLS with a user and a password file"
+password_value=$(cat "$OUTBOX_TEST_SECURE_PASSWORD_FILE")
+fresh 300
+"$OUTBOX_TEST_STREAMCHECK" --nats "$OUTBOX_TEST_SECURE_NKEY_URL" --tls-ca "$ca" \
+  --nkey "$OUTBOX_TEST_SECURE_NKEY_SEED" --stream $stream --delete
+rc=0
+"$OUTBOX_TEST_RELAY" --db "${OUTBOX_TEST_SECURE_DB_URL}$db" --db-tls-ca "$ca" \
+  --nats "${OUTBOX_TEST_SECURE_NKEY_URL/tls:\/\//tls://relay@}" --nats-tls-ca "$ca" \
+  --nats-password-file "$OUTBOX_TEST_SECURE_PASSWORD_FILE" --stream $stream \
+  --subject-prefix $prefix --drain --no-progress --log-level debug \
+  >"$work/password.out" 2>"$work/password.log" || rc=$?
+grep -E "outbox-uvrelay:|warn|error" "$work/password.log" | head -20 || true
+assert_eq "$rc" 0 "relay exit status (password file)"
+assert_eq "$(ssql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 300 "processed rows"
+check_stream "$OUTBOX_TEST_SECURE_NKEY_URL" --nkey "$OUTBOX_TEST_SECURE_NKEY_SEED"
+if grep -qF "$password_value" "$work/password.out" "$work/password.log"; then
+  fail "the password appears in the output"
+fi
+echo "ok: no password in the output"
+
 echo "== refusals end the run at start-up: exit 1 within 30 s, the cause named, no secret shown"
 echo "not-the-token" >"$work/bad-token"
 "$OUTBOX_TEST_RELAY" schema >/dev/null
