@@ -555,6 +555,16 @@ static int new_handle(ob_db *db) {
 }
 
 static void start_connect(ob_db *db) {
+    if (db->cfg.tls && db->cfg.tls_no_verify_host && !db->cfg.tls_ca && !system_ca_file()) {
+        /* The library would not verify the chain at all: refuse instead. */
+        set_error(db, CR_SSL_CONNECTION_ERROR,
+                  "TLS: no CA to verify the server against (the system store has no CA file): "
+                  "give --db-tls-ca");
+        db->lost = 1;
+        db->state = DB_DOWN;
+        finish(db, 0);
+        return;
+    }
     if (new_handle(db) != 0) {
         set_error(db, CR_OUT_OF_MEMORY, "out of memory");
         db->lost = 1;

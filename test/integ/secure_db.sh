@@ -55,3 +55,11 @@ expect_exit 0 "status with a client certificate" "$OUTBOX_TEST_RELAY" status --d
   --db-tls-ca "$ca" --db-tls-cert "$OUTBOX_TEST_SECURE_CLIENT_CERT" \
   --db-tls-key "$OUTBOX_TEST_SECURE_CLIENT_KEY"
 expect_exit 1 "status without it" "$OUTBOX_TEST_RELAY" status --db "$x509url" --db-tls-ca "$ca"
+
+echo "== without the host-name check the chain is still verified"
+refused "$url" --db-tls --db-tls-no-verify-host
+grep -q "certificate check failed" "$work/out" || fail "the message names the certificate check"
+SSL_CERT_FILE=/nonexistent refused "$url" --db-tls --db-tls-no-verify-host
+grep -q "no CA to verify" "$work/out" || fail "no CA at all is refused, not trusted"
+expect_exit 0 "status with the CA, no host-name check" "$OUTBOX_TEST_RELAY" status --db "$url" \
+  --db-tls-ca "$ca" --db-tls-no-verify-host
