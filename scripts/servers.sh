@@ -24,7 +24,8 @@
 # file) and the user "relay" with a password (..._PASSWORD_FILE), the other a
 # token (..._TOKEN_URL, ..._TOKEN_FILE). A client certificate from the same CA
 # (..._CLIENT_CERT, ..._CLIENT_KEY) lets the user outbox_x509, created
-# REQUIRE X509, connect to the database.
+# REQUIRE X509, connect to the database. A third nats-server presents a
+# certificate from the right CA that names another host (..._OTHER_NAME_URL).
 # start-cluster writes DIR/env with OUTBOX_TEST_CLUSTER_URL (three URLs) and
 # OUTBOX_TEST_CLUSTER_DIR.
 set -euo pipefail
@@ -132,6 +133,11 @@ make_certs() { # dir
     printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >server.ext
     openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
       -out server.pem -days 2 -extfile server.ext 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout other.key -out other.csr \
+      -subj "/CN=other.example" 2>/dev/null
+    printf 'subjectAltName=DNS:other.example\n' >other.ext
+    openssl x509 -req -in other.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+      -out other.pem -days 2 -extfile other.ext 2>/dev/null
     openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr \
       -subj "/CN=outbox relay" 2>/dev/null
     openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
@@ -170,7 +176,7 @@ start_conf_nats() { # dir name port
 }
 
 start_secure() { # dir
-  local dir=$1 dbport kport tport pub token password
+  local dir=$1 dbport kport tport oport pub token password
   [ -n "${NKEYGEN:-}" ] && [ -x "$NKEYGEN" ] || die "start-secure needs NKEYGEN=path/to/nkeygen"
   mkdir -p "$dir/db"
   make_certs "$dir/tls"
@@ -200,6 +206,14 @@ start_secure() { # dir
   tport=$(free_port); nats_conf "$dir" token "$tport" "token: \"$token\""
   start_conf_nats "$dir" token "$tport" ||
     { tail -20 "$dir/token.log" >&2; die "nats-server (token) did not start"; }
+  # A server whose certificate (from the right CA) names another host.
+  oport=$(free_port)
+  cat >"$dir/other.conf" <<EOF
+listen: 127.0.0.1:$oport
+tls { cert_file: "$dir/tls/other.pem", key_file: "$dir/tls/other.key" }
+EOF
+  start_conf_nats "$dir" other "$oport" ||
+    { tail -20 "$dir/other.log" >&2; die "nats-server (other) did not start"; }
   cat >"$dir/env" <<EOF
 export OUTBOX_TEST_SECURE_DIR='$dir'
 export OUTBOX_TEST_SECURE_DB_PORT=$dbport
@@ -212,6 +226,7 @@ export OUTBOX_TEST_SECURE_NKEY_SEED='$dir/tls/user.nk'
 export OUTBOX_TEST_SECURE_TOKEN_URL='tls://127.0.0.1:$tport'
 export OUTBOX_TEST_SECURE_TOKEN_FILE='$dir/tls/token'
 export OUTBOX_TEST_SECURE_PASSWORD_FILE='$dir/tls/password'
+export OUTBOX_TEST_SECURE_OTHER_NAME_URL='tls://127.0.0.1:$oport'
 export OUTBOX_TEST_SECURE_CLIENT_CERT='$dir/tls/client.pem'
 export OUTBOX_TEST_SECURE_CLIENT_KEY='$dir/tls/client.key'
 EOF

@@ -21,8 +21,8 @@ static int refused(natsStatus s) {
 static const char *hint(natsStatus s) {
     switch (s) {
     case NATS_SSL_ERROR:
-        return "TLS: the NATS server's certificate check or handshake failed; trust its CA with "
-               "--nats-tls-ca";
+        return "TLS: the NATS server's certificate check or handshake failed (trust its CA "
+               "with --nats-tls-ca; its certificate must name the host)";
     case NATS_SECURE_CONNECTION_REQUIRED:
         return "the NATS server requires TLS: use tls:// URLs or --nats-tls-ca";
     case NATS_SECURE_CONNECTION_WANTED:

@@ -124,3 +124,5 @@ refused "unknown NKey" "refused the credentials" --nats "$OUTBOX_TEST_SECURE_NKE
   --nats-tls-ca "$ca" --nats-nkey "$work/other.nk"
 refused "wrong NATS CA" "certificate check" --nats "$OUTBOX_TEST_SECURE_TOKEN_URL" \
   --nats-tls-ca "$OUTBOX_TEST_SECURE_WRONG_CA" --nats-token-file "$OUTBOX_TEST_SECURE_TOKEN_FILE"
+refused "certificate for another host" "mismatch" --nats "$OUTBOX_TEST_SECURE_OTHER_NAME_URL" \
+  --nats-tls-ca "$ca"
