@@ -5,8 +5,9 @@
  *
  * Secrets (token, password, seeds) are read from files and handed to nats.c;
  * they are never copied into an error message or a log line. nats.c reads a
- * credentials file and an NKey seed file again at every connect and
- * reconnect; a token or password file is read when the options are built.
+ * credentials file again at every connect and reconnect, and an NKey seed
+ * file at every signature; the seed's public key, a token and a password are
+ * read when the options are built.
  */
 #ifndef OB_NATS_SECURITY_H
 #define OB_NATS_SECURITY_H

@@ -164,8 +164,8 @@ typedef struct outbox_relay_options {
     const char *nats_tls_ca;        /* PEM file of the CAs to trust (else the system store) */
     const char *nats_tls_cert;      /* client certificate (PEM) */
     const char *nats_tls_key;       /* its private key (PEM) */
-    const char *nats_creds_file;    /* JWT + NKey seed (.creds); read at connect and reconnect */
-    const char *nats_nkey_file;     /* NKey user seed ("SU..."); read at connect and reconnect */
+    const char *nats_creds_file;    /* JWT + NKey seed (.creds); read at every (re)connect */
+    const char *nats_nkey_file;     /* NKey user seed ("SU...") */
     const char *nats_token_file;    /* authentication token, first line */
     const char *nats_password_file; /* password for the URL's user, first line */
 
