@@ -2,9 +2,11 @@
 
 #include <arpa/inet.h>
 #include <errmsg.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <mysqld_error.h>
 #include <openssl/x509.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -331,11 +333,15 @@ static void set_connect_error(ob_db *db) {
     unsigned no = mysql_errno(db->m);
     const char *msg = mysql_error(db->m);
     char buf[480];
-    if (no == CR_SSL_CONNECTION_ERROR && db->cfg.tls) {
+    if (no == CR_SSL_CONNECTION_ERROR && db->cfg.tls &&
+        (strstr(msg, "certificate") || strstr(msg, "issuer") || strstr(msg, "Validation"))) {
         snprintf(buf, sizeof(buf),
                  "TLS: the server certificate check failed (%s); trust the server's CA with "
                  "--db-tls-ca, and check that its certificate names the host",
                  msg);
+        msg = buf;
+    } else if (no == CR_SSL_CONNECTION_ERROR && db->cfg.tls) {
+        snprintf(buf, sizeof(buf), "TLS: the handshake with the database failed (%s)", msg);
         msg = buf;
     } else if (no == CR_SSL_CONNECTION_ERROR) {
         snprintf(buf, sizeof(buf), "TLS: %s", msg);
@@ -363,6 +369,27 @@ static const char *system_ca_file(void) {
     return access(f, R_OK) == 0 ? f : NULL;
 }
 
+/* Each wait inside the TLS handshake blocks the loop at most this long. */
+#define OB_DB_TLS_WAIT_MAX_MS 5000
+
+/* The waits of the TLS handshake. Connector/C 3.3 hands its wait the connect
+ * timeout in seconds where the wait takes milliseconds, so with 10 s it waits
+ * 10 ms and then fails the handshake: any server more than a few
+ * milliseconds away is refused. This wait takes `timeout` as the seconds it
+ * is, bounded by OB_DB_TLS_WAIT_MAX_MS. */
+static int tls_io_wait(my_socket fd, my_bool is_read, int timeout) {
+    int ms = timeout > 0 && timeout < OB_DB_TLS_WAIT_MAX_MS / 1000 ? timeout * 1000
+                                                                   : OB_DB_TLS_WAIT_MAX_MS;
+    struct pollfd p = {.fd = fd, .events = is_read ? POLLIN : POLLOUT, .revents = 0};
+    int rc;
+    do
+        rc = poll(&p, 1, ms);
+    while (rc < 0 && errno == EINTR);
+    if (rc == 0)
+        errno = ETIMEDOUT;
+    return rc;
+}
+
 static void set_tls_options(ob_db *db) {
     my_bool on = 1;
     my_bool verify = db->cfg.tls_no_verify_host ? 0 : 1;
@@ -370,6 +397,7 @@ static void set_tls_options(ob_db *db) {
     if (ca == NULL && db->cfg.tls_no_verify_host)
         ca = system_ca_file();
     mysql_options(db->m, MYSQL_OPT_SSL_ENFORCE, &on);
+    mysql_optionsv(db->m, MARIADB_OPT_IO_WAIT, tls_io_wait);
     mysql_options(db->m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
     mysql_ssl_set(db->m, db->cfg.tls_key, db->cfg.tls_cert, ca, NULL, NULL);
 }

@@ -17,9 +17,10 @@
  *     owner connects again on a fresh handle;
  *   - with TLS, the server's certificate is always verified, and the socket
  *     is put back in non-blocking mode once connect completes. Connector/C
- *     3.3 runs the TLS handshake itself with a blocking wait bounded by the
- *     connect timeout (once per connection); ob_db_connect_block_us() says
- *     how long the longest call into connect took.
+ *     3.3 runs the TLS handshake itself with blocking waits (once per
+ *     connection, about one round trip), each bounded by the connect timeout
+ *     and at most 5 s; ob_db_connect_block_us() says how long the longest
+ *     call into connect took.
  *
  * Callbacks run on the loop and may run before the function that started the
  * operation returns (when the answer was already buffered), so callers set
