@@ -243,8 +243,8 @@ OUTBOX_EXPORT void outbox_relay_notify(outbox_relay *r);
  * required or missing, credentials refused); OUTBOX_ENATS when no server
  * answered; OUTBOX_EINVAL for bad options. errbuf gets the cause, never a
  * secret. */
-int outbox_nats_check(const outbox_relay_options *o, uint32_t timeout_ms, char *errbuf,
-                      size_t errlen);
+OUTBOX_EXPORT int outbox_nats_check(const outbox_relay_options *o, uint32_t timeout_ms,
+                                    char *errbuf, size_t errlen);
 
 /* The detail message of the last error on the relay. Never NULL. */
 OUTBOX_EXPORT const char *outbox_relay_errmsg(const outbox_relay *r);
