@@ -471,137 +471,155 @@ uint64_t ob_db_connect_block_us(const ob_db *db) {
 
 /* --- the state machine --------------------------------------------------- */
 
+/* Each step calls into the library for one state. It returns the wait mask
+ * the library asked for (> 0), STEP_NEXT when the state changed and the
+ * next step must start at once (the library reads ahead), or STEP_DONE when
+ * the operation ended and its callback ran. */
+enum { STEP_DONE = -1, STEP_NEXT = 0 };
+
+static int step_connecting(ob_db *db, int ev) {
+    /* The library may close and reopen sockets while connecting (one per
+     * address), so the poll handle is closed before every call: uv_close
+     * takes the fd out of epoll while the fd is still ours. */
+    poll_release(db);
+    /* With TLS, one of these calls holds the handshake's blocking wait:
+     * measure the longest. */
+    uint64_t t0 = uv_hrtime();
+    int wait = ev ? mysql_real_connect_cont(&db->ret_conn, db->m, ev)
+                  : mysql_real_connect_start(&db->ret_conn, db->m, connect_host(db), db->cfg.user,
+                                             db->cfg.password, db->cfg.database,
+                                             db->cfg.socket ? 0 : db->cfg.port, db->cfg.socket,
+                                             CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS);
+    uint64_t us = (uv_hrtime() - t0) / 1000;
+    if (us > db->connect_block_us)
+        db->connect_block_us = us;
+    if (wait)
+        return wait;
+    if (db->ret_conn == NULL) {
+        set_connect_error(db);
+        db->lost = 1;
+        drop_handle(db);
+        finish(db, 0);
+        return STEP_DONE;
+    }
+    if (db->cfg.tls && set_nonblocking(db) != 0) {
+        set_error(db, CR_SERVER_LOST, "cannot make the database socket non-blocking");
+        drop_handle(db);
+        finish(db, 0);
+        return STEP_DONE;
+    }
+    db->state = DB_IDLE;
+    OB_DEBUG(db->log, "%s: connected (session %lu%s%s, longest connect call %llu us)", db->name,
+             mysql_thread_id(db->m), db->cfg.tls ? ", TLS " : "",
+             db->cfg.tls ? ob_db_tls_cipher(db) : "", (unsigned long long)db->connect_block_us);
+    finish(db, 1);
+    return STEP_DONE;
+}
+
+static int step_querying(ob_db *db, int ev) {
+    int wait =
+        ev ? mysql_real_query_cont(&db->ret_int, db->m, ev)
+           : mysql_real_query_start(&db->ret_int, db->m, db->sql, (unsigned long)db->sql_len);
+    if (wait)
+        return wait;
+    if (db->ret_int != 0) {
+        op_failed(db);
+        return STEP_DONE;
+    }
+    db->state = DB_STORING;
+    return STEP_NEXT;
+}
+
+static int step_storing(ob_db *db, int ev) {
+    int wait = ev ? mysql_store_result_cont(&db->ret_res, db->m, ev)
+                  : mysql_store_result_start(&db->ret_res, db->m);
+    if (wait)
+        return wait;
+    if (db->ret_res == NULL && mysql_field_count(db->m) != 0) {
+        op_failed(db);
+        return STEP_DONE;
+    }
+    if (db->nres < OB_DB_MAX_RESULTS) {
+        db->res[db->nres] = db->ret_res;
+        db->affected[db->nres] = db->ret_res ? 0 : (uint64_t)mysql_affected_rows(db->m);
+        db->nres++;
+    } else if (db->ret_res) {
+        mysql_free_result(db->ret_res);
+    }
+    if (!mysql_more_results(db->m)) {
+        db->state = DB_IDLE;
+        finish(db, 1);
+        return STEP_DONE;
+    }
+    db->state = DB_NEXT;
+    return STEP_NEXT;
+}
+
+static int step_next(ob_db *db, int ev) {
+    int wait = ev ? mysql_next_result_cont(&db->ret_int, db->m, ev)
+                  : mysql_next_result_start(&db->ret_int, db->m);
+    if (wait)
+        return wait;
+    if (db->ret_int > 0) {
+        op_failed(db);
+        return STEP_DONE;
+    }
+    if (db->ret_int < 0) {
+        db->state = DB_IDLE;
+        finish(db, 1);
+        return STEP_DONE;
+    }
+    db->state = DB_STORING;
+    return STEP_NEXT;
+}
+
+static int step_quitting(ob_db *db, int ev) {
+    poll_release(db); /* mysql_close closes the socket */
+    int wait = ev ? mysql_close_cont(db->m, ev) : mysql_close_start(db->m);
+    if (wait)
+        return wait;
+    db->m = NULL;
+    db->state = DB_DOWN;
+    finish(db, 1);
+    return STEP_DONE;
+}
+
+/* The state machine: one step after another until the library asks to
+ * wait (then the poll handle or a timer brings the next event) or the
+ * operation ends. */
 static void db_run(ob_db *db, int ev) {
     for (;;) {
-        int wait = 0;
+        int r;
         switch (db->state) {
         case DB_CONNECTING:
-            /* The library may close and reopen sockets while connecting (one
-             * per address), so the poll handle is closed before every call:
-             * uv_close takes the fd out of epoll while the fd is still ours. */
-            poll_release(db);
-            {
-                /* With TLS, one of these calls holds the handshake's
-                 * blocking wait: measure the longest. */
-                uint64_t t0 = uv_hrtime();
-                if (ev)
-                    wait = mysql_real_connect_cont(&db->ret_conn, db->m, ev);
-                else
-                    wait = mysql_real_connect_start(
-                        &db->ret_conn, db->m, connect_host(db), db->cfg.user, db->cfg.password,
-                        db->cfg.database, db->cfg.socket ? 0 : db->cfg.port, db->cfg.socket,
-                        CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS);
-                uint64_t us = (uv_hrtime() - t0) / 1000;
-                if (us > db->connect_block_us)
-                    db->connect_block_us = us;
-            }
-            if (wait)
-                break;
-            if (db->ret_conn == NULL) {
-                set_connect_error(db);
-                db->lost = 1;
-                drop_handle(db);
-                finish(db, 0);
-                return;
-            }
-            if (db->cfg.tls && set_nonblocking(db) != 0) {
-                set_error(db, CR_SERVER_LOST, "cannot make the database socket non-blocking");
-                drop_handle(db);
-                finish(db, 0);
-                return;
-            }
-            db->state = DB_IDLE;
-            OB_DEBUG(db->log, "%s: connected (session %lu%s%s, longest connect call %llu us)",
-                     db->name, mysql_thread_id(db->m), db->cfg.tls ? ", TLS " : "",
-                     db->cfg.tls ? ob_db_tls_cipher(db) : "",
-                     (unsigned long long)db->connect_block_us);
-            finish(db, 1);
-            return;
-
+            r = step_connecting(db, ev);
+            break;
         case DB_QUERYING:
-            if (ev)
-                wait = mysql_real_query_cont(&db->ret_int, db->m, ev);
-            else
-                wait = mysql_real_query_start(&db->ret_int, db->m, db->sql,
-                                              (unsigned long)db->sql_len);
-            if (wait)
-                break;
-            if (db->ret_int != 0) {
-                op_failed(db);
-                return;
-            }
-            db->state = DB_STORING;
-            ev = 0;
-            continue;
-
+            r = step_querying(db, ev);
+            break;
         case DB_STORING:
-            if (ev)
-                wait = mysql_store_result_cont(&db->ret_res, db->m, ev);
-            else
-                wait = mysql_store_result_start(&db->ret_res, db->m);
-            if (wait)
-                break;
-            if (db->ret_res == NULL && mysql_field_count(db->m) != 0) {
-                op_failed(db);
-                return;
-            }
-            if (db->nres < OB_DB_MAX_RESULTS) {
-                db->res[db->nres] = db->ret_res;
-                db->affected[db->nres] = db->ret_res ? 0 : (uint64_t)mysql_affected_rows(db->m);
-                db->nres++;
-            } else if (db->ret_res) {
-                mysql_free_result(db->ret_res);
-            }
-            if (!mysql_more_results(db->m)) {
-                db->state = DB_IDLE;
-                finish(db, 1);
-                return;
-            }
-            db->state = DB_NEXT;
-            ev = 0;
-            continue;
-
+            r = step_storing(db, ev);
+            break;
         case DB_NEXT:
-            if (ev)
-                wait = mysql_next_result_cont(&db->ret_int, db->m, ev);
-            else
-                wait = mysql_next_result_start(&db->ret_int, db->m);
-            if (wait)
-                break;
-            if (db->ret_int > 0) {
-                op_failed(db);
-                return;
-            }
-            if (db->ret_int < 0) {
-                db->state = DB_IDLE;
-                finish(db, 1);
-                return;
-            }
-            db->state = DB_STORING;
-            ev = 0;
-            continue;
-
+            r = step_next(db, ev);
+            break;
         case DB_QUITTING:
-            poll_release(db); /* mysql_close closes the socket */
-            if (ev)
-                wait = mysql_close_cont(db->m, ev);
-            else
-                wait = mysql_close_start(db->m);
-            if (wait)
-                break;
-            db->m = NULL;
-            db->state = DB_DOWN;
-            finish(db, 1);
-            return;
-
+            r = step_quitting(db, ev);
+            break;
         case DB_DOWN:
         case DB_RESOLVING:
         case DB_IDLE:
         case DB_CLOSED:
-            /* Nothing is suspended in the library: a stray wake-up. */
-            return;
+        default:
+            return; /* nothing is suspended in the library: a stray wake-up */
         }
-        if (arm(db, wait) != 0) {
+        if (r == STEP_DONE)
+            return;
+        if (r == STEP_NEXT) {
+            ev = 0;
+            continue;
+        }
+        if (arm(db, r) != 0) {
             set_error(db, CR_SERVER_LOST, "could not watch the database socket");
             drop_handle(db);
             finish(db, 0);
