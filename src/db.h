@@ -114,6 +114,10 @@ void ob_db_reset(ob_db *db);
  * and then calls cb (may be NULL). The object must not be used afterwards. */
 void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data);
 
+/* MariaDB's "Connections using insecure transport are prohibited while
+ * --require_secure_transport=ON"; the client headers lack its name. */
+#define OB_ER_SECURE_TRANSPORT_REQUIRED 4151
+
 /* True for client and server error numbers that mean the connection is gone. */
 int ob_db_errno_is_lost(unsigned err);
 
