@@ -174,7 +174,7 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
     outbox_maint *m = calloc(1, sizeof(*m));
     if (m == NULL)
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
-    if (ob_db_url_parse(o->db_url, &m->url, err, sizeof(err)) != 0) {
+    if (ob_db_settings(o->db_url, o->db_password, &m->url, err, sizeof(err)) != 0) {
         free(m);
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     }
@@ -187,10 +187,6 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
     m->log.fn = o->log;
     m->log.data = o->log_data;
     m->log.level = o->log_level;
-    if (o->db_password) {
-        free(m->url.password);
-        m->url.password = strdup(o->db_password);
-    }
     if (strchr(o->table, '.') == NULL && (m->url.database == NULL || *m->url.database == '\0')) {
         handle_free(m);
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
@@ -204,16 +200,11 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
                  o->ddl_lock_wait_s) < 0)
         m->init_command = NULL;
     if (!m->o.db_url || !m->o.table || (o->db_password && !m->o.db_password) || !m->init_command ||
-        (o->db_password && !m->url.password) || make_names(m, o->table) != 0) {
+        make_names(m, o->table) != 0) {
         handle_free(m);
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     }
-    m->dbcfg.host = m->url.host;
-    m->dbcfg.port = m->url.port;
-    m->dbcfg.user = m->url.user;
-    m->dbcfg.password = m->url.password;
-    m->dbcfg.database = m->url.database;
-    m->dbcfg.socket = m->url.socket;
+    ob_db_url_to_config(&m->url, &m->dbcfg);
     m->dbcfg.connect_timeout_s = 10;
     /* DDL may wait for metadata locks and REORGANIZE copies the tail's rows:
      * allow far longer than the relay's batch statements. */

@@ -265,7 +265,7 @@ int outbox_enqueue(outbox_producer *p, MYSQL *conn, const outbox_entry *e, outbo
 
 MYSQL *outbox_connect(const char *url, char *err, size_t errlen) {
     ob_db_url u;
-    if (ob_db_url_parse(url, &u, err, errlen) != 0)
+    if (ob_db_settings(url, NULL, &u, err, errlen) != 0)
         return NULL;
     MYSQL *m = mysql_init(NULL);
     if (m == NULL) {
