@@ -58,7 +58,10 @@ static void subjects(void) {
     CHECK_CONTAINS(err, "\\xE9"); /* quoted printably */
     /* Valid UTF-8 passes. */
     ob_buf_reset(&b);
-    r = make_row("commande", "1", "cr\xc3\xa9\xc3\xa9" "e", NULL);
+    r = make_row("commande", "1",
+                 "cr\xc3\xa9\xc3\xa9"
+                 "e",
+                 NULL);
     CHECK_EQ(ob_message_subject(&b, "outbox", &r, err, sizeof(err)), 0);
     ob_buf_free(&b);
 }
