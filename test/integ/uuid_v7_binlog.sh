@@ -20,9 +20,11 @@ find_bin() { for n in "$@"; do command -v "$n" 2>/dev/null && return 0; [ -x "/u
 mariadbd=$(find_bin mariadbd mysqld) || fail "mariadbd not found"
 install_db=$(find_bin mariadb-install-db mysql_install_db) || fail "mariadb-install-db not found"
 user=(); [ "$(id -u)" = 0 ] && user=(--user=root)
-"$install_db" --no-defaults --datadir="$dir/db" --auth-root-authentication-method=normal \
+mkdir "$dir/tmp"
+"$install_db" --no-defaults --datadir="$dir/db" --tmpdir="$dir/tmp" --auth-root-authentication-method=normal \
   "${user[@]}" >"$dir/install.log" 2>&1 || { cat "$dir/install.log"; fail "mariadb-install-db"; }
-"$mariadbd" --no-defaults "${user[@]}" --datadir="$dir/db" --socket="$dir/sock" --skip-networking \
+"$mariadbd" --no-defaults "${user[@]}" --datadir="$dir/db" --tmpdir="$dir/tmp" --socket="$dir/sock" \
+  --skip-networking \
   --pid-file="$dir/pid" --log-error="$dir/err" --log-bin="$dir/binlog" --server-id=1 \
   >/dev/null 2>&1 &
 B() { "$OUTBOX_TEST_MARIADB_CLIENT" --no-defaults -S "$dir/sock" "$@"; }
