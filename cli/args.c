@@ -525,7 +525,9 @@ void ob_cli_maint_options(const ob_cli *c, outbox_relay_options *o) {
 }
 
 void ob_cli_free(ob_cli *c) {
-    for (int i = 0; i < c->nowned; i++)
+    for (int i = 0; i < c->nowned; i++) {
+        explicit_bzero(c->owned[i], strlen(c->owned[i])); /* secrets among them */
         free(c->owned[i]);
+    }
     c->nowned = 0;
 }

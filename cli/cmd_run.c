@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "commands.h"
+#include "subject.h"
 #include "url.h"
 
 typedef struct run_ctx {
@@ -117,6 +118,11 @@ int ob_cmd_run(ob_cli *c) {
     x.show_progress = c->progress < 0 ? x.tty : c->progress;
     outbox_relay_options o = c->relay;
     char err[512];
+    if (o.subject_prefix && ob_subject_check(o.subject_prefix, strlen(o.subject_prefix),
+                                             "subject prefix", err, sizeof(err)) != 0) {
+        fprintf(stderr, "outbox-uvrelay: %s\nTry 'outbox-uvrelay --help'.\n", err);
+        return 2;
+    }
     char *nats_url = NULL;
     if (c->nats_password || c->nats_token) {
         /* The relay takes NATS credentials in the URL only. */

@@ -27,6 +27,7 @@ expect_usage "connections must be 1-256" --db "$good_db" --nats "$OUTBOX_TEST_NA
 expect_usage "--batch: '0'" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --batch 0
 expect_usage "not a duration" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --ack-timeout fast
 expect_usage "subject prefix" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --subject-prefix "a.*"
+expect_usage "wildcards" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --subject-prefix "a*b.c"
 rc=0; OUTBOX_BATCH=lots "$bin" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" 2>"$work/err" || rc=$?
 assert_eq "$rc" 2 "exit status for a bad OUTBOX_BATCH"
 grep -q "environment variable OUTBOX_BATCH: 'lots'" "$work/err" || fail "message names OUTBOX_BATCH"
