@@ -17,6 +17,7 @@ typedef enum opt_type {
     T_BACKOFF,  /* fixed | exponential */
     T_LEVEL,    /* error | warn | info | debug */
     T_PROGRESS, /* --progress / --no-progress */
+    T_FILE,     /* const char *: the first line of the named file (a secret) */
 } opt_type;
 
 typedef struct opt {
@@ -33,6 +34,7 @@ typedef struct opt {
 static const opt opts[] = {
     {"db", "OUTBOX_DB", T_STR, R(db_url), 0},
     {"db-password", "OUTBOX_DB_PASSWORD", T_STR, R(db_password), 0},
+    {"db-password-file", "OUTBOX_DB_PASSWORD_FILE", T_FILE, R(db_password), 0},
     {"nats", "OUTBOX_NATS", T_STR, R(nats_url), 0},
     /* TLS and credentials */
     {"db-tls", "OUTBOX_DB_TLS", T_FLAG, R(db_tls), 1},
@@ -83,7 +85,7 @@ static const opt opts[] = {
     {"no-function", NULL, T_FLAG, C(no_function), 1},
     {"lookahead", "OUTBOX_PARTITION_LOOKAHEAD", T_U32, C(lookahead), 0},
     {"retention", "OUTBOX_PARTITION_RETENTION", T_U32, C(retention), 0},
-    {"older-than", "OUTBOX_RETENTION", T_MS64, C(older_than_ms), 0},
+    {"older-than", "OUTBOX_OLDER_THAN", T_MS64, C(older_than_ms), 0},
     {"limit", "OUTBOX_CLEANUP_LIMIT", T_U32, C(limit), 0},
     {"include-dead", "OUTBOX_CLEANUP_INCLUDE_DEAD", T_FLAG, C(include_dead), 1},
     {"id", NULL, T_STR, C(id), 0},
@@ -92,88 +94,111 @@ static const opt opts[] = {
     {"version", NULL, T_FLAG, C(version), 1},
 };
 
-const char *ob_cli_usage(void) {
-    return "usage: outbox-uvrelay [run] --db mysql://user:pass@host:port/db --nats "
-           "nats://host:port "
-           "[options]\n"
-           "       outbox-uvrelay schema [--table T] [--partitioned [--monthly] [--lookahead N]] "
-           "[--binary] [--no-function]\n"
-           "       outbox-uvrelay status --db URL [--table T]\n"
-           "       outbox-uvrelay partitions --once --db URL [--table T] [--monthly] "
-           "[--lookahead N] [--retention N]\n"
-           "       outbox-uvrelay cleanup --once --db URL [--table T] [--older-than 7d] "
-           "[--limit N] [--include-dead]\n"
-           "       outbox-uvrelay dead list|replay|purge --db URL [--table T] "
-           "[--id ID | --all] [--older-than D]\n"
-           "\n"
-           "Relays rows of a transactional-outbox table in MariaDB to a NATS JetStream stream.\n"
-           "\n"
-           "Connections (also from the environment):\n"
-           "  --db URL              OUTBOX_DB           "
-           "mysql://user:pass@host:port/db[?socket=PATH]\n"
-           "  --db-password PASS    OUTBOX_DB_PASSWORD  overrides the URL's password\n"
-           "  --nats URL            OUTBOX_NATS         nats://[user:pass@]host:port[,nats://...]\n"
-           "Relay:\n"
-           "  --table NAME          OUTBOX_TABLE          outbox table, [schema.]name (outbox)\n"
-           "  --stream NAME         OUTBOX_STREAM         JetStream stream (OUTBOX)\n"
-           "  --subject-prefix P    OUTBOX_SUBJECT_PREFIX subjects P.<aggregate_type>.<event_type> "
-           "(outbox)\n"
-           "  --ce-source S         OUTBOX_CE_SOURCE      CloudEvents source (outbox-uvrelay)\n"
-           "  --no-cloudevents      OUTBOX_NO_CLOUDEVENTS leave out the ce-* headers (less CPU)\n"
-           "  --connections N       OUTBOX_CONNECTIONS    MariaDB connections (2)\n"
-           "  --batch N             OUTBOX_BATCH          rows per fetch (500)\n"
-           "  --poll-interval D     OUTBOX_POLL_INTERVAL  longest wait between idle polls (100ms)\n"
-           "  --poll-min D          OUTBOX_POLL_MIN       shortest, while rows keep coming (5ms)\n"
-           "  --wake-subject S      OUTBOX_WAKE_SUBJECT   doorbell subject (outbox_wake.<table>;\n"
-           "                                              empty: no doorbell)\n"
-           "  --max-in-flight N     OUTBOX_MAX_IN_FLIGHT  unacked publishes (8192)\n"
-           "  --ack-timeout D       OUTBOX_ACK_TIMEOUT    publish ack timeout (5s)\n"
-           "  --drain               OUTBOX_DRAIN          exit 0 once no pending rows remain\n"
-           "Failures:\n"
-           "  --max-attempts N      OUTBOX_MAX_ATTEMPTS   attempts before a row is dead (5)\n"
-           "  --backoff KIND        OUTBOX_BACKOFF        exponential or fixed (exponential)\n"
-           "  --backoff-base D      OUTBOX_BACKOFF_BASE   first retry delay (1s)\n"
-           "  --backoff-max D       OUTBOX_BACKOFF_MAX    longest retry delay (60s)\n"
-           "  --backoff-jitter F    OUTBOX_BACKOFF_JITTER 0..1 (0.2)\n"
-           "  --dup-window D        OUTBOX_DUP_WINDOW     duplicate window of a created stream "
-           "(2m)\n"
-           "  --strict-dup-window   refuse to run when the stream's window is shorter than\n"
-           "                        ack timeout + backoff max\n"
-           "  --shutdown-timeout D  wait for in-flight acks on stop (5s)\n"
-           "Maintenance (the run command's timers are off unless an interval is set):\n"
-           "  --pending-interval D  sample pending count and lag\n"
-           "  --partition-interval D  run the partition maintainer\n"
-           "  --cleanup-interval D    delete old processed rows\n"
-           "  --monthly             monthly partitions instead of daily\n"
-           "  --lookahead N         partitions kept ready after the current period (7)\n"
-           "  --retention N         past partitions kept; older ones are dropped unless they\n"
-           "                        hold pending rows (0: never drop)\n"
-           "  --older-than D        cleanup: processed rows older than this go (7d);\n"
-           "                        dead purge: dead rows created before this go\n"
-           "  --limit N             cleanup: rows per round (10000); dead list: rows shown\n"
-           "  --include-dead        cleanup: old dead rows go too\n"
-           "  --delete-processed    delete rows once acked instead of marking them\n"
-           "Output:\n"
-           "  --log-level L         error, warn, info or debug (info)\n"
-           "  --progress, --no-progress  progress line on stderr (default: when a terminal)\n"
-           "  --help, --version\n"
-           "\n"
-           "Durations: 250ms, 5s, 2m, 1h, 7d, or plain milliseconds.\n"
-           "Exit status: 0 done, 1 runtime failure, 2 bad usage.\n";
-}
+/* In parts: C11 compilers need not take string literals over 4095 bytes. */
+static const char *const usage_parts[] = {
+    "usage: outbox-uvrelay [run] --db mysql://user:pass@host:port/db --nats "
+    "nats://host:port "
+    "[options]\n"
+    "       outbox-uvrelay schema [--table T] [--partitioned [--monthly] [--lookahead N]] "
+    "[--binary] [--no-function]\n"
+    "       outbox-uvrelay status --db URL [--table T]\n"
+    "       outbox-uvrelay partitions --once --db URL [--table T] [--monthly] "
+    "[--lookahead N] [--retention N]\n"
+    "       outbox-uvrelay cleanup --once --db URL [--table T] [--older-than 7d] "
+    "[--limit N] [--include-dead]\n"
+    "       outbox-uvrelay dead list|replay|purge --db URL [--table T] "
+    "[--id ID | --all] [--older-than D]\n"
+    "\n"
+    "Relays rows of a transactional-outbox table in MariaDB to a NATS JetStream stream.\n"
+    "\n"
+    "Connections (also from the environment):\n"
+    "  --db URL              OUTBOX_DB             "
+    "mysql://user:pass@host:port/db[?socket=PATH]\n"
+    "  --db-password-file F  OUTBOX_DB_PASSWORD_FILE  the password, from the first line "
+    "of F\n"
+    "  --db-password PASS    OUTBOX_DB_PASSWORD    overrides the URL's password (visible "
+    "in ps)\n"
+    "  --nats URL            OUTBOX_NATS           nats://[user:pass@|token@]host:port"
+    "[,nats://...]\n"
+    "  --nats-password-file F  OUTBOX_NATS_PASSWORD_FILE  password for the URL's user\n"
+    "  --nats-token-file F   OUTBOX_NATS_TOKEN_FILE  token, for a URL without a user\n"
+    "                        (both files are read again at every reconnect)\n",
+    "TLS and credentials:\n"
+    "  --db-tls              OUTBOX_DB_TLS         require TLS to MariaDB, verify against the "
+    "system CAs\n"
+    "  --db-tls-ca F         OUTBOX_DB_TLS_CA      verify the server against this CA (implies "
+    "--db-tls)\n"
+    "  --db-tls-cert F       OUTBOX_DB_TLS_CERT    client certificate\n"
+    "  --db-tls-key F        OUTBOX_DB_TLS_KEY     its key\n"
+    "  --db-tls-no-verify-host  OUTBOX_DB_TLS_NO_VERIFY_HOST  skip the host-name check (the "
+    "chain is still checked)\n"
+    "  --nats-tls-ca F       OUTBOX_NATS_TLS_CA    verify NATS against this CA (TLS also with "
+    "tls:// URLs)\n"
+    "  --nats-tls-cert F     OUTBOX_NATS_TLS_CERT  NATS client certificate\n"
+    "  --nats-tls-key F      OUTBOX_NATS_TLS_KEY   its key\n"
+    "  --nats-creds F        OUTBOX_NATS_CREDS     JWT + NKey credentials file (.creds)\n"
+    "  --nats-nkey F         OUTBOX_NATS_NKEY      NKey user seed file\n"
+    "  --stream-replicas N   OUTBOX_STREAM_REPLICAS  replicas of a stream the relay creates\n",
+    "Relay:\n"
+    "  --table NAME          OUTBOX_TABLE          outbox table, [schema.]name (outbox)\n"
+    "  --stream NAME         OUTBOX_STREAM         JetStream stream (OUTBOX)\n"
+    "  --subject-prefix P    OUTBOX_SUBJECT_PREFIX subjects P.<aggregate_type>.<event_type> "
+    "(outbox)\n"
+    "  --ce-source S         OUTBOX_CE_SOURCE      CloudEvents source (outbox-uvrelay)\n"
+    "  --no-cloudevents      OUTBOX_NO_CLOUDEVENTS leave out the ce-* headers (less CPU)\n"
+    "  --connections N       OUTBOX_CONNECTIONS    MariaDB connections (2)\n"
+    "  --batch N             OUTBOX_BATCH          rows per fetch (500)\n"
+    "  --poll-interval D     OUTBOX_POLL_INTERVAL  longest wait between idle polls (100ms)\n"
+    "  --poll-min D          OUTBOX_POLL_MIN       shortest, while rows keep coming (5ms)\n"
+    "  --wake-subject S      OUTBOX_WAKE_SUBJECT   doorbell subject (outbox_wake.<table>; "
+    "empty: none)\n"
+    "  --max-in-flight N     OUTBOX_MAX_IN_FLIGHT  unacked publishes (8192)\n"
+    "  --ack-timeout D       OUTBOX_ACK_TIMEOUT    publish ack timeout (5s)\n"
+    "  --drain               OUTBOX_DRAIN          exit 0 once no pending rows remain\n"
+    "Failures:\n"
+    "  --max-attempts N      OUTBOX_MAX_ATTEMPTS   attempts before a row is dead (5)\n"
+    "  --backoff KIND        OUTBOX_BACKOFF        exponential or fixed (exponential)\n"
+    "  --backoff-base D      OUTBOX_BACKOFF_BASE   first retry delay (1s)\n"
+    "  --backoff-max D       OUTBOX_BACKOFF_MAX    longest retry delay (60s)\n"
+    "  --backoff-jitter F    OUTBOX_BACKOFF_JITTER 0..1 (0.2)\n"
+    "  --dup-window D        OUTBOX_DUP_WINDOW     duplicate window of a created stream "
+    "(2m)\n"
+    "  --strict-dup-window   OUTBOX_STRICT_DUP_WINDOW  refuse to run when the stream's "
+    "window\n"
+    "                        is shorter than ack timeout + backoff max\n"
+    "  --shutdown-timeout D  OUTBOX_SHUTDOWN_TIMEOUT  wait for in-flight acks on stop "
+    "(5s)\n"
+    "Maintenance (the run command's timers are off unless an interval is set):\n"
+    "  --pending-interval D    OUTBOX_PENDING_INTERVAL    sample pending count and lag\n"
+    "  --partition-interval D  OUTBOX_PARTITION_INTERVAL  run the partition maintainer\n"
+    "  --cleanup-interval D    OUTBOX_CLEANUP_INTERVAL    delete old processed rows\n"
+    "  --monthly             OUTBOX_PARTITION_MONTHLY    monthly partitions, not daily\n"
+    "  --lookahead N         OUTBOX_PARTITION_LOOKAHEAD  partitions kept ready after the\n"
+    "                        current period (7)\n"
+    "  --retention N         OUTBOX_PARTITION_RETENTION  past partitions kept; older ones\n"
+    "                        are dropped unless they hold pending rows (0: never drop)\n"
+    "  --older-than D        OUTBOX_OLDER_THAN     cleanup: processed rows older than this\n"
+    "                        go (7d); dead purge: dead rows created before this go\n"
+    "  --limit N             OUTBOX_CLEANUP_LIMIT  cleanup: rows per round (10000);\n"
+    "                        dead list: rows shown (100)\n"
+    "  --include-dead        OUTBOX_CLEANUP_INCLUDE_DEAD  cleanup: old dead rows go too\n"
+    "  --delete-processed    OUTBOX_DELETE_PROCESSED  delete rows once acked instead of\n"
+    "                        marking them\n"
+    "Output:\n"
+    "  --log-level L         OUTBOX_LOG_LEVEL      error, warn, info or debug (info)\n"
+    "  --progress, --no-progress  progress line on stderr (default: when a terminal)\n"
+    "  --help, --version\n"
+    "\n"
+    "Durations: 250ms, 5s, 2m, 1h, 7d, or plain milliseconds.\n"
+    "Exit status: 0 done, 1 runtime failure, 2 bad usage.\n",
+};
 
-const char *ob_cli_usage_tls(void) {
-    return "TLS and credentials (also OUTBOX_<FLAG>, e.g. OUTBOX_DB_TLS_CA):\n"
-           "  --db-tls              require TLS to MariaDB, verify against the system CAs\n"
-           "  --db-tls-ca FILE      verify the server against this CA (implies --db-tls)\n"
-           "  --db-tls-cert FILE, --db-tls-key FILE   client certificate and key\n"
-           "  --db-tls-no-verify-host  skip the host-name check (the chain is still checked)\n"
-           "  --nats-tls-ca FILE    verify NATS against this CA (TLS also with tls:// URLs)\n"
-           "  --nats-tls-cert FILE, --nats-tls-key FILE   NATS client certificate and key\n"
-           "  --nats-creds FILE     JWT + NKey credentials file (.creds)\n"
-           "  --nats-nkey FILE      NKey user seed file\n"
-           "  --nats-token-file FILE, --nats-password-file FILE (user from nats://USER@host)\n"
-           "  --stream-replicas N   replicas of a stream the relay creates (server default)\n";
+const char *ob_cli_usage(void) {
+    static char text[8192];
+    if (text[0] == '\0')
+        for (size_t i = 0; i < sizeof(usage_parts) / sizeof(usage_parts[0]); i++)
+            strncat(text, usage_parts[i], sizeof(text) - strlen(text) - 1);
+    return text;
 }
 
 int ob_cli_duration_ms(const char *s, uint64_t *out) {
@@ -236,6 +261,45 @@ static const char *keep(ob_cli *c, const char *s) {
         return s;
     c->owned[c->nowned++] = d;
     return d;
+}
+
+/* Reads the secret in the first line of the file `path` (a trailing CR LF
+ * or LF is not part of it). Messages name the file, never its content. */
+static int store_file(ob_cli *c, const opt *o, const char *path, const char *src, char *err,
+                      size_t errlen) {
+    if (path == NULL || *path == '\0') {
+        snprintf(err, errlen, "%s needs a file name", src);
+        return -1;
+    }
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: cannot read '%s': %s", src, path, strerror(errno));
+        return -1;
+    }
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof(buf), f);
+    int bad = ferror(f) || (n == sizeof(buf) && fgetc(f) != EOF);
+    fclose(f);
+    size_t len = 0;
+    while (len < n && buf[len] != '\n' && buf[len] != '\0')
+        len++;
+    if (len > 0 && buf[len - 1] == '\r')
+        len--;
+    if (bad || len == 0 || (len < n && buf[len] == '\0')) {
+        explicit_bzero(buf, sizeof(buf));
+        snprintf(err, errlen, "%s: '%s' must hold the secret on its first line (under 4 KiB)", src,
+                 path);
+        return -1;
+    }
+    buf[len] = '\0';
+    const char *kept = keep(c, buf);
+    explicit_bzero(buf, sizeof(buf));
+    if (kept == buf) {
+        snprintf(err, errlen, "%s: out of memory", src);
+        return -1;
+    }
+    *(const char **)((char *)c + o->off) = kept;
+    return 0;
 }
 
 /* Stores `val` (from `src`, "--name" or "NAME=") into the field of `o`. */
@@ -313,6 +377,8 @@ static int store(ob_cli *c, const opt *o, const char *val, const char *src, char
             return -1;
         }
         return 0;
+    case T_FILE:
+        return store_file(c, o, val, src, err, errlen);
     case T_LEVEL: {
         static const char *names[] = {"error", "warn", "info", "debug"};
         for (int i = 0; i < 4; i++)
@@ -331,6 +397,32 @@ static int takes_value(const opt *o) {
     return o->type != T_FLAG && o->type != T_PROGRESS;
 }
 
+/* Records that option i was given (as `name`); -1 with a message when it,
+ * or another option for the same setting, was given already. */
+static int once(const opt *all, size_t n, const char **set_by, size_t i, const char *name,
+                const char *dash, char *err, size_t errlen) {
+    for (size_t k = 0; k < n; k++) {
+        if (set_by[k] == NULL || all[k].off != all[i].off)
+            continue;
+        if (k == i)
+            snprintf(err, errlen, "%s%s is given twice; give it once", dash, name);
+        else
+            snprintf(err, errlen, "%s%s and %s%s set the same thing; give one", dash, set_by[k],
+                     dash, name);
+        return -1;
+    }
+    set_by[i] = name;
+    return 0;
+}
+
+size_t ob_cli_env_names(const char **out, size_t max) {
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+        if (opts[i].env && k < max)
+            out[k++] = opts[i].env;
+    return k;
+}
+
 static const struct {
     const char *name;
     ob_cli_command cmd;
@@ -344,11 +436,18 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
     outbox_relay_options_init(&c->relay);
     c->progress = -1;
     c->lookahead = 7;
-    c->limit = 10000;
+    c->limit = OB_CLI_LIMIT_UNSET;
     c->older_than_ms = 7ULL * 86400000ULL;
     const size_t nopts = sizeof(opts) / sizeof(opts[0]);
 
-    /* The environment first, so that flags override it. */
+    /* The environment first, so that flags override it. Two sources of one
+     * setting in the same place (the environment, or the command line) are a
+     * mistake: the one kept would be a matter of order. */
+    const char *set_by[sizeof(opts) / sizeof(opts[0])] = {0};
+    if (env && env("OUTBOX_RETENTION", env_data) != NULL) {
+        snprintf(err, errlen, "OUTBOX_RETENTION is now OUTBOX_OLDER_THAN (--older-than)");
+        return 2;
+    }
     for (size_t i = 0; env && i < nopts; i++) {
         if (opts[i].env == NULL)
             continue;
@@ -357,9 +456,11 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
             continue;
         char src[64];
         snprintf(src, sizeof(src), "environment variable %s", opts[i].env);
-        if (store(c, &opts[i], v, src, err, errlen) != 0)
+        if (once(opts, nopts, set_by, i, opts[i].env, "", err, errlen) != 0 ||
+            store(c, &opts[i], v, src, err, errlen) != 0)
             return 2;
     }
+    memset(set_by, 0, sizeof(set_by));
 
     int positional = 0;
     for (int a = 1; a < argc; a++) {
@@ -408,6 +509,9 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
         }
         char src[64];
         snprintf(src, sizeof(src), "--%s", o->name);
+        if (takes_value(o) &&
+            once(opts, nopts, set_by, (size_t)(o - opts), o->name, "--", err, errlen))
+            return 2;
         const char *val = NULL;
         if (takes_value(o)) {
             if (eq)
@@ -450,12 +554,14 @@ void ob_cli_maint_options(const ob_cli *c, outbox_relay_options *o) {
     o->maint.partition_lookahead = c->lookahead;
     o->maint.partition_retention = c->retention;
     o->maint.cleanup_retention_ms = c->older_than_ms;
-    o->maint.cleanup_limit = c->limit;
+    o->maint.cleanup_limit = c->limit == OB_CLI_LIMIT_UNSET ? 10000 : c->limit;
     o->maint.cleanup_include_dead = c->include_dead;
 }
 
 void ob_cli_free(ob_cli *c) {
-    for (int i = 0; i < c->nowned; i++)
+    for (int i = 0; i < c->nowned; i++) {
+        explicit_bzero(c->owned[i], strlen(c->owned[i])); /* secrets among them */
         free(c->owned[i]);
+    }
     c->nowned = 0;
 }

@@ -20,6 +20,8 @@ typedef enum ob_cli_command {
     OB_CMD_DEAD,
 } ob_cli_command;
 
+#define OB_CLI_LIMIT_UNSET UINT32_MAX
+
 typedef struct ob_cli {
     ob_cli_command command;
     const char *subcommand; /* dead: list | replay | purge */
@@ -38,10 +40,11 @@ typedef struct ob_cli {
     /* maintenance and dead letters */
     uint32_t retention;     /* partitions: periods to keep */
     uint64_t older_than_ms; /* cleanup and dead purge */
-    uint32_t limit;
+    uint32_t limit;         /* OB_CLI_LIMIT_UNSET when not given */
     int include_dead;
     const char *id; /* dead replay --id */
     int all;        /* dead replay --all */
+    /* NATS secrets read from files, for the run command to put into the URL */
     /* owned copies of strings taken from argv or the environment */
     char *owned[32];
     int nowned;
@@ -66,8 +69,10 @@ void ob_cli_maint_options(const ob_cli *c, outbox_relay_options *o);
  * Returns 0 or -1. */
 int ob_cli_duration_ms(const char *s, uint64_t *out);
 
-/* The usage text, and its part on TLS and credentials. */
+/* The environment names of every option, for tests; returns how many. */
+size_t ob_cli_env_names(const char **out, size_t max);
+
+/* The usage text. */
 const char *ob_cli_usage(void);
-const char *ob_cli_usage_tls(void);
 
 #endif

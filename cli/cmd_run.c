@@ -3,12 +3,15 @@
  * optional progress line, and --drain.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <nats/nats.h>
 #include <uv.h>
 
 #include "commands.h"
+#include "subject.h"
+#include "url.h"
 
 typedef struct run_ctx {
     uv_loop_t loop;
@@ -16,6 +19,7 @@ typedef struct run_ctx {
     uv_signal_t sigint, sigterm;
     uv_timer_t progress;
     int show_progress;
+    int tty; /* stderr is a terminal: the progress line is redrawn in place */
     int exit_code;
     int stopping;
     outbox_stats last;
@@ -26,7 +30,7 @@ typedef struct run_ctx {
 static void log_line(outbox_log_level level, const char *msg, void *data) {
     run_ctx *x = data;
     if (x && x->line_shown) {
-        fputs("\r\033[K", stderr);
+        fputs(x->tty ? "\r\033[K" : "\n", stderr);
         x->line_shown = 0;
     }
     outbox_log_stderr(level, msg, NULL);
@@ -42,8 +46,10 @@ static void on_progress(uv_timer_t *t) {
     char pending[32] = "?";
     if (s.pending >= 0)
         snprintf(pending, sizeof(pending), "%lld", (long long)s.pending);
+    if (x->line_shown)
+        fputs(x->tty ? "\r\033[K" : "\n", stderr);
     fprintf(stderr,
-            "\r\033[K%8.0f msg/s  acked %llu  dead %llu  retried %llu  pending %s  lag %lld ms  "
+            "%8.0f msg/s  acked %llu  dead %llu  retried %llu  pending %s  lag %lld ms  "
             "in flight %u%s",
             rate, (unsigned long long)s.acked, (unsigned long long)s.dead,
             (unsigned long long)s.failed, pending,
@@ -80,9 +86,12 @@ static void stop(run_ctx *x) {
 
 static void on_signal(uv_signal_t *s, int signum) {
     run_ctx *x = s->data;
-    if (x->stopping)
-        fprintf(stderr, "\r\033[K%s again: stopping now\n",
-                signum == SIGINT ? "SIGINT" : "SIGTERM");
+    if (x->stopping) {
+        if (x->line_shown)
+            fputs(x->tty ? "\r\033[K" : "\n", stderr);
+        x->line_shown = 0;
+        fprintf(stderr, "%s again: stopping now\n", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    }
     stop(x);
 }
 
@@ -146,8 +155,15 @@ static int check_database(uv_loop_t *loop, const outbox_relay_options *o, char *
 int ob_cmd_run(ob_cli *c) {
     run_ctx x;
     memset(&x, 0, sizeof(x));
-    x.show_progress = c->progress < 0 ? isatty(STDERR_FILENO) : c->progress;
+    x.tty = isatty(STDERR_FILENO);
+    x.show_progress = c->progress < 0 ? x.tty : c->progress;
     outbox_relay_options o = c->relay;
+    char err[512];
+    if (o.subject_prefix && ob_subject_check(o.subject_prefix, strlen(o.subject_prefix),
+                                             "subject prefix", err, sizeof(err)) != 0) {
+        fprintf(stderr, "outbox-uvrelay: %s\nTry 'outbox-uvrelay --help'.\n", err);
+        return 2;
+    }
     o.log = log_line;
     o.log_data = &x;
     if (c->drain) {
@@ -161,7 +177,6 @@ int ob_cmd_run(ob_cli *c) {
     ob_cli_maint_options(c, &o);
 
     uv_loop_init(&x.loop);
-    char err[512];
     int rc = outbox_relay_create(&x.relay, &x.loop, &o, err, sizeof(err));
     if (rc != OUTBOX_OK) {
         fprintf(stderr, "outbox-uvrelay: %s\nTry 'outbox-uvrelay --help'.\n", err);

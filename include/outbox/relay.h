@@ -14,7 +14,7 @@
  *
  * Life cycle:
  *   outbox_relay_options_init(&o);  ... set fields ...
- *   outbox_relay_create(&r, loop, &o);   copies the options
+ *   outbox_relay_create(&r, loop, &o, err, errlen);  copies the options
  *   outbox_relay_start(r);               adds handles to the loop, never blocks
  *   ... uv_run(loop) ...
  *   outbox_relay_stop(r, cb, data);      graceful; cb once every handle is closed

@@ -41,6 +41,9 @@ ob_integ_c(maint_timers 120)
 ob_integ_c(relay_delete_mode 120)
 ob_integ_sh(dead_replay 180)
 ob_integ_sh(uuid_v7_sql 120)
+ob_integ_sh(streamcheck 300)
+ob_integ_sh(uuid_v7_binlog 180)
+ob_integ_sh(secrets 300)
 ob_integ_sh(ops_cli 120)
 
 # TLS to MariaDB and NATS, NATS credentials (the secure servers fixture).
