@@ -88,6 +88,9 @@ uint64_t ob_db_affected(const ob_db *db, int i);
  * next operation starts. */
 char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths);
 
+/* 1 when column `col` of result i holds binary data (a BLOB, charset 63). */
+int ob_db_col_binary(const ob_db *db, int i, unsigned col);
+
 /* The MYSQL handle while connected (NULL otherwise), for string escaping
  * only: never call into the library with it. */
 MYSQL *ob_db_mysql(const ob_db *db);

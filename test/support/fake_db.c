@@ -159,3 +159,10 @@ const char *ob_db_error_hint(unsigned err) {
     (void)err;
     return "";
 }
+
+int ob_db_col_binary(const ob_db *db, int i, unsigned col) {
+    (void)db;
+    (void)i;
+    (void)col;
+    return 0;
+}
