@@ -467,6 +467,12 @@ static void on_connection(uv_stream_t *server, int status) {
         client_close(c);
 }
 
+static void listener_closed(uv_handle_t *handle) {
+    outbox_http *h = handle->data;
+    h->listener_open = 0;
+    maybe_stopped(h);
+}
+
 int outbox_http_start(outbox_http *h, char *errbuf, size_t errlen) {
     if (h->started)
         return ob_errf(errbuf, errlen, OUTBOX_ESTATE, "already started");
@@ -479,9 +485,12 @@ int outbox_http_start(outbox_http *h, char *errbuf, size_t errlen) {
     rc = uv_tcp_bind(&h->listener, (const struct sockaddr *)&h->addr, 0);
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)&h->listener, 64, on_connection);
-    if (rc != 0)
+    if (rc != 0) {
+        h->stopping = 1;
+        uv_close((uv_handle_t *)&h->listener, listener_closed);
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "http: cannot listen on %s: %s", h->listen,
                        uv_strerror(rc));
+    }
     struct sockaddr_storage ss;
     int sl = sizeof(ss);
     if (uv_tcp_getsockname(&h->listener, (struct sockaddr *)&ss, &sl) == 0)
@@ -494,12 +503,6 @@ int outbox_http_start(outbox_http *h, char *errbuf, size_t errlen) {
 
 int outbox_http_port(const outbox_http *h) {
     return h->port;
-}
-
-static void listener_closed(uv_handle_t *handle) {
-    outbox_http *h = handle->data;
-    h->listener_open = 0;
-    maybe_stopped(h);
 }
 
 int outbox_http_stop(outbox_http *h, outbox_http_stop_cb cb, void *data) {

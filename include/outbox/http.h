@@ -63,7 +63,9 @@ int outbox_http_create(outbox_http **out, uv_loop_t *loop, const outbox_http_opt
 int outbox_http_add_relay(outbox_http *h, outbox_relay *r, const char *table);
 
 /* Binds, listens and starts serving. OUTBOX_EINVAL when the address cannot
- * be bound (in use, not local), with the reason in errbuf. */
+ * be bound (in use, not local), with the reason in errbuf; the listener is
+ * then being closed, and destroy must wait until the loop ran once more
+ * (uv_run(loop, UV_RUN_NOWAIT) is enough). */
 int outbox_http_start(outbox_http *h, char *errbuf, size_t errlen);
 
 /* The port listened on (useful with port 0), or -1 before start. */

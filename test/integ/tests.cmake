@@ -39,3 +39,6 @@ ob_integ_c(relay_delete_mode 120)
 ob_integ_sh(dead_replay 180)
 ob_integ_sh(uuid_v7_sql 120)
 ob_integ_sh(ops_cli 120)
+
+# Observability and configuration: metrics, health, readiness, config files.
+ob_integ_sh(http_metrics 180)
