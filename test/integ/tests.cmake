@@ -45,3 +45,4 @@ ob_integ_sh(http_metrics 180)
 ob_integ_sh(http_readyz 180)
 # It stops the shared nats-server: it runs alone.
 set_tests_properties(integ.http_readyz PROPERTIES RUN_SERIAL ON)
+ob_integ_sh(config_tables 300)
