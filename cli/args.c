@@ -423,6 +423,7 @@ typedef struct ini_ctx {
     unsigned line;      /* lines read so far: the line the handler is called for */
     unsigned err_line;  /* 0 while no error was found */
     unsigned long_line; /* first line longer than the parser's limit */
+    unsigned section;   /* the line of the last [section] header */
     char *err;
     size_t errlen;
 } ini_ctx;
@@ -433,6 +434,9 @@ static char *ini_read_line(char *str, int num, void *stream) {
     if (r == NULL)
         return NULL;
     x->line++;
+    const char *p = r + strspn(r, " \t");
+    if (*p == '[')
+        x->section = x->line;
     size_t n = strlen(r);
     if (n > 0 && r[n - 1] != '\n' && !feof(x->f) && x->long_line == 0)
         x->long_line = x->line;
@@ -464,12 +468,12 @@ static ob_cli_table *table_for(ini_ctx *x, const char *name) {
         return NULL;
     c->ntables++;
     outbox_relay_options_init(&t->relay);
-    t->section_line = x->line;
+    t->section_line = x->section;
     /* The table a section relays is named after it unless it says otherwise. */
     const opt *to = find_opt("table", 5);
     t->relay.table = t->name;
     t->src.origin[index_of(to)] = OB_FROM_FILE;
-    t->src.line[index_of(to)] = x->line;
+    t->src.line[index_of(to)] = x->section;
     return t;
 }
 
@@ -522,7 +526,7 @@ static int ini_on_value(void *user, const char *section, const char *name, const
 }
 
 static int load_config(ob_cli *c, const char *path, char *err, size_t errlen) {
-    ini_ctx x = {c, NULL, path, 0, 0, 0, err, errlen};
+    ini_ctx x = {c, NULL, path, 0, 0, 0, 0, err, errlen};
     x.f = fopen(path, "r");
     if (x.f == NULL) {
         snprintf(err, errlen, "config file %s: %s", path, strerror(errno));
@@ -746,7 +750,12 @@ void ob_cli_redact(const char *in, char *out, size_t n) {
         if (at == NULL)
             continue;
         const char *colon = memchr(auth, ':', (size_t)(at - auth));
-        /* user:password@ keeps the user; a lone token (nats://token@) goes. */
+        /* user:password@ keeps the user. A lone user name is a token in a
+         * NATS URL (nats://token@host), and goes; elsewhere it stays. */
+        int nats = (scheme - in >= 4 && strncmp(scheme - 4, "nats", 4) == 0) ||
+                   (scheme - in >= 3 && strncmp(scheme - 3, "tls", 3) == 0);
+        if (colon == NULL && !nats)
+            continue;
         const char *keep_end = colon ? colon + 1 : auth;
         while (p < keep_end && o + 1 < n)
             out[o++] = *p++;
@@ -783,11 +792,21 @@ static void print_value(const opt *o, const void *field, FILE *out) {
         fprintf(out, "%u", *(const uint32_t *)field);
         return;
     case T_MS32:
-        fprintf(out, "%ums", *(const uint32_t *)field);
+    case T_MS64: {
+        /* In the largest unit that says it exactly, as a flag would take it. */
+        static const struct {
+            uint64_t ms;
+            const char *unit;
+        } units[] = {{86400000, "d"}, {3600000, "h"}, {60000, "m"}, {1000, "s"}};
+        uint64_t v = o->type == T_MS32 ? *(const uint32_t *)field : *(const uint64_t *)field;
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+            if (v && v % units[i].ms == 0) {
+                fprintf(out, "%llu%s", (unsigned long long)(v / units[i].ms), units[i].unit);
+                return;
+            }
+        fprintf(out, "%llums", (unsigned long long)v);
         return;
-    case T_MS64:
-        fprintf(out, "%llums", (unsigned long long)*(const uint64_t *)field);
-        return;
+    }
     case T_DOUBLE:
         fprintf(out, "%g", *(const double *)field);
         return;

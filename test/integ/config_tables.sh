@@ -47,6 +47,13 @@ if [ -n "${OUTBOX_TEST_DB_PASSWORD:-}" ]; then
 fi
 echo "ok: --print-config"
 
+# The example config file shipped with the project parses.
+example=$(dirname "$0")/../../examples/outbox-uvrelay.conf
+"$OUTBOX_TEST_RELAY" --config "$example" --print-config >"$work/example.txt" ||
+  fail "examples/outbox-uvrelay.conf parses"
+grep -q '^\[table billing\]$' "$work/example.txt" || fail "the example's tables"
+echo "ok: the example config parses"
+
 # A bad file: exit status 2, the message names the file, the line and the key.
 printf 'db = mysql://h/d\nnats = nats://h:1\n[table a]\nconections = 2\n' >"$work/bad.conf"
 rc=0; out=$("$OUTBOX_TEST_RELAY" --config "$work/bad.conf" 2>&1) || rc=$?
