@@ -46,3 +46,4 @@ ob_integ_sh(http_readyz 180)
 # It stops the shared nats-server: it runs alone.
 set_tests_properties(integ.http_readyz PROPERTIES RUN_SERIAL ON)
 ob_integ_sh(config_tables 300)
+ob_integ_sh(log_file 120)
