@@ -3,8 +3,10 @@
 # /healthz answers 200 throughout.
 . "$(dirname "$0")/../harness/lib.sh"
 db=it_readyz stream=IT_READYZ prefix=itreadyz
-work=$(mktemp -d); RELAY_PID=
-trap '"$OUTBOX_TEST_SERVERS" start-nats "$OUTBOX_TEST_DIR" >/dev/null 2>&1 || true;
+work=$(mktemp -d); RELAY_PID=; nats_down=0
+# Brings nats-server back only if this test left it stopped: starting a second
+# one would fail on the taken port and leave a stale pid file behind.
+trap 'if [ $nats_down = 1 ]; then "$OUTBOX_TEST_SERVERS" start-nats "$OUTBOX_TEST_DIR" || true; fi
       kill $RELAY_PID 2>/dev/null || true; rm -rf "$work"' EXIT
 db_fresh $db
 stream_delete $stream
@@ -29,6 +31,7 @@ wait_code() {
 }
 
 wait_code /readyz 200 20
+nats_down=1
 "$OUTBOX_TEST_SERVERS" kill-nats "$OUTBOX_TEST_DIR"
 wait_code /readyz 503 10
 reason=$(curl -s -m 5 "http://127.0.0.1:$port/readyz")
@@ -38,6 +41,7 @@ grep -q 'outbox_relay_up{table="outbox",dependency="nats"} 0' \
   <(curl -s -m 5 "http://127.0.0.1:$port/metrics") || fail "up{nats} is 0 while NATS is down"
 assert_eq "$(http_code $port /healthz)" 200 "/healthz with NATS down"
 "$OUTBOX_TEST_SERVERS" start-nats "$OUTBOX_TEST_DIR"
+nats_down=0
 wait_code /readyz 200 20
 
 # The relay delivers what was written while NATS was away.
