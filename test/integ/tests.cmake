@@ -42,6 +42,7 @@ ob_integ_sh(ops_cli 120)
 
 # Observability and configuration: metrics, health, readiness, config files.
 ob_integ_sh(http_metrics 180)
+ob_integ_c(http_embed 120)
 ob_integ_sh(http_readyz 180)
 # It stops the shared nats-server: it runs alone.
 set_tests_properties(integ.http_readyz PROPERTIES RUN_SERIAL ON)
