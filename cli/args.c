@@ -427,6 +427,9 @@ typedef struct ini_ctx {
     size_t errlen;
 } ini_ctx;
 
+static ob_cli_table *section_table(ini_ctx *x, const char *section);
+static int is_global_section(const char *section);
+
 static char *ini_read_line(char *str, int num, void *stream) {
     ini_ctx *x = stream;
     char *r = fgets(str, num, x->f);
@@ -434,8 +437,16 @@ static char *ini_read_line(char *str, int num, void *stream) {
         return NULL;
     x->line++;
     const char *p = r + strspn(r, " \t");
-    if (*p == '[')
+    const char *close = *p == '[' ? strchr(p, ']') : NULL;
+    if (close && x->err_line == 0) {
+        /* A section is checked, and its table made, at its header line, so
+         * that a section without keys is not silently ignored. */
+        char name[128];
+        snprintf(name, sizeof(name), "%.*s", (int)(close - p - 1), p + 1);
         x->section = x->line;
+        if (!is_global_section(name))
+            section_table(x, name);
+    }
     size_t n = strlen(r);
     if (n > 0 && r[n - 1] != '\n' && !feof(x->f) && x->long_line == 0)
         x->long_line = x->line;
@@ -476,6 +487,31 @@ static ob_cli_table *table_for(ini_ctx *x, const char *name) {
     return t;
 }
 
+static int is_global_section(const char *section) {
+    return *section == '\0' || strcmp(section, "relay") == 0;
+}
+
+/* The table of a [table NAME] section, made at its first mention; NULL with
+ * the error recorded when the section is not one. */
+static ob_cli_table *section_table(ini_ctx *x, const char *section) {
+    if (strncmp(section, "table ", 6) != 0) {
+        ini_fail(x, "unknown section '[%s]' (use [relay] or [table NAME])%s", section, "");
+        return NULL;
+    }
+    const char *tname = section + 6;
+    while (*tname == ' ')
+        tname++;
+    if (*tname == '\0' || strspn(tname, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                        "0123456789_.-") != strlen(tname)) {
+        ini_fail(x, "section '[%s]': a table name is made of A-Z a-z 0-9 _ . -%s", section, "");
+        return NULL;
+    }
+    ob_cli_table *t = table_for(x, tname);
+    if (t == NULL)
+        ini_fail(x, "too many tables%s%s", "", "");
+    return t;
+}
+
 static int ini_on_value(void *user, const char *section, const char *name, const char *value) {
     ini_ctx *x = user;
     ob_cli *c = x->c;
@@ -490,7 +526,7 @@ static int ini_on_value(void *user, const char *section, const char *name, const
     snprintf(src, sizeof(src), "key '%s'", name);
     char msg[256];
     size_t k = index_of(o);
-    if (*section == '\0' || strcmp(section, "relay") == 0) {
+    if (is_global_section(section)) {
         if (c->src.origin[k] == OB_FROM_FILE)
             return ini_fail(x, "key '%s' is set twice%s", name, "");
         if (store(c, o, (char *)c + o->off, value, src, msg, sizeof(msg)) != 0)
@@ -499,21 +535,12 @@ static int ini_on_value(void *user, const char *section, const char *name, const
         c->src.line[k] = x->line;
         return 1;
     }
-    if (strncmp(section, "table ", 6) != 0)
-        return ini_fail(x, "unknown section '[%s]' (use [relay] or [table NAME])%s", section, "");
-    const char *tname = section + 6;
-    while (*tname == ' ')
-        tname++;
-    if (*tname == '\0' || strspn(tname, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                        "0123456789_.-") != strlen(tname))
-        return ini_fail(x, "section '[%s]': a table name is made of A-Z a-z 0-9 _ . -%s", section,
-                        "");
+    ob_cli_table *t = section_table(x, section);
+    if (t == NULL)
+        return 0;
     if (!is_relay_opt(o))
         return ini_fail(x, "key '%s' cannot be set per table; set it before the first %s", name,
                         "[table] section");
-    ob_cli_table *t = table_for(x, tname);
-    if (t == NULL)
-        return ini_fail(x, "too many tables%s%s", "", "");
     if (t->src.origin[k] == OB_FROM_FILE &&
         !(strcmp(name, "table") == 0 && t->src.line[k] == t->section_line))
         return ini_fail(x, "key '%s' is set twice in this table%s", name, "");

@@ -119,7 +119,8 @@ int main(void) {
     expect_error("drain = maybe\n", "key 'drain': 'maybe' is not a boolean");
     expect_error("batch = 5\nbatch = 6\n", ":2: key 'batch' is set twice");
     expect_error("this is not ini\n", ":1: syntax error");
-    expect_error("[server]\nbatch = 5\n", ":2: unknown section '[server]'");
+    expect_error("[server]\nbatch = 5\n", ":1: unknown section '[server]'");
+    expect_error("batch = 5\n\n[relays]\n", ":3: unknown section '[relays]'");
     expect_error("config = /etc/other.conf\n", ":1: key 'config' cannot be set in a config file");
     expect_error("[table orders]\nhttp = :9464\n", ":2: key 'http' cannot be set per table");
     expect_error("[table bad/name]\nbatch = 5\n", "a table name is made of");
@@ -175,6 +176,14 @@ int main(void) {
     CHECK_EQ(parse(&c, NULL, err, 5, "--config", path, "--batch", "7"), 0);
     CHECK_EQ(c.tables[0].relay.batch_size, 7);
     CHECK_EQ(c.tables[1].relay.batch_size, 7);
+    ob_cli_free(&c);
+
+    /* A section without keys is a table with the global settings. */
+    write_file("db = mysql://h/d\nnats = nats://n\n[table lonely]\n");
+    CHECK_EQ(parse(&c, NULL, err, 3, "--config", path), 0);
+    CHECK_EQ(c.ntables, 1);
+    CHECK_STR(c.tables[0].relay.table, "lonely");
+    CHECK_STR(c.tables[0].relay.db_url, "mysql://h/d");
     ob_cli_free(&c);
 
     /* A repeated --table is an error, never silently the last one. */
