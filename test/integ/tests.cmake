@@ -57,3 +57,11 @@ ob_integ_sh_on(cluster cluster_leader_kill 300)
 ob_integ_sh_on(cluster cluster_first_url_down 180)
 set_tests_properties(integ.cluster_leader_kill integ.cluster_first_url_down
   PROPERTIES RESOURCE_LOCK cluster)
+# Observability and configuration: metrics, health, readiness, config files.
+ob_integ_sh(http_metrics 180)
+ob_integ_c(http_embed 120)
+ob_integ_sh(http_readyz 180)
+# It stops the shared nats-server: it runs alone.
+set_tests_properties(integ.http_readyz PROPERTIES RUN_SERIAL ON)
+ob_integ_sh(config_tables 300)
+ob_integ_sh(log_file 120)
