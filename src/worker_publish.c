@@ -6,6 +6,8 @@
  */
 #include "worker_int.h"
 
+#include "stats.h"
+
 #include <string.h>
 
 void ob_worker_give_back(ob_worker *w, int n) {
@@ -21,6 +23,7 @@ static void publish_one(ob_worker *w, int i) {
     ob_slot *s = &b->slots[i];
     if (e->pub.publish(e->pub.data, w->index, b->gen, (uint32_t)i, &s->row, &w->pf) != 0) {
         ob_batch_fail(b, i, w->pf.kind, w->pf.code, 0, w->pf.text, w->pf.len);
+        ob_stats_failure(e->stats, w->pf.kind);
         ob_worker_give_back(w, 1);
         return;
     }
@@ -86,10 +89,13 @@ void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
     case OB_ACKED_STORED:
     case OB_ACKED_DUPLICATE:
         was = ob_batch_acked(b, (int)a->slot, a->result == OB_ACKED_DUPLICATE);
+        ob_hist_observe(&e->stats->delivery_lag,
+                        ob_wall_s() - ob_row_created_s(&b->slots[a->slot].row));
         break;
     case OB_ACKED_NO_RESPONDERS: {
         static const char nr[] = "no responders: no stream is listening on the subject";
         was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, nr, sizeof(nr) - 1);
+        ob_stats_failure(e->stats, OUTBOX_FAIL_NO_RESPONDERS);
         e->pub.suspect(e->pub.data, "no responders");
         break;
     }
@@ -104,6 +110,7 @@ void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
                      (int)(a->text_len > 900 ? 900 : a->text_len), a->text);
         was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, a->code, a->err_code, t,
                             (size_t)n);
+        ob_stats_failure(e->stats, OUTBOX_FAIL_STREAM_ERROR);
         if (a->code == 503)
             e->pub.suspect(e->pub.data, "JetStream answered 503");
         break;
@@ -111,6 +118,7 @@ void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
         n = snprintf(t, sizeof(t), "unexpected reply from JetStream: %.*s",
                      (int)(a->text_len > 200 ? 200 : a->text_len), a->text);
         was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, 0, 0, t, (size_t)n);
+        ob_stats_failure(e->stats, OUTBOX_FAIL_STREAM_ERROR);
         break;
     }
     ob_worker_give_back(w, was);
@@ -130,7 +138,11 @@ void ob_worker_ack_deadline(ob_worker *w) {
     uint64_t oldest = ob_batch_oldest_inflight(&w->batch);
     uint64_t heard = e->pub.last_answer(e->pub.data);
     int silent = oldest != UINT64_MAX && heard < oldest;
-    ob_worker_give_back(w, ob_batch_expire(&w->batch, before, silent, t, sizeof(t) - 1));
+    int expired = ob_batch_expire(&w->batch, before, silent, t, sizeof(t) - 1);
+    if (!silent)
+        for (int i = 0; i < expired; i++)
+            ob_stats_failure(e->stats, OUTBOX_FAIL_ACK_TIMEOUT);
+    ob_worker_give_back(w, expired);
     if (silent)
         e->pub.unavailable(e->pub.data, "no answer within the ack timeout");
 }
