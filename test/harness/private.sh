@@ -1,0 +1,126 @@
+# Private servers for the tests that kill, freeze or restart a server: sourced
+# after lib.sh. Each test starts its own, in its own folder, and stops them
+# with `private_cleanup` from its EXIT trap, so the shared fixture servers are
+# never disturbed and the test can run beside the others.
+
+NATS_SERVER_BIN=$(command -v nats-server || echo /usr/sbin/nats-server)
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+free_port() {
+  local p i
+  for i in $(seq 1 200); do
+    p=$(((RANDOM * 32768 + RANDOM) % 30000 + 20000))
+    if ! port_in_use "$p"; then echo "$p"; return 0; fi
+  done
+  fail "no free port found"
+}
+
+# The pid files of every private server this test started, for the cleanup.
+PRIVATE_PIDFILES=()
+PRIVATE_DIRS=()
+
+# private_db_and_nats DIR: a private mariadbd and nats-server pair (the
+# fixture's own script, in DIR); this test's OUTBOX_TEST_* variables then point
+# at them, so lib.sh's helpers (sql, relay, streamcheck) use them.
+private_db_and_nats() {
+  local dir=$1
+  PRIVATE_DIRS+=("$dir")
+  PRIVATE_PIDFILES+=("$dir/db.pid" "$dir/nats.pid")
+  "$OUTBOX_TEST_SERVERS" start "$dir" >/dev/null
+  . "$dir/env"
+}
+
+# pnats_config DIR PORT [extra config text]: writes DIR/nats.conf for one
+# nats-server with JetStream in DIR/store, listening on 127.0.0.1:PORT.
+pnats_config() {
+  local dir=$1 port=$2 extra=${3:-}
+  mkdir -p "$dir/store"
+  cat >"$dir/nats.conf" <<CONF
+listen: 127.0.0.1:$port
+jetstream { store_dir: "$dir/store" }
+$extra
+CONF
+}
+
+# pnats_start DIR: starts nats-server -c DIR/nats.conf in the background and
+# waits for its port; the pid is in DIR/nats.pid (and PNATS_PID).
+pnats_start() {
+  local dir=$1 port i
+  port=$(sed -n 's/^listen: 127.0.0.1:\([0-9]*\)$/\1/p' "$dir/nats.conf")
+  "$NATS_SERVER_BIN" -c "$dir/nats.conf" -l "$dir/nats.log" -P "$dir/nats.pid" >/dev/null 2>&1 &
+  PNATS_PID=$!
+  PRIVATE_PIDFILES+=("$dir/nats.pid")
+  echo "$PNATS_PID" >"$dir/nats.pid"
+  for i in $(seq 1 100); do
+    port_in_use "$port" && break
+    kill -0 "$PNATS_PID" 2>/dev/null || { tail -20 "$dir/nats.log" >&2; fail "nats-server in $dir exited"; }
+    sleep 0.1
+  done
+  port_in_use "$port" || fail "nats-server in $dir did not open port $port"
+  sleep 0.3 # JetStream answers a moment after the port opens
+}
+
+# pnats_stop DIR: stops the nats-server of DIR (SIGKILL: it may be frozen).
+pnats_stop() {
+  local f=$1/nats.pid pid i
+  [ -f "$f" ] || return 0
+  pid=$(cat "$f")
+  kill -CONT "$pid" 2>/dev/null || true
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  rm -f "$f"
+}
+
+# private_cleanup: resumes and stops every private server; for EXIT traps.
+private_cleanup() {
+  local f pid d
+  for f in "${PRIVATE_PIDFILES[@]}"; do
+    [ -f "$f" ] || continue
+    pid=$(cat "$f" 2>/dev/null || true)
+    [ -n "$pid" ] || continue
+    kill -CONT "$pid" 2>/dev/null || true
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  for d in "${PRIVATE_DIRS[@]}"; do
+    "$OUTBOX_TEST_SERVERS" stop "$d" >/dev/null 2>&1 || true
+  done
+}
+
+# wait_exit PID SECONDS: waits for a background child of this shell (call it
+# directly, not in $(...)); sets WAIT_RC to its exit status and WAITED_MS to
+# the time waited. If it still runs after SECONDS it is killed (SIGKILL) and
+# WAIT_RC is "timeout".
+wait_exit() {
+  local pid=$1 secs=$2 t0
+  t0=$(date +%s%N)
+  WAIT_RC=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ $((($(date +%s%N) - t0) / 1000000)) -ge $((secs * 1000)) ]; then
+      kill -KILL "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+      WAITED_MS=$((($(date +%s%N) - t0) / 1000000))
+      WAIT_RC=timeout
+      return 0
+    fi
+    sleep 0.05
+  done
+  wait "$pid" || WAIT_RC=$?
+  WAITED_MS=$((($(date +%s%N) - t0) / 1000000))
+}
+
+# wait_sql DB SQL WANT SECONDS: polls until the query prints WANT; 0 if it
+# did, 1 on timeout.
+wait_sql() {
+  local db=$1 q=$2 want=$3 secs=$4 i
+  for i in $(seq 1 $((secs * 5))); do
+    [ "$(sql "$db" "$q")" = "$want" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+# show_log FILE: the relay's log, indented, for a failing test's output.
+show_log() { echo "--- $1"; sed 's/^/    /' "$1" | tail -${2:-60}; }
