@@ -44,3 +44,5 @@ ob_integ_sh(ops_cli 120)
 # Issue 12: faults the chaos suite did not cover. Each test that kills,
 # freezes or restarts a server starts its own (test/harness/private.sh).
 ob_integ_sh(fault_permanent_errors 180)
+ob_integ_sh(fault_nats_first_down 120)
+ob_integ_sh(fault_nats_frozen_start 120)
