@@ -19,7 +19,7 @@ sql $db "SET SESSION check_constraint_checks = 0;
   VALUES (outbox_uuid_v7(), 'order', 'unwritable', 'created', '{\"broken\": ')"
 seed $db 250 256
 # The row is as described: MariaDB refuses any UPDATE of it.
-rc=0; sql $db "UPDATE outbox SET attempt_count = attempt_count WHERE aggregate_id = 'unwritable'" \
+rc=0; sql $db "UPDATE outbox SET attempt_count = attempt_count + 1 WHERE aggregate_id = 'unwritable'" \
   2>"$work/check.err" || rc=$?
 [ "$rc" != 0 ] && grep -q 4025 "$work/check.err" || fail "the bad row cannot be updated (4025): $(cat "$work/check.err")"
 echo "ok: an UPDATE of the bad row fails: $(cat "$work/check.err")"
