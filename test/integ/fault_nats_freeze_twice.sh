@@ -47,7 +47,7 @@ wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 0' 0 40 ||
 kill -TERM $RELAY_PID
 wait_exit $RELAY_PID 15
 assert_eq "$WAIT_RC" 0 "relay exit status after SIGTERM"
-grep -E "disconnected|JetStream unavailable|no reply|ack" "$work/relay.log" | head -10 | sed 's/^/    log: /'
+grep -E "disconnected|JetStream unavailable|no reply|ack" "$work/relay.log" | head -10 | sed 's/^/    log: /' || true
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = -1')" 0 "dead rows"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE attempt_count > 0')" 0 "rows with an attempt counted"
 assert_eq "$(sql $db 'SELECT MAX(attempt_count) FROM outbox')" 0 "largest attempt_count"

@@ -31,7 +31,7 @@ echo "relay --drain: exit $WAIT_RC after $WAITED_MS ms"
 sql $db "SELECT status, COUNT(*), MAX(attempt_count) FROM outbox GROUP BY status" | sed 's/^/    status count max_attempts: /'
 if [ "$WAIT_RC" != 0 ]; then
   echo "    $(grep -c 'database error' "$work/relay.log" || true) database errors logged; the first ones:"
-  grep 'database error\|rolled\|conflict' "$work/relay.log" | head -3 | sed 's/^/    /'
+  grep 'database error\|rolled\|conflict' "$work/relay.log" | head -3 | sed 's/^/    /' || true
   show_log "$work/relay.log" 15
 fi
 assert_eq "$WAIT_RC" 0 "exit status of --drain (within 45 s)"

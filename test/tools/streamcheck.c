@@ -9,7 +9,9 @@
  *     --info              print the stream's duplicate window and subjects
  *     --delete            delete the stream
  *     --create SUBJECT    create the stream on SUBJECT (file storage), with
- *                         --max-msg-size N and --dup-window-ms N if given
+ *                         --max-msg-size N, --dup-window-ms N, --max-msgs N,
+ *                         --discard-new and --replicas N if given
+ *     --purge             remove every message of the stream
  * Prints "messages=N distinct=M duplicates=D" and exits 0, 1 on mismatch,
  * 2 on error. It uses nats.c's blocking JetStream API: it is a test tool.
  */
@@ -20,8 +22,8 @@
 
 typedef struct opts {
     const char *url, *stream, *subject, *expect, *create;
-    int dump, info, del;
-    long long max_msg_size, dup_window_ms;
+    int dump, info, del, purge, discard_new, replicas;
+    long long max_msg_size, dup_window_ms, max_msgs;
 } opts;
 
 static int cmp_str(const void *a, const void *b) {
@@ -64,7 +66,9 @@ static void dump_msg(natsMsg *m) {
 }
 
 int main(int argc, char **argv) {
-    opts o = {NULL, "OUTBOX", "outbox.>", NULL, NULL, 0, 0, 0, 0, 0};
+    opts o = {0};
+    o.stream = "OUTBOX";
+    o.subject = "outbox.>";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -88,6 +92,14 @@ int main(int argc, char **argv) {
             o.max_msg_size = atoll(argv[++i]);
         else if (strcmp(a, "--dup-window-ms") == 0 && v)
             o.dup_window_ms = atoll(argv[++i]);
+        else if (strcmp(a, "--max-msgs") == 0 && v)
+            o.max_msgs = atoll(argv[++i]);
+        else if (strcmp(a, "--replicas") == 0 && v)
+            o.replicas = atoi(argv[++i]);
+        else if (strcmp(a, "--discard-new") == 0)
+            o.discard_new = 1;
+        else if (strcmp(a, "--purge") == 0)
+            o.purge = 1;
         else {
             fprintf(stderr, "streamcheck: bad argument '%s'\n", a);
             return 2;
@@ -128,6 +140,12 @@ int main(int argc, char **argv) {
             cfg.MaxMsgSize = (int32_t)o.max_msg_size;
         if (o.dup_window_ms > 0)
             cfg.Duplicates = (int64_t)o.dup_window_ms * 1000000;
+        if (o.max_msgs > 0)
+            cfg.MaxMsgs = (int64_t)o.max_msgs;
+        if (o.discard_new)
+            cfg.Discard = js_DiscardNew;
+        if (o.replicas > 0)
+            cfg.Replicas = (int64_t)o.replicas;
         jsStreamInfo *ci = NULL;
         s = js_AddStream(&ci, js, &cfg, NULL, &jerr);
         if (s != NATS_OK) {
@@ -135,6 +153,14 @@ int main(int argc, char **argv) {
             rc = 2;
         }
         jsStreamInfo_Destroy(ci);
+        goto out;
+    }
+    if (o.purge) {
+        s = js_PurgeStream(js, o.stream, NULL, &jerr);
+        if (s != NATS_OK) {
+            fprintf(stderr, "streamcheck: purge failed: %s (%d)\n", natsStatus_GetText(s), jerr);
+            rc = 2;
+        }
         goto out;
     }
     jsStreamInfo *si = NULL;
@@ -147,7 +173,8 @@ int main(int argc, char **argv) {
     }
     uint64_t total = si->State.Msgs;
     if (o.info) {
-        printf("duplicate_window_ms=%lld subjects=", (long long)(si->Config->Duplicates / 1000000));
+        printf("duplicate_window_ms=%lld replicas=%lld subjects=",
+               (long long)(si->Config->Duplicates / 1000000), (long long)si->Config->Replicas);
         for (int i = 0; i < si->Config->SubjectsLen; i++)
             printf("%s%s", i ? "," : "", si->Config->Subjects[i]);
         printf("\n");
