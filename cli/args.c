@@ -42,6 +42,8 @@ static const opt opts[] = {
     {"connections", "OUTBOX_CONNECTIONS", T_INT, R(connections), 0},
     {"batch", "OUTBOX_BATCH", T_INT, R(batch_size), 0},
     {"poll-interval", "OUTBOX_POLL_INTERVAL", T_MS32, R(poll_interval_ms), 0},
+    {"poll-min", "OUTBOX_POLL_MIN", T_MS32, R(poll_min_ms), 0},
+    {"wake-subject", "OUTBOX_WAKE_SUBJECT", T_STR, R(wake_subject), 0},
     {"max-in-flight", "OUTBOX_MAX_IN_FLIGHT", T_U32, R(max_in_flight), 0},
     {"ack-timeout", "OUTBOX_ACK_TIMEOUT", T_MS32, R(ack_timeout_ms), 0},
     {"max-attempts", "OUTBOX_MAX_ATTEMPTS", T_INT, R(max_attempts), 0},
@@ -106,7 +108,10 @@ const char *ob_cli_usage(void) {
            "  --no-cloudevents      OUTBOX_NO_CLOUDEVENTS leave out the ce-* headers (less CPU)\n"
            "  --connections N       OUTBOX_CONNECTIONS    MariaDB connections (2)\n"
            "  --batch N             OUTBOX_BATCH          rows per fetch (500)\n"
-           "  --poll-interval D     OUTBOX_POLL_INTERVAL  wait after an empty fetch (100ms)\n"
+           "  --poll-interval D     OUTBOX_POLL_INTERVAL  longest wait between idle polls (100ms)\n"
+           "  --poll-min D          OUTBOX_POLL_MIN       shortest, while rows keep coming (5ms)\n"
+           "  --wake-subject S      OUTBOX_WAKE_SUBJECT   doorbell subject (outbox_wake.<table>;\n"
+           "                                              empty: no doorbell)\n"
            "  --max-in-flight N     OUTBOX_MAX_IN_FLIGHT  unacked publishes (8192)\n"
            "  --ack-timeout D       OUTBOX_ACK_TIMEOUT    publish ack timeout (5s)\n"
            "  --drain               OUTBOX_DRAIN          exit 0 once no pending rows remain\n"
@@ -413,12 +418,12 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
 }
 
 void ob_cli_maint_options(const ob_cli *c, outbox_relay_options *o) {
-    o->partition_period = c->monthly ? OUTBOX_PARTITION_MONTH : OUTBOX_PARTITION_DAY;
-    o->partition_lookahead = c->lookahead;
-    o->partition_retention = c->retention;
-    o->cleanup_retention_ms = c->older_than_ms;
-    o->cleanup_limit = c->limit;
-    o->cleanup_include_dead = c->include_dead;
+    o->maint.partition_period = c->monthly ? OUTBOX_PARTITION_MONTH : OUTBOX_PARTITION_DAY;
+    o->maint.partition_lookahead = c->lookahead;
+    o->maint.partition_retention = c->retention;
+    o->maint.cleanup_retention_ms = c->older_than_ms;
+    o->maint.cleanup_limit = c->limit;
+    o->maint.cleanup_include_dead = c->include_dead;
 }
 
 void ob_cli_free(ob_cli *c) {

@@ -32,7 +32,10 @@ int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch
         if (row[OB_COL_ID] == NULL || len[OB_COL_ID] != 16)
             continue; /* cannot be addressed again; never happens with the schema */
         ob_row *r = &s->row;
-        r->id = (const unsigned char *)row[OB_COL_ID];
+        /* The id outlives the result: isolating a row writes it after the
+         * finishing statement has replaced the fetch's result. */
+        memcpy(s->id, row[OB_COL_ID], 16);
+        r->id = s->id;
         r->aggregate_type = col(row, len, OB_COL_AGGREGATE_TYPE, &r->aggregate_type_len);
         r->aggregate_id = col(row, len, OB_COL_AGGREGATE_ID, &r->aggregate_id_len);
         r->event_type = col(row, len, OB_COL_EVENT_TYPE, &r->event_type_len);
@@ -114,6 +117,16 @@ int ob_batch_expire(ob_batch *b, uint64_t before, int release, const char *msg, 
                        : ob_batch_fail(b, i, OUTBOX_FAIL_ACK_TIMEOUT, 0, 0, msg, len);
     }
     return was;
+}
+
+int ob_batch_suspect(const ob_batch *b) {
+    for (int i = 0; i < b->n; i++) {
+        const ob_slot *s = &b->slots[i];
+        if (s->state == OB_SLOT_FAILED && (s->kind == OUTBOX_FAIL_NO_RESPONDERS ||
+                                           (s->kind == OUTBOX_FAIL_STREAM_ERROR && s->code == 503)))
+            return 1;
+    }
+    return 0;
 }
 
 int ob_batch_complete(const ob_batch *b) {
@@ -204,4 +217,45 @@ size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrup
         return 0;
     ob_buf_puts(&b->sql, "COMMIT");
     return b->sql.len;
+}
+
+int ob_batch_next_written(const ob_batch *b, int from) {
+    for (int i = from < 0 ? 0 : from; i < b->n; i++)
+        if (b->slots[i].state == OB_SLOT_ACKED || b->slots[i].state == OB_SLOT_WRITTEN)
+            return i;
+    return -1;
+}
+
+size_t ob_batch_row_sql(ob_batch *b, const ob_batch_config *cfg, int i) {
+    ob_slot *s = &b->slots[i];
+    ob_buf_reset(&b->sql);
+    if (s->state == OB_SLOT_ACKED)
+        ob_sql_processed_head(&b->sql, cfg->qtable, cfg->processing);
+    else
+        ob_sql_fail_head(&b->sql, cfg->qtable, b->errs.p + s->err_off, s->err_len, s->dead,
+                         cfg->max_attempts, &cfg->backoff);
+    ob_sql_add_id(&b->sql, s->row.id, 1);
+    ob_sql_end_ids(&b->sql);
+    return b->sql.oom ? 0 : b->sql.len - 1; /* one statement: without its ';' */
+}
+
+size_t ob_batch_refused_sql(ob_batch *b, const ob_batch_config *cfg, int i, const char *why,
+                            size_t why_len) {
+    ob_slot *s = &b->slots[i];
+    if (s->state == OB_SLOT_ACKED)
+        b->n_acked--;
+    else if (s->dead || s->row.attempts + 1 >= cfg->max_attempts)
+        b->n_dead--;
+    else
+        b->n_retry--;
+    b->n_dead++;
+    s->state = OB_SLOT_FAILED;
+    ob_buf_reset(&b->sql);
+    /* The refusal came from a check the row fails (its payload, say): the
+     * statement that records it must not run that check again. */
+    ob_buf_puts(&b->sql, "SET STATEMENT check_constraint_checks = 0 FOR ");
+    ob_sql_fail_head(&b->sql, cfg->qtable, why, why_len, 1, cfg->max_attempts, &cfg->backoff);
+    ob_sql_add_id(&b->sql, s->row.id, 1);
+    ob_sql_end_ids(&b->sql);
+    return b->sql.oom ? 0 : b->sql.len - 1;
 }

@@ -24,7 +24,9 @@ typedef enum ob_slot_state {
 } ob_slot_state;
 
 typedef struct ob_slot {
-    ob_row row;
+    ob_row row; /* points into the fetch result, valid until the next statement is sent;
+                   row.id points at id below, which stays valid for the whole batch */
+    unsigned char id[16];
     uint8_t state;
     uint8_t kind; /* outbox_failure_kind when failed */
     uint8_t dead; /* verdict when failed */
@@ -79,6 +81,8 @@ int ob_batch_release_open(ob_batch *b);
  * releases them when `release` is set; returns how many were in flight. */
 int ob_batch_expire(ob_batch *b, uint64_t before, int release, const char *msg, size_t len);
 
+/* A row failed with no responders or a 503: maybe the broker's fault. */
+int ob_batch_suspect(const ob_batch *b);
 /* Every row published and answered. */
 int ob_batch_complete(const ob_batch *b);
 /* Loop time of the oldest publish still in flight, UINT64_MAX when none. */
@@ -90,5 +94,23 @@ uint64_t ob_batch_oldest_inflight(const ob_batch *b);
  * the statement's length; 0 when there is nothing to write (every row
  * released), or when memory ran out (then every row counts as released). */
 size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrupted);
+
+/* Isolating a row the database cannot write. When the finishing statement
+ * fails for a reason of a row (a CHECK constraint on the UPDATE, say), the
+ * transaction is still open: the rows are written one statement each, and
+ * a row the server refuses is marked dead by a statement that does not
+ * check constraints.
+ *
+ * The next slot at or after `from` that has something to write (acked, or
+ * failed and written), or -1. */
+int ob_batch_next_written(const ob_batch *b, int from);
+/* Builds in b->sql the statement that writes slot i alone; returns its
+ * length. */
+size_t ob_batch_row_sql(ob_batch *b, const ob_batch_config *cfg, int i);
+/* Builds in b->sql the statement that marks slot i dead because the server
+ * refused to write it (`why`), without checking constraints, and moves the
+ * slot's count to the dead. Returns the length. */
+size_t ob_batch_refused_sql(ob_batch *b, const ob_batch_config *cfg, int i, const char *why,
+                            size_t why_len);
 
 #endif

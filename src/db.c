@@ -235,11 +235,32 @@ static void on_wait_timer(uv_timer_t *t) {
     db_run(db, MYSQL_WAIT_TIMEOUT);
 }
 
+/* Makes the operation in progress fail soon by shutting the socket down; its
+ * callback then runs with a lost connection. */
+static void abort_op(ob_db *db) {
+    if (db->m == NULL)
+        return;
+    switch (db->state) {
+    case DB_CONNECTING:
+    case DB_QUERYING:
+    case DB_STORING:
+    case DB_NEXT:
+    case DB_QUITTING: {
+        int fd = (int)mysql_get_socket(db->m);
+        if (fd >= 0)
+            shutdown(fd, SHUT_RDWR);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
 static void on_op_timer(uv_timer_t *t) {
     ob_db *db = t->data;
     OB_WARN(db->log, "%s: database operation exceeded %u ms; dropping the connection", db->name,
             (unsigned)db->cfg.op_timeout_ms);
-    ob_db_abort(db);
+    abort_op(db);
 }
 
 /* Waits for what the library asked for. Returns 0, or -1 when the wait could
@@ -594,25 +615,6 @@ void ob_db_reset(ob_db *db) {
     drop_handle(db);
 }
 
-void ob_db_abort(ob_db *db) {
-    if (db->m == NULL)
-        return;
-    switch (db->state) {
-    case DB_CONNECTING:
-    case DB_QUERYING:
-    case DB_STORING:
-    case DB_NEXT:
-    case DB_QUITTING: {
-        int fd = (int)mysql_get_socket(db->m);
-        if (fd >= 0)
-            shutdown(fd, SHUT_RDWR);
-        break;
-    }
-    default:
-        break;
-    }
-}
-
 static void timer_closed(uv_handle_t *h) {
     handle_gone(h->data);
 }
@@ -652,7 +654,7 @@ void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data) {
         db->cb = quit_done;
         db->cb_data = NULL;
         db->state = DB_QUITTING;
-        uv_timer_start(&db->op_timer, on_op_timer, 2000, 0);
+        uv_timer_start(&db->op_timer, on_op_timer, 500, 0);
         db_run(db, 0);
         return;
     }

@@ -88,10 +88,6 @@ unsigned long ob_db_thread_id(const ob_db *db);
  * without its callback. */
 void ob_db_reset(ob_db *db);
 
-/* Makes the operation in progress fail soon by shutting the socket down; its
- * callback then runs with a lost connection. For deadlines and hard stops. */
-void ob_db_abort(ob_db *db);
-
 /* Says goodbye to the server if connected and idle (COM_QUIT, non-blocking),
  * drops the connection otherwise, closes every libuv handle, frees the object
  * and then calls cb (may be NULL). The object must not be used afterwards. */

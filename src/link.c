@@ -40,8 +40,10 @@ typedef enum link_event {
     LE_TIMER,
     LE_DISCONNECTED,
     LE_RECONNECTED,
-    LE_CLOSED, /* nats.c closed the connection for good */
-    LE_UNAVAILABLE,
+    LE_CLOSED,      /* nats.c closed the connection for good */
+    LE_UNAVAILABLE, /* arg: why; JetStream did not answer (a silent broker) */
+    LE_SUSPECT,     /* arg: why; a publish found no responders or a 503 */
+    LE_FULL,        /* the stream refused a message because it is full */
     LE_CLOSE
 } link_event;
 
@@ -59,13 +61,20 @@ static const char *const state_names[] = {
     [L_CLOSING] = "closing",
 };
 
+static int is_ready(link_state s) {
+    return s == L_READY || s == L_CHECKING;
+}
+
+/* Leaving readiness bumps the epoch and tells the owner; entering it tells
+ * the owner too, and so does a check that ends well (CHECKING -> READY), so
+ * that batches waiting for its verdict can finish. */
 static void set_state(ob_link *l, link_state s) {
     link_state old = l->state;
     if (old == s)
         return;
     l->state = s;
     OB_DEBUG(l->log, "nats: %s -> %s", state_names[old], state_names[s]);
-    if (old == L_READY) {
+    if (is_ready(old) && !is_ready(s)) {
         l->epoch++;
         if (l->cbs.on_ready)
             l->cbs.on_ready(l->cbs.data, 0);
@@ -212,6 +221,10 @@ static void start_connect(ob_link *l) {
 }
 
 static void drop_connection(ob_link *l) {
+    if (l->wake_sub) {
+        natsSubscription_Destroy(l->wake_sub);
+        l->wake_sub = NULL;
+    }
     if (l->sub) {
         natsSubscription_Destroy(l->sub);
         l->sub = NULL;
@@ -231,7 +244,14 @@ static int connect_failed_for_good(natsStatus s) {
 
 /* --- the stream ---------------------------------------------------------- */
 
+static void request_stream_in(ob_link *l, int create, link_state waiting);
+
 static void request_stream(ob_link *l, int create) {
+    request_stream_in(l, create, L_STREAM);
+}
+
+/* Sends a stream info (or create) request and waits for it in `waiting`. */
+static void request_stream_in(ob_link *l, int create, link_state waiting) {
     char subj[256], reply_to[96];
     ob_buf body = OB_BUF_INIT;
     l->ctl_seq++;
@@ -254,7 +274,7 @@ static void request_stream(ob_link *l, int create) {
     } else {
         snprintf(subj, sizeof(subj), "$JS.API.STREAM.INFO.%s", l->cfg.stream);
     }
-    set_state(l, L_STREAM);
+    set_state(l, waiting);
     natsStatus s =
         natsConnection_PublishRequest(l->nc, subj, reply_to, body.p ? body.p : "", (int)body.len);
     ob_buf_free(&body);
@@ -287,18 +307,31 @@ static void check_stream(ob_link *l, json_t *info) {
     json_t *subjects = json_object_get(config, "subjects");
     json_int_t window_ns = json_integer_value(json_object_get(config, "duplicate_window"));
     uint64_t window_ms = (uint64_t)window_ns / 1000000ULL;
-    if (subjects && !subjects_cover(subjects, l->cfg.subject_prefix))
+    l->window_ms = window_ms;
+    /* A clustered server reports the stream's cluster; one replica there
+     * means one node's loss stops the stream. */
+    json_t *cluster = json_object_get(info, "cluster");
+    json_int_t replicas = json_integer_value(json_object_get(config, "num_replicas"));
+    if (json_string_value(json_object_get(cluster, "name")) && replicas <= 1 &&
+        !l->warned_replicas++)
+        OB_WARN(l->log,
+                "nats: stream %s has a single replica on a clustered server: losing the node that "
+                "holds it stops the relay (create it with more replicas, --stream-replicas)",
+                l->cfg.stream);
+    if (subjects && !subjects_cover(subjects, l->cfg.subject_prefix) && !l->warned_subjects++)
         OB_WARN(l->log,
                 "nats: stream %s does not list the subject '%s.>'; publishes may find no "
                 "stream",
                 l->cfg.stream, l->cfg.subject_prefix);
     if (window_ms < l->cfg.retry_horizon_ms) {
         char why[320];
-        snprintf(why, sizeof(why),
-                 "stream %s keeps Msg-Ids for %llu ms, shorter than the relay's retry horizon of "
-                 "%llu ms (ack timeout + maximum backoff): a late retry could be stored twice",
-                 l->cfg.stream, (unsigned long long)window_ms,
-                 (unsigned long long)l->cfg.retry_horizon_ms);
+        snprintf(
+            why, sizeof(why),
+            "stream %s keeps Msg-Ids for %llu ms, shorter than the relay's retry horizon of "
+            "%llu ms (ack timeout + the longer of the maximum backoff and the database's operation "
+            "timeout): a late retry could be stored twice",
+            l->cfg.stream, (unsigned long long)window_ms,
+            (unsigned long long)l->cfg.retry_horizon_ms);
         if (l->cfg.strict_duplicate_window) {
             OB_ERROR(l->log, "nats: %s; refusing to run (strict duplicate window)", why);
             fatal(l, why);
@@ -308,7 +341,8 @@ static void check_stream(ob_link *l, json_t *info) {
             OB_WARN(l->log, "nats: %s", why);
         l->warned_window = 1;
     }
-    OB_INFO(l->log, "nats: stream %s is ready (duplicate window %llu ms)", l->cfg.stream,
+    ob_logf(l->log, l->state == L_CHECKING ? OUTBOX_LOG_DEBUG : OUTBOX_LOG_INFO,
+            "nats: stream %s is ready (duplicate window %llu ms)", l->cfg.stream,
             (unsigned long long)window_ms);
     set_state(l, L_READY);
 }
@@ -357,7 +391,7 @@ static void stream_reply(ob_link *l, natsMsg *msg) {
 }
 
 void ob_link_control_reply(ob_link *l, uint32_t seq, natsMsg *msg) {
-    if (l->state == L_STREAM && seq == l->ctl_seq)
+    if ((l->state == L_STREAM || l->state == L_CHECKING) && seq == l->ctl_seq)
         stream_reply(l, msg);
 }
 
@@ -452,13 +486,48 @@ static void st_stream_wait(ob_link *l, link_event ev) {
         connected_common(l, ev);
 }
 
-static void st_ready(ob_link *l, link_event ev, const void *arg) {
-    if (ev == LE_UNAVAILABLE) {
+/* Events every ready state treats alike. */
+static void ready_common(ob_link *l, link_event ev, const void *arg) {
+    switch (ev) {
+    case LE_UNAVAILABLE:
         OB_WARN(l->log, "nats: JetStream unavailable (%s); pausing and asking about the stream",
                 (const char *)arg);
         wait_then(l, L_STREAM_WAIT);
-    } else {
+        return;
+    case LE_FULL:
+        if (!l->full)
+            OB_WARN(l->log,
+                    "nats: stream %s is full and refuses new messages; pausing, rows keep their "
+                    "attempts, until it has room",
+                    l->cfg.stream);
+        l->full = 1;
+        wait_then(l, L_STREAM_WAIT);
+        return;
+    default:
         connected_common(l, ev);
+        return;
+    }
+}
+
+static void st_ready(ob_link *l, link_event ev, const void *arg) {
+    if (ev == LE_SUSPECT) {
+        OB_DEBUG(l->log, "nats: a publish found %s; asking whether JetStream answers",
+                 (const char *)arg);
+        request_stream_in(l, 0, L_CHECKING);
+    } else {
+        ready_common(l, ev, arg);
+    }
+}
+
+/* A reply to the check arrives through stream_reply(): a stream that
+ * answers makes the link READY again (the failure was the message's); no
+ * answer at all makes it not ready (an outage, costing no attempts). */
+static void st_checking(ob_link *l, link_event ev, const void *arg) {
+    if (ev == LE_TIMER) {
+        OB_WARN(l->log, "nats: no reply from JetStream within %d ms; pausing", CTL_TIMEOUT_MS);
+        wait_then(l, L_STREAM_WAIT);
+    } else if (ev != LE_SUSPECT) {
+        ready_common(l, ev, arg);
     }
 }
 
@@ -521,6 +590,9 @@ static void dispatch(ob_link *l, link_event ev, const void *arg) {
     case L_READY:
         st_ready(l, ev, arg);
         return;
+    case L_CHECKING:
+        st_checking(l, ev, arg);
+        return;
     case L_DOWN:
         st_down(l, ev);
         return;
@@ -552,6 +624,7 @@ static void free_link(ob_link *l) {
     free((char *)l->cfg.stream);
     free((char *)l->cfg.subject_prefix);
     free((char *)l->cfg.ce_source);
+    free((char *)l->cfg.wake_subject);
     free(l->url_text);
     ob_buf_free(&l->subject);
     ob_buf_free(&l->scratch);
@@ -587,6 +660,8 @@ static void begin_close(ob_link *l) {
         set_state(l, L_CLOSING);
         uv_timer_start(&l->timer, on_timer, CLOSE_WAIT_MS, 0);
         if (l->nc) {
+            if (l->wake_sub)
+                natsSubscription_Unsubscribe(l->wake_sub);
             if (l->sub)
                 natsSubscription_Unsubscribe(l->sub);
             natsConnection_Close(l->nc);
@@ -628,6 +703,7 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
     l->cfg.stream = strdup(cfg->stream);
     l->cfg.subject_prefix = strdup(cfg->subject_prefix);
     l->cfg.ce_source = cfg->ce_source ? strdup(cfg->ce_source) : NULL;
+    l->cfg.wake_subject = cfg->wake_subject ? strdup(cfg->wake_subject) : NULL;
     l->url_text = ob_url_redact(cfg->url);
     l->cbs = *cbs;
     l->log = cfg->log;
@@ -640,6 +716,7 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
         free((char *)l->cfg.stream);
         free((char *)l->cfg.subject_prefix);
         free((char *)l->cfg.ce_source);
+        free((char *)l->cfg.wake_subject);
         free(l->url_text);
         free(l);
         return NULL;
@@ -660,11 +737,27 @@ int ob_link_start(ob_link *l) {
 }
 
 int ob_link_ready(const ob_link *l) {
-    return l->state == L_READY;
+    return is_ready(l->state);
+}
+
+int ob_link_settled(const ob_link *l) {
+    return l->state != L_CHECKING;
+}
+
+void ob_link_suspect(ob_link *l, const char *why) {
+    dispatch(l, LE_SUSPECT, why);
+}
+
+void ob_link_full(ob_link *l) {
+    dispatch(l, LE_FULL, NULL);
 }
 
 uint32_t ob_link_epoch(const ob_link *l) {
     return l->epoch;
+}
+
+uint64_t ob_link_window_ms(const ob_link *l) {
+    return l->window_ms;
 }
 
 uint64_t ob_link_last_answer(const ob_link *l) {

@@ -47,6 +47,9 @@ typedef struct ob_link_callbacks {
     void (*on_ack)(void *data, const ob_ack *ack);
     /* Readiness changed: 1 when rows may be published, 0 when not. */
     void (*on_ready)(void *data, int ready);
+    /* A message arrived on the wake subject (a doorbell): rows were
+     * committed. Bursts arrive as one call. */
+    void (*on_wake)(void *data);
     /* The link cannot go on: a strict duplicate-window check failed, or the
      * server refused the first connection for good (credentials, TLS). */
     void (*on_fatal)(void *data, const char *why);
@@ -61,7 +64,8 @@ typedef struct ob_link_config {
     uint64_t duplicate_window_ms; /* for a stream we create */
     uint64_t retry_horizon_ms;    /* ack timeout + maximum backoff */
     int strict_duplicate_window;
-    int replicas; /* for a stream we create; 0 means 1 */
+    int replicas;             /* for a stream we create; 0 means 1 */
+    const char *wake_subject; /* core NATS subject of the doorbell; NULL for none */
     uint32_t max_in_flight;
     const ob_log *log;
 } ob_link_config;
@@ -77,6 +81,8 @@ int ob_link_start(ob_link *l);
 int ob_link_ready(const ob_link *l);
 /* Counts losses of readiness. A batch that saw it change was interrupted. */
 uint32_t ob_link_epoch(const ob_link *l);
+/* The stream's duplicate window as last read (0 before). */
+uint64_t ob_link_window_ms(const ob_link *l);
 /* Loop time of the last reply that came in on the inbox. */
 uint64_t ob_link_last_answer(const ob_link *l);
 
@@ -86,10 +92,21 @@ uint64_t ob_link_last_answer(const ob_link *l);
 int ob_link_publish(ob_link *l, uint32_t worker, uint32_t gen, uint32_t slot, const ob_row *row,
                     ob_pub_fail *fail);
 
-/* JetStream did not answer as it should (no ack from a silent broker, no
- * responders, a 503): stop being ready and ask about the stream until it
- * answers again. */
+/* JetStream did not answer (no ack from a broker that answered nothing):
+ * stop being ready and ask about the stream until it answers again. */
 void ob_link_unavailable(ob_link *l, const char *why);
+
+/* A publish found no responders, or JetStream answered 503: while still
+ * publishing, ask whether JetStream answers at all. It does: the failure
+ * was the message's (its subject has no stream), and on_ready(1) tells so.
+ * It does not: an outage, and on_ready(0). */
+void ob_link_suspect(ob_link *l, const char *why);
+/* 0 while such a check is under way. */
+int ob_link_settled(const ob_link *l);
+
+/* The stream refused a message because it is full (discard new): pause,
+ * say so once, and try again later. */
+void ob_link_full(ob_link *l);
 
 /* Closes the subscription and the connection, waits for nats.c to report
  * both closed (and for a connect under way to end), closes the handles,

@@ -19,6 +19,9 @@ typedef enum link_state {
     L_STREAM,       /* connected; waiting for the reply to a stream info/create request */
     L_STREAM_WAIT,  /* connected; JetStream did not answer: waiting before asking again */
     L_READY,        /* rows may be published */
+    L_CHECKING,     /* rows may be published; a publish found no responders or a 503, and
+                       the stream is being asked whether JetStream is up (the answer tells a
+                       broker outage from one message's failure) */
     L_DOWN,         /* disconnected; nats.c reconnects on its own threads */
     L_FATAL,        /* gave up; the owner was told and will close us */
     L_CLOSING       /* waiting for nats.c to report the close (or a connect to end) */
@@ -53,6 +56,7 @@ typedef struct mailbox {
     uint32_t disconnects; /* of the current connection */
     uint32_t reconnects;
     int current_closed; /* the current connection was closed by nats.c */
+    uint32_t wakes;     /* doorbell messages */
     int shut;           /* the async handle is closing: threads must not touch it */
 } mailbox;
 
@@ -85,6 +89,8 @@ struct ob_link {
 
     natsConnection *nc;
     natsSubscription *sub;
+    natsSubscription *wake_sub;
+    uint32_t seen_wakes;
     link_conn *conn;  /* of nc */
     link_conn *conns; /* every one made, freed with the link */
     uint32_t next_conn_id;
@@ -100,8 +106,12 @@ struct ob_link {
     int failures;
     int ever_ready;
     int warned_window;
-    int final;        /* the last handles are closing; free when none is left */
-    int leak_mailbox; /* nats.c did not confirm its close: never free what it may touch */
+    int warned_subjects;
+    int warned_replicas;
+    uint64_t window_ms; /* the stream's duplicate window, once read */
+    int full;           /* the stream refused a message as full; cleared by the next stored ack */
+    int final;          /* the last handles are closing; free when none is left */
+    int leak_mailbox;   /* nats.c did not confirm its close: never free what it may touch */
 
     ob_buf subject; /* publish scratch */
     ob_buf scratch;
@@ -117,7 +127,8 @@ int ob_link_mailbox_init(ob_link *l);
 void ob_link_mailbox_free(ob_link *l);
 /* Registers the callbacks that feed the mailbox for connection c. */
 natsStatus ob_link_mailbox_options(ob_link *l, natsOptions *o, link_conn *c);
-/* Subscribes c's inbox with the mailbox's message handler. */
+/* Subscribes c's inbox with the mailbox's message handler, and the wake
+ * subject when there is one. */
 natsStatus ob_link_mailbox_subscribe(ob_link *l, link_conn *c);
 /* The uv_async_t callback: replies to on_ack / the control handler, then
  * connection events to the state machine. */

@@ -5,6 +5,8 @@
  */
 #include "maint_int.h"
 
+#include "outbox/relay.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,16 +27,10 @@ void outbox_maint_options_init(outbox_maint_options *o) {
 }
 
 void outbox_maint_options_from_relay(outbox_maint_options *o, const outbox_relay_options *ro) {
-    outbox_maint_options_init(o);
+    *o = ro->maint;
     o->db_url = ro->db_url;
     o->db_password = ro->db_password;
     o->table = ro->table;
-    o->partition_period = ro->partition_period;
-    o->partition_lookahead = ro->partition_lookahead;
-    o->partition_retention = ro->partition_retention;
-    o->cleanup_retention_ms = ro->cleanup_retention_ms;
-    o->cleanup_limit = ro->cleanup_limit;
-    o->cleanup_include_dead = ro->cleanup_include_dead;
     o->log = ro->log;
     o->log_data = ro->log_data;
     o->log_level = ro->log_level;

@@ -42,6 +42,22 @@ static void pub_unavailable(void *data, const char *why) {
     ob_link_unavailable(((outbox_relay *)data)->link, why);
 }
 
+static void pub_suspect(void *data, const char *why) {
+    ob_link_suspect(((outbox_relay *)data)->link, why);
+}
+
+static int pub_settled(void *data) {
+    return ob_link_settled(((outbox_relay *)data)->link);
+}
+
+static void pub_full(void *data) {
+    ob_link_full(((outbox_relay *)data)->link);
+}
+
+static uint64_t pub_window_ms(void *data) {
+    return ob_link_window_ms(((outbox_relay *)data)->link);
+}
+
 static int owner_drain_wanted(void *data) {
     outbox_relay *r = data;
     return r->o.on_drained != NULL && !r->drained;
@@ -105,6 +121,15 @@ static void on_link_ready(void *data, int ready) {
         ob_worker_broker(r->workers[i], ready);
 }
 
+static void on_link_wake(void *data) {
+    outbox_relay_notify(data);
+}
+
+void outbox_relay_notify(outbox_relay *r) {
+    if (r->phase == R_RUNNING && !r->fatal)
+        ob_flow_ring(&r->flow);
+}
+
 static void relay_fatal(outbox_relay *r, const char *why) {
     if (r->fatal)
         return;
@@ -136,6 +161,7 @@ static void relay_free(outbox_relay *r) {
     ob_buf_free(&r->sql_fetch);
     ob_buf_free(&r->sql_probe);
     ob_buf_free(&r->sql_drain);
+    ob_buf_free(&r->wake);
     ob_relay_free_options(&r->o);
     free(r);
 }
@@ -182,12 +208,26 @@ static int prepare(outbox_relay *r) {
     e->batch_size = o->batch_size;
     e->poll_interval_ms = o->poll_interval_ms;
     e->ack_timeout_ms = o->ack_timeout_ms;
-    e->pub = (ob_publisher){pub_ready, pub_epoch, pub_last_answer, pub_publish, pub_unavailable, r};
+    e->pub = (ob_publisher){.ready = pub_ready,
+                            .epoch = pub_epoch,
+                            .last_answer = pub_last_answer,
+                            .publish = pub_publish,
+                            .unavailable = pub_unavailable,
+                            .suspect = pub_suspect,
+                            .settled = pub_settled,
+                            .full = pub_full,
+                            .window_ms = pub_window_ms,
+                            .data = r};
     e->owner =
         (ob_worker_owner){owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r};
     e->flow = &r->flow;
     e->stats = &r->stats;
-    ob_flow_init(&r->flow, o->max_in_flight);
+    ob_flow_init(&r->flow, o->max_in_flight, o->poll_min_ms, o->poll_interval_ms);
+    if (o->wake_subject == NULL)
+        ob_buf_printf(&r->wake, "outbox_wake.%s", o->table);
+    else if (*o->wake_subject)
+        ob_buf_puts(&r->wake, o->wake_subject);
+    r->wake_subject = r->wake.p;
 
     r->nworkers = o->connections;
     r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
@@ -208,12 +248,18 @@ static ob_link *make_link(outbox_relay *r, char *err, size_t errlen) {
     lc.subject_prefix = o->subject_prefix;
     lc.ce_source = o->cloudevents ? r->ce_source : NULL;
     lc.duplicate_window_ms = o->duplicate_window_ms;
-    lc.retry_horizon_ms = (uint64_t)o->ack_timeout_ms + o->backoff_max_ms;
+    /* The longest a published row can wait before it is published again:
+     * its ack timeout, then either its retry backoff or a finishing
+     * statement that hangs until the operation timeout and a reconnect. */
+    uint64_t db_wait = (uint64_t)r->env.db.op_timeout_ms + 10000;
+    lc.retry_horizon_ms =
+        (uint64_t)o->ack_timeout_ms + (o->backoff_max_ms > db_wait ? o->backoff_max_ms : db_wait);
     lc.strict_duplicate_window = o->strict_duplicate_window;
     lc.replicas = 1;
+    lc.wake_subject = r->wake_subject;
     lc.max_in_flight = o->max_in_flight;
     lc.log = &r->log;
-    ob_link_callbacks cbs = {on_link_ack, on_link_ready, on_link_fatal, r};
+    ob_link_callbacks cbs = {on_link_ack, on_link_ready, on_link_wake, on_link_fatal, r};
     return ob_link_new(r->loop, &lc, &cbs, err, errlen);
 }
 
@@ -273,9 +319,9 @@ int outbox_relay_start(outbox_relay *r) {
     char *db = ob_url_redact(r->o.db_url), *nats = ob_url_redact(r->o.nats_url);
     OB_INFO(&r->log,
             "relay starting: table %s, stream %s, subjects %s.<aggregate>.<event>, %d "
-            "connection(s), batch %d, database %s, nats %s",
+            "connection(s), batch %d, database %s, nats %s, doorbell %s",
             r->o.table, r->o.stream, r->o.subject_prefix, r->nworkers, r->o.batch_size,
-            db ? db : "?", nats ? nats : "?");
+            db ? db : "?", nats ? nats : "?", r->wake_subject ? r->wake_subject : "off");
     free(db);
     free(nats);
     uv_timer_init(r->loop, &r->shutdown_timer);
@@ -304,13 +350,29 @@ const char *outbox_relay_errmsg(const outbox_relay *r) {
 
 /* --- stopping ------------------------------------------------------------ */
 
+/* Once a stop has waited this long past the shutdown timeout, whatever is
+ * still waiting (on a frozen database, say) is dropped. */
+#define SHUTDOWN_GRACE_MS 600
+
 static void on_shutdown_deadline(uv_timer_t *t) {
     outbox_relay *r = t->data;
+    if (r->hard_stop)
+        return;
+    if (r->past_deadline) {
+        OB_WARN(&r->log, "shutdown: still waiting on the database after the shutdown timeout; "
+                         "dropping open transactions (their rows will be delivered again)");
+        r->hard_stop = 1;
+        for (int i = 0; i < r->nworkers; i++)
+            ob_worker_stop(r->workers[i], 1);
+        return;
+    }
+    r->past_deadline = 1;
     if (r->stats.in_flight)
         OB_WARN(&r->log, "shutdown: %u publish(es) still unacked after %u ms; giving them back",
                 r->stats.in_flight, r->o.shutdown_timeout_ms);
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_deadline(r->workers[i]);
+    uv_timer_start(&r->shutdown_timer, on_shutdown_deadline, SHUTDOWN_GRACE_MS, 0);
 }
 
 static void shutdown_timer_closed(uv_handle_t *h) {

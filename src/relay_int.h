@@ -38,6 +38,8 @@ struct outbox_relay {
     ob_buf sql_fetch; /* statements built once */
     ob_buf sql_probe;
     ob_buf sql_drain;
+    ob_buf wake;              /* the doorbell's subject */
+    const char *wake_subject; /* wake.p, or NULL without a doorbell */
 
     ob_worker_env env; /* shared by the workers */
     ob_flow flow;
@@ -50,6 +52,7 @@ struct outbox_relay {
     int drained; /* on_drained was called */
     int fatal;
     int hard_stop;
+    int past_deadline; /* the shutdown timeout passed */
 
     /* Children on the loop, counted when started and counted down in their
      * close callbacks, whatever the phase. */

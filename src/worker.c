@@ -50,6 +50,8 @@ static const char *const state_names[] = {
     [W_FETCHING] = "fetching",
     [W_PUBLISHING] = "publishing",
     [W_FINISHING] = "finishing",
+    [W_ISOLATING] = "isolating",
+    [W_REFUSING] = "refusing",
     [W_ENDING_EMPTY] = "ending-empty",
     [W_ROLLING_BACK] = "rolling-back",
     [W_ABORTING] = "aborting",
@@ -146,13 +148,14 @@ static void rollback(ob_worker *w, worker_state s) {
  * probe every poll interval; the others park until the scout (or a full
  * batch) wakes them, so an idle relay costs one round trip per interval. */
 static void go_idle(ob_worker *w) {
-    if (w->stop || w->halted) {
-        next(w);
+    const ob_worker_env *e = w->env;
+    if (w->stop || w->halted || ob_flow_take_wake(e->flow)) {
+        next(w); /* a wake came while everyone was busy: fetch at once */
         return;
     }
-    if (ob_flow_idle(w->env->flow, &w->fm)) {
+    if (ob_flow_idle(e->flow, &w->fm)) {
         set_state(w, W_POLL_WAIT);
-        ob_worker_start_timer(w, w->env->poll_interval_ms);
+        ob_worker_start_timer(w, ob_flow_poll_delay(e->flow, uv_now(e->loop)));
     } else {
         set_state(w, W_PARKED);
     }
@@ -179,7 +182,12 @@ static void db_failed(ob_worker *w, const char *during) {
                     during, ob_db_error(w->db));
         /* The server rolls back the open transaction when the connection
          * drops: the claimed rows are pending again, and whatever was already
-         * published is absorbed by Msg-Id dedup. */
+         * published is absorbed by Msg-Id dedup, if it comes back within the
+         * stream's duplicate window (checked on reconnect). */
+        if (w->state == W_FINISHING || w->state == W_ISOLATING || w->state == W_REFUSING) {
+            w->unmarked = w->batch.n_acked;
+            w->unmarked_at = w->batch_published_at;
+        }
         if (w->stop) {
             close_worker(w);
             return;
@@ -212,6 +220,8 @@ void ob_worker_finish_batch(ob_worker *w) {
     ob_flow_leave(e->flow, &w->fm);
     int interrupted = e->pub.epoch(e->pub.data) != b->epoch || !e->pub.ready(e->pub.data);
     size_t len = ob_batch_finish_sql(b, &e->batch, interrupted);
+    w->iso = -1;
+    w->batch_published_at = uv_now(e->loop);
     if (len == 0) {
         /* Nothing to write: end the transaction, which unlocks the rows. */
         e->stats->released += (uint64_t)b->n_released;
@@ -259,11 +269,28 @@ static void waiting_common(ob_worker *w, worker_event ev) {
     }
 }
 
+/* Rows published but left unmarked by a lost connection are published
+ * again. Past the stream's duplicate window the stream cannot tell the copy
+ * from the original: say how many, once. */
+static void warn_unmarked(ob_worker *w) {
+    const ob_worker_env *e = w->env;
+    uint64_t window = e->pub.window_ms(e->pub.data);
+    uint64_t away = uv_now(e->loop) - w->unmarked_at;
+    if (w->unmarked > 0 && window > 0 && away + e->ack_timeout_ms >= window)
+        OB_WARN(e->log,
+                "%s: %d row(s) published %llu ms ago were not marked before the database "
+                "connection was lost; that is longer than the stream's duplicate window (%llu "
+                "ms): they will be published again and may be stored twice",
+                w->name, w->unmarked, (unsigned long long)away, (unsigned long long)window);
+    w->unmarked = 0;
+}
+
 static void st_connecting(ob_worker *w, worker_event ev) {
     switch (ev) {
     case EV_DB_OK:
         w->db_up = 1;
         w->failures = 0;
+        warn_unmarked(w);
         w->env->stats->db_connected++;
         OB_INFO(w->env->log, "%s: connected to the database (session %lu)", w->name,
                 ob_db_thread_id(w->db));
@@ -310,6 +337,7 @@ static void st_fetching(ob_worker *w, worker_event ev) {
             return;
         }
         e->stats->fetched += (uint64_t)n;
+        ob_flow_activity(e->flow, uv_now(e->loop));
         set_state(w, W_PUBLISHING);
         if (n >= e->batch_size)
             ob_flow_wake_all(e->flow, &w->fm); /* a full batch: there is likely more */
@@ -342,6 +370,9 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
     case EV_CAPACITY:
         ob_worker_publish_some(w);
         return;
+    case EV_BROKER_UP:
+        ob_worker_after_answers(w); /* the link's verdict after a suspect failure */
+        return;
     case EV_TIMER:
         ob_worker_ack_deadline(w);
         if (w->state == W_PUBLISHING)
@@ -363,14 +394,93 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
     }
 }
 
+/* The statement of the next row to write while isolating, or COMMIT. */
+static void isolate_next(ob_worker *w) {
+    ob_batch *b = &w->batch;
+    w->iso = ob_batch_next_written(b, w->iso + 1);
+    if (w->iso < 0) {
+        w->iso = -2; /* every row written: a failure of the COMMIT is not a row's */
+        query(w, W_FINISHING, "COMMIT", 6);
+        return;
+    }
+    size_t len = ob_batch_row_sql(b, &w->env->batch, w->iso);
+    query(w, W_ISOLATING, b->sql.p, len);
+}
+
+static int row_level(ob_worker *w) {
+    unsigned no = ob_db_errno(w->db);
+    return !ob_db_lost(w->db) && no != ER_LOCK_DEADLOCK && no != ER_LOCK_WAIT_TIMEOUT;
+}
+
 static void st_finishing(ob_worker *w, worker_event ev) {
     switch (ev) {
     case EV_DB_OK:
         batch_committed(w);
-        next(w);
+        /* A batch that was not full emptied what was due when it was
+         * claimed: wait for the next poll (fast while rows keep coming)
+         * instead of paying for an empty fetch at once. */
+        if (w->batch.n < w->env->batch_size)
+            go_idle(w);
+        else
+            next(w);
         return;
     case EV_DB_FAILED:
-        db_failed(w, "committing a batch");
+        if (!row_level(w) || w->iso != -1) {
+            db_failed(w, "committing a batch");
+            return;
+        }
+        /* A failed statement leaves the transaction open with its locks:
+         * find the row the server refuses by writing them one by one. */
+        w->env->stats->db_errors++;
+        OB_WARN(w->env->log,
+                "%s: the database refused the batch's update (%u %s); writing its %d row(s) one "
+                "by one to find the row at fault",
+                w->name, ob_db_errno(w->db), ob_db_error(w->db), w->batch.n);
+        isolate_next(w);
+        return;
+    case EV_STOP_NOW:
+        close_worker(w);
+        return;
+    default:
+        return;
+    }
+}
+
+static void st_isolating(ob_worker *w, worker_event ev) {
+    ob_batch *b = &w->batch;
+    switch (ev) {
+    case EV_DB_OK:
+        isolate_next(w);
+        return;
+    case EV_DB_FAILED: {
+        if (!row_level(w)) {
+            db_failed(w, "writing a batch row by row");
+            return;
+        }
+        char why[600];
+        int n = snprintf(why, sizeof(why), "the database refused to write this row: %u %s",
+                         ob_db_errno(w->db), ob_db_error(w->db));
+        OB_WARN(w->env->log, "%s: %s; marking it dead", w->name, why);
+        size_t len = ob_batch_refused_sql(b, &w->env->batch, w->iso, why, (size_t)n);
+        query(w, W_REFUSING, b->sql.p, len);
+        return;
+    }
+    case EV_STOP_NOW:
+        close_worker(w);
+        return;
+    default:
+        return;
+    }
+}
+
+static void st_refusing(ob_worker *w, worker_event ev) {
+    switch (ev) {
+    case EV_DB_OK:
+        isolate_next(w);
+        return;
+    case EV_DB_FAILED:
+        /* Even that was refused: give the batch back and retry later. */
+        db_failed(w, "marking a refused row dead");
         return;
     case EV_STOP_NOW:
         close_worker(w);
@@ -477,7 +587,10 @@ static void st_probing(ob_worker *w, worker_event ev) {
             go_idle(w);
             return;
         }
-        ob_flow_wake_all(e->flow, NULL);
+        /* Rows are due: the scout claims them itself, and wakes the others
+         * only if its batch comes back full. */
+        ob_flow_leave(e->flow, &w->fm);
+        ob_flow_activity(e->flow, uv_now(e->loop));
         next(w);
         return;
     case EV_DB_FAILED:
@@ -536,6 +649,12 @@ static void dispatch(ob_worker *w, worker_event ev, const void *arg) {
         return;
     case W_FINISHING:
         st_finishing(w, ev);
+        return;
+    case W_ISOLATING:
+        st_isolating(w, ev);
+        return;
+    case W_REFUSING:
+        st_refusing(w, ev);
         return;
     case W_ENDING_EMPTY:
         st_ending_empty(w, ev);
@@ -614,6 +733,7 @@ ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
     w->fm.on_wake = on_wake;
     ob_retry_init(&w->retry, 250, 10000);
     w->state = W_NEW;
+    w->iso = -1;
     return w;
 }
 
@@ -663,6 +783,8 @@ int ob_worker_busy(const ob_worker *w) {
     case W_FETCHING:
     case W_PUBLISHING:
     case W_FINISHING:
+    case W_ISOLATING:
+    case W_REFUSING:
     case W_ENDING_EMPTY:
     case W_ROLLING_BACK:
     case W_ABORTING:
@@ -670,8 +792,4 @@ int ob_worker_busy(const ob_worker *w) {
     default:
         return 0;
     }
-}
-
-int ob_worker_closed(const ob_worker *w) {
-    return w->state == W_CLOSED || w->state == W_NEW;
 }

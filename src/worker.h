@@ -49,9 +49,19 @@ typedef struct ob_publisher {
      * same (worker, gen, slot). Returns 0, or -1 with *fail filled. */
     int (*publish)(void *data, uint32_t worker, uint32_t gen, uint32_t slot, const ob_row *row,
                    ob_pub_fail *fail);
-    /* The broker is not answering (no ack in time from a silent broker, or a
-     * 503): stop being ready until it answers again. */
+    /* The broker is not answering (no ack in time from a broker that
+     * answered nothing since): stop being ready until it answers again. */
     void (*unavailable)(void *data, const char *why);
+    /* A publish found no responders or a 503: find out whether the broker
+     * is down (then readiness drops) or the message was at fault (then
+     * readiness is confirmed with another "up"). */
+    void (*suspect)(void *data, const char *why);
+    /* 0 while such a check is under way. */
+    int (*settled)(void *data);
+    /* The stream is full: pause without counting attempts. */
+    void (*full)(void *data);
+    /* The stream's duplicate window in ms, 0 when not known yet. */
+    uint64_t (*window_ms)(void *data);
     void *data;
 } ob_publisher;
 
@@ -128,8 +138,6 @@ void ob_worker_deadline(ob_worker *w);
 void ob_worker_free(ob_worker *w);
 /* Nonzero while the worker is inside a batch transaction or its statement. */
 int ob_worker_busy(const ob_worker *w);
-/* Nonzero once closed (or never started). */
-int ob_worker_closed(const ob_worker *w);
 /* The state's name, for logs and tests. */
 const char *ob_worker_state_name(const ob_worker *w);
 

@@ -16,6 +16,8 @@ typedef enum worker_state {
     W_FETCHING,     /* waiting for START TRANSACTION; SELECT ... FOR UPDATE SKIP LOCKED */
     W_PUBLISHING,   /* rows claimed; publishing them (capacity permitting), waiting for acks */
     W_FINISHING,    /* waiting for UPDATE ...; COMMIT of the batch */
+    W_ISOLATING,    /* the finishing statement failed on a row: writing the rows one by one */
+    W_REFUSING,     /* waiting for the statement that marks a refused row dead */
     W_ENDING_EMPTY, /* waiting for COMMIT [; SELECT EXISTS pending] after an empty fetch */
     W_ROLLING_BACK, /* waiting for ROLLBACK of a batch with nothing to write, or of a conflict */
     W_ABORTING,     /* waiting for ROLLBACK after a statement error */
@@ -60,6 +62,10 @@ struct ob_worker {
     int stop; /* 0 running, 1 stop after what is under way, 2 stop now */
     int halted;
     ob_batch batch;
+    int unmarked;         /* rows published but not marked when the connection was lost */
+    uint64_t unmarked_at; /* loop time they were published by */
+    uint64_t batch_published_at;
+    int iso; /* the slot being written while isolating; -1 when not, -2 once done */
     ob_pub_fail pf;
 };
 

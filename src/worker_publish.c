@@ -61,6 +61,19 @@ void ob_worker_publish_some(ob_worker *w) {
         arm_ack_deadline(w);
 }
 
+/* A stream with the discard-new policy refuses messages past its limits
+ * with these descriptions ("maximum messages exceeded", "maximum bytes
+ * exceeded", "maximum messages per subject exceeded"). */
+static int stream_full(const ob_answer *a) {
+    static const char mark[] = "maximum ";
+    if (a->text == NULL || a->text_len < sizeof(mark) - 1)
+        return 0;
+    for (size_t i = 0; i + sizeof(mark) - 1 <= a->text_len; i++)
+        if (memcmp(a->text + i, mark, sizeof(mark) - 1) == 0)
+            return a->text_len >= 8 && memcmp(a->text + a->text_len - 8, "exceeded", 8) == 0;
+    return 0;
+}
+
 void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
     const ob_worker_env *e = w->env;
     ob_batch *b = &w->batch;
@@ -77,16 +90,22 @@ void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
     case OB_ACKED_NO_RESPONDERS: {
         static const char nr[] = "no responders: no stream is listening on the subject";
         was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, nr, sizeof(nr) - 1);
-        e->pub.unavailable(e->pub.data, "no responders");
+        e->pub.suspect(e->pub.data, "no responders");
         break;
     }
     case OB_ACKED_ERROR:
+        if (stream_full(a)) {
+            /* The stream's fault, not the row's: no attempt is counted. */
+            was = ob_batch_release(b, (int)a->slot);
+            e->pub.full(e->pub.data);
+            break;
+        }
         n = snprintf(t, sizeof(t), "JetStream error %d/%d: %.*s", a->code, a->err_code,
                      (int)(a->text_len > 900 ? 900 : a->text_len), a->text);
         was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, a->code, a->err_code, t,
                             (size_t)n);
         if (a->code == 503)
-            e->pub.unavailable(e->pub.data, "JetStream answered 503");
+            e->pub.suspect(e->pub.data, "JetStream answered 503");
         break;
     case OB_ACKED_GARBLED:
         n = snprintf(t, sizeof(t), "unexpected reply from JetStream: %.*s",
@@ -117,8 +136,14 @@ void ob_worker_ack_deadline(ob_worker *w) {
 }
 
 void ob_worker_after_answers(ob_worker *w) {
+    const ob_worker_env *e = w->env;
     if (ob_batch_complete(&w->batch)) {
         uv_timer_stop(&w->timer);
+        /* A row failed in a way that may be the broker's (no responders, a
+         * 503): wait for the link's verdict, which comes as broker up (the
+         * rows' fault) or broker down (an outage: no attempts). */
+        if (ob_batch_suspect(&w->batch) && !e->pub.settled(e->pub.data))
+            return;
         ob_worker_finish_batch(w);
     } else if (!uv_is_active((uv_handle_t *)&w->timer)) {
         arm_ack_deadline(w);

@@ -17,11 +17,18 @@
 
 #include "outbox/common.h"
 #include "outbox/id.h"
-#include "outbox/relay.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+typedef enum outbox_partition_period {
+    OUTBOX_PARTITION_DAY = 0,
+    OUTBOX_PARTITION_MONTH = 1,
+} outbox_partition_period;
+
+/* Defined in outbox/relay.h. */
+typedef struct outbox_relay_options outbox_relay_options;
 
 typedef struct outbox_schema_options {
     const char *table;  /* "outbox"; optionally "schema.table" */
@@ -96,10 +103,10 @@ typedef struct outbox_maint_options {
 /* Fills `o` with the defaults given in the comments above. */
 OUTBOX_EXPORT void outbox_maint_options_init(outbox_maint_options *o);
 
-/* Fills `o` with the defaults, then with what relay options `ro` say about
- * maintenance (database, table, partition and cleanup settings, logging),
- * so that a one-off job runs the way the relay's timers do. Strings are
- * borrowed: `ro` must outlive the outbox_maint_create() that copies them. */
+/* Fills `o` with the relay's maintenance settings (ro->maint) and the
+ * relay's database, table and logging, so that a one-off job runs the way
+ * the relay's timers do. Strings are borrowed: `ro` must outlive the
+ * outbox_maint_create() that copies them. */
 OUTBOX_EXPORT void outbox_maint_options_from_relay(outbox_maint_options *o,
                                                    const outbox_relay_options *ro);
 

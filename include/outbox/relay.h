@@ -29,6 +29,7 @@
 
 #include "outbox/common.h"
 #include "outbox/id.h"
+#include "outbox/maint.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,11 +80,6 @@ typedef enum outbox_processing_mode {
     OUTBOX_DELETE_PROCESSED = 1, /* delete rows once acked */
 } outbox_processing_mode;
 
-typedef enum outbox_partition_period {
-    OUTBOX_PARTITION_DAY = 0,
-    OUTBOX_PARTITION_MONTH = 1,
-} outbox_partition_period;
-
 typedef struct outbox_relay_options {
     /* --- where --- */
     const char *db_url;         /* mysql://user:pass@host:port/db[?socket=/path] (required) */
@@ -99,7 +95,9 @@ typedef struct outbox_relay_options {
     /* --- how much --- */
     int connections;           /* MariaDB connections, each a batch cycle (2) */
     int batch_size;            /* rows per fetch (500) */
-    uint32_t poll_interval_ms; /* wait after an empty fetch (100) */
+    uint32_t poll_interval_ms; /* idle polling: the longest wait between polls (100) */
+    uint32_t poll_min_ms;      /* the shortest, used while rows keep coming (5); see the
+                                  README's "Prompt delivery" */
     uint32_t max_in_flight;    /* unacked publishes across all connections (8192) */
     uint32_t ack_timeout_ms;   /* a publish without ack by then has failed (5000) */
 
@@ -132,17 +130,20 @@ typedef struct outbox_relay_options {
     /* --- processing mode --- */
     outbox_processing_mode processing; /* keep processed rows (default) or delete them */
 
-    /* --- maintenance timers (0 disables each; the jobs they run, and the
-     * meaning of each setting, are described in outbox/maint.h) --- */
-    uint32_t pending_sample_ms;               /* sample pending count and lag (0) */
-    uint32_t partition_check_ms;              /* run the partition maintainer (0) */
-    outbox_partition_period partition_period; /* day */
-    uint32_t partition_lookahead;             /* future partitions to keep (7) */
-    uint32_t partition_retention;             /* periods to keep; 0 never drops (0) */
-    uint32_t cleanup_check_ms;                /* run the cleanup maintainer (0) */
-    uint64_t cleanup_retention_ms;            /* delete processed rows older than this (7 days) */
-    uint32_t cleanup_limit;                   /* rows per round (10000) */
-    int cleanup_include_dead;                 /* also delete old dead rows (0) */
+    /* --- maintenance timers (0 disables each) --- */
+    uint32_t pending_sample_ms;  /* sample pending count and lag (0) */
+    uint32_t partition_check_ms; /* run the partition maintainer (0) */
+    uint32_t cleanup_check_ms;   /* run the cleanup maintainer (0) */
+    /* What the jobs do (partition period, lookahead and retention; cleanup
+     * retention and limit), as described in outbox/maint.h. Its database,
+     * table and logging fields are ignored: the relay's own are used. */
+    outbox_maint_options maint;
+
+    /* --- prompt delivery --- */
+    /* Core NATS subject of the doorbell: any message there makes the relay
+     * fetch at once. NULL: "outbox_wake.<table>"; "": no doorbell. It may not
+     * fall under <subject_prefix>.> (the stream's subjects). */
+    const char *wake_subject;
 
     /* --- logging --- */
     outbox_log_fn log; /* NULL: silent */
@@ -189,9 +190,11 @@ typedef void (*outbox_relay_stop_cb)(outbox_relay *r, void *data);
 
 /* Graceful stop: claim no more rows, wait up to shutdown_timeout_ms for the
  * acks of what is in flight, commit what was acked, give back the rest, close
- * every handle, then call `cb` (may be NULL). Calling it again while a stop is
- * under way stops at once: open transactions are dropped (the server rolls
- * them back, and the rows are delivered again later, absorbed by Msg-Id
+ * every handle, then call `cb` (may be NULL). What still waits on the
+ * database 0.6 s after the shutdown timeout (a frozen server) is dropped,
+ * so a stop ends within about shutdown_timeout_ms + 1 s whatever the
+ * servers do. Calling it again while a stop is under way stops at once: open transactions are
+ * dropped (the server rolls them back, and the rows are delivered again later, absorbed by Msg-Id
  * dedup). Returns OUTBOX_ESTATE when the relay was never started. */
 OUTBOX_EXPORT int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data);
 
@@ -202,6 +205,10 @@ OUTBOX_EXPORT int outbox_relay_destroy(outbox_relay *r);
 
 /* Copies the counters. Cheap; safe to call at any time on the loop thread. */
 OUTBOX_EXPORT void outbox_relay_stats(const outbox_relay *r, outbox_stats *out);
+
+/* Rows were just committed: fetch at once instead of waiting for the next
+ * poll (an in-process doorbell). Cheap; bursts coalesce. Loop thread only. */
+OUTBOX_EXPORT void outbox_relay_notify(outbox_relay *r);
 
 /* The detail message of the last error on the relay. Never NULL. */
 OUTBOX_EXPORT const char *outbox_relay_errmsg(const outbox_relay *r);

@@ -121,7 +121,7 @@ static void partition_timer(uv_loop_t *loop) {
     outbox_relay_options o;
     outbox_relay_options_init(&o);
     o.partition_check_ms = 100;
-    o.partition_lookahead = 4;
+    o.maint.partition_lookahead = 4;
     outbox_stats s;
     run_relay(loop, db, c, &o,
               "SELECT COUNT(*) FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = "

@@ -26,6 +26,14 @@ static void on_wake(ob_flow_member *fm) {
         ob_flow_idle(x->f, fm);
 }
 
+static int count(const ob_flow *f, ob_flow_list list) {
+    const ob_flow_member *m = list == OB_FLOW_WAITING ? f->waiting.head : f->idle.head;
+    int n = 0;
+    for (; m != NULL; m = m->next)
+        n++;
+    return n;
+}
+
 static void init(member *x, ob_flow *f) {
     memset(x, 0, sizeof(*x));
     x->m.on_capacity = on_capacity;
@@ -35,7 +43,7 @@ static void init(member *x, ob_flow *f) {
 
 static void capacity_goes_to_waiters_in_order(void) {
     ob_flow f;
-    ob_flow_init(&f, 2);
+    ob_flow_init(&f, 2, 5, 100);
     member a, b;
     init(&a, &f);
     init(&b, &f);
@@ -44,7 +52,7 @@ static void capacity_goes_to_waiters_in_order(void) {
     CHECK_EQ(ob_flow_acquire(&f, &a.m), 0); /* a waits first */
     CHECK_EQ(ob_flow_acquire(&f, &b.m), 0);
     CHECK_EQ(ob_flow_acquire(&f, &a.m), 0); /* still once on the list */
-    CHECK_EQ(ob_flow_count(&f, OB_FLOW_WAITING), 2);
+    CHECK_EQ(count(&f, OB_FLOW_WAITING), 2);
     a.take_on_capacity = 5;
     b.take_on_capacity = 5;
     ob_flow_release(&f, 1);
@@ -58,12 +66,12 @@ static void capacity_goes_to_waiters_in_order(void) {
     CHECK_EQ(f.in_flight, 2);
     ob_flow_leave(&f, &a.m);
     ob_flow_leave(&f, &b.m);
-    CHECK_EQ(ob_flow_count(&f, OB_FLOW_WAITING), 0);
+    CHECK_EQ(count(&f, OB_FLOW_WAITING), 0);
 }
 
 static void one_scout_polls(void) {
     ob_flow f;
-    ob_flow_init(&f, 10);
+    ob_flow_init(&f, 10, 5, 100);
     member a, b, c;
     init(&a, &f);
     init(&b, &f);
@@ -71,7 +79,7 @@ static void one_scout_polls(void) {
     CHECK_EQ(ob_flow_idle(&f, &a.m), 1); /* the first idle member scouts */
     CHECK_EQ(ob_flow_idle(&f, &b.m), 0);
     CHECK_EQ(ob_flow_idle(&f, &c.m), 0);
-    CHECK_EQ(ob_flow_count(&f, OB_FLOW_IDLE), 3);
+    CHECK_EQ(count(&f, OB_FLOW_IDLE), 3);
     /* The scout found rows: it wakes the others but not itself. */
     ob_flow_wake_all(&f, &a.m);
     CHECK_EQ(a.wake_calls, 0);
@@ -86,7 +94,7 @@ static void one_scout_polls(void) {
 
 static void a_woken_member_that_idles_again_is_not_woken_twice(void) {
     ob_flow f;
-    ob_flow_init(&f, 10);
+    ob_flow_init(&f, 10, 5, 100);
     member a, b;
     init(&a, &f);
     init(&b, &f);
@@ -96,21 +104,52 @@ static void a_woken_member_that_idles_again_is_not_woken_twice(void) {
     ob_flow_wake_all(&f, NULL);
     CHECK_EQ(a.wake_calls, 1);
     CHECK_EQ(b.wake_calls, 1);
-    CHECK_EQ(ob_flow_count(&f, OB_FLOW_IDLE), 2);
+    CHECK_EQ(count(&f, OB_FLOW_IDLE), 2);
     CHECK(f.scout == &a.m); /* a went idle first again */
 }
 
 static void waiting_and_idle_are_exclusive(void) {
     ob_flow f;
-    ob_flow_init(&f, 1);
+    ob_flow_init(&f, 1, 5, 100);
     member a;
     init(&a, &f);
     ob_flow_idle(&f, &a.m);
     CHECK_EQ(ob_flow_acquire(&f, &a.m), 1);
     CHECK_EQ(ob_flow_acquire(&f, &a.m), 0);
-    CHECK_EQ(ob_flow_count(&f, OB_FLOW_IDLE), 0);
-    CHECK_EQ(ob_flow_count(&f, OB_FLOW_WAITING), 1);
+    CHECK_EQ(count(&f, OB_FLOW_IDLE), 0);
+    CHECK_EQ(count(&f, OB_FLOW_WAITING), 1);
     CHECK(f.scout == NULL);
+}
+
+static void polling_is_fast_while_rows_come_then_decays(void) {
+    ob_flow f;
+    ob_flow_init(&f, 10, 5, 100);
+    CHECK_EQ(ob_flow_poll_delay(&f, 0), 100); /* idle from the start */
+    ob_flow_activity(&f, 1000);
+    CHECK_EQ(ob_flow_poll_delay(&f, 1001), 5);
+    CHECK_EQ(ob_flow_poll_delay(&f, 1999), 5);
+    /* A second after the last rows, each empty poll doubles the wait. */
+    CHECK_EQ(ob_flow_poll_delay(&f, 2000), 5);
+    CHECK_EQ(ob_flow_poll_delay(&f, 2005), 10);
+    CHECK_EQ(ob_flow_poll_delay(&f, 2015), 20);
+    CHECK_EQ(ob_flow_poll_delay(&f, 2035), 40);
+    CHECK_EQ(ob_flow_poll_delay(&f, 2075), 80);
+    CHECK_EQ(ob_flow_poll_delay(&f, 2155), 100);
+    CHECK_EQ(ob_flow_poll_delay(&f, 2255), 100);
+}
+
+static void a_ring_with_nobody_idle_is_kept(void) {
+    ob_flow f;
+    ob_flow_init(&f, 10, 5, 100);
+    ob_flow_ring(&f);
+    CHECK_EQ(ob_flow_take_wake(&f), 1);
+    CHECK_EQ(ob_flow_take_wake(&f), 0);
+    member a;
+    init(&a, &f);
+    ob_flow_idle(&f, &a.m);
+    ob_flow_ring(&f);
+    CHECK_EQ(a.wake_calls, 1);
+    CHECK_EQ(ob_flow_take_wake(&f), 0);
 }
 
 int main(void) {
@@ -118,6 +157,8 @@ int main(void) {
     one_scout_polls();
     a_woken_member_that_idles_again_is_not_woken_twice();
     waiting_and_idle_are_exclusive();
+    polling_is_fast_while_rows_come_then_decays();
+    a_ring_with_nobody_idle_is_kept();
     printf("ok\n");
     return 0;
 }

@@ -17,7 +17,7 @@ typedef struct fake_pub {
     int published;
     uint32_t gen[64], slot[64];
     int fail_slot; /* this slot's publish fails with a bad subject; -1 none */
-    int unavailable;
+    int unavailable, suspect, checking, full;
     int closed;
     int table_empty;
 } fake_pub;
@@ -59,6 +59,24 @@ static void f_unavailable(void *d, const char *why) {
     fp.ready = 0;
     fp.epoch++;
 }
+static void f_suspect(void *d, const char *why) {
+    (void)d;
+    (void)why;
+    fp.suspect++;
+    fp.checking = 1;
+}
+static int f_settled(void *d) {
+    (void)d;
+    return !fp.checking;
+}
+static void f_full(void *d) {
+    (void)d;
+    fp.full++;
+}
+static uint64_t f_window(void *d) {
+    (void)d;
+    return 120000;
+}
 static void f_closed(void *d, ob_worker *w) {
     (void)d;
     (void)w;
@@ -68,6 +86,13 @@ static void f_table_empty(void *d, ob_worker *w) {
     (void)d;
     (void)w;
     fp.table_empty++;
+}
+
+/* The rows' verdicts, as the built-in classifier gives them for the cases
+ * used here. */
+static outbox_verdict classify(const outbox_failure *f, void *data) {
+    (void)data;
+    return f->kind == OUTBOX_FAIL_BAD_SUBJECT ? OUTBOX_DEAD : OUTBOX_RETRY;
 }
 
 static uv_loop_t loop;
@@ -89,7 +114,7 @@ static ob_worker *make_worker(void) {
     env.batch.max_attempts = 5;
     env.batch.backoff.base_ms = 1000;
     env.batch.backoff.max_ms = 60000;
-    env.batch.classify = outbox_classify_default;
+    env.batch.classify = classify;
     env.sql_fetch = "START TRANSACTION; SELECT";
     env.sql_fetch_len = strlen(env.sql_fetch);
     env.sql_probe = "SELECT 1";
@@ -99,11 +124,19 @@ static ob_worker *make_worker(void) {
     env.batch_size = 10;
     env.poll_interval_ms = 20;
     env.ack_timeout_ms = 50;
-    env.pub = (ob_publisher){f_ready, f_epoch, f_last_answer, f_publish, f_unavailable, NULL};
+    env.pub = (ob_publisher){.ready = f_ready,
+                             .epoch = f_epoch,
+                             .last_answer = f_last_answer,
+                             .publish = f_publish,
+                             .unavailable = f_unavailable,
+                             .suspect = f_suspect,
+                             .settled = f_settled,
+                             .full = f_full,
+                             .window_ms = f_window};
     env.owner = (ob_worker_owner){NULL, f_table_empty, NULL, f_closed, NULL};
     env.flow = &flow;
     env.stats = &stats;
-    ob_flow_init(&flow, 100);
+    ob_flow_init(&flow, 100, 5, 20);
     ob_worker *w = ob_worker_new(&env, 0);
     ob_worker_start(w);
     CHECK_EQ(fake_db_pending(fake_db_last()), FAKE_CONNECT);
@@ -161,7 +194,10 @@ static void fetch_publish_ack_commit(void) {
     CHECK_EQ(stats.acked, 3);
     CHECK_EQ(stats.batches, 1);
     CHECK_EQ(stats.in_flight, 0);
-    expect_sql("START TRANSACTION"); /* the next batch */
+    /* The batch was not full: the table had nothing more due when it was
+     * claimed, so the worker polls (fast, rows were just found) instead of
+     * fetching again at once. */
+    CHECK_STR(ob_worker_state_name(w), "poll-wait");
     close_worker(w);
 }
 
@@ -295,6 +331,99 @@ static void an_empty_fetch_makes_the_worker_the_scout(void) {
     close_worker(w);
 }
 
+static void a_row_the_database_refuses_is_isolated(void) {
+    ob_worker *w = make_worker();
+    add_rows(fake_db_last(), 3);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    ack_all(w, 0);
+    expect_sql("UPDATE `outbox` SET status = 1");
+    /* The batch's update fails on one row's CHECK constraint. */
+    fake_db_complete(fake_db_last(), 0, 4025, "CONSTRAINT `payload` failed", 0);
+    CHECK_STR(ob_worker_state_name(w), "isolating");
+    expect_sql("UPDATE `outbox` SET status = 1"); /* row 1 alone */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    fake_db_complete(fake_db_last(), 0, 4025, "CONSTRAINT `payload` failed", 0); /* row 2 */
+    expect_sql("SET STATEMENT check_constraint_checks = 0 FOR UPDATE");
+    CHECK_CONTAINS(fake_db_sql(fake_db_last()), "status = -1");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    expect_sql("UPDATE `outbox` SET status = 1"); /* row 3 */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    expect_sql("COMMIT");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.acked, 2);
+    CHECK_EQ(stats.dead, 1);
+    CHECK_STR(ob_worker_state_name(w), "poll-wait");
+    close_worker(w);
+}
+
+static void no_responders_waits_for_the_links_verdict(void) {
+    /* The stream answers: the row's subject has no stream; it is failed
+     * with an attempt, and the other row is committed. */
+    ob_worker *w = make_worker();
+    add_rows(fake_db_last(), 2);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    ob_answer nr = {fp.gen[0], fp.slot[0], OB_ACKED_NO_RESPONDERS, 0, 0, NULL, 0};
+    ob_answer ok = {fp.gen[1], fp.slot[1], OB_ACKED_STORED, 0, 0, NULL, 0};
+    ob_worker_ack(w, &nr);
+    ob_worker_ack(w, &ok);
+    CHECK_EQ(fp.suspect, 1);
+    CHECK_STR(ob_worker_state_name(w), "publishing"); /* waiting for the verdict */
+    fp.checking = 0;
+    ob_worker_broker(w, 1);
+    expect_sql("UPDATE `outbox` SET status = 1");
+    CHECK_CONTAINS(fake_db_sql(fake_db_last()), "attempt_count = attempt_count + 1");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.failed, 1);
+    close_worker(w);
+
+    /* JetStream does not answer: an outage, the rows go back untouched. */
+    w = make_worker();
+    add_rows(fake_db_last(), 2);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    nr.gen = ok.gen = fp.gen[0];
+    ob_worker_ack(w, &nr);
+    ob_worker_ack(w, &ok);
+    fp.checking = 0;
+    fp.ready = 0;
+    fp.epoch++;
+    ob_worker_broker(w, 0);
+    expect_sql("UPDATE `outbox` SET status = 1"); /* the stored row is still committed */
+    if (strstr(fake_db_sql(fake_db_last()), "attempt_count") != NULL)
+        CHECK_FAIL_("an outage counted an attempt: %s", fake_db_sql(fake_db_last()));
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.failed, 0);
+    CHECK_EQ(stats.released, 1);
+    close_worker(w);
+}
+
+static void a_full_stream_costs_no_attempts(void) {
+    ob_worker *w = make_worker();
+    add_rows(fake_db_last(), 1);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    static const char full[] = "maximum messages exceeded";
+    ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_ERROR, 503, 10077, full, sizeof(full) - 1};
+    ob_worker_ack(w, &a);
+    CHECK_EQ(fp.full, 1);
+    expect_sql("ROLLBACK");
+    CHECK_EQ(stats.released, 1);
+    close_worker(w);
+}
+
+static void a_ring_while_busy_is_kept_for_the_next_idle_worker(void) {
+    ob_worker *w = make_worker();
+    ob_flow_ring(&flow);                             /* nobody idle: the wake is kept */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* an empty fetch */
+    expect_sql("COMMIT");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    expect_sql("START TRANSACTION"); /* fetches at once instead of polling */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_STR(ob_worker_state_name(w), "poll-wait");
+    ob_flow_ring(&flow); /* an idle scout is woken */
+    expect_sql("START TRANSACTION");
+    close_worker(w);
+}
+
 int main(void) {
     uv_loop_init(&loop);
     fetch_publish_ack_commit();
@@ -307,6 +436,10 @@ int main(void) {
     a_deadlock_retries_at_once();
     a_halt_parks_the_worker_until_the_stop();
     an_empty_fetch_makes_the_worker_the_scout();
+    a_row_the_database_refuses_is_isolated();
+    no_responders_waits_for_the_links_verdict();
+    a_full_stream_costs_no_attempts();
+    a_ring_while_busy_is_kept_for_the_next_idle_worker();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("ok\n");
     return 0;
