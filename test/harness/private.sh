@@ -124,3 +124,27 @@ wait_sql() {
 
 # show_log FILE: the relay's log, indented, for a failing test's output.
 show_log() { echo "--- $1"; sed 's/^/    /' "$1" | tail -${2:-60}; }
+
+# pnats_cluster DIR: a private three-node JetStream cluster (nodes n0..n2 in
+# DIR/n0..n2, pid files DIR/nI/nats.pid); sets CLUSTER_PORTS (client ports)
+# and CLUSTER_URLS (comma-separated), and waits until it can place an R3
+# stream.
+pnats_cluster() {
+  local dir=$1 i cports=() routes
+  CLUSTER_PORTS=()
+  for i in 0 1 2; do CLUSTER_PORTS+=($(free_port)); cports+=($(free_port)); done
+  routes="nats-route://127.0.0.1:${cports[0]}, nats-route://127.0.0.1:${cports[1]}, nats-route://127.0.0.1:${cports[2]}"
+  for i in 0 1 2; do
+    pnats_config "$dir/n$i" "${CLUSTER_PORTS[$i]}" "server_name: n$i
+cluster { name: c12, listen: 127.0.0.1:${cports[$i]}, routes: [$routes] }"
+    pnats_start "$dir/n$i"
+  done
+  CLUSTER_URLS="nats://127.0.0.1:${CLUSTER_PORTS[0]},nats://127.0.0.1:${CLUSTER_PORTS[1]},nats://127.0.0.1:${CLUSTER_PORTS[2]}"
+  for i in $(seq 1 60); do
+    "$OUTBOX_TEST_STREAMCHECK" --nats "$CLUSTER_URLS" --stream PROBE --create 'probe.>' --replicas 3 \
+      2>/dev/null && break
+    sleep 0.5
+  done
+  "$OUTBOX_TEST_STREAMCHECK" --nats "$CLUSTER_URLS" --stream PROBE --delete ||
+    fail "the three-node cluster did not form"
+}

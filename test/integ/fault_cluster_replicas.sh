@@ -12,24 +12,10 @@ db=it_fault_cluster prefix=itfcluster
 work=$(mktemp -d); RELAY_PID=
 trap 'kill -KILL $RELAY_PID 2>/dev/null || true; private_cleanup; rm -rf "$work"' EXIT
 
-ports=() cports=()
-for i in 1 2 3; do ports+=($(free_port)); cports+=($(free_port)); done
-routes="nats-route://127.0.0.1:${cports[0]}, nats-route://127.0.0.1:${cports[1]}, nats-route://127.0.0.1:${cports[2]}"
-for i in 0 1 2; do
-  pnats_config "$work/n$i" "${ports[$i]}" "server_name: n$i
-cluster { name: c12, listen: 127.0.0.1:${cports[$i]}, routes: [$routes] }"
-  pnats_start "$work/n$i"
-done
-urls="nats://127.0.0.1:${ports[0]},nats://127.0.0.1:${ports[1]},nats://127.0.0.1:${ports[2]}"
+pnats_cluster "$work"
+urls=$CLUSTER_URLS
 OUTBOX_TEST_NATS_URL=$urls
-# The cluster is ready once it can place an R3 stream.
-for i in $(seq 1 60); do
-  streamcheck --stream PROBE --create 'probe.>' --replicas 3 2>/dev/null && break
-  sleep 0.5
-done
-streamcheck --stream PROBE --info >/dev/null || fail "the three-node cluster did not form"
-stream_delete PROBE
-echo "ok: three-node JetStream cluster on ports ${ports[*]}"
+echo "ok: three-node JetStream cluster on ports ${CLUSTER_PORTS[*]}"
 db_fresh $db
 failures=()
 

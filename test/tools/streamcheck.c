@@ -177,6 +177,8 @@ int main(int argc, char **argv) {
                (long long)(si->Config->Duplicates / 1000000), (long long)si->Config->Replicas);
         for (int i = 0; i < si->Config->SubjectsLen; i++)
             printf("%s%s", i ? "," : "", si->Config->Subjects[i]);
+        if (si->Cluster != NULL && si->Cluster->Leader != NULL)
+            printf(" leader=%s", si->Cluster->Leader);
         printf("\n");
     }
     jsStreamInfo_Destroy(si);
