@@ -48,16 +48,18 @@ CONF
 pnats_start() {
   local dir=$1 port i
   port=$(sed -n 's/^listen: 127.0.0.1:\([0-9]*\)$/\1/p' "$dir/nats.conf")
+  : >"$dir/nats.log"
   "$NATS_SERVER_BIN" -c "$dir/nats.conf" -l "$dir/nats.log" -P "$dir/nats.pid" >/dev/null 2>&1 &
   PNATS_PID=$!
   PRIVATE_PIDFILES+=("$dir/nats.pid")
   echo "$PNATS_PID" >"$dir/nats.pid"
-  for i in $(seq 1 100); do
-    port_in_use "$port" && break
+  for i in $(seq 1 200); do
+    grep -q "Server is ready" "$dir/nats.log" 2>/dev/null && break
     kill -0 "$PNATS_PID" 2>/dev/null || { tail -20 "$dir/nats.log" >&2; fail "nats-server in $dir exited"; }
     sleep 0.1
   done
-  port_in_use "$port" || fail "nats-server in $dir did not open port $port"
+  grep -q "Server is ready" "$dir/nats.log" ||
+    { tail -20 "$dir/nats.log" >&2; fail "nats-server in $dir did not get ready on port $port"; }
   sleep 0.3 # JetStream answers a moment after the port opens
 }
 

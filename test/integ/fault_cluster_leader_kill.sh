@@ -21,7 +21,7 @@ seed $db 2000 256
 PROD_PID=$!
 relay_bg "$work/relay.log" $db $stream $prefix --connections 2 --batch 100
 sleep 3
-leader=$(streamcheck --stream $stream --subject '>' --info | head -1 | sed -n 's/.* leader=\(n[0-9]\).*/\1/p')
+leader=$(streamcheck --stream $stream --info-only | head -1 | sed -n 's/.* leader=\(n[0-9]\).*/\1/p')
 [ -n "$leader" ] || fail "no leader for the stream"
 kill -KILL "$(cat "$work/$leader/nats.pid")"
 killed_at=$(date +%s%N)
@@ -38,7 +38,7 @@ while [ $(( ($(date +%s%N) - killed_at) / 1000000000 )) -lt 20 ]; do
   [ "$gap" -gt "$stall" ] && stall=$gap
 done
 echo "longest stall after the leader kill: $stall ms"
-new_leader=$(streamcheck --stream $stream --subject '>' --info | head -1 | sed -n 's/.* leader=\(n[0-9]\).*/\1/p' || true)
+new_leader=$(streamcheck --stream $stream --info-only | head -1 | sed -n 's/.* leader=\(n[0-9]\).*/\1/p' || true)
 echo "new leader: ${new_leader:-none}"
 touch "$work/stop-producer"
 wait $PROD_PID; PROD_PID=

@@ -27,7 +27,7 @@ run_drain() {
     --subject-prefix $prefix --no-progress --drain "$@" 2>"$work/$name.log" &
   RELAY_PID=$!
   wait_exit $RELAY_PID 45
-  echo "$name: exit $WAIT_RC after $WAITED_MS ms; $(streamcheck --stream $stream --subject '>' --info 2>&1 | head -1)"
+  echo "$name: exit $WAIT_RC after $WAITED_MS ms; $(streamcheck --stream $stream --info-only 2>&1 | head -1)"
   if [ "$WAIT_RC" != 0 ]; then
     show_log "$work/$name.log" 10
     failures+=("$name: --drain exit status $WAIT_RC, expected 0")
@@ -37,7 +37,7 @@ replica_warning() { grep -Ei 'replica' "$work/$1.log" | grep -Ei ' warn ' || tru
 
 # 1. A stream the relay creates, with no replica count given: R1, and a warning.
 run_drain created IT_FAULT_R1
-case "$(streamcheck --stream IT_FAULT_R1 --subject '>' --info | head -1)" in
+case "$(streamcheck --stream IT_FAULT_R1 --info-only | head -1)" in
   *"replicas=1 "*) echo "ok: the stream the relay created is R1" ;;
 esac
 w=$(replica_warning created)
@@ -59,7 +59,7 @@ stream_delete IT_FAULT_R1_OLD
 # 3. --stream-replicas 3.
 if "$OUTBOX_TEST_RELAY" --help | grep -q -- '--stream-replicas'; then
   run_drain r3 IT_FAULT_R3 --stream-replicas 3
-  info=$(streamcheck --stream IT_FAULT_R3 --subject '>' --info | head -1)
+  info=$(streamcheck --stream IT_FAULT_R3 --info-only | head -1)
   case "$info" in *"replicas=3 "*) echo "ok: --stream-replicas 3 created an R3 stream" ;;
     *) failures+=("--stream-replicas 3: the stream is not R3: $info") ;; esac
   [ -z "$(replica_warning r3)" ] || failures+=("a replica warning for an R3 stream: $(replica_warning r3)")

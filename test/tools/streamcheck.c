@@ -6,7 +6,8 @@
  *     --expect-ids FILE   compare Nats-Msg-Id values with the ids in FILE
  *                         (one canonical UUID per line); exit 1 on mismatch
  *     --dump N            print the first N messages (subject, headers, data)
- *     --info              print the stream's duplicate window and subjects
+ *     --info              print the stream's duplicate window, replicas,
+ *                         subjects and leader (--info-only: nothing else)
  *     --delete            delete the stream
  *     --create SUBJECT    create the stream on SUBJECT (file storage), with
  *                         --max-msg-size N, --dup-window-ms N, --max-msgs N,
@@ -84,6 +85,8 @@ int main(int argc, char **argv) {
             o.dump = atoi(argv[++i]);
         else if (strcmp(a, "--info") == 0)
             o.info = 1;
+        else if (strcmp(a, "--info-only") == 0)
+            o.info = 2;
         else if (strcmp(a, "--delete") == 0)
             o.del = 1;
         else if (strcmp(a, "--create") == 0 && v)
@@ -182,6 +185,8 @@ int main(int argc, char **argv) {
         printf("\n");
     }
     jsStreamInfo_Destroy(si);
+    if (o.info == 2)
+        goto out;
 
     char **ids = calloc(total + 1, sizeof(*ids));
     size_t got = 0, noid = 0;
@@ -196,6 +201,7 @@ int main(int argc, char **argv) {
         if (s != NATS_OK) {
             fprintf(stderr, "streamcheck: cannot subscribe: %s (%d)\n", natsStatus_GetText(s),
                     jerr);
+            free(ids);
             rc = 2;
             goto out;
         }
@@ -230,7 +236,7 @@ int main(int argc, char **argv) {
     qsort(ids, nids, sizeof(*ids), cmp_str);
     size_t distinct = 0;
     for (size_t i = 0; i < nids; i++)
-        if (i == 0 || strcmp(ids[i], ids[i - 1]) != 0)
+        if (distinct == 0 || strcmp(ids[i], ids[distinct - 1]) != 0)
             ids[distinct++] = ids[i];
         else
             free(ids[i]);
@@ -243,6 +249,9 @@ int main(int argc, char **argv) {
         char **exp = read_ids(o.expect, &ne);
         if (exp == NULL) {
             fprintf(stderr, "streamcheck: cannot read %s\n", o.expect);
+            for (size_t k = 0; k < distinct; k++)
+                free(ids[k]);
+            free(ids);
             rc = 2;
             goto out;
         }
