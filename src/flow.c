@@ -114,11 +114,17 @@ void ob_flow_wake_all(ob_flow *f, ob_flow_member *except) {
 }
 
 void ob_flow_ring(ob_flow *f) {
-    if (f->idle.head == NULL) {
+    ob_flow_member *m = f->idle.head;
+    if (m == NULL) {
         f->wake_pending = 1;
         return;
     }
-    ob_flow_wake_all(f, NULL);
+    ob_flow_leave(f, m);
+    m->on_wake(m);
+}
+
+int ob_flow_hot(const ob_flow *f, uint64_t now) {
+    return now < f->hot_until;
 }
 
 int ob_flow_take_wake(ob_flow *f) {

@@ -68,14 +68,18 @@ int ob_flow_leave(ob_flow *f, ob_flow_member *m);
 /* Wakes every idle member but `except` (may be NULL); the scout too. */
 void ob_flow_wake_all(ob_flow *f, ob_flow_member *except);
 
-/* Rows were committed (a doorbell, a notify): wakes the idle members, or,
- * when none is idle, leaves a wake for the next member that goes idle. */
+/* Rows were committed (a doorbell, a notify): wakes one idle member (the
+ * first to go idle), or, when none is idle, leaves a wake for the next
+ * member that goes idle. A full batch wakes the others. */
 void ob_flow_ring(ob_flow *f);
 /* Takes a pending wake: returns 1 (the caller should fetch at once) or 0. */
 int ob_flow_take_wake(ob_flow *f);
 
 /* Rows were found at loop time `now`: poll fast for a while. */
 void ob_flow_activity(ob_flow *f, uint64_t now);
+/* Nonzero while rows keep coming (the scout then fetches instead of
+ * probing: the probe would find rows anyway). */
+int ob_flow_hot(const ob_flow *f, uint64_t now);
 /* The scout's next poll delay at loop time `now`. */
 uint32_t ob_flow_poll_delay(ob_flow *f, uint64_t now);
 

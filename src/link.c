@@ -20,6 +20,8 @@
  */
 #include "link_int.h"
 
+#include "tls_options.h"
+
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +146,11 @@ static natsOptions *make_options(ob_link *l, link_conn *c) {
             o, (int)(l->cfg.max_in_flight * 4 > 65536 ? l->cfg.max_in_flight * 4 : 65536));
     if (s == NATS_OK)
         s = ob_link_mailbox_options(l, o, c);
+    char sec_err[512];
+    if (s == NATS_OK && ob_nats_security_apply(o, &l->sec, sec_err, sizeof(sec_err)) != 0) {
+        OB_WARN(l->log, "nats: %s; retrying", sec_err);
+        s = NATS_INVALID_ARG;
+    }
     for (int i = 0; i < n; i++)
         free(servers[i]);
     if (s != NATS_OK) {
@@ -697,6 +704,12 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
         free(l);
         return NULL;
     }
+    if (cfg->options &&
+        ob_nats_security_from_options(&l->sec, cfg->options, &l->url, err, errlen) != 0) {
+        ob_nats_url_free(&l->url);
+        free(l);
+        return NULL;
+    }
     l->loop = loop;
     l->cfg = *cfg;
     l->cfg.url = NULL;
@@ -704,6 +717,7 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
     l->cfg.subject_prefix = strdup(cfg->subject_prefix);
     l->cfg.ce_source = cfg->ce_source ? strdup(cfg->ce_source) : NULL;
     l->cfg.wake_subject = cfg->wake_subject ? strdup(cfg->wake_subject) : NULL;
+    l->cfg.options = NULL; /* read above; its strings are borrowed by l->sec */
     l->url_text = ob_url_redact(cfg->url);
     l->cbs = *cbs;
     l->log = cfg->log;

@@ -25,6 +25,7 @@
 #include <uv.h>
 
 #include "log.h"
+#include "outbox/relay.h"
 #include "message.h"
 #include "url.h"
 #include "worker.h"
@@ -68,6 +69,9 @@ typedef struct ob_link_config {
     const char *wake_subject; /* core NATS subject of the doorbell; NULL for none */
     uint32_t max_in_flight;
     const ob_log *log;
+    /* TLS and credentials (see tls_options.h); must outlive the link. May
+     * be NULL: no TLS, credentials from the URL only. */
+    const outbox_relay_options *options;
 } ob_link_config;
 
 /* Returns NULL with a message in err on a bad URL or out of memory.

@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "link.h"
+#include "nats_security.h"
 #include "retry.h"
 
 typedef enum link_state {
@@ -77,6 +78,7 @@ struct ob_link {
     const ob_log *log;
     ob_nats_url url;
     char *url_text; /* redacted, for messages */
+    ob_nats_security sec;
 
     uv_async_t async;
     uv_timer_t timer; /* backoff, control-request timeout and close deadline */

@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "message.h"
 #include "sql.h"
+#include "tls_options.h"
 
 /* --- the seams: link and owner callbacks for the workers ----------------- */
 
@@ -190,6 +191,7 @@ static int prepare(outbox_relay *r) {
     e->db.read_timeout_s = 120;
     e->db.op_timeout_ms = 60000;
     e->db.init_command = "SET SESSION tx_isolation = 'READ-COMMITTED', time_zone = '+00:00'";
+    ob_db_config_tls_from_options(&e->db, o);
     e->batch.qtable = r->qtable;
     e->batch.processing = o->processing;
     e->batch.max_attempts = o->max_attempts;
@@ -255,7 +257,8 @@ static ob_link *make_link(outbox_relay *r, char *err, size_t errlen) {
     lc.retry_horizon_ms =
         (uint64_t)o->ack_timeout_ms + (o->backoff_max_ms > db_wait ? o->backoff_max_ms : db_wait);
     lc.strict_duplicate_window = o->strict_duplicate_window;
-    lc.replicas = 1;
+    lc.replicas = o->stream_replicas;
+    lc.options = o;
     lc.wake_subject = r->wake_subject;
     lc.max_in_flight = o->max_in_flight;
     lc.log = &r->log;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sql.h"
+#include "tls_options.h"
 
 void outbox_relay_options_init(outbox_relay_options *o) {
     memset(o, 0, sizeof(*o));
@@ -162,6 +163,7 @@ int ob_relay_copy_options(outbox_relay *r, const outbox_relay_options *o) {
     bad |= dup_str(&r->o.subject_prefix, o->subject_prefix);
     bad |= dup_str(&r->o.ce_source, o->ce_source);
     bad |= dup_str(&r->o.wake_subject, o->wake_subject);
+    bad |= ob_tls_options_dup(&r->o) != 0;
     return bad ? -1 : 0;
 }
 
@@ -174,4 +176,5 @@ void ob_relay_free_options(outbox_relay_options *o) {
     free((char *)o->subject_prefix);
     free((char *)o->ce_source);
     free((char *)o->wake_subject);
+    ob_tls_options_free(o);
 }

@@ -11,16 +11,22 @@
  *   |          v                                      |
  *   |   (next: HALTED | BROKER_WAIT | FETCHING) <-----+-- broker up / wake / timer
  *   |          |
- *   |       FETCHING --rows--> PUBLISHING --all answered / broker down / deadline-->
+ *   |       FETCHING --rows--> PUBLISHING --all answered (and, after no responders
+ *   |          |               or a 503, the link's verdict) / broker down / deadline-->
  *   |          |                                    FINISHING (UPDATE...; COMMIT)
  *   |          | empty                                  |  nothing to write:
  *   |          v                                      |  ROLLING_BACK --> (next)
- *   |     ENDING_EMPTY (COMMIT [; EXISTS pending])    |
- *   |          |                                      +--> (next)
+ *   |     ENDING_EMPTY (COMMIT [; EXISTS pending])    |  a row refused by the database:
+ *   |          |                                      |  ISOLATING <-> REFUSING, one row
+ *   |          v                                      |  at a time, then FINISHING (COMMIT)
+ *   |       (idle) <--------- batch not full ---------+
+ *   |          |                                      +-- full batch --> (next), waking the others
+ *   |          | a wake kept while all were busy --> (next)
  *   |          v
- *   |   scout? POLL_WAIT --timer--> PROBING --rows--> (next), waking the others
- *   |          |                       | none
- *   |          | no: PARKED --wake--> (next)   +--> POLL_WAIT
+ *   |   scout? POLL_WAIT --timer, rows lately--> (next)
+ *   |          |       \--timer, else--> PROBING --rows--> (next)
+ *   |          |                          | none --> (idle)
+ *   |          | no: PARKED --wake--> (next)
  *   |
  *   | error edges:
  *   |   connection lost in any statement    --> CONNECT_WAIT (backoff) --> CONNECTING
@@ -561,8 +567,11 @@ static void st_poll_wait(ob_worker *w, worker_event ev) {
     case EV_TIMER:
         /* While a drain is awaited, the scout fetches: the empty fetch is
          * what asks whether rows that other relays hold are still pending.
-         * Otherwise it probes, and stays the scout while it does. */
-        if (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data)) {
+         * While rows keep coming it fetches too: a probe would find rows
+         * and cost a round trip more. Otherwise it probes, and stays the
+         * scout while it does. */
+        if ((e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data)) ||
+            ob_flow_hot(e->flow, uv_now(e->loop))) {
             ob_flow_leave(e->flow, &w->fm);
             next(w);
         } else {

@@ -43,6 +43,18 @@ ob_integ_sh(dead_replay 180)
 ob_integ_sh(uuid_v7_sql 120)
 ob_integ_sh(ops_cli 120)
 
+# TLS to MariaDB and NATS, NATS credentials (the secure servers fixture).
+ob_integ_c_secure(db_tls 120)
+ob_integ_sh_on(secure secure_db 180)
+ob_integ_sh_on(secure secure_drain 300)
+
+# A three-node JetStream cluster (the cluster fixture). The tests stop and
+# start its nodes, so they take turns.
+ob_integ_sh_on(cluster cluster_leader_kill 300)
+ob_integ_sh_on(cluster cluster_first_url_down 180)
+set_tests_properties(integ.cluster_leader_kill integ.cluster_first_url_down
+  PROPERTIES RESOURCE_LOCK cluster)
+
 # Issue 12: faults the chaos suite did not cover. Each test that kills,
 # freezes or restarts a server starts its own (test/harness/private.sh).
 ob_integ_sh(fault_permanent_errors 180)

@@ -146,9 +146,13 @@ static void a_ring_with_nobody_idle_is_kept(void) {
     CHECK_EQ(ob_flow_take_wake(&f), 0);
     member a;
     init(&a, &f);
+    member b;
+    init(&b, &f);
     ob_flow_idle(&f, &a.m);
-    ob_flow_ring(&f);
+    ob_flow_idle(&f, &b.m);
+    ob_flow_ring(&f); /* one idle member is enough for one ring */
     CHECK_EQ(a.wake_calls, 1);
+    CHECK_EQ(b.wake_calls, 0);
     CHECK_EQ(ob_flow_take_wake(&f), 0);
 }
 
