@@ -58,6 +58,7 @@ set_tests_properties(integ.cluster_leader_kill integ.cluster_first_url_down
 # Issue 12: faults the chaos suite did not cover. Each test that kills,
 # freezes or restarts a server starts its own (test/harness/private.sh).
 ob_integ_sh(fault_permanent_errors 180)
+ob_integ_c(fault_fatal_embedded 120)
 ob_integ_sh(fault_nats_first_down 120)
 ob_integ_sh(fault_nats_frozen_start 120)
 ob_integ_sh(fault_nats_auth_change 180)
