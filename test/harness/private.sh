@@ -10,7 +10,9 @@ port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 free_port() {
   local p i
   for i in $(seq 1 200); do
-    p=$(((RANDOM * 32768 + RANDOM) % 30000 + 20000))
+    # Below the kernel's ephemeral range (32768-60999), so that no outgoing
+    # connection holds the port when the server binds it.
+    p=$(((RANDOM * 32768 + RANDOM) % 20000 + 10000))
     if ! port_in_use "$p"; then echo "$p"; return 0; fi
   done
   fail "no free port found"
@@ -132,14 +134,26 @@ show_log() { echo "--- $1"; sed 's/^/    /' "$1" | tail -${2:-60}; }
 # and CLUSTER_URLS (comma-separated), and waits until it can place an R3
 # stream.
 pnats_cluster() {
+  local dir=$1 try
+  for try in 1 2 3; do
+    pnats_cluster_try "$dir" && return 0
+    echo "the cluster did not start (a port taken meanwhile?); again with other ports" >&2
+    for i in 0 1 2; do pnats_stop "$dir/n$i"; done
+  done
+  fail "the three-node cluster did not start"
+}
+
+pnats_cluster_try() {
   local dir=$1 i cports=() routes
   CLUSTER_PORTS=()
   for i in 0 1 2; do CLUSTER_PORTS+=($(free_port)); cports+=($(free_port)); done
   routes="nats-route://127.0.0.1:${cports[0]}, nats-route://127.0.0.1:${cports[1]}, nats-route://127.0.0.1:${cports[2]}"
   for i in 0 1 2; do
+    rm -rf "$dir/n$i"
     pnats_config "$dir/n$i" "${CLUSTER_PORTS[$i]}" "server_name: n$i
 cluster { name: c12, listen: 127.0.0.1:${cports[$i]}, routes: [$routes] }"
-    pnats_start "$dir/n$i"
+    (pnats_start "$dir/n$i") || return 1
+    PRIVATE_PIDFILES+=("$dir/n$i/nats.pid")
   done
   CLUSTER_URLS="nats://127.0.0.1:${CLUSTER_PORTS[0]},nats://127.0.0.1:${CLUSTER_PORTS[1]},nats://127.0.0.1:${CLUSTER_PORTS[2]}"
   for i in $(seq 1 60); do
@@ -147,6 +161,5 @@ cluster { name: c12, listen: 127.0.0.1:${cports[$i]}, routes: [$routes] }"
       2>/dev/null && break
     sleep 0.5
   done
-  "$OUTBOX_TEST_STREAMCHECK" --nats "$CLUSTER_URLS" --stream PROBE --delete ||
-    fail "the three-node cluster did not form"
+  "$OUTBOX_TEST_STREAMCHECK" --nats "$CLUSTER_URLS" --stream PROBE --delete
 }
