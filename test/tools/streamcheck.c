@@ -11,7 +11,8 @@
  *     --delete            delete the stream
  *     --create SUBJECT    create the stream on SUBJECT (file storage), with
  *                         --max-msg-size N, --dup-window-ms N, --max-msgs N,
- *                         --discard-new and --replicas N if given
+ *                         --discard-new, --max-msgs-per-subject N,
+ *                         --discard-new-per-subject and --replicas N if given
  *     --purge             remove every message of the stream
  *     --leader            print the server name of the stream's leader
  *     --tls-ca FILE, --nkey FILE, --token-file FILE
@@ -29,8 +30,8 @@
 
 typedef struct opts {
     const char *url, *stream, *subject, *expect, *create;
-    int dump, info, del, leader, purge, discard_new;
-    long long max_msg_size, dup_window_ms, replicas, max_msgs;
+    int dump, info, del, leader, purge, discard_new, discard_new_per_subject;
+    long long max_msg_size, dup_window_ms, replicas, max_msgs, max_msgs_per_subject;
     ob_nats_security sec;
 } opts;
 
@@ -119,6 +120,10 @@ int main(int argc, char **argv) {
             o.max_msgs = atoll(argv[++i]);
         else if (strcmp(a, "--discard-new") == 0)
             o.discard_new = 1;
+        else if (strcmp(a, "--max-msgs-per-subject") == 0 && v)
+            o.max_msgs_per_subject = atoll(argv[++i]);
+        else if (strcmp(a, "--discard-new-per-subject") == 0)
+            o.discard_new_per_subject = 1;
         else if (strcmp(a, "--purge") == 0)
             o.purge = 1;
         else {
@@ -185,6 +190,10 @@ int main(int argc, char **argv) {
             cfg.MaxMsgs = (int64_t)o.max_msgs;
         if (o.discard_new)
             cfg.Discard = js_DiscardNew;
+        if (o.max_msgs_per_subject > 0)
+            cfg.MaxMsgsPerSubject = (int64_t)o.max_msgs_per_subject;
+        if (o.discard_new_per_subject)
+            cfg.DiscardNewPerSubject = true;
         if (o.replicas > 0)
             cfg.Replicas = (int64_t)o.replicas;
         jsStreamInfo *ci = NULL;
