@@ -65,15 +65,18 @@ void ob_worker_publish_some(ob_worker *w) {
 }
 
 /* A stream with the discard-new policy refuses messages past its limits
- * with these descriptions ("maximum messages exceeded", "maximum bytes
- * exceeded", "maximum messages per subject exceeded"). */
+ * with "maximum messages exceeded" or "maximum bytes exceeded": the
+ * stream's fault. "maximum messages per subject exceeded" is one subject's,
+ * so the row's: it goes through its attempts while other subjects flow. */
 static int stream_full(const ob_answer *a) {
-    static const char mark[] = "maximum ";
-    if (a->text == NULL || a->text_len < sizeof(mark) - 1)
+    static const char *const full[] = {"maximum messages exceeded", "maximum bytes exceeded"};
+    if (a->text == NULL)
         return 0;
-    for (size_t i = 0; i + sizeof(mark) - 1 <= a->text_len; i++)
-        if (memcmp(a->text + i, mark, sizeof(mark) - 1) == 0)
-            return a->text_len >= 8 && memcmp(a->text + a->text_len - 8, "exceeded", 8) == 0;
+    for (size_t k = 0; k < sizeof(full) / sizeof(full[0]); k++) {
+        size_t n = strlen(full[k]);
+        if (a->text_len >= n && memcmp(a->text + a->text_len - n, full[k], n) == 0)
+            return 1;
+    }
     return 0;
 }
 
