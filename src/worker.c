@@ -171,12 +171,10 @@ static void go_idle(ob_worker *w) {
 }
 
 /* A database operation failed: classify it by whose fault it is. */
-static void db_failed(ob_worker *w, const char *during) {
+static void db_failed_act(ob_worker *w, const char *during) {
     const ob_worker_env *e = w->env;
     unsigned no = ob_db_errno(w->db);
     e->stats->db_errors++;
-    if (e->owner.db_failed)
-        e->owner.db_failed(e->owner.data, w, no, ob_db_error(w->db), w->ever_fetched);
     if (ob_db_lost(w->db)) {
         if (w->db_up) {
             w->db_up = 0;
@@ -216,6 +214,19 @@ static void db_failed(ob_worker *w, const char *during) {
              ob_db_error(w->db), ob_db_error_hint(no));
     w->failures++;
     rollback(w, W_ABORTING);
+}
+
+/* The owner hears of the failure last: it may halt or stop the worker from
+ * its callback, which must find the worker in its new state. */
+static void db_failed(ob_worker *w, const char *during) {
+    const ob_worker_env *e = w->env;
+    unsigned no = ob_db_errno(w->db);
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s", ob_db_error(w->db));
+    int ever = w->ever_fetched;
+    db_failed_act(w, during);
+    if (e->owner.db_failed)
+        e->owner.db_failed(e->owner.data, w, no, msg, ever);
 }
 
 /* --- publishing ---------------------------------------------------------- */
@@ -720,6 +731,8 @@ static void db_closed(void *data) {
 }
 
 static void close_worker(ob_worker *w) {
+    if (w->state == W_CLOSING || w->state == W_CLOSED)
+        return; /* a callback of the owner stopped it already */
     if (w->db_up) {
         w->db_up = 0;
         w->env->stats->db_connected--;
