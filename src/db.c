@@ -78,80 +78,6 @@ static char *dup_or_null(const char *s) {
     return s ? strdup(s) : NULL;
 }
 
-int ob_db_errno_is_lost(unsigned e) {
-    switch (e) {
-    case CR_SERVER_GONE_ERROR:
-    case CR_SERVER_LOST:
-    case CR_CONNECTION_ERROR:
-    case CR_CONN_HOST_ERROR:
-    case CR_UNKNOWN_HOST:
-    case CR_COMMANDS_OUT_OF_SYNC:
-    case CR_SERVER_LOST_EXTENDED:
-    case ER_CONNECTION_KILLED:
-    case ER_SERVER_SHUTDOWN:
-    case ER_NET_READ_INTERRUPTED:
-    case ER_NET_WRITE_INTERRUPTED:
-    case ER_NET_READ_ERROR:
-    case ER_NET_ERROR_ON_WRITE:
-    case ER_QUERY_INTERRUPTED:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* 4151 is MariaDB's "Connections using insecure transport are prohibited
- * while --require_secure_transport=ON"; the client headers lack its name. */
-#define OB_ER_SECURE_TRANSPORT_REQUIRED 4151
-
-int ob_db_errno_is_permanent(unsigned e) {
-    switch (e) {
-    case CR_SSL_CONNECTION_ERROR:
-    case ER_ACCESS_DENIED_ERROR:
-    case ER_DBACCESS_DENIED_ERROR:
-    case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
-    case ER_BAD_DB_ERROR:
-    case ER_NO_SECURE_TRANSPORTS_CONFIGURED:
-    case OB_ER_SECURE_TRANSPORT_REQUIRED:
-    case ER_NO_SUCH_TABLE:
-    case ER_BAD_FIELD_ERROR:
-    case ER_TABLEACCESS_DENIED_ERROR:
-    case ER_COLUMNACCESS_DENIED_ERROR:
-    case ER_SPECIFIC_ACCESS_DENIED_ERROR:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-const char *ob_db_error_hint(unsigned e) {
-    switch (e) {
-    case ER_NO_SUCH_TABLE:
-        return " (create the table: outbox-uvrelay schema | mariadb ...)";
-    case ER_BAD_FIELD_ERROR:
-        return " (the table lacks a column the relay needs: compare with sql/outbox.sql)";
-    case ER_ACCESS_DENIED_ERROR:
-    case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
-        return " (check the user and password of the database URL)";
-    case ER_BAD_DB_ERROR:
-        return " (the database named in the URL does not exist)";
-    case OB_ER_SECURE_TRANSPORT_REQUIRED:
-        return " (the server requires TLS: use --db-tls or --db-tls-ca)";
-    default:
-        return "";
-    }
-}
-
-void ob_db_config_from_url(ob_db_config *cfg, const ob_db_url *u) {
-    memset(cfg, 0, sizeof(*cfg));
-    cfg->host = u->host;
-    cfg->port = u->port;
-    cfg->user = u->user;
-    cfg->password = u->password;
-    cfg->database = u->database;
-    cfg->socket = u->socket;
-}
-
 ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name) {
     ob_db *db = calloc(1, sizeof(*db));
     if (db == NULL)
@@ -763,6 +689,13 @@ char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths) {
     if (row && lengths)
         *lengths = mysql_fetch_lengths(res);
     return row;
+}
+
+int ob_db_col_binary(const ob_db *db, int i, unsigned col) {
+    MYSQL_RES *res = ob_db_result(db, i);
+    if (res == NULL || col >= mysql_num_fields(res))
+        return 0;
+    return mysql_fetch_fields(res)[col].charsetnr == 63;
 }
 
 MYSQL *ob_db_mysql(const ob_db *db) {

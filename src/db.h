@@ -66,10 +66,6 @@ typedef struct ob_db_config {
     int tls_no_verify_host;
 } ob_db_config;
 
-/* Fills the connection settings from a parsed URL (the strings are
- * borrowed from u) and zeroes the rest. */
-void ob_db_config_from_url(ob_db_config *cfg, const ob_db_url *u);
-
 /* Creates the connection object and its timers on `loop`. Strings in cfg are
  * copied. `name` labels log lines ("worker 1", "maint"). Returns NULL on OOM. */
 ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name);
@@ -92,6 +88,9 @@ uint64_t ob_db_affected(const ob_db *db, int i);
  * next operation starts. */
 char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths);
 
+/* 1 when column `col` of result i holds binary data (a BLOB, charset 63). */
+int ob_db_col_binary(const ob_db *db, int i, unsigned col);
+
 /* The MYSQL handle while connected (NULL otherwise), for string escaping
  * only: never call into the library with it. */
 MYSQL *ob_db_mysql(const ob_db *db);
@@ -113,6 +112,10 @@ void ob_db_reset(ob_db *db);
  * drops the connection otherwise, closes every libuv handle, frees the object
  * and then calls cb (may be NULL). The object must not be used afterwards. */
 void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data);
+
+/* MariaDB's "Connections using insecure transport are prohibited while
+ * --require_secure_transport=ON"; the client headers lack its name. */
+#define OB_ER_SECURE_TRANSPORT_REQUIRED 4151
 
 /* True for client and server error numbers that mean the connection is gone. */
 int ob_db_errno_is_lost(unsigned err);

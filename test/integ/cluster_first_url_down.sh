@@ -20,5 +20,11 @@ assert_eq "$rc" 0 "relay exit status with the first URL down"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 2000 "processed rows"
 # --info prints the stream's settings first; reading the messages after it
 # may be refused while a node is down, which does not matter here.
-info=$(cs --stream $stream --info 2>/dev/null | head -1 || true)
+# The cluster may still be electing after the kill: ask a few times.
+info=
+for i in $(seq 1 20); do
+  info=$(cs --stream $stream --info 2>/dev/null | head -1 || true)
+  [ -n "$info" ] && break
+  sleep 0.5
+done
 assert_eq "$(echo "$info" | tr ' ' '\n' | sed -n 's/^replicas=//p')" 3 "replicas of the created stream"
