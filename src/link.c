@@ -26,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CTL_TIMEOUT_MS 5000
+/* A JetStream API request unanswered this long is asked again; short, so
+ * that a stream leader's election is noticed soon after it ends. */
+#define CTL_TIMEOUT_MS 2000
 #define BACKOFF_MIN_MS 200
 #define BACKOFF_MAX_MS 10000
 #define CLOSE_WAIT_MS 5000

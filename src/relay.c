@@ -224,6 +224,7 @@ static int prepare(outbox_relay *r) {
         (ob_worker_owner){owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r};
     e->flow = &r->flow;
     e->stats = &r->stats;
+    e->unmarked = &r->unmarked;
     ob_flow_init(&r->flow, o->max_in_flight, o->poll_min_ms, o->poll_interval_ms);
     if (o->wake_subject == NULL)
         ob_buf_printf(&r->wake, "outbox_wake.%s", o->table);

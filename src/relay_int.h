@@ -42,6 +42,7 @@ struct outbox_relay {
     const char *wake_subject; /* wake.p, or NULL without a doorbell */
 
     ob_worker_env env; /* shared by the workers */
+    ob_unmarked unmarked;
     ob_flow flow;
     ob_link *link;
     ob_worker **workers;

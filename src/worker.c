@@ -109,11 +109,24 @@ void ob_worker_start_timer(ob_worker *w, uint64_t ms) {
     uv_timer_start(&w->timer, on_timer, ms, 0);
 }
 
+/* The batch's published rows will not be marked: the connection that held
+ * their transaction is gone. Counted for the warning on reconnect. */
+static void note_unmarked(ob_worker *w) {
+    ob_unmarked *u = w->env->unmarked;
+    if (u && w->batch.n_acked > 0 &&
+        (w->state == W_FINISHING || w->state == W_ISOLATING || w->state == W_REFUSING)) {
+        if (u->rows == 0 || w->batch_published_at < u->oldest_at)
+            u->oldest_at = w->batch_published_at;
+        u->rows += w->batch.n_acked;
+    }
+}
+
 /* Sends a statement and enters the state that waits for it. */
 static void query(ob_worker *w, worker_state s, const char *sql, size_t len) {
     set_state(w, s);
     if (ob_db_query(w->db, sql, len, on_db, w) != 0) {
         OB_ERROR(w->env->log, "%s: cannot send a statement; closing the connection", w->name);
+        note_unmarked(w);
         w->failures++;
         ob_db_reset(w->db);
         set_state(w, W_CONNECT_WAIT);
@@ -191,10 +204,7 @@ static void db_failed_act(ob_worker *w, const char *during) {
          * drops: the claimed rows are pending again, and whatever was already
          * published is absorbed by Msg-Id dedup, if it comes back within the
          * stream's duplicate window (checked on reconnect). */
-        if (w->state == W_FINISHING || w->state == W_ISOLATING || w->state == W_REFUSING) {
-            w->unmarked = w->batch.n_acked;
-            w->unmarked_at = w->batch_published_at;
-        }
+        note_unmarked(w);
         if (w->stop) {
             close_worker(w);
             return;
@@ -296,15 +306,18 @@ static void waiting_common(ob_worker *w, worker_event ev) {
  * from the original: say how many, once. */
 static void warn_unmarked(ob_worker *w) {
     const ob_worker_env *e = w->env;
+    ob_unmarked *u = e->unmarked;
+    if (u == NULL || u->rows == 0)
+        return;
     uint64_t window = e->pub.window_ms(e->pub.data);
-    uint64_t away = uv_now(e->loop) - w->unmarked_at;
-    if (w->unmarked > 0 && window > 0 && away + e->ack_timeout_ms >= window)
+    uint64_t away = uv_now(e->loop) - u->oldest_at;
+    if (window > 0 && away + e->ack_timeout_ms >= window)
         OB_WARN(e->log,
-                "%s: %d row(s) published %llu ms ago were not marked before the database "
+                "%d row(s) published up to %llu ms ago were not marked before the database "
                 "connection was lost; that is longer than the stream's duplicate window (%llu "
                 "ms): they will be published again and may be stored twice",
-                w->name, w->unmarked, (unsigned long long)away, (unsigned long long)window);
-    w->unmarked = 0;
+                u->rows, (unsigned long long)away, (unsigned long long)window);
+    u->rows = 0;
 }
 
 static void st_connecting(ob_worker *w, worker_event ev) {

@@ -81,6 +81,13 @@ typedef struct ob_worker_owner {
     void *data;
 } ob_worker_owner;
 
+/* Rows published but left unmarked by lost connections, across a relay's
+ * workers: the first worker that connects again reports them. */
+typedef struct ob_unmarked {
+    int rows;
+    uint64_t oldest_at; /* loop time the oldest of them was published by */
+} ob_unmarked;
+
 /* Shared by every worker of a relay, owned by the relay. */
 typedef struct ob_worker_env {
     uv_loop_t *loop;
@@ -100,6 +107,7 @@ typedef struct ob_worker_env {
     ob_worker_owner owner;
     ob_flow *flow;
     outbox_stats *stats; /* counters the worker adds to */
+    ob_unmarked *unmarked;
 } ob_worker_env;
 
 /* The answer to one publish. */

@@ -62,8 +62,6 @@ struct ob_worker {
     int stop; /* 0 running, 1 stop after what is under way, 2 stop now */
     int halted;
     ob_batch batch;
-    int unmarked;         /* rows published but not marked when the connection was lost */
-    uint64_t unmarked_at; /* loop time they were published by */
     uint64_t batch_published_at;
     uint64_t fetch_sent_at; /* loop time the batch's fetch was sent */
     int iso;                /* the slot being written while isolating; -1 when not, -2 once done */
