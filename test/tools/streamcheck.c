@@ -158,17 +158,6 @@ int main(int argc, char **argv) {
             o.sec.nkey_file = argv[++i];
         else if (strcmp(a, "--token-file") == 0 && v)
             o.sec.token_file = argv[++i];
-<<<<<<< HEAD
-        else if (strcmp(a, "--publish") == 0 && v)
-            o.publish = atoll(argv[++i]);
-        else if (strcmp(a, "--copies") == 0 && v)
-            o.copies = atoll(argv[++i]);
-        else if (strcmp(a, "--size") == 0 && v)
-            o.size = atoll(argv[++i]);
-        else if (strcmp(a, "--gap-ms") == 0 && v)
-            o.gap_ms = atoll(argv[++i]);
-=======
->>>>>>> i12
         else if (strcmp(a, "--max-msgs") == 0 && v)
             o.max_msgs = atoll(argv[++i]);
         else if (strcmp(a, "--discard-new") == 0)
@@ -179,8 +168,6 @@ int main(int argc, char **argv) {
             o.discard_new_per_subject = 1;
         else if (strcmp(a, "--purge") == 0)
             o.purge = 1;
-<<<<<<< HEAD
-=======
         else if (strcmp(a, "--publish") == 0 && v)
             o.publish = atoll(argv[++i]);
         else if (strcmp(a, "--copies") == 0 && v)
@@ -189,7 +176,6 @@ int main(int argc, char **argv) {
             o.size = atoll(argv[++i]);
         else if (strcmp(a, "--gap-ms") == 0 && v)
             o.gap_ms = atoll(argv[++i]);
->>>>>>> i12
         else {
             fprintf(stderr, "streamcheck: bad argument '%s'\n", a);
             return 2;
