@@ -122,6 +122,13 @@ static void connect_db(ob_worker *w) {
 }
 
 static void fetch(ob_worker *w) {
+    const ob_worker_owner *o = &w->env->owner;
+    if (o->fetch_sql) {
+        const char *sql;
+        size_t len = o->fetch_sql(o->data, w->index, &sql);
+        query(w, W_FETCHING, sql, len);
+        return;
+    }
     query(w, W_FETCHING, w->env->sql_fetch, w->env->sql_fetch_len);
 }
 
@@ -240,9 +247,12 @@ static void batch_committed(ob_worker *w) {
     e->stats->failed += (uint64_t)b->n_retry;
     e->stats->dead += (uint64_t)b->n_dead;
     e->stats->released += (uint64_t)b->n_released;
+    e->stats->held_back += (uint64_t)b->n_held;
     if (b->n_dead)
         OB_WARN(e->log, "%s: %d row(s) marked dead; see last_error (outbox-uvrelay dead list)",
                 w->name, b->n_dead);
+    if (b->n_dead && b->order)
+        ob_worker_log_passed(w);
 }
 
 static char **next_row(void *cur, unsigned long **lengths) {
@@ -711,7 +721,7 @@ ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
     ob_worker *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return NULL;
-    if (ob_batch_init(&w->batch, env->batch_size) != 0) {
+    if (ob_batch_init(&w->batch, env->batch_size, env->order) != 0) {
         free(w);
         return NULL;
     }

@@ -48,6 +48,12 @@ OUTBOX_EXPORT void outbox_schema_options_init(outbox_schema_options *o);
 OUTBOX_EXPORT int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf,
                                     size_t errlen);
 
+/* Builds the ALTER TABLE that adds what ordered delivery needs (the seq and
+ * bucket columns and their indexes) to an existing outbox table; safe to
+ * apply twice. *out as for outbox_schema_ddl. */
+OUTBOX_EXPORT int outbox_schema_migrate_ddl(const char *table, char **out, char *errbuf,
+                                            size_t errlen);
+
 /* --- maintenance jobs ------------------------------------------------------
  *
  * An outbox_maint handle owns one dedicated MariaDB connection, made when the

@@ -141,6 +141,19 @@ typedef struct outbox_relay_options {
     outbox_log_fn log; /* NULL: silent */
     void *log_data;
     outbox_log_level log_level; /* lines above this level are dropped (info) */
+
+    /* --- ordering (the table needs the seq and bucket columns; see
+     * outbox_schema_migrate_ddl). The relay refuses to start without them. --- */
+    /* Each aggregate's events reach the stream in insertion (seq) order.
+     * Instances on one table share the 64 hash buckets of the aggregates
+     * through GET_LOCK leases on one extra connection; a dead instance's
+     * buckets move to the survivors within a lease round (about 1 s) of the
+     * server seeing its session end. (0) */
+    int ordered;
+    /* One active relay per table, holding a GET_LOCK leadership lease, in
+     * strict seq order over one connection (`connections` is ignored); the
+     * others stand by and take over within about a second. Implies ordered. (0) */
+    int leader;
 } outbox_relay_options;
 
 /* Counters since start. Gauges are marked. */
@@ -162,6 +175,11 @@ typedef struct outbox_stats {
     int64_t pending;                /* gauge: status=0 rows at the last sample, -1 unknown */
     int64_t oldest_pending_ms;      /* gauge: age of the oldest pending row, -1 unknown */
     uint64_t pending_sampled_at_ms; /* loop time of that sample, 0 never */
+    /* ordered and leader modes */
+    uint32_t buckets_owned; /* gauge: buckets this instance holds (all 64 when leading) */
+    uint32_t buckets_total; /* 64 in ordered and leader modes, 0 otherwise */
+    int leader;             /* gauge: 1 while this instance leads (leader mode) */
+    uint64_t held_back;     /* rows left for a later batch to keep their aggregate's order */
 } outbox_stats;
 
 /* Fills `o` with the defaults given in the comments above. */
