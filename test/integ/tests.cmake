@@ -40,3 +40,6 @@ ob_integ_c(relay_delete_mode 120)
 ob_integ_sh(dead_replay 180)
 ob_integ_sh(uuid_v7_sql 120)
 ob_integ_sh(ops_cli 120)
+
+# Ordered delivery: bucket leases, failover, retries, leader mode.
+ob_integ_sh(ordered_failover 120)
