@@ -53,7 +53,9 @@ struct outbox_relay {
         ob_lease *lease;
         int lease_open;  /* started and not yet closed */
         uint64_t *share; /* per worker: the buckets it reads */
-        ob_buf *sql;     /* per worker: its fetch statement */
+        ob_buf *sql;     /* per worker: two fetch statements, the one in use and the next */
+        char *cur;       /* per worker: which of the two is in use */
+        char *fresh;     /* per worker: the other one is newer */
     } order;
 
     int drained; /* on_drained was called */

@@ -5,7 +5,9 @@
  * The owned buckets are dealt to the workers by their rank: the i-th owned
  * bucket goes to worker i % connections, so that one worker reads a bucket
  * at a time and the buckets spread evenly. Each worker's fetch statement is
- * built from its share when the share changes. In leader mode the one
+ * built from its share when the share changes, into the worker's spare
+ * buffer: the statement in use must stay untouched until its answer, so the
+ * worker switches to the new one when it starts its next fetch. In leader mode the one
  * worker owns everything while the instance leads, and reads the whole
  * table in seq order.
  */
@@ -22,8 +24,9 @@ static int popcount64(uint64_t v) {
 }
 
 static void build_fetch(outbox_relay *r, int i) {
-    ob_buf *b = &r->order.sql[i];
+    ob_buf *b = &r->order.sql[2 * i + !r->order.cur[i]];
     ob_buf_reset(b);
+    r->order.fresh[i] = 1;
     if (r->o.leader && r->order.share[i] == OB_ALL_BUCKETS)
         ob_sql_fetch_strict(b, r->qtable, r->o.batch_size);
     else
@@ -32,7 +35,11 @@ static void build_fetch(outbox_relay *r, int i) {
 
 static size_t fetch_sql(void *data, uint32_t index, const char **sql) {
     outbox_relay *r = data;
-    ob_buf *b = &r->order.sql[index];
+    if (r->order.fresh[index]) {
+        r->order.cur[index] = !r->order.cur[index];
+        r->order.fresh[index] = 0;
+    }
+    ob_buf *b = &r->order.sql[2 * index + r->order.cur[index]];
     *sql = b->p;
     return b->oom ? 0 : b->len;
 }
@@ -76,8 +83,10 @@ int ob_relay_order_prepare(outbox_relay *r) {
     e->owner.fetch_sql = fetch_sql;
     r->stats.buckets_total = OB_BUCKETS;
     r->order.share = calloc((size_t)r->nworkers, sizeof(uint64_t));
-    r->order.sql = calloc((size_t)r->nworkers, sizeof(ob_buf));
-    if (r->order.share == NULL || r->order.sql == NULL)
+    r->order.sql = calloc((size_t)r->nworkers * 2, sizeof(ob_buf));
+    r->order.cur = calloc((size_t)r->nworkers, 2);
+    r->order.fresh = r->order.cur ? r->order.cur + r->nworkers : NULL;
+    if (r->order.share == NULL || r->order.sql == NULL || r->order.cur == NULL)
         return -1;
     for (int i = 0; i < r->nworkers; i++)
         build_fetch(r, i); /* nothing owned yet: empty fetches */
@@ -115,9 +124,10 @@ void ob_relay_order_free(outbox_relay *r) {
     if (r->order.lease && !r->order.lease_open)
         ob_lease_free(r->order.lease);
     if (r->order.sql)
-        for (int i = 0; i < r->nworkers; i++)
+        for (int i = 0; i < r->nworkers * 2; i++)
             ob_buf_free(&r->order.sql[i]);
     free(r->order.sql);
+    free(r->order.cur);
     free(r->order.share);
     memset(&r->order, 0, sizeof(r->order));
 }

@@ -159,7 +159,9 @@ static void go_idle(ob_worker *w) {
         next(w);
         return;
     }
-    if (ob_flow_idle(w->env->flow, &w->fm)) {
+    /* In the ordered modes each worker reads buckets of its own, which no
+     * scout's probe can speak for: every idle worker polls with its fetch. */
+    if (ob_flow_idle(w->env->flow, &w->fm) || w->env->order) {
         set_state(w, W_POLL_WAIT);
         ob_worker_start_timer(w, w->env->poll_interval_ms);
     } else {
@@ -226,6 +228,8 @@ void ob_worker_finish_batch(ob_worker *w) {
     ob_flow_leave(e->flow, &w->fm);
     int interrupted = e->pub.epoch(e->pub.data) != b->epoch || !e->pub.ready(e->pub.data);
     size_t len = ob_batch_finish_sql(b, &e->batch, interrupted);
+    if (b->n_dead && b->order)
+        ob_worker_log_passed(w); /* while the rows are still readable */
     w->iso = -1;
     w->batch_published_at = uv_now(e->loop);
     if (len == 0) {
@@ -251,8 +255,6 @@ static void batch_committed(ob_worker *w) {
     if (b->n_dead)
         OB_WARN(e->log, "%s: %d row(s) marked dead; see last_error (outbox-uvrelay dead list)",
                 w->name, b->n_dead);
-    if (b->n_dead && b->order)
-        ob_worker_log_passed(w);
 }
 
 static char **next_row(void *cur, unsigned long **lengths) {
@@ -564,7 +566,7 @@ static void st_poll_wait(ob_worker *w, worker_event ev) {
         /* While a drain is awaited, the scout fetches: the empty fetch is
          * what asks whether rows that other relays hold are still pending.
          * Otherwise it probes, and stays the scout while it does. */
-        if (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data)) {
+        if (e->order || (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data))) {
             ob_flow_leave(e->flow, &w->fm);
             next(w);
         } else {

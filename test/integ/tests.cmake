@@ -43,3 +43,4 @@ ob_integ_sh(ops_cli 120)
 
 # Ordered delivery: bucket leases, failover, retries, leader mode.
 ob_integ_sh(ordered_failover 120)
+ob_integ_c(ordered_retry 120)
