@@ -44,3 +44,5 @@ ob_integ_sh(ops_cli 120)
 # Ordered delivery: bucket leases, failover, retries, leader mode.
 ob_integ_sh(ordered_failover 120)
 ob_integ_c(ordered_retry 120)
+ob_integ_sh(ordered_uuid_sql 120)
+ob_integ_sh(ordered_leader 120)
