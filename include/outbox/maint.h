@@ -189,6 +189,11 @@ typedef struct outbox_maint_result {
     /* DEAD_LIST */
     const outbox_dead_row *rows;
     size_t nrows;
+
+    /* STATUS, ordered modes: the session holding each of the 64 bucket
+     * leases and the leadership, 0 when free. */
+    unsigned long bucket_holder[64];
+    unsigned long leader_holder;
 } outbox_maint_result;
 
 typedef void (*outbox_maint_cb)(outbox_maint *m, const outbox_maint_result *res, void *data);
