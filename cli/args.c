@@ -34,6 +34,20 @@ static const opt opts[] = {
     {"db", "OUTBOX_DB", T_STR, R(db_url), 0},
     {"db-password", "OUTBOX_DB_PASSWORD", T_STR, R(db_password), 0},
     {"nats", "OUTBOX_NATS", T_STR, R(nats_url), 0},
+    /* TLS and credentials */
+    {"db-tls", "OUTBOX_DB_TLS", T_FLAG, R(db_tls), 1},
+    {"db-tls-ca", "OUTBOX_DB_TLS_CA", T_STR, R(db_tls_ca), 0},
+    {"db-tls-cert", "OUTBOX_DB_TLS_CERT", T_STR, R(db_tls_cert), 0},
+    {"db-tls-key", "OUTBOX_DB_TLS_KEY", T_STR, R(db_tls_key), 0},
+    {"db-tls-no-verify-host", "OUTBOX_DB_TLS_NO_VERIFY_HOST", T_FLAG, R(db_tls_no_verify_host), 1},
+    {"nats-tls-ca", "OUTBOX_NATS_TLS_CA", T_STR, R(nats_tls_ca), 0},
+    {"nats-tls-cert", "OUTBOX_NATS_TLS_CERT", T_STR, R(nats_tls_cert), 0},
+    {"nats-tls-key", "OUTBOX_NATS_TLS_KEY", T_STR, R(nats_tls_key), 0},
+    {"nats-creds", "OUTBOX_NATS_CREDS", T_STR, R(nats_creds_file), 0},
+    {"nats-nkey", "OUTBOX_NATS_NKEY", T_STR, R(nats_nkey_file), 0},
+    {"nats-token-file", "OUTBOX_NATS_TOKEN_FILE", T_STR, R(nats_token_file), 0},
+    {"nats-password-file", "OUTBOX_NATS_PASSWORD_FILE", T_STR, R(nats_password_file), 0},
+    {"stream-replicas", "OUTBOX_STREAM_REPLICAS", T_INT, R(stream_replicas), 0},
     {"table", "OUTBOX_TABLE", T_STR, R(table), 0},
     {"stream", "OUTBOX_STREAM", T_STR, R(stream), 0},
     {"subject-prefix", "OUTBOX_SUBJECT_PREFIX", T_STR, R(subject_prefix), 0},
@@ -42,6 +56,8 @@ static const opt opts[] = {
     {"connections", "OUTBOX_CONNECTIONS", T_INT, R(connections), 0},
     {"batch", "OUTBOX_BATCH", T_INT, R(batch_size), 0},
     {"poll-interval", "OUTBOX_POLL_INTERVAL", T_MS32, R(poll_interval_ms), 0},
+    {"poll-min", "OUTBOX_POLL_MIN", T_MS32, R(poll_min_ms), 0},
+    {"wake-subject", "OUTBOX_WAKE_SUBJECT", T_STR, R(wake_subject), 0},
     {"max-in-flight", "OUTBOX_MAX_IN_FLIGHT", T_U32, R(max_in_flight), 0},
     {"ack-timeout", "OUTBOX_ACK_TIMEOUT", T_MS32, R(ack_timeout_ms), 0},
     {"max-attempts", "OUTBOX_MAX_ATTEMPTS", T_INT, R(max_attempts), 0},
@@ -110,17 +126,13 @@ const char *ob_cli_usage(void) {
            "  --no-cloudevents      OUTBOX_NO_CLOUDEVENTS leave out the ce-* headers (less CPU)\n"
            "  --connections N       OUTBOX_CONNECTIONS    MariaDB connections (2)\n"
            "  --batch N             OUTBOX_BATCH          rows per fetch (500)\n"
-           "  --poll-interval D     OUTBOX_POLL_INTERVAL  wait after an empty fetch (100ms)\n"
+           "  --poll-interval D     OUTBOX_POLL_INTERVAL  longest wait between idle polls (100ms)\n"
+           "  --poll-min D          OUTBOX_POLL_MIN       shortest, while rows keep coming (5ms)\n"
+           "  --wake-subject S      OUTBOX_WAKE_SUBJECT   doorbell subject (outbox_wake.<table>;\n"
+           "                                              empty: no doorbell)\n"
            "  --max-in-flight N     OUTBOX_MAX_IN_FLIGHT  unacked publishes (8192)\n"
            "  --ack-timeout D       OUTBOX_ACK_TIMEOUT    publish ack timeout (5s)\n"
            "  --drain               OUTBOX_DRAIN          exit 0 once no pending rows remain\n"
-           "Ordering (the table needs the seq and bucket columns: schema --migrate):\n"
-           "  --ordered             OUTBOX_ORDERED        each aggregate's events in insertion "
-           "order;\n"
-           "                        instances share the aggregates' buckets\n"
-           "  --leader              OUTBOX_LEADER         one active relay per table, strict "
-           "insertion\n"
-           "                        order; the others stand by\n"
            "Failures:\n"
            "  --max-attempts N      OUTBOX_MAX_ATTEMPTS   attempts before a row is dead (5)\n"
            "  --backoff KIND        OUTBOX_BACKOFF        exponential or fixed (exponential)\n"
@@ -152,6 +164,30 @@ const char *ob_cli_usage(void) {
            "\n"
            "Durations: 250ms, 5s, 2m, 1h, 7d, or plain milliseconds.\n"
            "Exit status: 0 done, 1 runtime failure, 2 bad usage.\n";
+}
+
+const char *ob_cli_usage_ordering(void) {
+    return "Ordering (the table needs the seq and bucket columns: schema --migrate):\n"
+           "  --ordered             OUTBOX_ORDERED        each aggregate's events in insertion "
+           "order;\n"
+           "                        instances share the aggregates' buckets\n"
+           "  --leader              OUTBOX_LEADER         one active relay per table, strict "
+           "insertion\n"
+           "                        order; the others stand by\n";
+}
+
+const char *ob_cli_usage_tls(void) {
+    return "TLS and credentials (also OUTBOX_<FLAG>, e.g. OUTBOX_DB_TLS_CA):\n"
+           "  --db-tls              require TLS to MariaDB, verify against the system CAs\n"
+           "  --db-tls-ca FILE      verify the server against this CA (implies --db-tls)\n"
+           "  --db-tls-cert FILE, --db-tls-key FILE   client certificate and key\n"
+           "  --db-tls-no-verify-host  skip the host-name check (the chain is still checked)\n"
+           "  --nats-tls-ca FILE    verify NATS against this CA (TLS also with tls:// URLs)\n"
+           "  --nats-tls-cert FILE, --nats-tls-key FILE   NATS client certificate and key\n"
+           "  --nats-creds FILE     JWT + NKey credentials file (.creds)\n"
+           "  --nats-nkey FILE      NKey user seed file\n"
+           "  --nats-token-file FILE, --nats-password-file FILE (user from nats://USER@host)\n"
+           "  --stream-replicas N   replicas of a stream the relay creates (server default)\n";
 }
 
 int ob_cli_duration_ms(const char *s, uint64_t *out) {

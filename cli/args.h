@@ -67,7 +67,9 @@ void ob_cli_maint_options(const ob_cli *c, outbox_relay_options *o);
  * Returns 0 or -1. */
 int ob_cli_duration_ms(const char *s, uint64_t *out);
 
-/* The usage text. */
+/* The usage text, and its part on TLS and credentials. */
 const char *ob_cli_usage(void);
+const char *ob_cli_usage_tls(void);
+const char *ob_cli_usage_ordering(void);
 
 #endif

@@ -102,6 +102,47 @@ static void on_fatal(outbox_relay *r, const char *why, void *data) {
         stop(x);
 }
 
+/* --- start-up check of the database connection ----------------------------
+ * The relay retries an unreachable database or NATS server for ever, as it
+ * should for an outage. A refusal that retrying cannot cure (TLS required
+ * but off, a certificate that does not verify, bad credentials) is found
+ * here first, with one connection to each made the way the relay makes its
+ * own, and ends the run with status 1 and the cause. */
+
+typedef struct preflight {
+    int status;
+    char msg[600];
+} preflight;
+
+static void preflight_done(outbox_maint *m, const outbox_maint_result *res, void *data) {
+    preflight *p = data;
+    p->status = res->status;
+    snprintf(p->msg, sizeof(p->msg), "%s", res->message);
+    outbox_maint_stop(m, NULL, NULL);
+}
+
+static int check_database(uv_loop_t *loop, const outbox_relay_options *o, char *err,
+                          size_t errlen) {
+    outbox_maint_options mo;
+    outbox_maint_options_from_relay(&mo, o);
+    outbox_maint *m;
+    preflight p = {OUTBOX_OK, ""};
+    if (outbox_maint_create(&m, loop, &mo, err, errlen) != OUTBOX_OK)
+        return 0; /* bad options are the relay's to report */
+    outbox_maint_job job = {.kind = OUTBOX_MAINT_SAMPLE};
+    if (outbox_maint_run(m, &job, preflight_done, &p) != OUTBOX_OK) {
+        outbox_maint_stop(m, NULL, NULL);
+        outbox_maint_destroy(m);
+        return 0;
+    }
+    uv_run(loop, UV_RUN_DEFAULT);
+    outbox_maint_destroy(m);
+    if (p.status != OUTBOX_EREFUSED)
+        return 0;
+    snprintf(err, errlen, "%s", p.msg);
+    return -1;
+}
+
 int ob_cmd_run(ob_cli *c) {
     run_ctx x;
     memset(&x, 0, sizeof(x));
@@ -126,6 +167,14 @@ int ob_cmd_run(ob_cli *c) {
         fprintf(stderr, "outbox-uvrelay: %s\nTry 'outbox-uvrelay --help'.\n", err);
         uv_loop_close(&x.loop);
         return rc == OUTBOX_EINVAL ? 2 : 1;
+    }
+    if (check_database(&x.loop, &o, err, sizeof(err)) != 0 ||
+        outbox_nats_check(&o, 5000, err, sizeof(err)) == OUTBOX_EREFUSED) {
+        fprintf(stderr, "outbox-uvrelay: %s\n", err);
+        outbox_relay_destroy(x.relay);
+        uv_loop_close(&x.loop);
+        nats_CloseAndWait(2000);
+        return 1;
     }
     uv_signal_init(&x.loop, &x.sigint);
     uv_signal_init(&x.loop, &x.sigterm);

@@ -71,7 +71,10 @@ int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch
         if (row[OB_COL_ID] == NULL || len[OB_COL_ID] != 16)
             continue; /* cannot be addressed again; never happens with the schema */
         ob_row *r = &s->row;
-        r->id = (const unsigned char *)row[OB_COL_ID];
+        /* The id outlives the result: isolating a row writes it after the
+         * finishing statement has replaced the fetch's result. */
+        memcpy(s->id, row[OB_COL_ID], 16);
+        r->id = s->id;
         r->aggregate_type = col(row, len, OB_COL_AGGREGATE_TYPE, &r->aggregate_type_len);
         r->aggregate_id = col(row, len, OB_COL_AGGREGATE_ID, &r->aggregate_id_len);
         r->event_type = col(row, len, OB_COL_EVENT_TYPE, &r->event_type_len);

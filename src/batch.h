@@ -25,7 +25,9 @@ typedef enum ob_slot_state {
 } ob_slot_state;
 
 typedef struct ob_slot {
-    ob_row row;
+    ob_row row; /* points into the fetch result, valid until the next statement is sent;
+                   row.id points at id below, which stays valid for the whole batch */
+    unsigned char id[16];
     uint8_t state;
     uint8_t kind; /* outbox_failure_kind when failed */
     uint8_t dead; /* verdict when failed */

@@ -20,6 +20,8 @@
  */
 #include "link_int.h"
 
+#include "tls_options.h"
+
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +146,11 @@ static natsOptions *make_options(ob_link *l, link_conn *c) {
             o, (int)(l->cfg.max_in_flight * 4 > 65536 ? l->cfg.max_in_flight * 4 : 65536));
     if (s == NATS_OK)
         s = ob_link_mailbox_options(l, o, c);
+    char sec_err[512];
+    if (s == NATS_OK && ob_nats_security_apply(o, &l->sec, sec_err, sizeof(sec_err)) != 0) {
+        OB_WARN(l->log, "nats: %s; retrying", sec_err);
+        s = NATS_INVALID_ARG;
+    }
     for (int i = 0; i < n; i++)
         free(servers[i]);
     if (s != NATS_OK) {
@@ -221,6 +228,10 @@ static void start_connect(ob_link *l) {
 }
 
 static void drop_connection(ob_link *l) {
+    if (l->wake_sub) {
+        natsSubscription_Destroy(l->wake_sub);
+        l->wake_sub = NULL;
+    }
     if (l->sub) {
         natsSubscription_Destroy(l->sub);
         l->sub = NULL;
@@ -620,6 +631,7 @@ static void free_link(ob_link *l) {
     free((char *)l->cfg.stream);
     free((char *)l->cfg.subject_prefix);
     free((char *)l->cfg.ce_source);
+    free((char *)l->cfg.wake_subject);
     free(l->url_text);
     ob_buf_free(&l->subject);
     ob_buf_free(&l->scratch);
@@ -655,6 +667,8 @@ static void begin_close(ob_link *l) {
         set_state(l, L_CLOSING);
         uv_timer_start(&l->timer, on_timer, CLOSE_WAIT_MS, 0);
         if (l->nc) {
+            if (l->wake_sub)
+                natsSubscription_Unsubscribe(l->wake_sub);
             if (l->sub)
                 natsSubscription_Unsubscribe(l->sub);
             natsConnection_Close(l->nc);
@@ -690,12 +704,20 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
         free(l);
         return NULL;
     }
+    if (cfg->options &&
+        ob_nats_security_from_options(&l->sec, cfg->options, &l->url, err, errlen) != 0) {
+        ob_nats_url_free(&l->url);
+        free(l);
+        return NULL;
+    }
     l->loop = loop;
     l->cfg = *cfg;
     l->cfg.url = NULL;
     l->cfg.stream = strdup(cfg->stream);
     l->cfg.subject_prefix = strdup(cfg->subject_prefix);
     l->cfg.ce_source = cfg->ce_source ? strdup(cfg->ce_source) : NULL;
+    l->cfg.wake_subject = cfg->wake_subject ? strdup(cfg->wake_subject) : NULL;
+    l->cfg.options = NULL; /* read above; its strings are borrowed by l->sec */
     l->url_text = ob_url_redact(cfg->url);
     l->cbs = *cbs;
     l->log = cfg->log;
@@ -708,6 +730,7 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
         free((char *)l->cfg.stream);
         free((char *)l->cfg.subject_prefix);
         free((char *)l->cfg.ce_source);
+        free((char *)l->cfg.wake_subject);
         free(l->url_text);
         free(l);
         return NULL;

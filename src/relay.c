@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "message.h"
 #include "sql.h"
+#include "tls_options.h"
 
 /* --- the seams: link and owner callbacks for the workers ----------------- */
 
@@ -121,6 +122,15 @@ static void on_link_ready(void *data, int ready) {
         ob_worker_broker(r->workers[i], ready);
 }
 
+static void on_link_wake(void *data) {
+    outbox_relay_notify(data);
+}
+
+void outbox_relay_notify(outbox_relay *r) {
+    if (r->phase == R_RUNNING && !r->fatal)
+        ob_flow_ring(&r->flow);
+}
+
 static void relay_fatal(outbox_relay *r, const char *why) {
     if (r->fatal)
         return;
@@ -157,6 +167,7 @@ static void relay_free(outbox_relay *r) {
     ob_buf_free(&r->sql_fetch);
     ob_buf_free(&r->sql_probe);
     ob_buf_free(&r->sql_drain);
+    ob_buf_free(&r->wake);
     ob_relay_free_options(&r->o);
     free(r);
 }
@@ -185,6 +196,7 @@ static int prepare(outbox_relay *r) {
     e->db.read_timeout_s = 120;
     e->db.op_timeout_ms = 60000;
     e->db.init_command = "SET SESSION tx_isolation = 'READ-COMMITTED', time_zone = '+00:00'";
+    ob_db_config_tls_from_options(&e->db, o);
     e->batch.qtable = r->qtable;
     e->batch.processing = o->processing;
     e->batch.max_attempts = o->max_attempts;
@@ -217,7 +229,12 @@ static int prepare(outbox_relay *r) {
         owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r, NULL};
     e->flow = &r->flow;
     e->stats = &r->stats;
-    ob_flow_init(&r->flow, o->max_in_flight);
+    ob_flow_init(&r->flow, o->max_in_flight, o->poll_min_ms, o->poll_interval_ms);
+    if (o->wake_subject == NULL)
+        ob_buf_printf(&r->wake, "outbox_wake.%s", o->table);
+    else if (*o->wake_subject)
+        ob_buf_puts(&r->wake, o->wake_subject);
+    r->wake_subject = r->wake.p;
 
     r->nworkers = o->leader ? 1 : o->connections; /* a leader reads in one seq order */
     r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
@@ -245,10 +262,12 @@ static ob_link *make_link(outbox_relay *r, char *err, size_t errlen) {
     lc.retry_horizon_ms =
         (uint64_t)o->ack_timeout_ms + (o->backoff_max_ms > db_wait ? o->backoff_max_ms : db_wait);
     lc.strict_duplicate_window = o->strict_duplicate_window;
-    lc.replicas = 1;
+    lc.replicas = o->stream_replicas;
+    lc.options = o;
+    lc.wake_subject = r->wake_subject;
     lc.max_in_flight = o->max_in_flight;
     lc.log = &r->log;
-    ob_link_callbacks cbs = {on_link_ack, on_link_ready, on_link_fatal, r};
+    ob_link_callbacks cbs = {on_link_ack, on_link_ready, on_link_wake, on_link_fatal, r};
     return ob_link_new(r->loop, &lc, &cbs, err, errlen);
 }
 
@@ -308,12 +327,12 @@ int outbox_relay_start(outbox_relay *r) {
     char *db = ob_url_redact(r->o.db_url), *nats = ob_url_redact(r->o.nats_url);
     OB_INFO(&r->log,
             "relay starting: table %s, stream %s, subjects %s.<aggregate>.<event>, %d "
-            "connection(s), batch %d%s, database %s, nats %s",
+            "connection(s), batch %d%s, database %s, nats %s, doorbell %s",
             r->o.table, r->o.stream, r->o.subject_prefix, r->nworkers, r->o.batch_size,
             r->o.leader    ? ", leader mode (strict seq order while leading)"
             : r->o.ordered ? ", ordered per aggregate (bucket leases)"
                            : "",
-            db ? db : "?", nats ? nats : "?");
+            db ? db : "?", nats ? nats : "?", r->wake_subject ? r->wake_subject : "off");
     free(db);
     free(nats);
     uv_timer_init(r->loop, &r->shutdown_timer);

@@ -234,10 +234,14 @@ int ob_nats_url_parse(const char *s, ob_nats_url *u, char *err, size_t errlen) {
             goto fail;
         }
         const char *a = p;
+        int tls = 0;
         if (len >= 7 && strncmp(p, "nats://", 7) == 0)
             a = p + 7;
-        else {
-            ob_errf(err, errlen, -1, "%s must start with nats:// (got '%.*s')", what,
+        else if (len >= 6 && strncmp(p, "tls://", 6) == 0) {
+            a = p + 6;
+            tls = 1;
+        } else {
+            ob_errf(err, errlen, -1, "%s must start with nats:// or tls:// (got '%.*s')", what,
                     (int)(len > 20 ? 20 : len), p);
             goto fail;
         }
@@ -264,6 +268,7 @@ int ob_nats_url_parse(const char *s, ob_nats_url *u, char *err, size_t errlen) {
             sv->userinfo = NULL;
             goto fail;
         }
+        sv->tls = tls;
         u->n++;
         if (!comma)
             break;
@@ -279,14 +284,21 @@ fail:
     return -1;
 }
 
+int ob_nats_url_tls(const ob_nats_url *u) {
+    for (int i = 0; i < u->n; i++)
+        if (u->srv[i].tls)
+            return 1;
+    return 0;
+}
+
 char *ob_nats_server_url(const ob_nats_server *s, const char *host) {
     size_t n = strlen(host) + (s->userinfo ? strlen(s->userinfo) : 0) + 32;
     char *o = malloc(n);
     if (o == NULL)
         return NULL;
     int v6 = strchr(host, ':') != NULL;
-    snprintf(o, n, "nats://%s%s%s%s%s:%u", s->userinfo ? s->userinfo : "", s->userinfo ? "@" : "",
-             v6 ? "[" : "", host, v6 ? "]" : "", s->port);
+    snprintf(o, n, "%s://%s%s%s%s%s:%u", s->tls ? "tls" : "nats", s->userinfo ? s->userinfo : "",
+             s->userinfo ? "@" : "", v6 ? "[" : "", host, v6 ? "]" : "", s->port);
     return o;
 }
 

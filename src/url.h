@@ -1,7 +1,7 @@
 /*
  * Parsing of the two connection URLs:
  *   mysql://user:password@host:port/database?socket=/path/to.sock
- *   nats://[user:password@]host[:port][,nats://...]
+ *   nats://[user:password@]host[:port][,nats://...]   (tls:// for TLS)
  * User, password and database are percent-decoded. Messages say which part
  * is wrong.
  */
@@ -25,6 +25,7 @@ typedef struct ob_nats_server {
     char *userinfo; /* raw "user:pass" as written, or NULL */
     char *host;
     unsigned port; /* 4222 when absent */
+    int tls;       /* written as tls:// */
 } ob_nats_server;
 
 typedef struct ob_nats_url {
@@ -42,6 +43,9 @@ int ob_db_url_set_password(ob_db_url *u, const char *password);
 
 int ob_nats_url_parse(const char *s, ob_nats_url *out, char *err, size_t errlen);
 void ob_nats_url_free(ob_nats_url *u);
+
+/* 1 when any server of the list was written as tls://. */
+int ob_nats_url_tls(const ob_nats_url *u);
 
 /* Rebuilds server i as a URL with `host` in place of the written host
  * (used to hand nats.c an address resolved on the loop). Returns a malloc'd

@@ -11,16 +11,22 @@
  *   |          v                                      |
  *   |   (next: HALTED | BROKER_WAIT | FETCHING) <-----+-- broker up / wake / timer
  *   |          |
- *   |       FETCHING --rows--> PUBLISHING --all answered / broker down / deadline-->
+ *   |       FETCHING --rows--> PUBLISHING --all answered (and, after no responders
+ *   |          |               or a 503, the link's verdict) / broker down / deadline-->
  *   |          |                                    FINISHING (UPDATE...; COMMIT)
  *   |          | empty                                  |  nothing to write:
  *   |          v                                      |  ROLLING_BACK --> (next)
- *   |     ENDING_EMPTY (COMMIT [; EXISTS pending])    |
- *   |          |                                      +--> (next)
+ *   |     ENDING_EMPTY (COMMIT [; EXISTS pending])    |  a row refused by the database:
+ *   |          |                                      |  ISOLATING <-> REFUSING, one row
+ *   |          v                                      |  at a time, then FINISHING (COMMIT)
+ *   |       (idle) <--------- batch not full ---------+
+ *   |          |                                      +-- full batch --> (next), waking the others
+ *   |          | a wake kept while all were busy --> (next)
  *   |          v
- *   |   scout? POLL_WAIT --timer--> PROBING --rows--> (next), waking the others
- *   |          |                       | none
- *   |          | no: PARKED --wake--> (next)   +--> POLL_WAIT
+ *   |   scout? POLL_WAIT --timer, rows lately--> (next)
+ *   |          |       \--timer, else--> PROBING --rows--> (next)
+ *   |          |                          | none --> (idle)
+ *   |          | no: PARKED --wake--> (next)
  *   |
  *   | error edges:
  *   |   connection lost in any statement    --> CONNECT_WAIT (backoff) --> CONNECTING
@@ -155,15 +161,16 @@ static void rollback(ob_worker *w, worker_state s) {
  * probe every poll interval; the others park until the scout (or a full
  * batch) wakes them, so an idle relay costs one round trip per interval. */
 static void go_idle(ob_worker *w) {
-    if (w->stop || w->halted) {
-        next(w);
+    const ob_worker_env *e = w->env;
+    if (w->stop || w->halted || ob_flow_take_wake(e->flow)) {
+        next(w); /* a wake came while everyone was busy: fetch at once */
         return;
     }
     /* In the ordered modes each worker reads buckets of its own, which no
      * scout's probe can speak for: every idle worker polls with its fetch. */
-    if (ob_flow_idle(w->env->flow, &w->fm) || w->env->order) {
+    if (ob_flow_idle(e->flow, &w->fm) || e->order) {
         set_state(w, W_POLL_WAIT);
-        ob_worker_start_timer(w, w->env->poll_interval_ms);
+        ob_worker_start_timer(w, ob_flow_poll_delay(e->flow, uv_now(e->loop)));
     } else {
         set_state(w, W_PARKED);
     }
@@ -348,6 +355,7 @@ static void st_fetching(ob_worker *w, worker_event ev) {
             return;
         }
         e->stats->fetched += (uint64_t)n;
+        ob_flow_activity(e->flow, uv_now(e->loop));
         set_state(w, W_PUBLISHING);
         if (n >= e->batch_size)
             ob_flow_wake_all(e->flow, &w->fm); /* a full batch: there is likely more */
@@ -426,7 +434,13 @@ static void st_finishing(ob_worker *w, worker_event ev) {
     switch (ev) {
     case EV_DB_OK:
         batch_committed(w);
-        next(w);
+        /* A batch that was not full emptied what was due when it was
+         * claimed: wait for the next poll (fast while rows keep coming)
+         * instead of paying for an empty fetch at once. */
+        if (w->batch.n < w->env->batch_size)
+            go_idle(w);
+        else
+            next(w);
         return;
     case EV_DB_FAILED:
         if (!row_level(w) || w->iso != -1) {
@@ -565,8 +579,11 @@ static void st_poll_wait(ob_worker *w, worker_event ev) {
     case EV_TIMER:
         /* While a drain is awaited, the scout fetches: the empty fetch is
          * what asks whether rows that other relays hold are still pending.
-         * Otherwise it probes, and stays the scout while it does. */
-        if (e->order || (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data))) {
+         * While rows keep coming it fetches too: a probe would find rows
+         * and cost a round trip more. Otherwise it probes, and stays the
+         * scout while it does. In the ordered modes every worker fetches. */
+        if (e->order || (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data)) ||
+            ob_flow_hot(e->flow, uv_now(e->loop))) {
             ob_flow_leave(e->flow, &w->fm);
             next(w);
         } else {
@@ -591,7 +608,10 @@ static void st_probing(ob_worker *w, worker_event ev) {
             go_idle(w);
             return;
         }
-        ob_flow_wake_all(e->flow, NULL);
+        /* Rows are due: the scout claims them itself, and wakes the others
+         * only if its batch comes back full. */
+        ob_flow_leave(e->flow, &w->fm);
+        ob_flow_activity(e->flow, uv_now(e->loop));
         next(w);
         return;
     case EV_DB_FAILED:

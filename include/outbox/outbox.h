@@ -8,6 +8,8 @@
  *   outbox/producer.h  enqueue events inside the caller's transaction
  *   outbox/relay.h     the relay, embedded on a caller-owned libuv loop
  *   outbox/maint.h     maintenance: schema text, partitions, cleanup, dead rows
+ *   outbox/conn.h      a non-blocking MariaDB connection on the loop
+ *   outbox/ring.h      the doorbell (needs nats.c's header: not included here)
  */
 #ifndef OUTBOX_OUTBOX_H
 #define OUTBOX_OUTBOX_H
@@ -17,5 +19,6 @@
 #include "outbox/producer.h"
 #include "outbox/relay.h"
 #include "outbox/maint.h"
+#include "outbox/conn.h"
 
 #endif

@@ -112,7 +112,7 @@ OUTBOX_EXPORT const char *outbox_producer_errmsg(const outbox_producer *p);
  * utf8mb4. Returns NULL with a message in err on failure. Free the result
  * with mysql_close(). This blocks (DNS and connect): do not call it on a
  * loop thread. */
-MYSQL *outbox_connect(const char *url, char *err, size_t errlen);
+OUTBOX_EXPORT MYSQL *outbox_connect(const char *url, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

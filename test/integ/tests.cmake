@@ -8,6 +8,8 @@ ob_integ_sh(concurrent 300)
 ob_integ_sh(live_inserts 180)
 ob_integ_sh(poison 180)
 ob_integ_sh(headers 120)
+ob_integ_sh(prompt_delivery 120)
+ob_integ_c(notify 60)
 ob_integ_c(producer 120)
 ob_integ_sh(cli 180)
 ob_integ_sh(examples 180)
@@ -40,6 +42,18 @@ ob_integ_c(relay_delete_mode 120)
 ob_integ_sh(dead_replay 180)
 ob_integ_sh(uuid_v7_sql 120)
 ob_integ_sh(ops_cli 120)
+
+# TLS to MariaDB and NATS, NATS credentials (the secure servers fixture).
+ob_integ_c_secure(db_tls 120)
+ob_integ_sh_on(secure secure_db 180)
+ob_integ_sh_on(secure secure_drain 300)
+
+# A three-node JetStream cluster (the cluster fixture). The tests stop and
+# start its nodes, so they take turns.
+ob_integ_sh_on(cluster cluster_leader_kill 300)
+ob_integ_sh_on(cluster cluster_first_url_down 180)
+set_tests_properties(integ.cluster_leader_kill integ.cluster_first_url_down
+  PROPERTIES RESOURCE_LOCK cluster)
 
 # Ordered delivery: bucket leases, failover, retries, leader mode.
 ob_integ_sh(ordered_failover 120)

@@ -13,19 +13,27 @@
  *     --check-fifo H      header H must increase over the whole stream
  *     --delete            delete the stream
  *     --create SUBJECT    create the stream on SUBJECT (file storage), with
- *                         --max-msg-size N and --dup-window-ms N if given
+ *                         --max-msg-size N, --dup-window-ms N and --replicas N
+ *                         if given
+ *     --leader            print the server name of the stream's leader
+ *     --tls-ca FILE, --nkey FILE, --token-file FILE
+ *                         TLS and credentials, as the relay takes them
  * Prints "messages=N distinct=M duplicates=D" and exits 0, 1 on mismatch,
  * 2 on error. It uses nats.c's blocking JetStream API: it is a test tool.
  */
 #include <nats/nats.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nats_security.h"
+
 typedef struct opts {
     const char *url, *stream, *subject, *expect, *create, *order, *fifo;
-    int dump, info, del;
-    long long max_msg_size, dup_window_ms;
+    int dump, info, del, leader;
+    long long max_msg_size, dup_window_ms, replicas;
+    ob_nats_security sec;
 } opts;
 
 static int cmp_str(const void *a, const void *b) {
@@ -117,7 +125,12 @@ static void dump_msg(natsMsg *m) {
 }
 
 int main(int argc, char **argv) {
-    opts o = {NULL, "OUTBOX", "outbox.>", NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0};
+    /* See cli/main.c: nats.c's cleanup and OpenSSL's exit handler collide. */
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+    opts o;
+    memset(&o, 0, sizeof(o));
+    o.stream = "OUTBOX";
+    o.subject = "outbox.>";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -145,6 +158,16 @@ int main(int argc, char **argv) {
             o.max_msg_size = atoll(argv[++i]);
         else if (strcmp(a, "--dup-window-ms") == 0 && v)
             o.dup_window_ms = atoll(argv[++i]);
+        else if (strcmp(a, "--replicas") == 0 && v)
+            o.replicas = atoll(argv[++i]);
+        else if (strcmp(a, "--leader") == 0)
+            o.leader = 1;
+        else if (strcmp(a, "--tls-ca") == 0 && v)
+            o.sec.tls_ca = argv[++i];
+        else if (strcmp(a, "--nkey") == 0 && v)
+            o.sec.nkey_file = argv[++i];
+        else if (strcmp(a, "--token-file") == 0 && v)
+            o.sec.token_file = argv[++i];
         else {
             fprintf(stderr, "streamcheck: bad argument '%s'\n", a);
             return 2;
@@ -157,7 +180,27 @@ int main(int argc, char **argv) {
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
     jsErrCode jerr = 0;
-    natsStatus s = natsConnection_ConnectTo(&nc, o.url);
+    natsOptions *no = NULL;
+    char err[512] = "";
+    natsStatus s = natsOptions_Create(&no);
+    /* A comma-separated list is a cluster. */
+    char *urls = strdup(o.url), *servers[16], *save = NULL;
+    int nservers = 0;
+    for (char *t = strtok_r(urls, ",", &save); t && nservers < 16; t = strtok_r(NULL, ",", &save))
+        servers[nservers++] = t;
+    if (s == NATS_OK)
+        s = natsOptions_SetServers(no, (const char **)servers, nservers);
+    if (s == NATS_OK)
+        s = natsOptions_SetNoRandomize(no, true);
+    o.sec.tls = strncmp(o.url, "tls://", 6) == 0 || o.sec.tls_ca;
+    if (s == NATS_OK && ob_nats_security_apply(no, &o.sec, err, sizeof(err)) != 0) {
+        fprintf(stderr, "streamcheck: %s\n", err);
+        return 2;
+    }
+    if (s == NATS_OK)
+        s = natsConnection_Connect(&nc, no);
+    natsOptions_Destroy(no);
+    free(urls);
     if (s == NATS_OK)
         s = natsConnection_JetStream(&js, nc, NULL);
     if (s != NATS_OK) {
@@ -185,6 +228,8 @@ int main(int argc, char **argv) {
             cfg.MaxMsgSize = (int32_t)o.max_msg_size;
         if (o.dup_window_ms > 0)
             cfg.Duplicates = (int64_t)o.dup_window_ms * 1000000;
+        if (o.replicas > 0)
+            cfg.Replicas = (int64_t)o.replicas;
         jsStreamInfo *ci = NULL;
         s = js_AddStream(&ci, js, &cfg, NULL, &jerr);
         if (s != NATS_OK) {
@@ -203,8 +248,14 @@ int main(int argc, char **argv) {
         goto out;
     }
     uint64_t total = si->State.Msgs;
+    if (o.leader) {
+        printf("%s\n", si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : "");
+        jsStreamInfo_Destroy(si);
+        goto out;
+    }
     if (o.info) {
-        printf("duplicate_window_ms=%lld subjects=", (long long)(si->Config->Duplicates / 1000000));
+        printf("replicas=%lld duplicate_window_ms=%lld subjects=", (long long)si->Config->Replicas,
+               (long long)(si->Config->Duplicates / 1000000));
         for (int i = 0; i < si->Config->SubjectsLen; i++)
             printf("%s%s", i ? "," : "", si->Config->Subjects[i]);
         printf("\n");

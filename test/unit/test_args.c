@@ -70,6 +70,30 @@ int main(void) {
     CHECK_EQ(c.relay.cloudevents, 1);
     ob_cli_free(&c);
 
+    /* TLS and credentials: flags and variables. */
+    kv tlsenv[] = {{"OUTBOX_DB", "mysql://e@h/d"},        {"OUTBOX_NATS", "tls://e:1"},
+                   {"OUTBOX_DB_TLS_CA", "/env/ca.pem"},   {"OUTBOX_NATS_TOKEN_FILE", "/env/token"},
+                   {"OUTBOX_DB_TLS_NO_VERIFY_HOST", "1"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, tlsenv, err, 3, "--stream-replicas", "0"), 2);
+    CHECK_CONTAINS(err, "--stream-replicas");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, tlsenv, err, 11, "--db-tls-cert", "/c.pem", "--db-tls-key", "/k.pem",
+                   "--nats-tls-ca", "/n.pem", "--nats-nkey", "/u.nk", "--stream-replicas", "3"),
+             0);
+    CHECK_STR(c.relay.db_tls_ca, "/env/ca.pem");
+    CHECK_STR(c.relay.db_tls_cert, "/c.pem");
+    CHECK_STR(c.relay.db_tls_key, "/k.pem");
+    CHECK_EQ(c.relay.db_tls_no_verify_host, 1);
+    CHECK_STR(c.relay.nats_tls_ca, "/n.pem");
+    CHECK_STR(c.relay.nats_nkey_file, "/u.nk");
+    CHECK_STR(c.relay.nats_token_file, "/env/token");
+    CHECK_EQ(c.relay.stream_replicas, 3);
+    CHECK_EQ(c.relay.db_tls, 0); /* --db-tls itself was not given; a CA implies it */
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 6, "--db", "mysql://h/d", "--nats", "nats://h", "--db-tls"), 0);
+    CHECK_EQ(c.relay.db_tls, 1);
+    ob_cli_free(&c);
+
     uint64_t ms;
     CHECK_EQ(ob_cli_duration_ms("250ms", &ms), 0);
     CHECK_EQ(ms, 250);

@@ -76,8 +76,17 @@ static void nats_urls(void) {
     CHECK_STR(s, "nats://u:p@[::1]:4222");
     free(s);
     ob_nats_url_free(&n);
+    CHECK_EQ(ob_nats_url_parse("tls://h:4443,nats://g", &n, err, sizeof(err)), 0);
+    CHECK_EQ(n.srv[0].tls, 1);
+    CHECK_EQ(n.srv[1].tls, 0);
+    CHECK_EQ(ob_nats_url_tls(&n), 1);
+    s = ob_nats_server_url(&n.srv[0], "10.0.0.2");
+    CHECK_STR(s, "tls://10.0.0.2:4443");
+    free(s);
+    ob_nats_url_free(&n);
     CHECK_EQ(ob_nats_url_parse("http://h:4222", &n, err, sizeof(err)), -1);
     CHECK_CONTAINS(err, "nats://");
+    CHECK_CONTAINS(err, "tls://");
     CHECK_EQ(ob_nats_url_parse("nats://h:0", &n, err, sizeof(err)), -1);
     CHECK_CONTAINS(err, "port");
     CHECK_EQ(ob_nats_url_parse("nats://h/x", &n, err, sizeof(err)), -1);
