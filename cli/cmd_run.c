@@ -21,6 +21,7 @@ typedef struct run_ctx {
     outbox_stats last;
     uint64_t last_ms;
     int line_shown;
+    int leader_mode; /* --leader: show leading or standing by */
 } run_ctx;
 
 static void log_line(outbox_log_level level, const char *msg, void *data) {
@@ -42,12 +43,17 @@ static void on_progress(uv_timer_t *t) {
     char pending[32] = "?";
     if (s.pending >= 0)
         snprintf(pending, sizeof(pending), "%lld", (long long)s.pending);
+    char share[40] = ""; /* the ordered modes: this instance's share */
+    if (s.buckets_total && x->leader_mode)
+        snprintf(share, sizeof(share), "  %s", s.leader ? "leading" : "standing by");
+    else if (s.buckets_total)
+        snprintf(share, sizeof(share), "  buckets %u/%u", s.buckets_owned, s.buckets_total);
     fprintf(stderr,
             "\r\033[K%8.0f msg/s  acked %llu  dead %llu  retried %llu  pending %s  lag %lld ms  "
-            "in flight %u%s",
+            "in flight %u%s%s",
             rate, (unsigned long long)s.acked, (unsigned long long)s.dead,
             (unsigned long long)s.failed, pending,
-            (long long)(s.oldest_pending_ms < 0 ? 0 : s.oldest_pending_ms), s.in_flight,
+            (long long)(s.oldest_pending_ms < 0 ? 0 : s.oldest_pending_ms), s.in_flight, share,
             s.broker_ready ? "" : "  [NATS not ready]");
     fflush(stderr);
     x->line_shown = 1;
@@ -162,6 +168,7 @@ int ob_cmd_run(ob_cli *c) {
 
     uv_loop_init(&x.loop);
     char err[512];
+    x.leader_mode = o.leader;
     int rc = outbox_relay_create(&x.relay, &x.loop, &o, err, sizeof(err));
     if (rc != OUTBOX_OK) {
         fprintf(stderr, "outbox-uvrelay: %s\nTry 'outbox-uvrelay --help'.\n", err);
