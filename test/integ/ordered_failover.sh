@@ -18,11 +18,22 @@ for i in 1 2 3; do
   relay_bg "$work/r$i.log" $db $stream $prefix --ordered --connections 4 --batch 200 --drain
   pids+=($RELAY_PID)
 done
-sleep 1
+started=$(date +%s%N)
+owned() { sed -n 's/.*lease: \([0-9]*\) of 64 buckets owned.*/\1/p' "$1" | tail -1; }
+# Instances that start together share the buckets among themselves.
+for i in $(seq 1 60); do
+  a=$(owned "$work/r1.log"); b=$(owned "$work/r2.log"); c=$(owned "$work/r3.log")
+  [ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] && break
+  sleep 0.05
+done
+echo "shares: relay 1 owns ${a:-0}, relay 2 ${b:-0}, relay 3 ${c:-0} buckets"
+[ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] ||
+  fail "the three relays did not share the buckets within 3 s"
+left=$((1000 - ($(date +%s%N) - started) / 1000000))
+[ $left -gt 0 ] && sleep "$(awk -v m=$left 'BEGIN { printf "%.3f", m / 1000 }')"
 echo "killing relay 1 with $(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
 kill -KILL "${pids[0]}"
 killed=$(date +%s%N)
-owned() { sed -n 's/.*lease: \([0-9]*\) of 64 buckets owned.*/\1/p' "$1" | tail -1; }
 took=
 for i in $(seq 1 100); do
   a=$(owned "$work/r2.log"); b=$(owned "$work/r3.log")
