@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
     char err[256];
     if (ob_db_url_parse(db, &b.url, err, sizeof(err)) != 0)
         bn_die("%s", err);
-    ob_db_config_from_url(&b.cfg, &b.url);
+    ob_db_url_to_config(&b.url, &b.cfg);
     b.cfg.connect_timeout_s = 10;
     b.db = ob_db_new(&loop, &b.cfg, NULL, "producer");
     ob_db_connect(b.db, on_connected, &b);

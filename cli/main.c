@@ -36,8 +36,8 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (c.help) {
         fputs(ob_cli_usage(), stdout);
-        fputs(ob_cli_usage_tls(), stdout);
-        fputs(ob_cli_usage_ordering(), stdout);
+    } else if (c.print_config) {
+        ob_cli_print_config(&c, stdout);
     } else if (c.version) {
         printf("outbox-uvrelay %s (libuv %s, nats.c %s, MariaDB Connector/C %s)\n",
                outbox_version(), uv_version_string(), nats_GetVersion(), mysql_get_client_info());

@@ -76,7 +76,9 @@ start_db() { # dir port
   local dir=$1 port=$2
   # Default durability, so that the figures resemble production. Only the
   # buffer pool is raised above the packaged default.
-  "$MARIADBD" --no-defaults $(user_args) --datadir="$dir/db" --socket="$dir/db.sock" \
+  # A temporary folder of its own: servers of parallel test runs share /tmp.
+  mkdir -p "$dir/tmp"
+  "$MARIADBD" --no-defaults $(user_args) --datadir="$dir/db" --tmpdir="$dir/tmp" --socket="$dir/db.sock" \
     --port="$port" --bind-address=127.0.0.1 --pid-file="$dir/db.pid" \
     --log-error="$dir/db.err" --skip-name-resolve --innodb-buffer-pool-size=256M \
     --max-connections=500 --max-allowed-packet=64M >/dev/null 2>&1 &
@@ -272,9 +274,9 @@ dir=${2:-}
 
 case "$cmd" in
 start)
-  mkdir -p "$dir/db" "$dir/nats"
+  mkdir -p "$dir/db" "$dir/nats" "$dir/tmp"
   dir=$(cd "$dir" && pwd)
-  "$INSTALL_DB" --no-defaults $(user_args) --datadir="$dir/db" \
+  "$INSTALL_DB" --no-defaults $(user_args) --datadir="$dir/db" --tmpdir="$dir/tmp" \
     --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 ||
     { tail -20 "$dir/install.log" >&2; die "mariadb-install-db failed"; }
   dbport=$(start_on_free_port start_db "$dir" "$dir/db.err")

@@ -135,6 +135,11 @@ static int leave_flight(ob_batch *b, ob_slot *s) {
     return 1;
 }
 
+void ob_batch_set_binary(ob_batch *b, int binary) {
+    for (int i = 0; i < b->n; i++)
+        b->slots[i].row.payload_binary = binary;
+}
+
 int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int err_code,
                   const char *msg, size_t len) {
     ob_slot *s = &b->slots[i];

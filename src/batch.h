@@ -79,6 +79,8 @@ void ob_batch_free(ob_batch *b);
  * result, in OB_COL_* order). Returns the number of rows. */
 typedef char **(*ob_row_cursor)(void *cur, unsigned long **lengths);
 int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch);
+/* Marks the loaded rows' payloads binary (a LONGBLOB column). */
+void ob_batch_set_binary(ob_batch *b, int binary);
 
 /* Ordered batches. Rows come in seq order per aggregate, each aggregate's
  * rows a prefix of its pending rows (the fetch reads them with locking

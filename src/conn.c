@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "db.h"
 #include "log.h"
@@ -59,7 +60,8 @@ int outbox_conn_start(outbox_conn *c, outbox_conn_cb cb, void *data) {
         return OUTBOX_ESTATE;
     }
     ob_db_config cfg;
-    ob_db_config_from_url(&cfg, &c->url);
+    memset(&cfg, 0, sizeof(cfg));
+    ob_db_url_to_config(&c->url, &cfg);
     cfg.connect_timeout_s = 10;
     cfg.read_timeout_s = 120;
     cfg.op_timeout_ms = 60000;

@@ -691,6 +691,13 @@ char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths) {
     return row;
 }
 
+int ob_db_col_binary(const ob_db *db, int i, unsigned col) {
+    MYSQL_RES *res = ob_db_result(db, i);
+    if (res == NULL || col >= mysql_num_fields(res))
+        return 0;
+    return mysql_fetch_fields(res)[col].charsetnr == 63;
+}
+
 MYSQL *ob_db_mysql(const ob_db *db) {
     return db->state == DB_IDLE || db->state == DB_QUERYING || db->state == DB_STORING ||
                    db->state == DB_NEXT

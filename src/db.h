@@ -66,10 +66,6 @@ typedef struct ob_db_config {
     int tls_no_verify_host;
 } ob_db_config;
 
-/* Fills the connection settings from a parsed URL (the strings are
- * borrowed from u) and zeroes the rest. */
-void ob_db_config_from_url(ob_db_config *cfg, const ob_db_url *u);
-
 /* Creates the connection object and its timers on `loop`. Strings in cfg are
  * copied. `name` labels log lines ("worker 1", "maint"). Returns NULL on OOM. */
 ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name);
@@ -91,6 +87,9 @@ uint64_t ob_db_affected(const ob_db *db, int i);
  * rows); *lengths (when not NULL) gets the column lengths. Valid until the
  * next operation starts. */
 char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths);
+
+/* 1 when column `col` of result i holds binary data (a BLOB, charset 63). */
+int ob_db_col_binary(const ob_db *db, int i, unsigned col);
 
 /* The MYSQL handle while connected (NULL otherwise), for string escaping
  * only: never call into the library with it. */

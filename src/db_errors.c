@@ -1,8 +1,6 @@
 /*
  * What MariaDB's error numbers mean to the relay: a lost connection, a
  * misconfiguration that retrying cannot heal, and what to tell the operator.
- * And the one place that turns a parsed database URL into connection
- * settings.
  */
 #include "db.h"
 
@@ -68,14 +66,4 @@ const char *ob_db_error_hint(unsigned e) {
     default:
         return "";
     }
-}
-
-void ob_db_config_from_url(ob_db_config *cfg, const ob_db_url *u) {
-    memset(cfg, 0, sizeof(*cfg));
-    cfg->host = u->host;
-    cfg->port = u->port;
-    cfg->user = u->user;
-    cfg->password = u->password;
-    cfg->database = u->database;
-    cfg->socket = u->socket;
 }

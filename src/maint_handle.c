@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mysql_errors.h"
 #include "schema.h"
 #include "sql.h"
 
@@ -178,7 +179,7 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
     outbox_maint *m = calloc(1, sizeof(*m));
     if (m == NULL)
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
-    if (ob_db_url_parse(o->db_url, &m->url, err, sizeof(err)) != 0) {
+    if (ob_db_settings(o->db_url, o->db_password, &m->url, err, sizeof(err)) != 0) {
         free(m);
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     }
@@ -194,10 +195,6 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
     m->log.fn = o->log;
     m->log.data = o->log_data;
     m->log.level = o->log_level;
-    if (o->db_password) {
-        free(m->url.password);
-        m->url.password = strdup(o->db_password);
-    }
     if (strchr(o->table, '.') == NULL && (m->url.database == NULL || *m->url.database == '\0')) {
         handle_free(m);
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
@@ -212,12 +209,11 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
         m->init_command = NULL;
     if (!m->o.db_url || !m->o.table || (o->db_password && !m->o.db_password) || !m->init_command ||
         (o->db_tls_ca && !m->o.db_tls_ca) || (o->db_tls_cert && !m->o.db_tls_cert) ||
-        (o->db_tls_key && !m->o.db_tls_key) || (o->db_password && !m->url.password) ||
-        make_names(m, o->table) != 0) {
+        (o->db_tls_key && !m->o.db_tls_key) || make_names(m, o->table) != 0) {
         handle_free(m);
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     }
-    ob_db_config_from_url(&m->dbcfg, &m->url);
+    ob_db_url_to_config(&m->url, &m->dbcfg);
     m->dbcfg.connect_timeout_s = 10;
     /* DDL may wait for metadata locks and REORGANIZE copies the tail's rows:
      * allow far longer than the relay's batch statements. */
@@ -419,9 +415,9 @@ void ob_maint_done(outbox_maint *m, ob_job *j, int status, const char *fmt, ...)
 
 void ob_maint_db_failed(outbox_maint *m, ob_job *j, const char *what) {
     unsigned e = ob_db_errno(m->db);
-    if (e == 1146) /* ER_NO_SUCH_TABLE */
+    if (e == OB_ER_NO_SUCH_TABLE)
         ob_maint_done(m, j, OUTBOX_ENOTFOUND, "table %s does not exist", m->name);
-    else if (e == 1205) /* ER_LOCK_WAIT_TIMEOUT */
+    else if (e == OB_ER_LOCK_WAIT_TIMEOUT)
         ob_maint_done(m, j, OUTBOX_EDB,
                       "%s gave up after waiting %u s for a lock: a long transaction is using "
                       "table %s; the next round tries again",

@@ -191,7 +191,7 @@ static int prepare(outbox_relay *r) {
     ob_worker_env *e = &r->env;
     e->loop = r->loop;
     e->log = &r->log;
-    ob_db_config_from_url(&e->db, &r->db);
+    ob_db_url_to_config(&r->db, &e->db);
     e->db.connect_timeout_s = 10;
     e->db.read_timeout_s = 120;
     e->db.op_timeout_ms = 60000;
@@ -283,7 +283,7 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
     outbox_relay *r = calloc(1, sizeof(*r));
     if (r == NULL)
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
-    if (ob_db_url_parse(o->db_url, &r->db, err, sizeof(err)) != 0) {
+    if (ob_db_settings(o->db_url, o->db_password, &r->db, err, sizeof(err)) != 0) {
         free(r);
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     }
@@ -294,8 +294,7 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
     r->log.level = o->log_level;
     r->stats.pending = -1;
     r->stats.oldest_pending_ms = -1;
-    if (ob_relay_copy_options(r, o) != 0 || ob_db_url_set_password(&r->db, o->db_password) != 0 ||
-        prepare(r) != 0) {
+    if (ob_relay_copy_options(r, o) != 0 || prepare(r) != 0) {
         relay_free(r);
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sql.h"
+#include "subject.h"
 #include "tls_options.h"
 
 void outbox_relay_options_init(outbox_relay_options *o) {
@@ -66,25 +67,12 @@ static int check_stream_name(const char *s) {
     return 0;
 }
 
-/* A prefix is one or more dot-separated tokens: none empty, none a wildcard,
- * no whitespace or control characters. */
+/* A prefix is one or more dot-separated subject tokens (subject.h). */
 static int check_prefix(const char *s) {
+    char err[160];
     if (s == NULL || *s == '\0' || strlen(s) > 100)
         return -1;
-    const char *tok = s;
-    for (const char *p = s;; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '.' || c == '\0') {
-            size_t n = (size_t)(p - tok);
-            if (n == 0 || (n == 1 && (*tok == '*' || *tok == '>')))
-                return -1;
-            if (c == '\0')
-                return 0;
-            tok = p + 1;
-        } else if (c <= ' ' || c == 0x7f) {
-            return -1;
-        }
-    }
+    return ob_subject_check(s, strlen(s), "subject prefix", err, sizeof(err));
 }
 
 int ob_relay_check_options(const outbox_relay_options *o, char *errbuf, size_t errlen) {

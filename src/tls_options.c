@@ -73,20 +73,20 @@ int ob_nats_security_from_options(ob_nats_security *sec, const outbox_relay_opti
     }
     if (sec->password_file) {
         for (int i = 0; i < url->n; i++) {
-            const char *ui = url->srv[i].userinfo;
-            if (ui && strchr(ui, ':'))
+            const char *ui = url->srv[i].user;
+            if (url->srv[i].password)
                 return ob_errf(err, errlen, -1,
                                "the NATS URL has a password and --nats-password-file gives "
                                "another: give one");
             if (ui && sec->user[0] == '\0' && strlen(ui) < sizeof(sec->user))
                 memcpy(sec->user, ui, strlen(ui) + 1);
-            free(url->srv[i].userinfo);
-            url->srv[i].userinfo = NULL;
+            free(url->srv[i].user);
+            url->srv[i].user = NULL;
         }
     }
     if ((sec->creds_file || sec->nkey_file || sec->token_file)) {
         for (int i = 0; i < url->n; i++)
-            if (url->srv[i].userinfo)
+            if (url->srv[i].user)
                 return ob_errf(err, errlen, -1,
                                "the NATS URL carries credentials and a credentials file is given "
                                "too: give one");

@@ -347,6 +347,7 @@ static void st_fetching(ob_worker *w, worker_event ev) {
         w->ever_fetched = 1;
         w->failures = 0;
         int n = ob_batch_load(&w->batch, next_row, w->db, e->pub.epoch(e->pub.data));
+        ob_batch_set_binary(&w->batch, ob_db_col_binary(w->db, 1, OB_COL_PAYLOAD));
         if (n == 0) {
             if (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data))
                 query(w, W_ENDING_EMPTY, e->sql_drain_probe, e->sql_drain_probe_len);

@@ -10,6 +10,8 @@
  *   outbox/maint.h     maintenance: schema text, partitions, cleanup, dead rows
  *   outbox/conn.h      a non-blocking MariaDB connection on the loop
  *   outbox/ring.h      the doorbell (needs nats.c's header: not included here)
+ *   outbox/metrics.h   the stats in the Prometheus text format
+ *   outbox/http.h      /metrics, /healthz and /readyz on the relay's loop
  */
 #ifndef OUTBOX_OUTBOX_H
 #define OUTBOX_OUTBOX_H
@@ -20,5 +22,7 @@
 #include "outbox/relay.h"
 #include "outbox/maint.h"
 #include "outbox/conn.h"
+#include "outbox/metrics.h"
+#include "outbox/http.h"
 
 #endif

@@ -14,7 +14,7 @@
  *
  * Life cycle:
  *   outbox_relay_options_init(&o);  ... set fields ...
- *   outbox_relay_create(&r, loop, &o);   copies the options
+ *   outbox_relay_create(&r, loop, &o, err, errlen);  copies the options
  *   outbox_relay_start(r);               adds handles to the loop, never blocks
  *   ... uv_run(loop) ...
  *   outbox_relay_stop(r, cb, data);      graceful; cb once every handle is closed
@@ -188,6 +188,23 @@ typedef struct outbox_relay_options {
     int leader;
 } outbox_relay_options;
 
+/* Upper bounds, in seconds, of the buckets of every histogram in the stats;
+ * a last bucket (+Inf) takes what is above the largest. */
+#define OUTBOX_HIST_BOUNDS 15
+extern const double outbox_hist_bounds[OUTBOX_HIST_BOUNDS];
+
+/* A histogram of durations in seconds. bucket[i] counts the observations
+ * in (bound[i-1], bound[i]]: per bucket, not cumulative; bucket[OUTBOX_HIST_BOUNDS]
+ * is the +Inf bucket. */
+typedef struct outbox_histogram {
+    uint64_t bucket[OUTBOX_HIST_BOUNDS + 1];
+    uint64_t count;
+    double sum; /* seconds */
+} outbox_histogram;
+
+/* The number of outbox_failure_kind values, plus one for index 0 (unused). */
+#define OUTBOX_FAIL_KINDS 9
+
 /* Counters since start. Gauges are marked. */
 typedef struct outbox_stats {
     uint64_t batches;    /* batch cycles that fetched at least one row */
@@ -207,6 +224,10 @@ typedef struct outbox_stats {
     int64_t pending;                /* gauge: status=0 rows at the last sample, -1 unknown */
     int64_t oldest_pending_ms;      /* gauge: age of the oldest pending row, -1 unknown */
     uint64_t pending_sampled_at_ms; /* loop time of that sample, 0 never */
+    /* Fields below were added for the metrics endpoint. */
+    outbox_histogram batch_duration;      /* fetch to commit of each batch that fetched rows */
+    outbox_histogram delivery_lag;        /* created_at to ack, per acked row */
+    uint64_t failures[OUTBOX_FAIL_KINDS]; /* failed publishes by outbox_failure_kind */
     /* ordered and leader modes */
     uint32_t buckets_owned; /* gauge: buckets this instance holds (all 64 when leading) */
     uint32_t buckets_total; /* 64 in ordered and leader modes, 0 otherwise */

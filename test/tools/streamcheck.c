@@ -18,6 +18,12 @@
  *     --leader            print the server name of the stream's leader
  *     --tls-ca FILE, --nkey FILE, --token-file FILE
  *                         TLS and credentials, as the relay takes them
+ *     --publish N         publish N messages with distinct Nats-Msg-Id values
+ *                         to --subject (a literal subject here), each
+ *                         --copies K times (1), of --size B bytes (16); a
+ *                         copy round waits --gap-ms MS first (0), so that it
+ *                         can outlast a short duplicate window. Prints the
+ *                         ids, one a line. For the tool's own test.
  * Prints "messages=N distinct=M duplicates=D" and exits 0, 1 on mismatch,
  * 2 on error. It uses nats.c's blocking JetStream API: it is a test tool.
  */
@@ -33,6 +39,7 @@ typedef struct opts {
     const char *url, *stream, *subject, *expect, *create, *order, *fifo;
     int dump, info, del, leader;
     long long max_msg_size, dup_window_ms, replicas;
+    long long publish, copies, size, gap_ms;
     ob_nats_security sec;
 } opts;
 
@@ -109,6 +116,39 @@ static void check_order(natsMsg *m, const opts *o) {
         sl->last = v;
 }
 
+static int publish(jsCtx *js, const opts *o) {
+    char *data = calloc(1, (size_t)o->size + 1);
+    if (data == NULL)
+        return 2;
+    memset(data, 'x', (size_t)o->size);
+    int rc = 0;
+    for (long long c = 0; c < o->copies && rc == 0; c++) {
+        if (c > 0 && o->gap_ms > 0)
+            nats_Sleep(o->gap_ms);
+        for (long long i = 0; i < o->publish; i++) {
+            char id[64];
+            snprintf(id, sizeof(id), "00000000-0000-7000-8000-%012lld", i);
+            if (c == 0)
+                printf("%s\n", id);
+            jsPubOptions po;
+            jsPubOptions_Init(&po);
+            po.MsgId = id;
+            jsPubAck *pa = NULL;
+            jsErrCode jerr = 0;
+            natsStatus s = js_Publish(&pa, js, o->subject, data, (int)o->size, &po, &jerr);
+            if (s != NATS_OK) {
+                fprintf(stderr, "streamcheck: publish failed: %s (%d)\n", natsStatus_GetText(s),
+                        jerr);
+                rc = 2;
+                break;
+            }
+            jsPubAck_Destroy(pa);
+        }
+    }
+    free(data);
+    return rc;
+}
+
 static void dump_msg(natsMsg *m) {
     const char **keys = NULL;
     int nkeys = 0;
@@ -131,6 +171,8 @@ int main(int argc, char **argv) {
     memset(&o, 0, sizeof(o));
     o.stream = "OUTBOX";
     o.subject = "outbox.>";
+    o.copies = 1;
+    o.size = 16;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -168,6 +210,14 @@ int main(int argc, char **argv) {
             o.sec.nkey_file = argv[++i];
         else if (strcmp(a, "--token-file") == 0 && v)
             o.sec.token_file = argv[++i];
+        else if (strcmp(a, "--publish") == 0 && v)
+            o.publish = atoll(argv[++i]);
+        else if (strcmp(a, "--copies") == 0 && v)
+            o.copies = atoll(argv[++i]);
+        else if (strcmp(a, "--size") == 0 && v)
+            o.size = atoll(argv[++i]);
+        else if (strcmp(a, "--gap-ms") == 0 && v)
+            o.gap_ms = atoll(argv[++i]);
         else {
             fprintf(stderr, "streamcheck: bad argument '%s'\n", a);
             return 2;
@@ -239,6 +289,10 @@ int main(int argc, char **argv) {
         jsStreamInfo_Destroy(ci);
         goto out;
     }
+    if (o.publish > 0) {
+        rc = publish(js, &o);
+        goto out;
+    }
     jsStreamInfo *si = NULL;
     s = js_GetStreamInfo(&si, js, o.stream, NULL, &jerr);
     if (s != NATS_OK) {
@@ -278,14 +332,21 @@ int main(int argc, char **argv) {
             rc = 2;
             goto out;
         }
-        int empty = 0;
-        while (got < total && empty < 3) {
+        /* Large messages exceed nats.c's default pending limits (64 MB) and
+         * would be dropped as a slow consumer: lift them, and ask for at
+         * most 16 MB per fetch. Stop after 10 s without progress. */
+        natsSubscription_SetPendingLimits(sub, -1, -1);
+        int idle = 0;
+        while (got < total && idle < 5) {
             natsMsgList list = {0};
-            s = natsSubscription_Fetch(&list, sub, 1000, 2000, &jerr);
-            if (s != NATS_OK || list.Count == 0) {
-                empty++;
-                continue;
-            }
+            jsFetchRequest fr;
+            jsFetchRequest_Init(&fr);
+            fr.Batch = 1000;
+            fr.MaxBytes = 16 * 1024 * 1024;
+            fr.Expires = 2000LL * 1000 * 1000;
+            s = natsSubscription_FetchRequest(&list, sub, &fr);
+            int count = list.Count;
+            idle = count > 0 ? 0 : idle + 1;
             for (int i = 0; i < list.Count && got < total; i++) {
                 natsMsg *m = list.Msgs[i];
                 const char *id = NULL;
@@ -299,6 +360,8 @@ int main(int argc, char **argv) {
                 got++;
             }
             natsMsgList_Destroy(&list);
+            if (s != NATS_OK && s != NATS_TIMEOUT && count == 0)
+                nats_Sleep(100);
         }
         natsSubscription_Unsubscribe(sub);
         natsSubscription_Destroy(sub);
@@ -308,9 +371,11 @@ int main(int argc, char **argv) {
         if (ids[i])
             ids[nids++] = ids[i];
     qsort(ids, nids, sizeof(*ids), cmp_str);
+    /* Keep the first of each run of equal ids; compare with the last kept
+     * one, never with a copy already freed. */
     size_t distinct = 0;
     for (size_t i = 0; i < nids; i++)
-        if (i == 0 || strcmp(ids[i], ids[i - 1]) != 0)
+        if (distinct == 0 || strcmp(ids[i], ids[distinct - 1]) != 0)
             ids[distinct++] = ids[i];
         else
             free(ids[i]);

@@ -100,7 +100,7 @@ static void password_file_takes_the_user_from_the_url(void) {
     CHECK_EQ(ob_nats_url_parse("nats://relay@a:1,nats://b:2", &u, err, sizeof(err)), 0);
     CHECK_EQ(ob_nats_security_from_options(&sec, &o, &u, err, sizeof(err)), 0);
     CHECK_STR(sec.user, "relay");
-    CHECK(u.srv[0].userinfo == NULL); /* nats.c would prefer the URL's empty password */
+    CHECK(u.srv[0].user == NULL); /* nats.c would prefer the URL's empty password */
     ob_nats_url_free(&u);
     CHECK_EQ(ob_nats_url_parse("nats://relay:pw@a:1", &u, err, sizeof(err)), 0);
     CHECK_EQ(ob_nats_security_from_options(&sec, &o, &u, err, sizeof(err)), -1);
