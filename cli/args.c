@@ -338,25 +338,23 @@ static int store_file(ob_cli *c, void *field, const char *path, const char *src,
     return 0;
 }
 
-/* Stores `val` (from `src`, "--name" or "NAME=") into `field`, the field of
- * `o` in the ob_cli or in a table's relay options. */
-static int store(ob_cli *c, const opt *o, void *field, const char *val, const char *src, char *err,
-                 size_t errlen) {
+/* A word from a fixed list into an enum field of type T (its index). */
+#define STORE_NAME(T, names, what)                                                                 \
+    do {                                                                                           \
+        for (size_t i_ = 0; i_ < sizeof(names) / sizeof(names[0]); i_++)                           \
+            if (val && strcmp(val, names[i_]) == 0) {                                              \
+                *(T *)field = (T)i_;                                                               \
+                return 0;                                                                          \
+            }                                                                                      \
+        snprintf(err, errlen, "%s: '%s' must be " what, src, val ? val : "");                      \
+        return -1;                                                                                 \
+    } while (0)
+
+/* The numeric types: whole numbers, durations, decimals. */
+static int store_number(const opt *o, void *field, const char *val, const char *src, char *err,
+                        size_t errlen) {
     uint64_t u;
     switch (o->type) {
-    case T_STR: {
-        if (val == NULL || *val == '\0') {
-            snprintf(err, errlen, "%s needs a value", src);
-            return -1;
-        }
-        const char *copy = keep(c, val);
-        if (copy == NULL) {
-            snprintf(err, errlen, "%s: out of memory", src);
-            return -1;
-        }
-        *(const char **)field = copy;
-        return 0;
-    }
     case T_INT:
         if (parse_u64(val, &u) != 0 || u < 1 || u > 1000000000) {
             snprintf(err, errlen, "%s: '%s' is not a positive whole number", src, val ? val : "");
@@ -383,7 +381,7 @@ static int store(ob_cli *c, const opt *o, void *field, const char *val, const ch
         else
             *(uint64_t *)field = u;
         return 0;
-    case T_DOUBLE: {
+    default: {
         char *end = NULL;
         double d = val ? strtod(val, &end) : 0;
         if (val == NULL || end == val || *end != '\0') {
@@ -393,53 +391,61 @@ static int store(ob_cli *c, const opt *o, void *field, const char *val, const ch
         *(double *)field = d;
         return 0;
     }
-    case T_FLAG:
-    case T_PROGRESS: {
-        int on = 1;
-        if (val != NULL && parse_bool(val, &on) != 0) {
-            snprintf(err, errlen, "%s: '%s' is not a boolean (1/0, true/false)", src, val);
+    }
+}
+
+static int store_flag(const opt *o, void *field, const char *val, const char *src, char *err,
+                      size_t errlen) {
+    int on = 1;
+    if (val != NULL && parse_bool(val, &on) != 0) {
+        snprintf(err, errlen, "%s: '%s' is not a boolean (1/0, true/false)", src, val);
+        return -1;
+    }
+    if (o->type != T_PROGRESS && o->off == R(processing))
+        *(outbox_processing_mode *)field = on ? OUTBOX_DELETE_PROCESSED : OUTBOX_KEEP_PROCESSED;
+    else /* value 0 marks a --no-... flag, which clears the field */
+        *(int *)field = on ? o->value : !o->value;
+    return 0;
+}
+
+/* Stores `val` (from `src`, "--name" or "NAME=") into `field`, the field of
+ * `o` in the ob_cli or in a table's relay options. */
+static int store(ob_cli *c, const opt *o, void *field, const char *val, const char *src, char *err,
+                 size_t errlen) {
+    static const char *const backoffs[] = {"exponential", "fixed"};
+    static const char *const levels[] = {"error", "warn", "info", "debug"};
+    static const char *const formats[] = {"text", "logfmt", "json"};
+    switch (o->type) {
+    case T_STR: {
+        if (val == NULL || *val == '\0') {
+            snprintf(err, errlen, "%s needs a value", src);
             return -1;
         }
-        if (o->type == T_PROGRESS)
-            *(int *)field = on ? o->value : !o->value;
-        else if (o->off == R(processing))
-            *(outbox_processing_mode *)field = on ? OUTBOX_DELETE_PROCESSED : OUTBOX_KEEP_PROCESSED;
-        else /* value 0 marks a --no-... flag, which clears the field */
-            *(int *)field = on ? o->value : !o->value;
+        const char *copy = keep(c, val);
+        if (copy == NULL) {
+            snprintf(err, errlen, "%s: out of memory", src);
+            return -1;
+        }
+        *(const char **)field = copy;
         return 0;
     }
-    case T_BACKOFF:
-        if (val && strcmp(val, "fixed") == 0)
-            *(outbox_backoff_kind *)field = OUTBOX_BACKOFF_FIXED;
-        else if (val && strcmp(val, "exponential") == 0)
-            *(outbox_backoff_kind *)field = OUTBOX_BACKOFF_EXPONENTIAL;
-        else {
-            snprintf(err, errlen, "%s: '%s' must be 'fixed' or 'exponential'", src, val ? val : "");
-            return -1;
-        }
-        return 0;
+    case T_INT:
+    case T_U32:
+    case T_MS32:
+    case T_MS64:
+    case T_DOUBLE:
+        return store_number(o, field, val, src, err, errlen);
+    case T_FLAG:
+    case T_PROGRESS:
+        return store_flag(o, field, val, src, err, errlen);
     case T_FILE:
         return store_file(c, field, val, src, err, errlen);
-    case T_LEVEL: {
-        static const char *names[] = {"error", "warn", "info", "debug"};
-        for (int i = 0; i < 4; i++)
-            if (val && strcmp(val, names[i]) == 0) {
-                *(outbox_log_level *)field = (outbox_log_level)i;
-                return 0;
-            }
-        snprintf(err, errlen, "%s: '%s' must be error, warn, info or debug", src, val ? val : "");
-        return -1;
-    }
-    case T_LOGFMT: {
-        static const char *names[] = {"text", "logfmt", "json"};
-        for (int i = 0; i < 3; i++)
-            if (val && strcmp(val, names[i]) == 0) {
-                *(ob_log_format *)field = (ob_log_format)i;
-                return 0;
-            }
-        snprintf(err, errlen, "%s: '%s' must be text, logfmt or json", src, val ? val : "");
-        return -1;
-    }
+    case T_BACKOFF:
+        STORE_NAME(outbox_backoff_kind, backoffs, "'fixed' or 'exponential'");
+    case T_LEVEL:
+        STORE_NAME(outbox_log_level, levels, "error, warn, info or debug");
+    case T_LOGFMT:
+        STORE_NAME(ob_log_format, formats, "text, logfmt or json");
     }
     return -1;
 }
@@ -749,6 +755,127 @@ static const char *config_path(int argc, char **argv, ob_env_fn env, void *env_d
     return path && *path ? path : NULL;
 }
 
+/* The environment: every option's variable. Two sources of one setting in
+ * the environment are a mistake: the one kept would be a matter of order. */
+static int parse_env(ob_cli *c, ob_env_fn env, void *env_data, char *err, size_t errlen) {
+    const char *set_by[sizeof(opts) / sizeof(opts[0])] = {0};
+    if (env && env("OUTBOX_RETENTION", env_data) != NULL) {
+        snprintf(err, errlen, "OUTBOX_RETENTION is now OUTBOX_OLDER_THAN (--older-than)");
+        return -1;
+    }
+    for (size_t i = 0; env && i < nopts; i++) {
+        if (opts[i].env == NULL)
+            continue;
+        const char *v = env(opts[i].env, env_data);
+        if (v == NULL || (*v == '\0' && takes_value(&opts[i])))
+            continue;
+        char src[64];
+        snprintf(src, sizeof(src), "environment variable %s", opts[i].env);
+        if (once(opts, nopts, set_by, i, opts[i].env, "", err, errlen) != 0 ||
+            store(c, &opts[i], (char *)c + opts[i].off, v, src, err, errlen) != 0)
+            return -1;
+        c->src.origin[i] = OB_FROM_ENV;
+    }
+    return 0;
+}
+
+/* A word that is not an option: the command, or the dead-letter action. */
+static int parse_positional(ob_cli *c, const char *arg, int positional, char *err, size_t errlen) {
+    if (positional == 0) {
+        size_t k;
+        for (k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+            if (strcmp(arg, commands[k].name) == 0)
+                break;
+        if (k == sizeof(commands) / sizeof(commands[0])) {
+            snprintf(err, errlen,
+                     "unknown command '%s' (run, schema, status, partitions, cleanup, dead)", arg);
+            return -1;
+        }
+        c->command = commands[k].cmd;
+        return 0;
+    }
+    if (positional == 1 && c->command == OB_CMD_DEAD) {
+        if (strcmp(arg, "list") != 0 && strcmp(arg, "replay") != 0 && strcmp(arg, "purge") != 0) {
+            snprintf(err, errlen, "unknown dead-letter action '%s' (list, replay, purge)", arg);
+            return -1;
+        }
+        c->subcommand = arg;
+        return 0;
+    }
+    snprintf(err, errlen, "unexpected argument '%s'", arg);
+    return -1;
+}
+
+/* One "--name[=value]" at argv[*a] (its value may be the next word). */
+static int parse_flag(ob_cli *c, int argc, char **argv, int *a, const char *arg,
+                      const char **set_by, char *err, size_t errlen) {
+    const char *name = arg + 2;
+    const char *eq = strchr(name, '=');
+    size_t nl = eq ? (size_t)(eq - name) : strlen(name);
+    const opt *o = find_opt(name, nl);
+    if (o == NULL) {
+        snprintf(err, errlen, "unknown option '--%.*s' (see --help)", (int)nl, name);
+        return -1;
+    }
+    char src[64];
+    snprintf(src, sizeof(src), "--%s", o->name);
+    if (takes_value(o) && once(opts, nopts, set_by, (size_t)(o - opts), o->name, "--", err, errlen))
+        return -1;
+    const char *val = NULL;
+    if (takes_value(o)) {
+        if (eq)
+            val = eq + 1;
+        else if (*a + 1 < argc)
+            val = argv[++*a];
+        else {
+            snprintf(err, errlen, "%s needs a value", src);
+            return -1;
+        }
+    } else if (eq) {
+        val = eq + 1;
+    }
+    if (o->off == R(table) && c->src.origin[index_of(o)] == OB_FROM_FLAG) {
+        snprintf(err, errlen,
+                 "--table is given more than once: to relay several tables, declare each "
+                 "as a [table NAME] section of a config file (--config)");
+        return -1;
+    }
+    if (store(c, o, (char *)c + o->off, val, src, err, errlen) != 0)
+        return -1;
+    c->src.origin[index_of(o)] = OB_FROM_FLAG;
+    return 0;
+}
+
+/* What the command needs once everything is parsed. */
+static int check_parsed(ob_cli *c, char *err, size_t errlen) {
+    if (c->command == OB_CMD_DEAD && c->subcommand == NULL) {
+        snprintf(err, errlen, "dead needs an action: list, replay or purge");
+        return -1;
+    }
+    if (c->command == OB_CMD_DEAD && strcmp(c->subcommand, "replay") == 0 && !c->id && !c->all) {
+        snprintf(err, errlen, "dead replay needs --id ID or --all");
+        return -1;
+    }
+    if (c->print_config)
+        return 0;
+    for (int i = 0; i < c->ntables; i++)
+        if (c->command == OB_CMD_RUN &&
+            (c->tables[i].relay.db_url == NULL || c->tables[i].relay.nats_url == NULL)) {
+            snprintf(err, errlen, "table [%s] has no %s (set it globally or in the section)",
+                     c->tables[i].name, c->tables[i].relay.db_url ? "nats URL" : "database URL");
+            return -1;
+        }
+    if (c->command != OB_CMD_SCHEMA && c->ntables == 0 && c->relay.db_url == NULL) {
+        snprintf(err, errlen, "--db is required (or OUTBOX_DB): mysql://user:pass@host:port/db");
+        return -1;
+    }
+    if (c->command == OB_CMD_RUN && c->ntables == 0 && c->relay.nats_url == NULL) {
+        snprintf(err, errlen, "--nats is required (or OUTBOX_NATS): nats://host:port");
+        return -1;
+    }
+    return 0;
+}
+
 int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data, char *err,
                  size_t errlen) {
     memset(c, 0, sizeof(*c));
@@ -766,129 +893,23 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
         if (c->config == NULL || load_config(c, c->config, err, errlen) != 0)
             return 2;
     }
-
-    /* The environment first, so that flags override it. Two sources of one
-     * setting in the same place (the environment, or the command line) are a
-     * mistake: the one kept would be a matter of order. */
-    const char *set_by[sizeof(opts) / sizeof(opts[0])] = {0};
-    if (env && env("OUTBOX_RETENTION", env_data) != NULL) {
-        snprintf(err, errlen, "OUTBOX_RETENTION is now OUTBOX_OLDER_THAN (--older-than)");
+    if (parse_env(c, env, env_data, err, errlen) != 0)
         return 2;
-    }
-    for (size_t i = 0; env && i < nopts; i++) {
-        if (opts[i].env == NULL)
-            continue;
-        const char *v = env(opts[i].env, env_data);
-        if (v == NULL || (*v == '\0' && takes_value(&opts[i])))
-            continue;
-        char src[64];
-        snprintf(src, sizeof(src), "environment variable %s", opts[i].env);
-        if (once(opts, nopts, set_by, i, opts[i].env, "", err, errlen) != 0 ||
-            store(c, &opts[i], (char *)c + opts[i].off, v, src, err, errlen) != 0)
-            return 2;
-        c->src.origin[i] = OB_FROM_ENV;
-    }
-    memset(set_by, 0, sizeof(set_by));
-
+    /* A flag given twice on the command line is a mistake too. */
+    const char *set_by[sizeof(opts) / sizeof(opts[0])] = {0};
     int positional = 0;
     for (int a = 1; a < argc; a++) {
-        const char *arg = argv[a];
-        if (strcmp(arg, "-h") == 0)
-            arg = "--help";
-        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
-            if (positional == 0) {
-                size_t k;
-                for (k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-                    if (strcmp(arg, commands[k].name) == 0)
-                        break;
-                if (k == sizeof(commands) / sizeof(commands[0])) {
-                    snprintf(err, errlen,
-                             "unknown command '%s' (run, schema, status, partitions, cleanup, "
-                             "dead)",
-                             arg);
-                    return 2;
-                }
-                c->command = commands[k].cmd;
-            } else if (positional == 1 && c->command == OB_CMD_DEAD) {
-                if (strcmp(arg, "list") != 0 && strcmp(arg, "replay") != 0 &&
-                    strcmp(arg, "purge") != 0) {
-                    snprintf(err, errlen, "unknown dead-letter action '%s' (list, replay, purge)",
-                             arg);
-                    return 2;
-                }
-                c->subcommand = arg;
-            } else {
-                snprintf(err, errlen, "unexpected argument '%s'", arg);
-                return 2;
-            }
-            positional++;
-            continue;
-        }
-        const char *name = arg + 2;
-        const char *eq = strchr(name, '=');
-        size_t nl = eq ? (size_t)(eq - name) : strlen(name);
-        const opt *o = find_opt(name, nl);
-        if (o == NULL) {
-            snprintf(err, errlen, "unknown option '--%.*s' (see --help)", (int)nl, name);
+        const char *arg = strcmp(argv[a], "-h") == 0 ? "--help" : argv[a];
+        int rc = strncmp(arg, "--", 2) != 0 || arg[2] == '\0'
+                     ? parse_positional(c, arg, positional++, err, errlen)
+                     : parse_flag(c, argc, argv, &a, arg, set_by, err, errlen);
+        if (rc != 0)
             return 2;
-        }
-        char src[64];
-        snprintf(src, sizeof(src), "--%s", o->name);
-        if (takes_value(o) &&
-            once(opts, nopts, set_by, (size_t)(o - opts), o->name, "--", err, errlen))
-            return 2;
-        const char *val = NULL;
-        if (takes_value(o)) {
-            if (eq)
-                val = eq + 1;
-            else if (a + 1 < argc)
-                val = argv[++a];
-            else {
-                snprintf(err, errlen, "%s needs a value", src);
-                return 2;
-            }
-        } else if (eq) {
-            val = eq + 1;
-        }
-        if (o->off == R(table) && c->src.origin[index_of(o)] == OB_FROM_FLAG) {
-            snprintf(err, errlen,
-                     "--table is given more than once: to relay several tables, declare each "
-                     "as a [table NAME] section of a config file (--config)");
-            return 2;
-        }
-        if (store(c, o, (char *)c + o->off, val, src, err, errlen) != 0)
-            return 2;
-        c->src.origin[index_of(o)] = OB_FROM_FLAG;
     }
     if (c->help || c->version)
         return 0;
-    if (merge_tables(c, err, errlen) != 0)
+    if (merge_tables(c, err, errlen) != 0 || check_parsed(c, err, errlen) != 0)
         return 2;
-    if (c->command == OB_CMD_DEAD && c->subcommand == NULL) {
-        snprintf(err, errlen, "dead needs an action: list, replay or purge");
-        return 2;
-    }
-    if (c->command == OB_CMD_DEAD && strcmp(c->subcommand, "replay") == 0 && !c->id && !c->all) {
-        snprintf(err, errlen, "dead replay needs --id ID or --all");
-        return 2;
-    }
-    if (c->print_config)
-        return 0;
-    for (int i = 0; i < c->ntables; i++)
-        if (c->command == OB_CMD_RUN &&
-            (c->tables[i].relay.db_url == NULL || c->tables[i].relay.nats_url == NULL)) {
-            snprintf(err, errlen, "table [%s] has no %s (set it globally or in the section)",
-                     c->tables[i].name, c->tables[i].relay.db_url ? "nats URL" : "database URL");
-            return 2;
-        }
-    if (c->command != OB_CMD_SCHEMA && c->ntables == 0 && c->relay.db_url == NULL) {
-        snprintf(err, errlen, "--db is required (or OUTBOX_DB): mysql://user:pass@host:port/db");
-        return 2;
-    }
-    if (c->command == OB_CMD_RUN && c->ntables == 0 && c->relay.nats_url == NULL) {
-        snprintf(err, errlen, "--nats is required (or OUTBOX_NATS): nats://host:port");
-        return 2;
-    }
     return 0;
 }
 

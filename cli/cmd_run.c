@@ -290,6 +290,53 @@ static void destroy_all(run_ctx *x) {
     free(x->tables);
 }
 
+/* Creates a relay per table, checks for refusals that retrying cannot cure,
+ * and starts the HTTP responder when asked. Returns OUTBOX_OK, or an error
+ * with a message in err (*http_failed: the responder failed to start). */
+static int create_all(ob_cli *c, run_ctx *x, char *err, size_t errlen, int *http_failed) {
+    int rc = OUTBOX_OK;
+    for (int i = 0; i < x->ntables && rc == OUTBOX_OK; i++) {
+        run_table *t = &x->tables[i];
+        t->x = x;
+        t->label = c->ntables ? c->tables[i].name : NULL;
+        outbox_relay_options o = table_options(c, i, x);
+        rc = outbox_relay_create(&t->relay, &x->loop, &o, err, errlen);
+        if (rc != OUTBOX_OK && t->label) {
+            char msg[512];
+            snprintf(msg, sizeof(msg), "%s", err);
+            snprintf(err, errlen, "table [%.64s]: %.400s", t->label, msg);
+        }
+    }
+    /* Refusals that retrying cannot cure end the run before it starts. */
+    for (int i = 0; i < x->ntables && rc == OUTBOX_OK; i++) {
+        outbox_relay_options o = table_options(c, i, x);
+        if (check_database(&x->loop, &o, err, errlen) != 0 ||
+            outbox_nats_check(&o, 5000, err, errlen) == OUTBOX_EREFUSED)
+            rc = OUTBOX_EREFUSED;
+    }
+    if (rc == OUTBOX_OK && c->http) {
+        outbox_http_options ho;
+        outbox_http_options_init(&ho);
+        ho.listen = c->http;
+        ho.log = http_log;
+        ho.log_data = x;
+        ho.log_level = c->relay.log_level;
+        rc = outbox_http_create(&x->http, &x->loop, &ho, err, errlen);
+        for (int i = 0; rc == OUTBOX_OK && i < x->ntables; i++) {
+            const char *label = x->tables[i].label;
+            if (label == NULL)
+                label = c->relay.table;
+            rc = outbox_http_add_relay(x->http, x->tables[i].relay, label);
+        }
+        if (rc == OUTBOX_OK) {
+            rc = outbox_http_start(x->http, err, errlen);
+            *http_failed = rc != OUTBOX_OK;
+            x->http_running = !*http_failed;
+        }
+    }
+    return rc;
+}
+
 int ob_cmd_run(ob_cli *c) {
     run_ctx x;
     memset(&x, 0, sizeof(x));
@@ -310,47 +357,8 @@ int ob_cmd_run(ob_cli *c) {
     }
     uv_loop_init(&x.loop);
     char err[512];
-    int rc = OUTBOX_OK;
-    for (int i = 0; i < x.ntables && rc == OUTBOX_OK; i++) {
-        run_table *t = &x.tables[i];
-        t->x = &x;
-        t->label = c->ntables ? c->tables[i].name : NULL;
-        outbox_relay_options o = table_options(c, i, &x);
-        rc = outbox_relay_create(&t->relay, &x.loop, &o, err, sizeof(err));
-        if (rc != OUTBOX_OK && t->label) {
-            char msg[sizeof(err)];
-            snprintf(msg, sizeof(msg), "%s", err);
-            snprintf(err, sizeof(err), "table [%.64s]: %.400s", t->label, msg);
-        }
-    }
-    /* Refusals that retrying cannot cure end the run before it starts. */
-    for (int i = 0; i < x.ntables && rc == OUTBOX_OK; i++) {
-        outbox_relay_options o = table_options(c, i, &x);
-        if (check_database(&x.loop, &o, err, sizeof(err)) != 0 ||
-            outbox_nats_check(&o, 5000, err, sizeof(err)) == OUTBOX_EREFUSED)
-            rc = OUTBOX_EREFUSED;
-    }
     int http_failed = 0;
-    if (rc == OUTBOX_OK && c->http) {
-        outbox_http_options ho;
-        outbox_http_options_init(&ho);
-        ho.listen = c->http;
-        ho.log = http_log;
-        ho.log_data = &x;
-        ho.log_level = c->relay.log_level;
-        rc = outbox_http_create(&x.http, &x.loop, &ho, err, sizeof(err));
-        for (int i = 0; rc == OUTBOX_OK && i < x.ntables; i++) {
-            const char *label = x.tables[i].label;
-            if (label == NULL)
-                label = c->relay.table;
-            rc = outbox_http_add_relay(x.http, x.tables[i].relay, label);
-        }
-        if (rc == OUTBOX_OK) {
-            rc = outbox_http_start(x.http, err, sizeof(err));
-            http_failed = rc != OUTBOX_OK;
-            x.http_running = !http_failed;
-        }
-    }
+    int rc = create_all(c, &x, err, sizeof(err), &http_failed);
     if (rc != OUTBOX_OK) {
         if (rc == OUTBOX_EREFUSED)
             fprintf(stderr, "outbox-uvrelay: %s\n", err);

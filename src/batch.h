@@ -79,6 +79,11 @@ void ob_batch_free(ob_batch *b);
  * result, in OB_COL_* order). Returns the number of rows. */
 typedef char **(*ob_row_cursor)(void *cur, unsigned long **lengths);
 int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch);
+/* The row's created_at ("YYYY-MM-DD HH:MM:SS[.ffffff]", UTC) in seconds
+ * since the epoch, 0 when it has another shape; and the wall clock. */
+double ob_row_created_s(const ob_row *row);
+double ob_wall_s(void);
+
 /* Marks the loaded rows' payloads binary (a LONGBLOB column). */
 void ob_batch_set_binary(ob_batch *b, int binary);
 

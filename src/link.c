@@ -348,9 +348,10 @@ static void check_stream(ob_link *l, json_t *info) {
             OB_WARN(l->log, "nats: %s", why);
         l->warned_window = 1;
     }
-    ob_logf(l->log, l->state == L_CHECKING ? OUTBOX_LOG_DEBUG : OUTBOX_LOG_INFO,
+    ob_logf(l->log, l->say_ready ? OUTBOX_LOG_INFO : OUTBOX_LOG_DEBUG,
             "nats: stream %s is ready (duplicate window %llu ms)", l->cfg.stream,
             (unsigned long long)window_ms);
+    l->say_ready = 0;
     set_state(l, L_READY);
 }
 
@@ -411,12 +412,14 @@ static void connected_common(ob_link *l, link_event ev) {
     switch (ev) {
     case LE_DISCONNECTED:
         uv_timer_stop(&l->timer);
+        l->say_ready = 1;
         OB_WARN(l->log, "nats: disconnected; pausing until the server is back");
         set_state(l, L_DOWN);
         return;
     case LE_RECONNECTED:
         uv_timer_stop(&l->timer);
         OB_INFO(l->log, "nats: reconnected; checking the stream");
+        l->say_ready = 1;
         set_state(l, L_DOWN); /* leaves READY: batches in flight are interrupted */
         request_stream(l, 0);
         return;
@@ -430,6 +433,7 @@ static void connected_common(ob_link *l, link_event ev) {
                 "one",
                 why && *why ? why : "no reason given");
         drop_connection(l);
+        l->say_ready = 1;
         wait_then(l, L_CONNECT_WAIT);
         return;
     }
@@ -499,6 +503,7 @@ static void ready_common(ob_link *l, link_event ev, const void *arg) {
     case LE_UNAVAILABLE:
         OB_WARN(l->log, "nats: JetStream unavailable (%s); pausing and asking about the stream",
                 (const char *)arg);
+        l->say_ready = 1;
         wait_then(l, L_STREAM_WAIT);
         return;
     case LE_FULL:
@@ -508,7 +513,10 @@ static void ready_common(ob_link *l, link_event ev, const void *arg) {
                     "attempts, until it has room",
                     l->cfg.stream);
         l->full = 1;
-        wait_then(l, L_STREAM_WAIT);
+        /* The pause grows while the stream stays full (a stored ack ends
+         * the streak): a full stream is not asked about many times a second. */
+        set_state(l, L_STREAM_WAIT);
+        uv_timer_start(&l->timer, on_timer, ob_retry_delay(&l->retry, l->full_streak++), 0);
         return;
     default:
         connected_common(l, ev);
@@ -722,6 +730,7 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
     l->cbs = *cbs;
     l->log = cfg->log;
     l->state = L_NEW;
+    l->say_ready = 1;
     ob_retry_init(&l->retry, BACKOFF_MIN_MS, BACKOFF_MAX_MS);
     if (ob_link_mailbox_init(l) != 0 || !l->cfg.stream || !l->cfg.subject_prefix || !l->url_text ||
         (cfg->ce_source && !l->cfg.ce_source)) {

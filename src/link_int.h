@@ -112,6 +112,8 @@ struct ob_link {
     int warned_replicas;
     uint64_t window_ms; /* the stream's duplicate window, once read */
     int full;           /* the stream refused a message as full; cleared by the next stored ack */
+    int full_streak;    /* pauses for a full stream since the last stored ack */
+    int say_ready;      /* the next "stream is ready" is worth an info line */
     int final;          /* the last handles are closing; free when none is left */
     int leak_mailbox;   /* nats.c did not confirm its close: never free what it may touch */
 

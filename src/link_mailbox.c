@@ -233,7 +233,8 @@ void ob_link_on_async(uv_async_t *h) {
             if (q[i].control)
                 ob_link_control_reply(l, q[i].ack.slot, q[i].ack.msg);
             else if (l->cbs.on_ack) {
-                l->full &= q[i].ack.kind != OB_ACKED_STORED;
+                if (q[i].ack.kind == OB_ACKED_STORED)
+                    l->full = l->full_streak = 0;
                 l->cbs.on_ack(l->cbs.data, &q[i].ack);
             }
         }

@@ -42,6 +42,8 @@
  */
 #include "worker_int.h"
 
+#include "stats.h"
+
 #include <mysqld_error.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +130,7 @@ static void connect_db(ob_worker *w) {
 }
 
 static void fetch(ob_worker *w) {
+    w->fetch_sent_at = uv_now(w->env->loop);
     const ob_worker_owner *o = &w->env->owner;
     if (o->fetch_sql) {
         const char *sql;
@@ -253,6 +256,8 @@ static void batch_committed(ob_worker *w) {
     const ob_worker_env *e = w->env;
     ob_batch *b = &w->batch;
     e->stats->batches++;
+    ob_hist_observe(&e->stats->batch_duration,
+                    (double)(uv_now(e->loop) - w->fetch_sent_at) / 1000.0);
     e->stats->acked += (uint64_t)b->n_acked;
     e->stats->duplicates += (uint64_t)b->n_dup;
     e->stats->failed += (uint64_t)b->n_retry;

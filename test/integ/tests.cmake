@@ -66,6 +66,23 @@ set_tests_properties(integ.http_readyz PROPERTIES RUN_SERIAL ON)
 ob_integ_sh(config_tables 300)
 ob_integ_sh(log_file 120)
 
+# Issue 12: faults the chaos suite did not cover. Each test that kills,
+# freezes or restarts a server starts its own (test/harness/private.sh).
+ob_integ_sh(fault_permanent_errors 180)
+ob_integ_c(fault_fatal_embedded 120)
+ob_integ_sh(fault_nats_first_down 120)
+ob_integ_sh(fault_nats_frozen_start 120)
+ob_integ_sh(fault_nats_auth_change 180)
+ob_integ_sh(fault_nats_freeze_twice 180)
+ob_integ_sh(fault_unwritable_row 120)
+ob_integ_sh(fault_no_stream_row 120)
+ob_integ_sh(fault_full_stream 120)
+ob_integ_sh(fault_subject_full 120)
+ob_integ_sh(fault_db_frozen_stop 180)
+ob_integ_sh(fault_db_outage_dup_window 180)
+ob_integ_sh(fault_cluster_replicas 180)
+ob_integ_sh(fault_cluster_leader_kill 180)
+
 # Ordered delivery: bucket leases, failover, retries, leader mode.
 ob_integ_sh(ordered_failover 120)
 ob_integ_c(ordered_retry 120)

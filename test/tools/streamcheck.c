@@ -6,15 +6,18 @@
  *     --expect-ids FILE   compare Nats-Msg-Id values with the ids in FILE
  *                         (one canonical UUID per line); exit 1 on mismatch
  *     --dump N            print the first N messages (subject, headers, data)
- *     --info              print the stream's duplicate window and subjects
+ *     --info              print the stream's duplicate window, replicas,
+ *                         subjects and leader (--info-only: nothing else)
  *     --check-order H     messages of one aggregate (same subject and ce-subject)
  *                         must carry increasing integers in header H, in stream
  *                         order; prints order_violations=N, exit 1 if N > 0
  *     --check-fifo H      header H must increase over the whole stream
  *     --delete            delete the stream
  *     --create SUBJECT    create the stream on SUBJECT (file storage), with
- *                         --max-msg-size N, --dup-window-ms N and --replicas N
- *                         if given
+ *                         --max-msg-size N, --dup-window-ms N, --max-msgs N,
+ *                         --discard-new, --max-msgs-per-subject N,
+ *                         --discard-new-per-subject and --replicas N if given
+ *     --purge             remove every message of the stream
  *     --leader            print the server name of the stream's leader
  *     --tls-ca FILE, --nkey FILE, --token-file FILE
  *                         TLS and credentials, as the relay takes them
@@ -37,8 +40,8 @@
 
 typedef struct opts {
     const char *url, *stream, *subject, *expect, *create, *order, *fifo;
-    int dump, info, del, leader;
-    long long max_msg_size, dup_window_ms, replicas;
+    int dump, info, del, leader, purge, discard_new, discard_new_per_subject;
+    long long max_msg_size, dup_window_ms, replicas, max_msgs, max_msgs_per_subject;
     long long publish, copies, size, gap_ms;
     ob_nats_security sec;
 } opts;
@@ -192,6 +195,8 @@ int main(int argc, char **argv) {
             o.fifo = argv[++i];
         else if (strcmp(a, "--info") == 0)
             o.info = 1;
+        else if (strcmp(a, "--info-only") == 0)
+            o.info = 2;
         else if (strcmp(a, "--delete") == 0)
             o.del = 1;
         else if (strcmp(a, "--create") == 0 && v)
@@ -218,6 +223,16 @@ int main(int argc, char **argv) {
             o.size = atoll(argv[++i]);
         else if (strcmp(a, "--gap-ms") == 0 && v)
             o.gap_ms = atoll(argv[++i]);
+        else if (strcmp(a, "--max-msgs") == 0 && v)
+            o.max_msgs = atoll(argv[++i]);
+        else if (strcmp(a, "--discard-new") == 0)
+            o.discard_new = 1;
+        else if (strcmp(a, "--max-msgs-per-subject") == 0 && v)
+            o.max_msgs_per_subject = atoll(argv[++i]);
+        else if (strcmp(a, "--discard-new-per-subject") == 0)
+            o.discard_new_per_subject = 1;
+        else if (strcmp(a, "--purge") == 0)
+            o.purge = 1;
         else {
             fprintf(stderr, "streamcheck: bad argument '%s'\n", a);
             return 2;
@@ -278,6 +293,14 @@ int main(int argc, char **argv) {
             cfg.MaxMsgSize = (int32_t)o.max_msg_size;
         if (o.dup_window_ms > 0)
             cfg.Duplicates = (int64_t)o.dup_window_ms * 1000000;
+        if (o.max_msgs > 0)
+            cfg.MaxMsgs = (int64_t)o.max_msgs;
+        if (o.discard_new)
+            cfg.Discard = js_DiscardNew;
+        if (o.max_msgs_per_subject > 0)
+            cfg.MaxMsgsPerSubject = (int64_t)o.max_msgs_per_subject;
+        if (o.discard_new_per_subject)
+            cfg.DiscardNewPerSubject = true;
         if (o.replicas > 0)
             cfg.Replicas = (int64_t)o.replicas;
         jsStreamInfo *ci = NULL;
@@ -287,6 +310,14 @@ int main(int argc, char **argv) {
             rc = 2;
         }
         jsStreamInfo_Destroy(ci);
+        goto out;
+    }
+    if (o.purge) {
+        s = js_PurgeStream(js, o.stream, NULL, &jerr);
+        if (s != NATS_OK) {
+            fprintf(stderr, "streamcheck: purge failed: %s (%d)\n", natsStatus_GetText(s), jerr);
+            rc = 2;
+        }
         goto out;
     }
     if (o.publish > 0) {
@@ -312,9 +343,13 @@ int main(int argc, char **argv) {
                (long long)(si->Config->Duplicates / 1000000));
         for (int i = 0; i < si->Config->SubjectsLen; i++)
             printf("%s%s", i ? "," : "", si->Config->Subjects[i]);
+        if (si->Cluster != NULL && si->Cluster->Leader != NULL)
+            printf(" leader=%s", si->Cluster->Leader);
         printf("\n");
     }
     jsStreamInfo_Destroy(si);
+    if (o.info == 2)
+        goto out;
 
     char **ids = calloc(total + 1, sizeof(*ids));
     size_t got = 0, noid = 0;
@@ -329,6 +364,7 @@ int main(int argc, char **argv) {
         if (s != NATS_OK) {
             fprintf(stderr, "streamcheck: cannot subscribe: %s (%d)\n", natsStatus_GetText(s),
                     jerr);
+            free(ids);
             rc = 2;
             goto out;
         }
@@ -398,6 +434,9 @@ int main(int argc, char **argv) {
         char **exp = read_ids(o.expect, &ne);
         if (exp == NULL) {
             fprintf(stderr, "streamcheck: cannot read %s\n", o.expect);
+            for (size_t k = 0; k < distinct; k++)
+                free(ids[k]);
+            free(ids);
             rc = 2;
             goto out;
         }
