@@ -159,6 +159,20 @@ fi
       echo "${idle_qps} database statements per second."
     fi
   fi
+  o="$dir/ordered.csv"
+  if [ -f "$o" ]; then
+    echo
+    echo "## 6. Ordered delivery beside unordered (4 connections x 500, 300 aggregates, 512 B)"
+    echo
+    echo "Both drain the same rows; order_violations counts messages of an aggregate stored after a"
+    echo "later one of the same aggregate (read back from the stream)."
+    echo
+    echo "| mode | rows | msg/s | seconds | complete | order violations |"
+    echo "|---|---:|---:|---:|---|---:|"
+    tail -n +2 "$o" | while IFS=, read -r mode c b aggs rows rate secs ok viol; do
+      echo "| $mode | $rows | $(num "$rate") | $secs | $ok | $viol |"
+    done
+  fi
   echo
   echo "Method and caveats: bench/README.md. Raw tool output is in raw/ (not committed)."
 } >"$dir/summary.md"

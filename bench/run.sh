@@ -3,16 +3,18 @@
 # runs every scenario and writes a report into a dated folder.
 #
 #   bench/run.sh [--quick] [--out DIR] [--build DIR] [--no-build]
-#                [--only drain,payload,mixed,enqueue,latency]
+#                [--only drain,payload,mixed,enqueue,latency,ordered]
 #
 # --quick   about a minute: fewer rows, fewer grid points, shorter runs.
 # --out     report folder (default bench/results/<UTC timestamp>[-quick]).
 # --build   build folder (default build-bench); --no-build uses it as it is.
 # --only    a comma-separated subset of the scenarios. "payload" and "mixed"
 #           run at the best drain grid point, or at 2 x 500 without "drain".
+#           "ordered" drains the same rows over 300 aggregates at 4 connections,
+#           unordered and --ordered, and checks each aggregate's order.
 #
 # The report: results in CSV (drain.csv, payload.csv, mixed.csv,
-# enqueue.csv), meta.json (revision, machine, server settings), summary.md
+# enqueue.csv, ordered.csv), meta.json (revision, machine, server settings), summary.md
 # and PNG plots. Raw tool output goes to raw/ (git-ignored). The servers are
 # always stopped on exit. See bench/README.md for the method.
 set -euo pipefail
@@ -22,7 +24,7 @@ quick=0
 out=""
 build="$root/build-bench"
 do_build=1
-only="drain,payload,mixed,enqueue,latency"
+only="drain,payload,mixed,enqueue,latency,ordered"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -30,7 +32,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift ;;
     --no-build) do_build=0 ;;
     --only) only=$2; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -58,6 +60,7 @@ if [ $quick = 1 ]; then
   PAYLOADS="128:20000 4096:5000 65536:1000"
   MIX_MS=4000; MIX_RATES="1000 5000 0"; MIX_PROCS=4
   ENQ_MS=1000; ENQ_ROUNDS=1
+  ORD_ROWS=20000
   REPEAT=1
 else
   DRAIN_ROWS=200000
@@ -65,6 +68,7 @@ else
   PAYLOADS="128:200000 4096:50000 65536:5000"
   MIX_MS=15000; MIX_RATES="1000 5000 0"; MIX_PROCS=4
   ENQ_MS=4000; ENQ_ROUNDS=2
+  ORD_ROWS=100000
   REPEAT=2
 fi
 REPEAT=${BENCH_REPEAT:-$REPEAT} # override the drain repeats from the environment
@@ -418,6 +422,45 @@ if wants latency; then
     echo "idle_cpu_s_per_min=$(calc "($(kv user_s "$ru") + $(kv sys_s "$ru")) * 60 / $IDLE_S" 3)"
     echo "idle_qps=$(calc "($q1 - $q0 - 2) / $IDLE_S" 1)"; } >"$out/idle.env"
   log "  -> $(tr '\n' ' ' <"$out/idle.env")"
+fi
+
+# --- 6: ordered delivery beside unordered, 300 aggregates --------------------------
+if wants ordered; then
+  echo "mode,connections,batch,aggregates,rows,relay_rate,relay_seconds,complete,order_violations" >"$out/ordered.csv"
+  declare -A OW=()
+  for r in $(seq 1 "$REPEAT"); do
+    for mode in unordered ordered; do
+      log "ordered: $mode, 4 connections x batch 500, $ORD_ROWS rows over 300 aggregates (run $r)"
+      sql "TRUNCATE outbox;
+           INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, headers)
+           SELECT outbox_uuid_v7(), 'order', CONCAT('a', seq % 300), 'created',
+                  CONCAT('{\"n\":\"', LPAD(seq, 10, '0'), '\",\"pad\":\"', REPEAT('x', 485), '\"}'),
+                  JSON_OBJECT('agg_seq', CAST(seq DIV 300 AS CHAR))
+           FROM seq_1_to_$ORD_ROWS;"
+      new_stream
+      flag=$([ $mode = ordered ] && echo --ordered || true)
+      "$B/bench-rusage" --out "$raw/ordered-$mode-$r.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" \
+        --drain --connections 4 --batch 500 --poll-interval "${POLL_MS}ms" \
+        --max-in-flight "$MAX_IN_FLIGHT" --stream "$stream" --subject-prefix "$prefix" $flag \
+        --log-level warn --no-progress 2>>"$raw/relay.log" || true
+      ru=$(cat "$raw/ordered-$mode-$r.rusage")
+      ok=$([ "$(processed)" = "$ORD_ROWS" ] && echo yes || echo no)
+      chk=$("$SC" --nats "$NATS" --stream "$stream" --subject '>' --check-order agg_seq 2>&1 || true)
+      viol=$(sed -n 's/.*order_violations=\([0-9]*\).*/\1/p' <<<"$chk")
+      drop_stream "$stream"
+      wall=$(kv wall_s "$ru")
+      row="$mode,4,500,300,$ORD_ROWS,$(calc "$ORD_ROWS / $wall"),$(calc "$wall" 3),$ok,${viol:-?}"
+      log "  -> $row"
+      old=${OW[$mode]:-}
+      if [ -z "$old" ] || [ "$(calc "$(cut -d, -f6 <<<"$row") > $(cut -d, -f6 <<<"$old") ? 1 : 0")" = 1 ]; then
+        OW[$mode]=$row
+      fi
+    done
+  done
+  echo "${OW[unordered]}" >>"$out/ordered.csv"
+  echo "${OW[ordered]}" >>"$out/ordered.csv"
+  u=$(cut -d, -f6 <<<"${OW[unordered]}"); o=$(cut -d, -f6 <<<"${OW[ordered]}")
+  log "ordered: $o msg/s against $u unordered ($(calc "$u > 0 ? 100 * $o / $u : 0") %)"
 fi
 
 echo "duration_s=$(( $(date +%s) - t_start ))" >>"$out/meta.env"

@@ -87,7 +87,10 @@ static const opt opts[] = {
     {"progress", NULL, T_PROGRESS, C(progress), 1},
     {"no-progress", NULL, T_PROGRESS, C(progress), 0},
     {"once", NULL, T_FLAG, C(once), 1},
+    {"ordered", "OUTBOX_ORDERED", T_FLAG, R(ordered), 1},
+    {"leader", "OUTBOX_LEADER", T_FLAG, R(leader), 1},
     {"partitioned", NULL, T_FLAG, C(partitioned), 1},
+    {"migrate", NULL, T_FLAG, C(migrate), 1},
     {"monthly", "OUTBOX_PARTITION_MONTHLY", T_FLAG, C(monthly), 1},
     {"binary", NULL, T_FLAG, C(binary), 1},
     {"no-function", NULL, T_FLAG, C(no_function), 1},
@@ -109,6 +112,7 @@ static const char *const usage_parts[] = {
     "[options]\n"
     "       outbox-uvrelay schema [--table T] [--partitioned [--monthly] [--lookahead N]] "
     "[--binary] [--no-function]\n"
+    "       outbox-uvrelay schema --migrate [--table T]\n"
     "       outbox-uvrelay status --db URL [--table T]\n"
     "       outbox-uvrelay partitions --once --db URL [--table T] [--monthly] "
     "[--lookahead N] [--retention N]\n"
@@ -162,7 +166,12 @@ static const char *const usage_parts[] = {
     "empty: none)\n"
     "  --max-in-flight N     OUTBOX_MAX_IN_FLIGHT  unacked publishes (8192)\n"
     "  --ack-timeout D       OUTBOX_ACK_TIMEOUT    publish ack timeout (5s)\n"
-    "  --drain               OUTBOX_DRAIN          exit 0 once no pending rows remain\n"
+    "  --drain               OUTBOX_DRAIN          exit 0 once no pending rows remain\n",
+    "Ordering (the table needs the seq and bucket columns: schema --migrate):\n"
+    "  --ordered             OUTBOX_ORDERED        each aggregate's events in insertion order;\n"
+    "                        instances share the aggregates' buckets\n"
+    "  --leader              OUTBOX_LEADER         one active relay per table, strict insertion\n"
+    "                        order; the others stand by\n"
     "Failures:\n"
     "  --max-attempts N      OUTBOX_MAX_ATTEMPTS   attempts before a row is dead (5)\n"
     "  --backoff KIND        OUTBOX_BACKOFF        exponential or fixed (exponential)\n"

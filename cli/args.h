@@ -70,6 +70,7 @@ typedef struct ob_cli {
     int monthly;
     int binary;
     int no_function;
+    int migrate; /* schema --migrate: the ALTER TABLE for ordered delivery */
     uint32_t lookahead;
     /* maintenance and dead letters */
     uint32_t retention;     /* partitions: periods to keep */

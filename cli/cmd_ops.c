@@ -96,6 +96,33 @@ static void format_bound(uint64_t ms, char *out, size_t len) {
     strftime(out, len, "%Y-%m-%dT%H:%MZ", &tm);
 }
 
+/* The ordered modes' shares: one line per relay session holding buckets. */
+static void print_owners(const outbox_maint_result *r) {
+    if (r->leader_holder)
+        printf("leader            session %lu\n", r->leader_holder);
+    unsigned long seen[64];
+    int nseen = 0;
+    for (int k = 0; k < 64; k++) {
+        unsigned long h = r->bucket_holder[k];
+        int known = 0;
+        for (int i = 0; i < nseen; i++)
+            known |= seen[i] == h;
+        if (h == 0 || known)
+            continue;
+        seen[nseen++] = h;
+        int n = 0;
+        for (int b = k; b < 64; b++)
+            n += r->bucket_holder[b] == h;
+        printf("buckets           session %lu owns %d of 64:", h, n);
+        for (int b = k; b < 64; b++)
+            if (r->bucket_holder[b] == h)
+                printf(" %d", b);
+        printf("\n");
+    }
+    if (nseen == 0 && r->leader_holder == 0)
+        printf("buckets           none owned (no ordered relay running)\n");
+}
+
 static void print_status(const ob_cli *c, const outbox_maint_result *r) {
     char age[32];
     format_age(r->pending > 0 ? r->oldest_pending_ms : 0, age, sizeof(age));
@@ -108,6 +135,7 @@ static void print_status(const ob_cli *c, const outbox_maint_result *r) {
         printf("maintenance lock  held by session %lu\n", r->lock_holder);
     else
         printf("maintenance lock  free\n");
+    print_owners(r);
     if (r->npartitions == 0) {
         printf("partitions        none (not partitioned)\n");
         return;

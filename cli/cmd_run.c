@@ -90,6 +90,9 @@ static void sum_stats(run_ctx *x, outbox_stats *s) {
         s->dead += t.dead;
         s->failed += t.failed;
         s->in_flight += t.in_flight;
+        s->buckets_owned += t.buckets_owned;
+        s->buckets_total += t.buckets_total;
+        s->leader += t.leader;
         ready &= t.broker_ready != 0;
         if (t.pending >= 0)
             s->pending = (s->pending < 0 ? 0 : s->pending) + t.pending;
@@ -109,12 +112,16 @@ static void on_progress(uv_timer_t *t) {
     char pending[32] = "?";
     if (s.pending >= 0)
         snprintf(pending, sizeof(pending), "%lld", (long long)s.pending);
+    char share[48] = ""; /* the ordered modes: the buckets owned here */
+    if (s.buckets_total)
+        snprintf(share, sizeof(share), "  buckets %u/%u%s", s.buckets_owned, s.buckets_total,
+                 s.leader ? " (leading)" : "");
     fprintf(stderr,
             "\r\033[K%8.0f msg/s  acked %llu  dead %llu  retried %llu  pending %s  lag %lld ms  "
-            "in flight %u%s",
+            "in flight %u%s%s",
             rate, (unsigned long long)s.acked, (unsigned long long)s.dead,
             (unsigned long long)s.failed, pending,
-            (long long)(s.oldest_pending_ms < 0 ? 0 : s.oldest_pending_ms), s.in_flight,
+            (long long)(s.oldest_pending_ms < 0 ? 0 : s.oldest_pending_ms), s.in_flight, share,
             s.broker_ready ? "" : "  [NATS not ready]");
     fflush(stderr);
     x->line_shown = 1;

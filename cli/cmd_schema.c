@@ -1,4 +1,5 @@
-/* outbox-uvrelay schema: prints the DDL of the outbox table. */
+/* outbox-uvrelay schema: prints the DDL of the outbox table, or with
+ * --migrate the ALTER TABLE that readies an existing one for ordered delivery. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,7 +16,8 @@ int ob_cmd_schema(ob_cli *c) {
     o.with_function = !c->no_function;
     char *ddl = NULL;
     char err[256];
-    int rc = outbox_schema_ddl(&o, &ddl, err, sizeof(err));
+    int rc = c->migrate ? outbox_schema_migrate_ddl(o.table, &ddl, err, sizeof(err))
+                        : outbox_schema_ddl(&o, &ddl, err, sizeof(err));
     if (rc != OUTBOX_OK) {
         fprintf(stderr, "outbox-uvrelay: %s\n", rc == OUTBOX_EINVAL ? err : outbox_strerror(rc));
         return 2;

@@ -4,15 +4,19 @@
 #include <time.h>
 #include <string.h>
 
-int ob_batch_init(ob_batch *b, int cap) {
+int ob_batch_init(ob_batch *b, int cap, int order) {
     memset(b, 0, sizeof(*b));
     b->slots = calloc((size_t)cap, sizeof(ob_slot));
     b->cap = cap;
-    return b->slots ? 0 : -1;
+    b->order = order;
+    if (order)
+        b->chain = malloc((size_t)cap * 2 * sizeof(int));
+    return b->slots && (b->chain || !order) ? 0 : -1;
 }
 
 void ob_batch_free(ob_batch *b) {
     free(b->slots);
+    free(b->chain);
     ob_buf_free(&b->sql);
     ob_buf_free(&b->errs);
     memset(b, 0, sizeof(*b));
@@ -23,6 +27,40 @@ static const char *col(char **row, unsigned long *len, int c, size_t *n) {
     return row[c] ? row[c] : "";
 }
 
+static uint32_t aggregate_hash(const ob_row *r) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < r->aggregate_type_len; i++)
+        h = (h ^ (unsigned char)r->aggregate_type[i]) * 16777619u;
+    h = (h ^ 0x1f) * 16777619u;
+    for (size_t i = 0; i < r->aggregate_id_len; i++)
+        h = (h ^ (unsigned char)r->aggregate_id[i]) * 16777619u;
+    return h;
+}
+
+static int same_aggregate(const ob_row *a, const ob_row *b) {
+    return a->aggregate_type_len == b->aggregate_type_len &&
+           a->aggregate_id_len == b->aggregate_id_len &&
+           memcmp(a->aggregate_type, b->aggregate_type, a->aggregate_type_len) == 0 &&
+           memcmp(a->aggregate_id, b->aggregate_id, a->aggregate_id_len) == 0;
+}
+
+/* Links every slot to the previous slot of its aggregate; a row waiting for
+ * its retry is held, and so (in ob_batch_next_ready) is what follows it. */
+static void link_aggregates(ob_batch *b) {
+    size_t size = (size_t)b->cap * 2;
+    for (size_t i = 0; i < size; i++)
+        b->chain[i] = -1;
+    for (int i = 0; i < b->n; i++) {
+        ob_slot *s = &b->slots[i];
+        size_t h = aggregate_hash(&s->row) % size;
+        while (b->chain[h] >= 0 && !same_aggregate(&b->slots[b->chain[h]].row, &s->row))
+            h = (h + 1) % size;
+        s->prev = b->chain[h];
+        b->chain[h] = i;
+        b->n_held += s->state == OB_SLOT_HELD;
+    }
+}
+
 int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch) {
     int n = 0;
     char **row;
@@ -30,6 +68,7 @@ int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch
     while (n < b->cap && (row = next_row(cur, &len)) != NULL) {
         ob_slot *s = &b->slots[n];
         memset(s, 0, sizeof(*s));
+        s->prev = -1;
         if (row[OB_COL_ID] == NULL || len[OB_COL_ID] != 16)
             continue; /* cannot be addressed again; never happens with the schema */
         ob_row *r = &s->row;
@@ -47,6 +86,8 @@ int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch
         r->created_at = row[OB_COL_CREATED_AT];
         r->created_at_len = len[OB_COL_CREATED_AT];
         s->state = OB_SLOT_UNSENT;
+        if (b->order && row[OB_COL_WAITING] && strcmp(row[OB_COL_WAITING], "1") == 0)
+            s->state = OB_SLOT_HELD; /* still waiting for its retry */
         n++;
     }
     b->n = n;
@@ -54,9 +95,38 @@ int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch
     b->outstanding = 0;
     b->gen++;
     b->epoch = epoch;
-    b->n_acked = b->n_dup = b->n_retry = b->n_dead = b->n_released = 0;
+    b->n_acked = b->n_dup = b->n_retry = b->n_dead = b->n_released = b->n_held = 0;
     ob_buf_reset(&b->errs);
+    if (b->order)
+        link_aggregates(b);
     return n;
+}
+
+int ob_batch_next_ready(ob_batch *b) {
+    while (b->next_pub < b->n && b->slots[b->next_pub].state != OB_SLOT_UNSENT)
+        b->next_pub++;
+    for (int i = b->next_pub; i < b->n; i++) {
+        ob_slot *s = &b->slots[i];
+        if (s->state != OB_SLOT_UNSENT)
+            continue;
+        if (s->prev < 0)
+            return i;
+        uint8_t before = b->slots[s->prev].state;
+        if (before == OB_SLOT_ACKED)
+            return i;
+        if (before == OB_SLOT_UNSENT || before == OB_SLOT_INFLIGHT) {
+            if (b->order == OB_ORDER_STRICT)
+                return -1;
+            continue;
+        }
+        /* The previous row failed or was held or given back: this one
+         * must not pass it. */
+        s->state = OB_SLOT_HELD;
+        b->n_held++;
+        if (i == b->next_pub)
+            b->next_pub++;
+    }
+    return -1;
 }
 
 static int leave_flight(ob_batch *b, ob_slot *s) {
@@ -115,7 +185,7 @@ int ob_batch_release_open(ob_batch *b) {
 
 int ob_batch_expire(ob_batch *b, uint64_t before, int release, const char *msg, size_t len) {
     int was = 0;
-    for (int i = 0; i < b->next_pub; i++) {
+    for (int i = 0; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
         if (s->state != OB_SLOT_INFLIGHT || s->sent_at > before)
             continue;
@@ -136,12 +206,17 @@ int ob_batch_suspect(const ob_batch *b) {
 }
 
 int ob_batch_complete(const ob_batch *b) {
-    return b->next_pub >= b->n && b->outstanding == 0;
+    if (b->outstanding != 0)
+        return 0;
+    for (int i = b->next_pub; i < b->n; i++)
+        if (b->slots[i].state == OB_SLOT_UNSENT)
+            return 0;
+    return 1;
 }
 
 uint64_t ob_batch_oldest_inflight(const ob_batch *b) {
     uint64_t oldest = UINT64_MAX;
-    for (int i = 0; i < b->next_pub; i++)
+    for (int i = 0; i < b->n; i++)
         if (b->slots[i].state == OB_SLOT_INFLIGHT && b->slots[i].sent_at < oldest)
             oldest = b->slots[i].sent_at;
     return oldest;
@@ -195,7 +270,7 @@ size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrup
             s->state = OB_SLOT_RELEASED;
     }
     ob_buf_reset(&b->sql);
-    b->n_acked = b->n_released = b->n_retry = b->n_dead = 0;
+    b->n_acked = b->n_released = b->n_retry = b->n_dead = b->n_held = 0;
     for (int i = 0; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
         if (s->state == OB_SLOT_ACKED) {
@@ -205,6 +280,8 @@ size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrup
             b->n_acked++;
         } else if (s->state == OB_SLOT_RELEASED) {
             b->n_released++;
+        } else if (s->state == OB_SLOT_HELD) {
+            b->n_held++;
         }
     }
     if (b->n_acked)

@@ -20,7 +20,8 @@ typedef enum ob_slot_state {
     OB_SLOT_ACKED,    /* stored by JetStream */
     OB_SLOT_FAILED,   /* the publish failed; see kind and the error text */
     OB_SLOT_RELEASED, /* given back untouched: outage or shutdown */
-    OB_SLOT_WRITTEN   /* failed, and its UPDATE is in the finishing statement */
+    OB_SLOT_WRITTEN,  /* failed, and its UPDATE is in the finishing statement */
+    OB_SLOT_HELD      /* ordered: left for a later batch, behind an earlier row of its aggregate */
 } ob_slot_state;
 
 typedef struct ob_slot {
@@ -34,6 +35,7 @@ typedef struct ob_slot {
     uint32_t err_off; /* into the batch's errs */
     uint32_t err_len;
     uint64_t sent_at; /* loop time of the publish */
+    int prev;         /* ordered: the batch's previous slot of the same aggregate, -1 none */
 } ob_slot;
 
 /* What finishing a batch needs to know; owned by the relay, shared. */
@@ -55,12 +57,22 @@ typedef struct ob_batch {
     uint32_t gen;    /* batch number, part of every reply subject */
     uint32_t epoch;  /* broker epoch when the batch was claimed */
     /* tallies of the finishing statement, folded into the stats on commit */
-    int n_acked, n_dup, n_retry, n_dead, n_released;
+    int n_acked, n_dup, n_retry, n_dead, n_released, n_held;
+    /* Ordered batches (see ob_batch_next_ready): 0 none, OB_ORDER_AGGREGATE
+     * or OB_ORDER_STRICT. Their fetch adds the OB_COL_WAITING column. */
+    int order;
+    int *chain;  /* open-addressed table: aggregate -> its last slot while loading */
     ob_buf sql;  /* the finishing statement */
     ob_buf errs; /* error texts of this batch */
 } ob_batch;
 
-int ob_batch_init(ob_batch *b, int cap); /* 0, or -1 when out of memory */
+/* How an ordered batch is published. */
+#define OB_ORDER_AGGREGATE 1 /* a row waits for the ack of its aggregate's previous row */
+#define OB_ORDER_STRICT 2    /* and rows leave in the batch's order, never passing one */
+
+/* 0, or -1 when out of memory. `order`: 0, OB_ORDER_AGGREGATE or
+ * OB_ORDER_STRICT. */
+int ob_batch_init(ob_batch *b, int cap, int order);
 void ob_batch_free(ob_batch *b);
 
 /* Starts a new batch from the rows of `next_row` (a cursor over the fetch
@@ -74,6 +86,18 @@ double ob_wall_s(void);
 
 /* Marks the loaded rows' payloads binary (a LONGBLOB column). */
 void ob_batch_set_binary(ob_batch *b, int binary);
+
+/* Ordered batches. Rows come in seq order per aggregate, each aggregate's
+ * rows a prefix of its pending rows (the fetch reads them with locking
+ * reads, never skipping one). A row may be published once the previous row
+ * of its aggregate in the batch is acked; when that row failed or was held,
+ * the row is held too (OB_SLOT_HELD: nothing is written, the next fetch
+ * takes it again). A row still waiting for its retry (OB_COL_WAITING) is
+ * held with everything after it. Returns the next slot that may be
+ * published now, or -1: with OB_ORDER_STRICT at the first row that must
+ * wait, otherwise after looking at every unsent row. Unordered batches
+ * return the next unsent slot. */
+int ob_batch_next_ready(ob_batch *b);
 
 /* Slot i failed; returns 1 when it was in flight (capacity to give back). */
 int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int err_code,

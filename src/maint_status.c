@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease.h"
+
 /* Both jobs send one multi-statement query and are done with its answer. */
 enum { STEP_QUERY = 1 };
 
@@ -58,8 +60,24 @@ void ob_job_status_begin(outbox_maint *m, ob_job *j) {
     ob_buf_puts(b, m->is_where);
     ob_buf_puts(b, " AND PARTITION_NAME IS NOT NULL ORDER BY PARTITION_ORDINAL_POSITION; ");
     ob_buf_printf(b, "SELECT IS_USED_LOCK(%s)", m->lock_sql);
+    /* Who owns which bucket in the ordered modes, and who leads. */
+    char base[32];
+    ob_lease_base(base, m->url.database, m->o.table);
+    ob_buf_printf(b, "; SELECT seq, IS_USED_LOCK(CONCAT('%s:b', seq)) FROM seq_0_to_%d", base,
+                  OB_BUCKETS - 1);
+    ob_buf_printf(b, "; SELECT IS_USED_LOCK('%s:leader')", base);
     j->step = STEP_QUERY;
     ob_maint_send(m, j);
+}
+
+static void read_owners(MYSQL_RES *owners, outbox_maint_result *r) {
+    MYSQL_ROW row;
+    memset(r->bucket_holder, 0, sizeof(r->bucket_holder));
+    while (owners && (row = mysql_fetch_row(owners)) != NULL) {
+        int k = row[0] ? atoi(row[0]) : -1;
+        if (k >= 0 && k < OB_BUCKETS && row[1])
+            r->bucket_holder[k] = strtoul(row[1], NULL, 10);
+    }
 }
 
 void ob_job_status_step(outbox_maint *m, ob_job *j, int ok) {
@@ -108,5 +126,7 @@ void ob_job_status_step(outbox_maint *m, ob_job *j, int ok) {
     r->partitions = info;
     r->npartitions = (size_t)k;
     r->lock_holder = (unsigned long)ob_maint_first_int(ob_db_result(m->db, 3), 0);
+    read_owners(ob_db_result(m->db, 4), r);
+    r->leader_holder = (unsigned long)ob_maint_first_int(ob_db_result(m->db, 5), 0);
     ob_maint_done(m, j, OUTBOX_OK, NULL);
 }

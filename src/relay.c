@@ -147,6 +147,10 @@ static void on_link_fatal(void *data, const char *why) {
     relay_fatal(data, why);
 }
 
+void ob_relay_fatal(outbox_relay *r, const char *why) {
+    relay_fatal(r, why);
+}
+
 /* --- creation ------------------------------------------------------------ */
 
 static void relay_free(outbox_relay *r) {
@@ -156,6 +160,7 @@ static void relay_free(outbox_relay *r) {
         ob_worker_free(r->workers[i]);
     free(r->workers);
     ob_timers_free(r->timers);
+    ob_relay_order_free(r);
     ob_db_url_free(&r->db);
     free(r->qtable);
     free(r->ce_source);
@@ -220,8 +225,8 @@ static int prepare(outbox_relay *r) {
                             .full = pub_full,
                             .window_ms = pub_window_ms,
                             .data = r};
-    e->owner =
-        (ob_worker_owner){owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r};
+    e->owner = (ob_worker_owner){
+        owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r, NULL};
     e->flow = &r->flow;
     e->stats = &r->stats;
     e->unmarked = &r->unmarked;
@@ -232,9 +237,9 @@ static int prepare(outbox_relay *r) {
         ob_buf_puts(&r->wake, o->wake_subject);
     r->wake_subject = r->wake.p;
 
-    r->nworkers = o->connections;
+    r->nworkers = o->leader ? 1 : o->connections; /* a leader reads in one seq order */
     r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
-    if (r->workers == NULL)
+    if (r->workers == NULL || ob_relay_order_prepare(r) != 0)
         return -1;
     for (int i = 0; i < r->nworkers; i++)
         if ((r->workers[i] = ob_worker_new(e, i)) == NULL)
@@ -322,8 +327,11 @@ int outbox_relay_start(outbox_relay *r) {
     char *db = ob_url_redact(r->o.db_url), *nats = ob_url_redact(r->o.nats_url);
     OB_INFO(&r->log,
             "relay starting: table %s, stream %s, subjects %s.<aggregate>.<event>, %d "
-            "connection(s), batch %d, database %s, nats %s, doorbell %s",
+            "connection(s), batch %d%s, database %s, nats %s, doorbell %s",
             r->o.table, r->o.stream, r->o.subject_prefix, r->nworkers, r->o.batch_size,
+            r->o.leader    ? ", leader mode (strict seq order while leading)"
+            : r->o.ordered ? ", ordered per aggregate (bucket leases)"
+                           : "",
             db ? db : "?", nats ? nats : "?", r->wake_subject ? r->wake_subject : "off");
     free(db);
     free(nats);
@@ -340,6 +348,7 @@ int outbox_relay_start(outbox_relay *r) {
         r->timers_open = 1;
         ob_timers_start(r->timers);
     }
+    ob_relay_order_start(r);
     return OUTBOX_OK;
 }
 
@@ -401,7 +410,7 @@ static void timers_closed(void *data) {
  * timers close first (the workers may still need NATS while they finish),
  * then the link and the shutdown timer. */
 static void step(outbox_relay *r) {
-    if (r->phase == R_STOPPING && r->open_workers == 0 && !r->timers_open) {
+    if (r->phase == R_STOPPING && r->open_workers == 0 && !r->timers_open && !r->order.lease_open) {
         r->phase = R_CLOSING_LINK;
         uv_close((uv_handle_t *)&r->shutdown_timer, shutdown_timer_closed);
         ob_link_close(r->link, link_closed, r);
@@ -415,6 +424,10 @@ static void step(outbox_relay *r) {
         if (r->stop_cb)
             r->stop_cb(r, r->stop_data);
     }
+}
+
+void ob_relay_step(outbox_relay *r) {
+    step(r);
 }
 
 int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
@@ -440,6 +453,7 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
     uv_timer_start(&r->shutdown_timer, on_shutdown_deadline, r->o.shutdown_timeout_ms, 0);
     if (r->timers)
         ob_timers_stop(r->timers, timers_closed, r);
+    ob_relay_order_stop(r);
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_stop(r->workers[i], 0);
     step(r); /* nothing may have been open */

@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "flow.h"
+#include "lease.h"
 #include "link.h"
 #include "log.h"
 #include "outbox/relay.h"
@@ -50,6 +51,16 @@ struct outbox_relay {
     ob_timers *timers;
     outbox_stats stats;
 
+    /* Ordered and leader modes (relay_order.c). */
+    struct {
+        ob_lease *lease;
+        int lease_open;  /* started and not yet closed */
+        uint64_t *share; /* per worker: the buckets it reads */
+        ob_buf *sql;     /* per worker: two fetch statements, the one in use and the next */
+        char *cur;       /* per worker: which of the two is in use */
+        char *fresh;     /* per worker: the other one is newer */
+    } order;
+
     int drained; /* on_drained was called */
     int fatal;
     int hard_stop;
@@ -65,6 +76,19 @@ struct outbox_relay {
     outbox_relay_stop_cb stop_cb;
     void *stop_data;
 };
+
+/* relay.c */
+void ob_relay_fatal(outbox_relay *r, const char *why);
+/* Moves the phase on when the children it waits for are closed. */
+void ob_relay_step(outbox_relay *r);
+
+/* relay_order.c: nothing happens in the unordered mode. */
+/* Sets up the workers' ordered fetches and the lease; before the workers
+ * are made. Returns 0, or -1 when out of memory. */
+int ob_relay_order_prepare(outbox_relay *r);
+void ob_relay_order_start(outbox_relay *r);
+void ob_relay_order_stop(outbox_relay *r);
+void ob_relay_order_free(outbox_relay *r);
 
 /* relay_options.c */
 /* Checks o; returns OUTBOX_OK or an error with a message in errbuf. */

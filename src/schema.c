@@ -68,6 +68,54 @@ static uint64_t now_ms(void) {
     return (uint64_t)ts.tv_sec * 1000ULL + (uint64_t)ts.tv_nsec / 1000000ULL;
 }
 
+/* What ordered delivery needs (see the README, "Ordering"): a sequence the
+ * server assigns at insert, so that events of one transaction, of one
+ * millisecond and of any id generator keep their insertion order; the
+ * aggregate's hash bucket, the unit that relay instances own; indexes that
+ * read the pending rows in sequence order (all of them for a leader, one
+ * bucket's for an owner), and one that finds an aggregate's row waiting for
+ * a retry. AUTO_INCREMENT needs an index that starts with seq. */
+#define OB_SEQ_COLUMN "seq             BIGINT UNSIGNED NOT NULL AUTO_INCREMENT"
+#define OB_BUCKET_COLUMN                                                                           \
+    "bucket          SMALLINT AS (CRC32(CONCAT(aggregate_type, 0x1F, aggregate_id)) % 64) STORED"
+#define OB_SCHEMA_ORDER_COLUMNS "    " OB_SEQ_COLUMN ",\n    " OB_BUCKET_COLUMN ",\n"
+#define OB_SEQ_INDEX "idx_seq (seq)"
+#define OB_STATUS_SEQ_INDEX "idx_status_seq (status, seq)"
+#define OB_BUCKET_INDEX "idx_bucket_seq (bucket, status, seq)"
+#define OB_WAIT_INDEX "idx_aggregate_wait (aggregate_type, aggregate_id, status, next_attempt_at)"
+#define OB_SCHEMA_ORDER_INDEXES                                                                    \
+    "    INDEX " OB_SEQ_INDEX ",\n    INDEX " OB_STATUS_SEQ_INDEX ",\n    INDEX " OB_BUCKET_INDEX  \
+    ",\n    INDEX " OB_WAIT_INDEX "\n"
+
+int outbox_schema_migrate_ddl(const char *table, char **out, char *errbuf, size_t errlen) {
+    char err[256];
+    *out = NULL;
+    if (ob_sql_check_table(table, err, sizeof(err)) != 0) {
+        if (errbuf)
+            snprintf(errbuf, errlen, "%s", err);
+        return OUTBOX_EINVAL;
+    }
+    ob_buf b = OB_BUF_INIT;
+    ob_buf_puts(&b,
+                "-- Adds what ordered delivery (--ordered, --leader) needs to an existing outbox\n"
+                "-- table. Rows already there get their sequence in id order. The ALTER copies\n"
+                "-- the table: run it at a quiet time. It is safe to run twice.\n");
+    ob_buf_puts(&b, "ALTER TABLE ");
+    ob_sql_quote_table(&b, table);
+    ob_buf_puts(&b, "\n    ADD COLUMN IF NOT EXISTS " OB_SEQ_COLUMN ",\n"
+                    "    ADD COLUMN IF NOT EXISTS " OB_BUCKET_COLUMN ",\n"
+                    "    ADD INDEX IF NOT EXISTS " OB_SEQ_INDEX ",\n"
+                    "    ADD INDEX IF NOT EXISTS " OB_STATUS_SEQ_INDEX ",\n"
+                    "    ADD INDEX IF NOT EXISTS " OB_BUCKET_INDEX ",\n"
+                    "    ADD INDEX IF NOT EXISTS " OB_WAIT_INDEX ";\n");
+    if (b.oom) {
+        ob_buf_free(&b);
+        return OUTBOX_ENOMEM;
+    }
+    *out = b.p;
+    return OUTBOX_OK;
+}
+
 /* A UUIDv7 from the server's clock and RANDOM_BYTES: 48 bits of
  * milliseconds, version 7, 12 random bits, variant 10, 62 random bits. Both
  * the id column's default and outbox_uuid_v7() use it. */
@@ -120,10 +168,12 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
                     "    last_error      VARCHAR(1024) NULL,\n"
                     "    next_attempt_at TIMESTAMP(6)  NULL,\n"
                     "    created_at      TIMESTAMP(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),\n"
-                    "    processed_at    TIMESTAMP(6)  NULL,\n"
-                    "    PRIMARY KEY (id),\n"
-                    "    INDEX idx_status_id (status, id)\n"
-                    ") ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin");
+                    "    processed_at    TIMESTAMP(6)  NULL,\n");
+    ob_buf_puts(&b, OB_SCHEMA_ORDER_COLUMNS);
+    ob_buf_puts(&b, "    PRIMARY KEY (id),\n"
+                    "    INDEX idx_status_id (status, id),\n");
+    ob_buf_puts(&b, OB_SCHEMA_ORDER_INDEXES);
+    ob_buf_puts(&b, ") ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin");
     if (o->partitioned) {
         int monthly = o->monthly;
         ob_buf_puts(&b, "\nPARTITION BY RANGE COLUMNS (id) (\n");

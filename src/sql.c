@@ -57,6 +57,55 @@ void ob_sql_fetch(ob_buf *b, const char *qtable, int limit) {
     ob_buf_puts(b, " FOR UPDATE SKIP LOCKED");
 }
 
+static void ordered_select(ob_buf *b, const char *qtable) {
+    ob_buf_puts(b, "SELECT o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, "
+                   "o.headers, o.attempt_count, o.created_at, IFNULL(o.next_attempt_at > NOW(6), "
+                   "0) FROM ");
+    ob_buf_puts(b, qtable);
+    ob_buf_puts(b, " o WHERE ");
+}
+
+/* Leaves out aggregates with a row waiting for its retry. */
+static void ordered_guard(ob_buf *b, const char *qtable) {
+    ob_buf_puts(b, "o.status = 0 AND (SELECT 1 FROM ");
+    ob_buf_puts(b, qtable);
+    ob_buf_puts(b, " h WHERE h.aggregate_type = o.aggregate_type AND h.aggregate_id = "
+                   "o.aggregate_id AND h.status = 0 AND h.next_attempt_at > NOW(6) LIMIT 1) IS "
+                   "NULL ORDER BY o.seq LIMIT ");
+}
+
+void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limit) {
+    int n = 0;
+    for (uint64_t m = mask; m; m &= m - 1)
+        n++;
+    ob_buf_puts(b, "START TRANSACTION; ");
+    if (n == 0) {
+        ob_buf_puts(b, "SELECT 1 FROM DUAL WHERE 0");
+        return;
+    }
+    int each = limit / n > 0 ? limit / n : 1;
+    int first = 1;
+    for (int k = 0; k < 64; k++) {
+        if (!(mask >> k & 1))
+            continue;
+        ob_buf_puts(b, first ? "(" : " UNION ALL (");
+        first = 0;
+        ordered_select(b, qtable);
+        ob_buf_printf(b, "o.bucket = %d AND ", k);
+        ordered_guard(b, qtable);
+        ob_buf_i64(b, each);
+        ob_buf_puts(b, " FOR UPDATE)");
+    }
+}
+
+void ob_sql_fetch_strict(ob_buf *b, const char *qtable, int limit) {
+    ob_buf_puts(b, "START TRANSACTION; ");
+    ordered_select(b, qtable);
+    ordered_guard(b, qtable);
+    ob_buf_i64(b, limit);
+    ob_buf_puts(b, " FOR UPDATE");
+}
+
 void ob_sql_probe(ob_buf *b, const char *qtable) {
     ob_buf_puts(b, "SELECT 1 FROM ");
     ob_buf_puts(b, qtable);

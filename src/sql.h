@@ -25,6 +25,7 @@ enum {
     OB_COL_HEADERS,
     OB_COL_ATTEMPTS,
     OB_COL_CREATED_AT,
+    OB_COL_WAITING, /* ordered fetches only: 1 while the row waits for its retry */
     OB_COL_COUNT
 };
 
@@ -42,6 +43,17 @@ void ob_sql_quote_table(ob_buf *b, const char *name);
 /* START TRANSACTION; SELECT <columns> FROM t WHERE status = 0 AND the row is
  * due ORDER BY id LIMIT n FOR UPDATE SKIP LOCKED */
 void ob_sql_fetch(ob_buf *b, const char *qtable, int limit);
+
+/* Ordered fetches (OB_COL_WAITING added). They read with FOR UPDATE and
+ * never SKIP LOCKED, so each aggregate's rows in the result are a prefix of
+ * its pending rows in seq order; rows of an aggregate that has a row waiting
+ * for its retry are left out, so they cannot fill the batch. */
+/* The pending rows of the buckets in `mask` (bit k: bucket k), at most
+ * max(limit / buckets, 1) of each: START TRANSACTION; (SELECT ... WHERE
+ * bucket = k ...) UNION ALL ...; an empty mask gives an empty result. */
+void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limit);
+/* The first `limit` pending rows of the table in seq order (leader mode). */
+void ob_sql_fetch_strict(ob_buf *b, const char *qtable, int limit);
 
 /* SELECT 1 ... LIMIT 1: is any row due? A non-locking read without a
  * transaction, for the idle poll: one round trip, no locks held. */

@@ -144,6 +144,13 @@ static void connect_db(ob_worker *w) {
 
 static void fetch(ob_worker *w) {
     w->fetch_sent_at = uv_now(w->env->loop);
+    const ob_worker_owner *o = &w->env->owner;
+    if (o->fetch_sql) {
+        const char *sql;
+        size_t len = o->fetch_sql(o->data, w->index, &sql);
+        query(w, W_FETCHING, sql, len);
+        return;
+    }
     query(w, W_FETCHING, w->env->sql_fetch, w->env->sql_fetch_len);
 }
 
@@ -175,7 +182,9 @@ static void go_idle(ob_worker *w) {
         next(w); /* a wake came while everyone was busy: fetch at once */
         return;
     }
-    if (ob_flow_idle(e->flow, &w->fm)) {
+    /* In the ordered modes each worker reads buckets of its own, which no
+     * scout's probe can speak for: every idle worker polls with its fetch. */
+    if (ob_flow_idle(e->flow, &w->fm) || e->order) {
         set_state(w, W_POLL_WAIT);
         ob_worker_start_timer(w, ob_flow_poll_delay(e->flow, uv_now(e->loop)));
     } else {
@@ -250,6 +259,8 @@ void ob_worker_finish_batch(ob_worker *w) {
     ob_flow_leave(e->flow, &w->fm);
     int interrupted = e->pub.epoch(e->pub.data) != b->epoch || !e->pub.ready(e->pub.data);
     size_t len = ob_batch_finish_sql(b, &e->batch, interrupted);
+    if (b->n_dead && b->order)
+        ob_worker_log_passed(w); /* while the rows are still readable */
     w->iso = -1;
     w->batch_published_at = uv_now(e->loop);
     if (len == 0) {
@@ -273,6 +284,7 @@ static void batch_committed(ob_worker *w) {
     e->stats->failed += (uint64_t)b->n_retry;
     e->stats->dead += (uint64_t)b->n_dead;
     e->stats->released += (uint64_t)b->n_released;
+    e->stats->held_back += (uint64_t)b->n_held;
     if (b->n_dead)
         OB_WARN(e->log, "%s: %d row(s) marked dead; see last_error (outbox-uvrelay dead list)",
                 w->name, b->n_dead);
@@ -599,8 +611,8 @@ static void st_poll_wait(ob_worker *w, worker_event ev) {
          * what asks whether rows that other relays hold are still pending.
          * While rows keep coming it fetches too: a probe would find rows
          * and cost a round trip more. Otherwise it probes, and stays the
-         * scout while it does. */
-        if ((e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data)) ||
+         * scout while it does. In the ordered modes every worker fetches. */
+        if (e->order || (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data)) ||
             ob_flow_hot(e->flow, uv_now(e->loop))) {
             ob_flow_leave(e->flow, &w->fm);
             next(w);
@@ -763,7 +775,7 @@ ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
     ob_worker *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return NULL;
-    if (ob_batch_init(&w->batch, env->batch_size) != 0) {
+    if (ob_batch_init(&w->batch, env->batch_size, env->order) != 0) {
         free(w);
         return NULL;
     }

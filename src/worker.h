@@ -79,6 +79,9 @@ typedef struct ob_worker_owner {
     /* The worker is closed: every handle's close callback has run. */
     void (*on_closed)(void *data, ob_worker *w);
     void *data;
+    /* Ordered modes: the fetch statement for worker `index` now (its share
+     * of the buckets can change between batches); NULL: env->sql_fetch. */
+    size_t (*fetch_sql)(void *data, uint32_t index, const char **sql);
 } ob_worker_owner;
 
 /* Rows published but left unmarked by lost connections, across a relay's
@@ -101,6 +104,7 @@ typedef struct ob_worker_env {
     const char *sql_drain_probe; /* COMMIT; SELECT EXISTS(... status = 0) */
     size_t sql_drain_probe_len;
     int batch_size;
+    int order; /* 0, OB_ORDER_AGGREGATE or OB_ORDER_STRICT (batch.h) */
     uint32_t poll_interval_ms;
     uint32_t ack_timeout_ms;
     ob_publisher pub;

@@ -84,5 +84,8 @@ void ob_worker_ack_deadline(ob_worker *w);
 /* After answers came in: finish a complete batch, or keep the ack deadline
  * armed. */
 void ob_worker_after_answers(ob_worker *w);
+/* Ordered: names each row of the batch being finished that goes dead, which
+ * the later events of its aggregate then pass. */
+void ob_worker_log_passed(ob_worker *w);
 
 #endif

@@ -42,20 +42,28 @@ static void arm_ack_deadline(ob_worker *w) {
     ob_worker_start_timer(w, due > now ? due - now : 0);
 }
 
-/* Publishes as many unsent rows as the capacity allows; finishes the batch
- * once every row has its answer. */
-void ob_worker_publish_some(ob_worker *w) {
+/* Publishes the rows that may leave now (in an ordered batch, those whose
+ * aggregate has nothing earlier in flight), as far as the capacity allows. */
+static void publish_ready(ob_worker *w) {
     const ob_worker_env *e = w->env;
     ob_batch *b = &w->batch;
-    while (b->next_pub < b->n) {
+    int i;
+    while ((i = ob_batch_next_ready(b)) >= 0) {
         if (!e->pub.ready(e->pub.data)) {
             ob_worker_give_back(w, ob_batch_release_open(b)); /* the broker went away */
             break;
         }
         if (!ob_flow_acquire(e->flow, &w->fm))
             break; /* EV_CAPACITY resumes */
-        publish_one(w, b->next_pub++);
+        publish_one(w, i);
     }
+}
+
+/* Publishes as many unsent rows as the capacity allows; finishes the batch
+ * once every row has its answer. */
+void ob_worker_publish_some(ob_worker *w) {
+    ob_batch *b = &w->batch;
+    publish_ready(w);
     if (ob_batch_complete(b)) {
         ob_worker_finish_batch(w);
         return;
@@ -152,6 +160,9 @@ void ob_worker_ack_deadline(ob_worker *w) {
 
 void ob_worker_after_answers(ob_worker *w) {
     const ob_worker_env *e = w->env;
+    /* In an ordered batch an answer can free the next row of its aggregate. */
+    if (w->batch.order)
+        publish_ready(w);
     if (ob_batch_complete(&w->batch)) {
         uv_timer_stop(&w->timer);
         /* A row failed in a way that may be the broker's (no responders, a
@@ -162,5 +173,35 @@ void ob_worker_after_answers(ob_worker *w) {
         ob_worker_finish_batch(w);
     } else if (!uv_is_active((uv_handle_t *)&w->timer)) {
         arm_ack_deadline(w);
+    }
+}
+
+/* The canonical text of an id (as outbox_id_to_text). */
+static void id_text(const unsigned char id[16], char *out) {
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            *out++ = '-';
+        *out++ = hex[id[i] >> 4];
+        *out++ = hex[id[i] & 15];
+    }
+    *out = '\0';
+}
+
+void ob_worker_log_passed(ob_worker *w) {
+    const ob_worker_env *e = w->env;
+    const ob_batch *b = &w->batch;
+    for (int i = 0; i < b->n; i++) {
+        const ob_slot *s = &b->slots[i];
+        if (s->state != OB_SLOT_WRITTEN && s->state != OB_SLOT_FAILED)
+            continue;
+        if (!s->dead && s->row.attempts + 1 < e->batch.max_attempts)
+            continue;
+        char text[OUTBOX_ID_TEXT_LEN + 1];
+        id_text(s->row.id, text);
+        OB_WARN(e->log,
+                "%s: event %s of %.*s/%.*s is dead; the later events of that aggregate now pass it",
+                w->name, text, (int)s->row.aggregate_type_len, s->row.aggregate_type,
+                (int)s->row.aggregate_id_len, s->row.aggregate_id);
     }
 }

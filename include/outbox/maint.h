@@ -48,6 +48,12 @@ OUTBOX_EXPORT void outbox_schema_options_init(outbox_schema_options *o);
 OUTBOX_EXPORT int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf,
                                     size_t errlen);
 
+/* Builds the ALTER TABLE that adds what ordered delivery needs (the seq and
+ * bucket columns and their indexes) to an existing outbox table; safe to
+ * apply twice. *out as for outbox_schema_ddl. */
+OUTBOX_EXPORT int outbox_schema_migrate_ddl(const char *table, char **out, char *errbuf,
+                                            size_t errlen);
+
 /* --- maintenance jobs ------------------------------------------------------
  *
  * An outbox_maint handle owns one dedicated MariaDB connection, made when the
@@ -192,6 +198,11 @@ typedef struct outbox_maint_result {
     /* DEAD_LIST */
     const outbox_dead_row *rows;
     size_t nrows;
+
+    /* STATUS, ordered modes: the session holding each of the 64 bucket
+     * leases and the leadership, 0 when free. */
+    unsigned long bucket_holder[64];
+    unsigned long leader_holder;
 } outbox_maint_result;
 
 typedef void (*outbox_maint_cb)(outbox_maint *m, const outbox_maint_result *res, void *data);

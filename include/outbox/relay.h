@@ -173,6 +173,19 @@ typedef struct outbox_relay_options {
 
     /* --- stream --- */
     int stream_replicas; /* replicas of a stream the relay creates; 0 = server default (0) */
+
+    /* --- ordering (the table needs the seq and bucket columns; see
+     * outbox_schema_migrate_ddl). The relay refuses to start without them. --- */
+    /* Each aggregate's events reach the stream in insertion (seq) order.
+     * Instances on one table share the 64 hash buckets of the aggregates
+     * through GET_LOCK leases on one extra connection; a dead instance's
+     * buckets move to the survivors within a lease round (about 1 s) of the
+     * server seeing its session end. (0) */
+    int ordered;
+    /* One active relay per table, holding a GET_LOCK leadership lease, in
+     * strict seq order over one connection (`connections` is ignored); the
+     * others stand by and take over within about a second. Implies ordered. (0) */
+    int leader;
 } outbox_relay_options;
 
 /* Upper bounds, in seconds, of the buckets of every histogram in the stats;
@@ -215,6 +228,11 @@ typedef struct outbox_stats {
     outbox_histogram batch_duration;      /* fetch to commit of each batch that fetched rows */
     outbox_histogram delivery_lag;        /* created_at to ack, per acked row */
     uint64_t failures[OUTBOX_FAIL_KINDS]; /* failed publishes by outbox_failure_kind */
+    /* ordered and leader modes */
+    uint32_t buckets_owned; /* gauge: buckets this instance holds (all 64 when leading) */
+    uint32_t buckets_total; /* 64 in ordered and leader modes, 0 otherwise */
+    int leader;             /* gauge: 1 while this instance leads (leader mode) */
+    uint64_t held_back;     /* rows left for a later batch to keep their aggregate's order */
 } outbox_stats;
 
 /* Fills `o` with the defaults given in the comments above. */

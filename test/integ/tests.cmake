@@ -82,3 +82,10 @@ ob_integ_sh(fault_db_frozen_stop 180)
 ob_integ_sh(fault_db_outage_dup_window 180)
 ob_integ_sh(fault_cluster_replicas 180)
 ob_integ_sh(fault_cluster_leader_kill 180)
+
+# Ordered delivery: bucket leases, failover, retries, leader mode.
+ob_integ_sh(ordered_failover 120)
+ob_integ_c(ordered_retry 120)
+ob_integ_sh(ordered_uuid_sql 120)
+ob_integ_sh(ordered_leader 120)
+ob_integ_sh(ordered_migrate 120)

@@ -8,6 +8,10 @@
  *     --dump N            print the first N messages (subject, headers, data)
  *     --info              print the stream's duplicate window, replicas,
  *                         subjects and leader (--info-only: nothing else)
+ *     --check-order H     messages of one aggregate (same subject and ce-subject)
+ *                         must carry increasing integers in header H, in stream
+ *                         order; prints order_violations=N, exit 1 if N > 0
+ *     --check-fifo H      header H must increase over the whole stream
  *     --delete            delete the stream
  *     --create SUBJECT    create the stream on SUBJECT (file storage), with
  *                         --max-msg-size N, --dup-window-ms N, --max-msgs N,
@@ -35,7 +39,7 @@
 #include "nats_security.h"
 
 typedef struct opts {
-    const char *url, *stream, *subject, *expect, *create;
+    const char *url, *stream, *subject, *expect, *create, *order, *fifo;
     int dump, info, del, leader, purge, discard_new, discard_new_per_subject;
     long long max_msg_size, dup_window_ms, replicas, max_msgs, max_msgs_per_subject;
     long long publish, copies, size, gap_ms;
@@ -64,6 +68,55 @@ static char **read_ids(const char *path, size_t *n) {
     }
     fclose(f);
     return v;
+}
+
+/* Order checks: the last value seen per aggregate key. */
+#define ORDER_SLOTS 65536
+typedef struct order_slot {
+    char *key;
+    long long last;
+} order_slot;
+static order_slot order_tab[ORDER_SLOTS];
+static long long order_violations, order_checked, fifo_last = -1, fifo_violations;
+
+static long long header_int(natsMsg *m, const char *h) {
+    const char *v = NULL;
+    if (natsMsgHeader_Get(m, h, &v) != NATS_OK || v == NULL)
+        return -1;
+    return atoll(v);
+}
+
+static void check_order(natsMsg *m, const opts *o) {
+    if (o->fifo) {
+        long long v = header_int(m, o->fifo);
+        if (v <= fifo_last && fifo_violations++ < 5)
+            printf("fifo: %s=%lld after %lld\n", o->fifo, v, fifo_last);
+        if (v > fifo_last)
+            fifo_last = v;
+    }
+    if (o->order == NULL)
+        return;
+    const char *cs = NULL;
+    natsMsgHeader_Get(m, "ce-subject", &cs);
+    char key[512];
+    snprintf(key, sizeof(key), "%s|%s", natsMsg_GetSubject(m), cs ? cs : "");
+    unsigned long h = 5381;
+    for (const char *p = key; *p; p++)
+        h = h * 33 + (unsigned char)*p;
+    order_slot *sl = &order_tab[h % ORDER_SLOTS];
+    while (sl->key && strcmp(sl->key, key) != 0)
+        sl = &order_tab[(size_t)(sl - order_tab + 1) % ORDER_SLOTS];
+    long long v = header_int(m, o->order);
+    order_checked++;
+    if (sl->key == NULL) {
+        sl->key = strdup(key);
+        sl->last = v;
+        return;
+    }
+    if (v <= sl->last && order_violations++ < 5)
+        printf("order: %s %s=%lld after %lld\n", key, o->order, v, sl->last);
+    if (v > sl->last)
+        sl->last = v;
 }
 
 static int publish(jsCtx *js, const opts *o) {
@@ -136,6 +189,10 @@ int main(int argc, char **argv) {
             o.expect = argv[++i];
         else if (strcmp(a, "--dump") == 0 && v)
             o.dump = atoi(argv[++i]);
+        else if (strcmp(a, "--check-order") == 0 && v)
+            o.order = argv[++i];
+        else if (strcmp(a, "--check-fifo") == 0 && v)
+            o.fifo = argv[++i];
         else if (strcmp(a, "--info") == 0)
             o.info = 1;
         else if (strcmp(a, "--info-only") == 0)
@@ -335,6 +392,7 @@ int main(int argc, char **argv) {
                     noid++;
                 if ((int)got < o.dump)
                     dump_msg(m);
+                check_order(m, &o);
                 got++;
             }
             natsMsgList_Destroy(&list);
@@ -361,6 +419,16 @@ int main(int argc, char **argv) {
            (unsigned long long)total, got, distinct, nids - distinct, noid);
     if (got != total)
         rc = 1;
+    if (o.order) {
+        printf("order_checked=%lld order_violations=%lld\n", order_checked, order_violations);
+        if (order_violations)
+            rc = 1;
+    }
+    if (o.fifo) {
+        printf("fifo_violations=%lld\n", fifo_violations);
+        if (fifo_violations)
+            rc = 1;
+    }
     if (o.expect) {
         size_t ne = 0;
         char **exp = read_ids(o.expect, &ne);

@@ -1,0 +1,388 @@
+/*
+ * The lease connection's state machine (see lease.h for what leases are).
+ *
+ *   start --> CONNECTING --ok--> CHECKING (SELECT seq, bucket ... LIMIT 0)
+ *                 | fail             | ok            | no such column: fatal --> HALTED
+ *                 v                  v
+ *           CONNECT_WAIT      +--> SURVEYING (who holds which lock)
+ *                 ^           |      | nothing to change --> RESTING
+ *                 |           |      v
+ *      lost ------+           |   CLAIMING (GET_LOCK / RELEASE_LOCK) --> RESTING
+ *                             +------------------------- timer ------------+
+ *
+ * Leader mode skips the survey: CLAIMING asks for the leadership lock, or,
+ * while leading, checks that the lock is still this session's.
+ *
+ * A lost connection loses every lock with it: the owned set becomes empty at
+ * once, before reconnecting.
+ */
+#include "lease.h"
+
+#include <mysqld_error.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "retry.h"
+
+typedef enum lease_state {
+    L_NEW,          /* created, not started */
+    L_CONNECTING,   /* waiting for the connection */
+    L_CONNECT_WAIT, /* waiting before connecting again */
+    L_CHECKING,     /* waiting for the check of the ordering columns */
+    L_SURVEYING,    /* waiting for IS_USED_LOCK of every bucket and presence lock */
+    L_CLAIMING,     /* waiting for GET_LOCK / RELEASE_LOCK */
+    L_RESTING,      /* waiting for the next round */
+    L_HALTED,       /* the table cannot be used; waiting for the close */
+    L_CLOSING       /* waiting for the timer and the connection to close */
+} lease_state;
+
+typedef enum lease_event { LE_START, LE_DB_OK, LE_DB_FAILED, LE_TIMER } lease_event;
+
+/* One lock of a claim statement, in column order. */
+typedef struct claim {
+    uint8_t kind; /* 'b' take bucket, 'r' release bucket, 'm' presence, 'l' leadership */
+    uint8_t k;
+} claim;
+
+struct ob_lease {
+    ob_lease_config cfg;
+    ob_lease_callbacks cbs;
+    lease_state state;
+    ob_db *db;
+    uv_timer_t timer;
+    int handles_open;
+    ob_retry retry;
+    int failures;
+    int checked;    /* the columns were found once */
+    int presence;   /* the presence slot held, -1 none */
+    uint64_t owned; /* buckets held */
+    uint64_t shown; /* the set last told to the owner */
+    claim claims[OB_BUCKETS * 2 + 1];
+    int nclaims;
+    ob_buf sql;
+};
+
+static void dispatch(ob_lease *l, lease_event ev);
+
+static const char *const state_names[] = {
+    [L_NEW] = "new",           [L_CONNECTING] = "connecting", [L_CONNECT_WAIT] = "connect-wait",
+    [L_CHECKING] = "checking", [L_SURVEYING] = "surveying",   [L_CLAIMING] = "claiming",
+    [L_RESTING] = "resting",   [L_HALTED] = "halted",         [L_CLOSING] = "closing",
+};
+
+static void set_state(ob_lease *l, lease_state s) {
+    if (l->state != s)
+        OB_DEBUG(l->cfg.log, "lease: %s -> %s", state_names[l->state], state_names[s]);
+    l->state = s;
+}
+
+void ob_lease_base(char *out, const char *database, const char *table) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    const char *parts[3] = {database ? database : "", ".", table ? table : ""};
+    for (int i = 0; i < 3; i++)
+        for (const unsigned char *p = (const unsigned char *)parts[i]; *p; p++)
+            h = (h ^ *p) * 1099511628211ULL;
+    snprintf(out, 32, "obx:%016llx", (unsigned long long)h);
+}
+
+static int popcount64(uint64_t v) {
+    int n = 0;
+    for (; v; v &= v - 1)
+        n++;
+    return n;
+}
+
+/* --- callbacks ----------------------------------------------------------- */
+
+static void on_db(ob_db *db, int ok, void *data) {
+    (void)db;
+    dispatch(data, ok ? LE_DB_OK : LE_DB_FAILED);
+}
+
+static void on_timer(uv_timer_t *t) {
+    dispatch(t->data, LE_TIMER);
+}
+
+/* --- actions ------------------------------------------------------------- */
+
+static void tell(ob_lease *l) {
+    if (l->owned == l->shown)
+        return;
+    int was = popcount64(l->shown), now = popcount64(l->owned);
+    l->shown = l->owned;
+    if (l->cfg.leader)
+        OB_INFO(l->cfg.log, l->owned ? "lease: leading (session %lu)" : "lease: standing by",
+                ob_db_thread_id(l->db));
+    else
+        OB_INFO(l->cfg.log, "lease: %d of %d buckets owned (was %d)", now, OB_BUCKETS, was);
+    l->cbs.changed(l->cbs.data, l->owned);
+}
+
+static void rest(ob_lease *l, uint64_t ms) {
+    set_state(l, L_RESTING);
+    uv_timer_start(&l->timer, on_timer, ms, 0);
+}
+
+static void query(ob_lease *l, lease_state s) {
+    set_state(l, s);
+    if (l->sql.oom || ob_db_query(l->db, l->sql.p, l->sql.len, on_db, l) != 0) {
+        OB_WARN(l->cfg.log, "lease: cannot send a statement; trying again");
+        rest(l, l->cfg.interval_ms);
+    }
+}
+
+static void connect_db(ob_lease *l) {
+    set_state(l, L_CONNECTING);
+    if (ob_db_connect(l->db, on_db, l) != 0) {
+        set_state(l, L_CONNECT_WAIT);
+        uv_timer_start(&l->timer, on_timer, ob_retry_delay(&l->retry, ++l->failures), 0);
+    }
+}
+
+static void lock_name(ob_lease *l, char kind, int k) {
+    if (kind == 'l')
+        ob_buf_printf(&l->sql, "'%s:leader'", l->cfg.base);
+    else
+        ob_buf_printf(&l->sql, "'%s:%c%d'", l->cfg.base, kind, k);
+}
+
+/* The start of a round: who holds what (ordered), or the leadership claim. */
+static void survey(ob_lease *l) {
+    ob_buf_reset(&l->sql);
+    if (l->cfg.leader) {
+        l->nclaims = 1;
+        l->claims[0] = (claim){'l', 0};
+        ob_buf_puts(&l->sql, l->owned ? "SELECT IS_USED_LOCK(" : "SELECT GET_LOCK(");
+        lock_name(l, 'l', 0);
+        ob_buf_puts(&l->sql, l->owned ? ") = CONNECTION_ID()" : ", 0)");
+        query(l, L_CLAIMING);
+        return;
+    }
+    ob_buf_printf(&l->sql,
+                  "SELECT seq, IS_USED_LOCK(CONCAT('%s:b', seq)), IS_USED_LOCK(CONCAT('%s:m', "
+                  "seq)) FROM seq_0_to_%d",
+                  l->cfg.base, l->cfg.base, OB_BUCKETS - 1);
+    query(l, L_SURVEYING);
+}
+
+static void add_claim(ob_lease *l, char kind, int k, int release) {
+    ob_buf_puts(&l->sql, l->nclaims == 0 ? "SELECT " : ", ");
+    ob_buf_puts(&l->sql, release ? "RELEASE_LOCK(" : "GET_LOCK(");
+    lock_name(l, kind == 'r' ? 'b' : kind, k);
+    ob_buf_puts(&l->sql, release ? ")" : ", 0)");
+    l->claims[l->nclaims++] = (claim){(uint8_t)kind, (uint8_t)k};
+}
+
+/* Reads the survey and claims or releases buckets towards the fair share. */
+static void decide(ob_lease *l) {
+    unsigned long me = ob_db_thread_id(l->db);
+    uint64_t free_b = 0, mine = 0;
+    int live = 0, free_m = -1;
+    char **row;
+    while ((row = ob_db_next_row(l->db, 0, NULL)) != NULL) {
+        int k = atoi(row[0]);
+        if (k < 0 || k >= OB_BUCKETS)
+            continue;
+        if (row[1] == NULL)
+            free_b |= 1ULL << k;
+        else if (strtoul(row[1], NULL, 10) == me)
+            mine |= 1ULL << k;
+        if (row[2] != NULL)
+            live++;
+        else if (free_m < 0)
+            free_m = k;
+    }
+    l->owned = mine; /* the server's word is the truth */
+    if (l->presence < 0)
+        live++;
+    int target = (OB_BUCKETS + live - 1) / live, have = popcount64(mine);
+    ob_buf_reset(&l->sql);
+    l->nclaims = 0;
+    if (l->presence < 0 && free_m >= 0)
+        add_claim(l, 'm', free_m, 0);
+    /* Start the search at a point of our own, so that instances taking free
+     * buckets at the same time mostly ask for different ones. */
+    int start = (int)(me % OB_BUCKETS);
+    for (int i = 0; i < OB_BUCKETS && have < target; i++) {
+        int k = (start + i) % OB_BUCKETS;
+        if (free_b >> k & 1) {
+            add_claim(l, 'b', k, 0);
+            have++;
+        }
+    }
+    for (int k = OB_BUCKETS - 1; k >= 0 && have > target; k--) {
+        if (mine >> k & 1) {
+            l->owned &= ~(1ULL << k); /* dropped before its lock goes */
+            add_claim(l, 'r', k, 1);
+            have--;
+        }
+    }
+    tell(l);
+    if (l->nclaims == 0) {
+        rest(l, l->cfg.interval_ms);
+        return;
+    }
+    query(l, L_CLAIMING);
+}
+
+static void claimed(ob_lease *l) {
+    char **row = ob_db_next_row(l->db, 0, NULL);
+    for (int i = 0; row && i < l->nclaims; i++) {
+        int got = row[i] && strcmp(row[i], "1") == 0;
+        claim c = l->claims[i];
+        if (c.kind == 'm' && got)
+            l->presence = c.k;
+        else if (c.kind == 'b' && got)
+            l->owned |= 1ULL << c.k;
+        else if (c.kind == 'l')
+            l->owned = got ? OB_ALL_BUCKETS : 0;
+    }
+    tell(l);
+    rest(l, l->cfg.interval_ms);
+}
+
+static void lose_all(ob_lease *l) {
+    l->owned = 0;
+    l->presence = -1;
+    tell(l);
+}
+
+static void db_failed(ob_lease *l) {
+    unsigned no = ob_db_errno(l->db);
+    if (ob_db_lost(l->db)) {
+        if (l->state != L_CONNECTING)
+            OB_WARN(l->cfg.log, "lease: connection lost (%s); every lease goes with it",
+                    ob_db_error(l->db));
+        lose_all(l);
+        set_state(l, L_CONNECT_WAIT);
+        uv_timer_start(&l->timer, on_timer, ob_retry_delay(&l->retry, l->failures++), 0);
+        return;
+    }
+    if (l->state == L_CHECKING && !l->checked &&
+        (no == ER_BAD_FIELD_ERROR || no == ER_NO_SUCH_TABLE)) {
+        char why[512];
+        snprintf(why, sizeof(why),
+                 "ordered delivery needs the seq and bucket columns in table %s (%u %s); add "
+                 "them with: outbox-uvrelay schema --migrate --table %s | mariadb <database>",
+                 l->cfg.table, no, ob_db_error(l->db), l->cfg.table);
+        set_state(l, L_HALTED);
+        l->cbs.fatal(l->cbs.data, why);
+        return;
+    }
+    OB_WARN(l->cfg.log, "lease: %s failed: %u %s; trying again", state_names[l->state], no,
+            ob_db_error(l->db));
+    rest(l, l->cfg.interval_ms);
+}
+
+/* --- the states ---------------------------------------------------------- */
+
+static void on_ok(ob_lease *l) {
+    switch (l->state) {
+    case L_CONNECTING:
+        l->failures = 0;
+        l->presence = -1;
+        ob_buf_reset(&l->sql);
+        ob_buf_printf(&l->sql, "SELECT seq, bucket FROM %s LIMIT 0", l->cfg.qtable);
+        query(l, L_CHECKING);
+        return;
+    case L_CHECKING:
+        l->checked = 1;
+        survey(l);
+        return;
+    case L_SURVEYING:
+        decide(l);
+        return;
+    case L_CLAIMING:
+        claimed(l);
+        return;
+    default:
+        return;
+    }
+}
+
+static void dispatch(ob_lease *l, lease_event ev) {
+    switch (ev) {
+    case LE_START:
+        if (l->state == L_NEW)
+            connect_db(l);
+        return;
+    case LE_DB_OK:
+        on_ok(l);
+        return;
+    case LE_DB_FAILED:
+        if (l->state == L_CONNECTING || l->state == L_CHECKING || l->state == L_SURVEYING ||
+            l->state == L_CLAIMING)
+            db_failed(l);
+        return;
+    case LE_TIMER:
+        if (l->state == L_CONNECT_WAIT)
+            connect_db(l);
+        else if (l->state == L_RESTING)
+            survey(l);
+        return;
+    }
+}
+
+/* --- life cycle ---------------------------------------------------------- */
+
+ob_lease *ob_lease_new(const ob_lease_config *cfg, const ob_lease_callbacks *cbs) {
+    ob_lease *l = calloc(1, sizeof(*l));
+    if (l == NULL)
+        return NULL;
+    l->cfg = *cfg;
+    if (l->cfg.interval_ms == 0)
+        l->cfg.interval_ms = 1000;
+    l->cbs = *cbs;
+    l->presence = -1;
+    ob_retry_init(&l->retry, 250, 5000);
+    return l;
+}
+
+void ob_lease_free(ob_lease *l) {
+    if (l == NULL)
+        return;
+    ob_buf_free(&l->sql);
+    free(l);
+}
+
+void ob_lease_start(ob_lease *l) {
+    l->db = ob_db_new(l->cfg.loop, &l->cfg.db, l->cfg.log, "lease");
+    uv_timer_init(l->cfg.loop, &l->timer);
+    l->timer.data = l;
+    l->handles_open = 2;
+    dispatch(l, LE_START);
+}
+
+static void handle_closed(ob_lease *l) {
+    if (--l->handles_open > 0)
+        return;
+    ob_lease_callbacks cbs = l->cbs;
+    ob_lease_free(l);
+    if (cbs.closed)
+        cbs.closed(cbs.data);
+}
+
+static void timer_closed(uv_handle_t *h) {
+    handle_closed(h->data);
+}
+
+static void db_closed(void *data) {
+    handle_closed(data);
+}
+
+void ob_lease_close(ob_lease *l) {
+    if (l->state == L_NEW) {
+        ob_lease_callbacks cbs = l->cbs;
+        ob_lease_free(l);
+        if (cbs.closed)
+            cbs.closed(cbs.data);
+        return;
+    }
+    /* The owner is told nothing more: it is stopping. */
+    set_state(l, L_CLOSING);
+    uv_close((uv_handle_t *)&l->timer, timer_closed);
+    ob_db_close(l->db, db_closed, l);
+    l->db = NULL;
+}

@@ -1,0 +1,74 @@
+/*
+ * Leases: which part of the table this relay instance may deliver in
+ * ordered mode, held as MariaDB named locks on one dedicated connection.
+ *
+ * The aggregates are hashed into OB_BUCKETS buckets (the table's generated
+ * `bucket` column). Ordered mode: an instance holds GET_LOCK('<base>:b<k>')
+ * for the buckets it owns and one presence lock '<base>:m<i>' that lets the
+ * others count it. Every round (about a second) it reads who holds what with
+ * IS_USED_LOCK, takes free buckets up to its fair share (buckets / live
+ * instances, rounded up) and releases what it holds beyond it, so that a
+ * joining instance gets its share within two rounds. The server releases a
+ * dead instance's locks when it sees the session end; the survivors take
+ * the buckets in their next round. Leader mode: one lock '<base>:leader';
+ * its holder owns every bucket.
+ *
+ * Order never depends on the leases: a fetch reads a bucket's pending rows
+ * with locking reads in seq order, so two instances that both think they own
+ * a bucket take turns on its rows (see the README, "Ordering"). Leases only
+ * keep instances from waiting on each other.
+ *
+ * Life cycle: ob_lease_new -> ob_lease_start -> ob_lease_close, which calls
+ * `closed` from the last close callback and frees the lease. Every function
+ * runs on the loop thread.
+ */
+#ifndef OB_LEASE_H
+#define OB_LEASE_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "db.h"
+#include "log.h"
+
+#define OB_BUCKETS 64
+#define OB_ALL_BUCKETS UINT64_MAX
+
+typedef struct ob_lease ob_lease;
+
+typedef struct ob_lease_config {
+    uv_loop_t *loop;
+    const ob_log *log;
+    ob_db_config db;      /* strings copied by the connection */
+    const char *qtable;   /* `schema`.`table`, checked for the ordering columns */
+    const char *table;    /* the table's name as configured, for messages */
+    char base[32];        /* lock name prefix, from ob_lease_base() */
+    int leader;           /* one leadership lock instead of bucket leases */
+    uint32_t interval_ms; /* between rounds (1000) */
+} ob_lease_config;
+
+typedef struct ob_lease_callbacks {
+    /* The owned buckets changed (a bit per bucket; all of them when
+     * leading). Buckets are dropped here before their locks are released. */
+    void (*changed)(void *data, uint64_t owned);
+    /* The table lacks the ordering columns: the relay cannot run. */
+    void (*fatal)(void *data, const char *why);
+    void (*closed)(void *data);
+    void *data;
+} ob_lease_callbacks;
+
+/* The lock name prefix for a table of a database: "obx:" and a 64-bit hash
+ * of "<database>.<table>" in hex, so that every name fits MariaDB's 64
+ * characters. out: 32 bytes. */
+void ob_lease_base(char *out, const char *database, const char *table);
+
+/* Returns NULL when out of memory. The config is copied. */
+ob_lease *ob_lease_new(const ob_lease_config *cfg, const ob_lease_callbacks *cbs);
+void ob_lease_start(ob_lease *l);
+/* Drops every lease (by closing the connection) and frees the lease once
+ * its handles are closed, then calls `closed`. */
+void ob_lease_close(ob_lease *l);
+/* Frees a lease that was never started. */
+void ob_lease_free(ob_lease *l);
+
+#endif

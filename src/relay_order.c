@@ -1,0 +1,133 @@
+/*
+ * The relay's ordered modes: the lease that says which buckets this
+ * instance owns, and each worker's share of them.
+ *
+ * The owned buckets are dealt to the workers by their rank: the i-th owned
+ * bucket goes to worker i % connections, so that one worker reads a bucket
+ * at a time and the buckets spread evenly. Each worker's fetch statement is
+ * built from its share when the share changes, into the worker's spare
+ * buffer: the statement in use must stay untouched until its answer, so the
+ * worker switches to the new one when it starts its next fetch. In leader mode the one
+ * worker owns everything while the instance leads, and reads the whole
+ * table in seq order.
+ */
+#include "relay_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int popcount64(uint64_t v) {
+    int n = 0;
+    for (; v; v &= v - 1)
+        n++;
+    return n;
+}
+
+static void build_fetch(outbox_relay *r, int i) {
+    ob_buf *b = &r->order.sql[2 * i + !r->order.cur[i]];
+    ob_buf_reset(b);
+    r->order.fresh[i] = 1;
+    if (r->o.leader && r->order.share[i] == OB_ALL_BUCKETS)
+        ob_sql_fetch_strict(b, r->qtable, r->o.batch_size);
+    else
+        ob_sql_fetch_buckets(b, r->qtable, r->order.share[i], r->o.batch_size);
+}
+
+static size_t fetch_sql(void *data, uint32_t index, const char **sql) {
+    outbox_relay *r = data;
+    if (r->order.fresh[index]) {
+        r->order.cur[index] = !r->order.cur[index];
+        r->order.fresh[index] = 0;
+    }
+    ob_buf *b = &r->order.sql[2 * index + r->order.cur[index]];
+    *sql = b->p;
+    return b->oom ? 0 : b->len;
+}
+
+static void lease_changed(void *data, uint64_t owned) {
+    outbox_relay *r = data;
+    int rank = 0;
+    for (int i = 0; i < r->nworkers; i++)
+        r->order.share[i] = 0;
+    if (r->o.leader) {
+        r->order.share[0] = owned;
+    } else {
+        for (int k = 0; k < OB_BUCKETS; k++)
+            if (owned >> k & 1)
+                r->order.share[rank++ % r->nworkers] |= 1ULL << k;
+    }
+    for (int i = 0; i < r->nworkers; i++)
+        build_fetch(r, i);
+    r->stats.buckets_owned = (uint32_t)popcount64(owned);
+    r->stats.leader = r->o.leader && owned != 0;
+    /* Newly owned buckets may hold rows: idle workers look at once. */
+    ob_flow_wake_all(&r->flow, NULL);
+}
+
+static void lease_fatal(void *data, const char *why) {
+    ob_relay_fatal(data, why);
+}
+
+static void lease_closed(void *data) {
+    outbox_relay *r = data;
+    r->order.lease = NULL;
+    r->order.lease_open = 0;
+    ob_relay_step(r);
+}
+
+int ob_relay_order_prepare(outbox_relay *r) {
+    if (!r->o.ordered && !r->o.leader)
+        return 0;
+    ob_worker_env *e = &r->env;
+    e->order = r->o.leader ? OB_ORDER_STRICT : OB_ORDER_AGGREGATE;
+    e->owner.fetch_sql = fetch_sql;
+    r->stats.buckets_total = OB_BUCKETS;
+    r->order.share = calloc((size_t)r->nworkers, sizeof(uint64_t));
+    r->order.sql = calloc((size_t)r->nworkers * 2, sizeof(ob_buf));
+    r->order.cur = calloc((size_t)r->nworkers, 2);
+    r->order.fresh = r->order.cur ? r->order.cur + r->nworkers : NULL;
+    if (r->order.share == NULL || r->order.sql == NULL || r->order.cur == NULL)
+        return -1;
+    for (int i = 0; i < r->nworkers; i++)
+        build_fetch(r, i); /* nothing owned yet: empty fetches */
+
+    ob_lease_config lc;
+    memset(&lc, 0, sizeof(lc));
+    lc.loop = r->loop;
+    lc.log = &r->log;
+    lc.db = e->db;
+    lc.db.init_command = NULL;
+    lc.db.op_timeout_ms = 10000;
+    lc.qtable = r->qtable;
+    lc.table = r->o.table;
+    ob_lease_base(lc.base, r->db.database, r->o.table);
+    lc.leader = r->o.leader;
+    lc.interval_ms = 1000;
+    ob_lease_callbacks cbs = {lease_changed, lease_fatal, lease_closed, r};
+    r->order.lease = ob_lease_new(&lc, &cbs);
+    return r->order.lease ? 0 : -1;
+}
+
+void ob_relay_order_start(outbox_relay *r) {
+    if (r->order.lease == NULL)
+        return;
+    r->order.lease_open = 1;
+    ob_lease_start(r->order.lease);
+}
+
+void ob_relay_order_stop(outbox_relay *r) {
+    if (r->order.lease_open && r->order.lease)
+        ob_lease_close(r->order.lease);
+}
+
+void ob_relay_order_free(outbox_relay *r) {
+    if (r->order.lease && !r->order.lease_open)
+        ob_lease_free(r->order.lease);
+    if (r->order.sql)
+        for (int i = 0; i < r->nworkers * 2; i++)
+            ob_buf_free(&r->order.sql[i]);
+    free(r->order.sql);
+    free(r->order.cur);
+    free(r->order.share);
+    memset(&r->order, 0, sizeof(r->order));
+}

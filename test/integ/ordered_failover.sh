@@ -1,0 +1,56 @@
+# Three relay processes in ordered mode share 50,000 rows over 300
+# aggregates; one is killed with SIGKILL a second in and the survivors
+# drain. Every id once in the stream, every row processed, and no
+# aggregate's producer-written sequence (header agg_seq) goes backwards in
+# the stream. Prints how long the survivors took to own every bucket.
+. "$(dirname "$0")/../harness/lib.sh"
+db=it_ord_failover stream=IT_ORD_FAILOVER prefix=itordf
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+db_fresh $db
+stream_delete $stream
+sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, headers)
+  SELECT outbox_uuid_v7(), 'order', CONCAT('a', seq % 300), 'created', JSON_OBJECT('n', seq),
+         JSON_OBJECT('agg_seq', CAST(seq DIV 300 AS CHAR)) FROM seq_0_to_49999"
+for i in 1 2 3; do
+  relay_bg "$work/r$i.log" $db $stream $prefix --ordered --connections 4 --batch 200 --drain
+  pids+=($RELAY_PID)
+done
+started=$(date +%s%N)
+owned() { sed -n 's/.*lease: \([0-9]*\) of 64 buckets owned.*/\1/p' "$1" | tail -1; }
+# Instances that start together share the buckets among themselves.
+for i in $(seq 1 60); do
+  a=$(owned "$work/r1.log"); b=$(owned "$work/r2.log"); c=$(owned "$work/r3.log")
+  [ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] && break
+  sleep 0.05
+done
+echo "shares: relay 1 owns ${a:-0}, relay 2 ${b:-0}, relay 3 ${c:-0} buckets"
+[ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] ||
+  fail "the three relays did not share the buckets within 3 s"
+left=$((1000 - ($(date +%s%N) - started) / 1000000))
+[ $left -gt 0 ] && sleep "$(awk -v m=$left 'BEGIN { printf "%.3f", m / 1000 }')"
+echo "killing relay 1 with $(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
+kill -KILL "${pids[0]}"
+killed=$(date +%s%N)
+took=
+for i in $(seq 1 100); do
+  a=$(owned "$work/r2.log"); b=$(owned "$work/r3.log")
+  if [ $((${a:-0} + ${b:-0})) = 64 ]; then took=$((($(date +%s%N) - killed) / 1000000)); break; fi
+  sleep 0.05
+done
+[ -n "$took" ] || fail "the survivors did not take every bucket within 5 s"
+echo "takeover: the survivors owned all 64 buckets ${took} ms after the kill (2 and 3: $a + $b)"
+for i in 2 3; do
+  rc=0; wait "${pids[$((i - 1))]}" || rc=$?
+  assert_eq "$rc" 0 "exit status of relay $i"
+done
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 50000 "processed rows"
+out=$(streamcheck --stream $stream --subject '>' --check-order agg_seq) || { echo "$out"; fail "stream check"; }
+echo "$out"
+summary=$(echo "$out" | grep '^messages=')
+assert_eq "$(field "$summary" distinct)" 50000 "distinct ids in the stream"
+assert_eq "$(field "$summary" messages)" 50000 "messages in the stream"
+assert_eq "$(echo "$out" | sed -n 's/.*order_violations=\([0-9]*\).*/\1/p')" 0 "aggregates out of order"
+echo "ordered_failover: ok"

@@ -1,0 +1,180 @@
+/* Ordered delivery without servers: the publish order of a batch, the
+ * ordered fetch statements and the migration text. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "check.h"
+#include "lease.h"
+#include "outbox/maint.h"
+#include "sql.h"
+
+/* A fake fetch result: aggregate ids and the waiting flag per row. */
+typedef struct rows {
+    const char *const *agg;
+    const char *const *waiting;
+    int n, i;
+    unsigned char id[16];
+    char *cols[OB_COL_COUNT];
+    unsigned long len[OB_COL_COUNT];
+} rows;
+
+static char **next_row(void *cur, unsigned long **lengths) {
+    rows *r = cur;
+    if (r->i == r->n)
+        return NULL;
+    memset(r->id, 0, 16);
+    r->id[15] = (unsigned char)r->i;
+    static char type[] = "order", ev[] = "created", payload[] = "{}", zero[] = "0";
+    r->cols[OB_COL_ID] = (char *)r->id;
+    r->cols[OB_COL_AGGREGATE_TYPE] = type;
+    r->cols[OB_COL_AGGREGATE_ID] = (char *)r->agg[r->i];
+    r->cols[OB_COL_EVENT_TYPE] = ev;
+    r->cols[OB_COL_PAYLOAD] = payload;
+    r->cols[OB_COL_HEADERS] = NULL;
+    r->cols[OB_COL_ATTEMPTS] = zero;
+    r->cols[OB_COL_CREATED_AT] = NULL;
+    r->cols[OB_COL_WAITING] = (char *)(r->waiting ? r->waiting[r->i] : "0");
+    for (int c = 0; c < OB_COL_COUNT; c++)
+        r->len[c] = r->cols[c] ? strlen(r->cols[c]) : 0;
+    r->len[OB_COL_ID] = 16;
+    r->i++;
+    *lengths = r->len;
+    return r->cols;
+}
+
+static int load(ob_batch *b, const char *const *agg, const char *const *waiting, int n) {
+    rows r = {agg, waiting, n, 0, {0}, {0}, {0}};
+    return ob_batch_load(b, next_row, &r, 1);
+}
+
+/* Publishes what may leave now; returns how many, their slots in out. */
+static int take_ready(ob_batch *b, int *out) {
+    int n = 0, i;
+    while ((i = ob_batch_next_ready(b)) >= 0) {
+        b->slots[i].state = OB_SLOT_INFLIGHT;
+        b->outstanding++;
+        out[n++] = i;
+    }
+    return n;
+}
+
+static void one_row_per_aggregate_in_flight(void) {
+    static const char *const agg[] = {"a", "b", "a", "c", "a", "b"};
+    ob_batch b;
+    CHECK_EQ(ob_batch_init(&b, 8, OB_ORDER_AGGREGATE), 0);
+    CHECK_EQ(load(&b, agg, NULL, 6), 6);
+    int out[8];
+    CHECK_EQ(take_ready(&b, out), 3); /* the first of a, b and c */
+    CHECK_EQ(out[0], 0);
+    CHECK_EQ(out[1], 1);
+    CHECK_EQ(out[2], 3);
+    ob_batch_acked(&b, 0, 0);
+    CHECK_EQ(take_ready(&b, out), 1); /* a's second, once a's first is stored */
+    CHECK_EQ(out[0], 2);
+    /* b's first fails: b's second must not pass it. */
+    ob_batch_fail(&b, 1, OUTBOX_FAIL_ACK_TIMEOUT, 0, 0, "x", 1);
+    CHECK_EQ(take_ready(&b, out), 0);
+    CHECK_EQ(b.slots[5].state, OB_SLOT_HELD);
+    ob_batch_acked(&b, 2, 0);
+    ob_batch_acked(&b, 3, 0);
+    CHECK_EQ(take_ready(&b, out), 1);
+    CHECK_EQ(out[0], 4);
+    CHECK(!ob_batch_complete(&b));
+    ob_batch_acked(&b, 4, 0);
+    CHECK_EQ(take_ready(&b, out), 0);
+    CHECK(ob_batch_complete(&b));
+    ob_batch_free(&b);
+}
+
+static void waiting_row_holds_its_aggregate(void) {
+    static const char *const agg[] = {"a", "b", "a", "b"};
+    static const char *const waiting[] = {"1", "0", "0", "0"};
+    ob_batch b;
+    CHECK_EQ(ob_batch_init(&b, 4, OB_ORDER_AGGREGATE), 0);
+    CHECK_EQ(load(&b, agg, waiting, 4), 4);
+    int out[4];
+    CHECK_EQ(take_ready(&b, out), 1);
+    CHECK_EQ(out[0], 1);
+    CHECK_EQ(b.slots[0].state, OB_SLOT_HELD);
+    CHECK_EQ(b.slots[2].state, OB_SLOT_HELD);
+    ob_batch_free(&b);
+}
+
+static void strict_never_passes(void) {
+    static const char *const agg[] = {"a", "b", "a", "c"};
+    ob_batch b;
+    CHECK_EQ(ob_batch_init(&b, 4, OB_ORDER_STRICT), 0);
+    CHECK_EQ(load(&b, agg, NULL, 4), 4);
+    int out[4];
+    CHECK_EQ(take_ready(&b, out), 2); /* a, b; then a's second waits, and c behind it */
+    ob_batch_acked(&b, 0, 0);
+    CHECK_EQ(take_ready(&b, out), 2);
+    CHECK_EQ(out[0], 2);
+    CHECK_EQ(out[1], 3);
+    ob_batch_free(&b);
+}
+
+static void unordered_is_unchanged(void) {
+    static const char *const agg[] = {"a", "a", "a"};
+    ob_batch b;
+    CHECK_EQ(ob_batch_init(&b, 4, 0), 0);
+    CHECK_EQ(load(&b, agg, NULL, 3), 3);
+    int out[4];
+    CHECK_EQ(take_ready(&b, out), 3);
+    ob_batch_free(&b);
+}
+
+static void fetch_statements(void) {
+    ob_buf b = OB_BUF_INIT;
+    ob_sql_fetch_buckets(&b, "`outbox`", 0, 100);
+    CHECK_STR(b.p, "START TRANSACTION; SELECT 1 FROM DUAL WHERE 0");
+    ob_buf_reset(&b);
+    ob_sql_fetch_buckets(&b, "`outbox`", (1ULL << 3) | (1ULL << 63), 100);
+    CHECK_CONTAINS(b.p, "START TRANSACTION; (SELECT o.id, o.aggregate_type");
+    CHECK_CONTAINS(b.p, "IFNULL(o.next_attempt_at > NOW(6), 0) FROM `outbox` o");
+    CHECK_CONTAINS(b.p, "o.bucket = 3 AND o.status = 0 AND (SELECT 1 FROM `outbox` h");
+    CHECK_CONTAINS(b.p, "ORDER BY o.seq LIMIT 50 FOR UPDATE) UNION ALL (SELECT");
+    CHECK_CONTAINS(b.p, "o.bucket = 63");
+    CHECK(strstr(b.p, "SKIP LOCKED") == NULL); /* a skipped row would be passed */
+    ob_buf_reset(&b);
+    ob_sql_fetch_strict(&b, "`outbox`", 200);
+    CHECK_CONTAINS(b.p, "ORDER BY o.seq LIMIT 200 FOR UPDATE");
+    CHECK(strstr(b.p, "bucket") == NULL);
+    ob_buf_free(&b);
+}
+
+static void migration_and_lock_names(void) {
+    char *ddl = NULL, err[256];
+    CHECK_EQ(outbox_schema_migrate_ddl("app.outbox", &ddl, err, sizeof(err)), OUTBOX_OK);
+    CHECK_CONTAINS(ddl, "ALTER TABLE `app`.`outbox`");
+    CHECK_CONTAINS(ddl, "ADD COLUMN IF NOT EXISTS seq ");
+    CHECK_CONTAINS(ddl, "AUTO_INCREMENT");
+    CHECK_CONTAINS(ddl, "CRC32(CONCAT(aggregate_type, 0x1F, aggregate_id)) % 64) STORED");
+    CHECK_CONTAINS(ddl, "ADD INDEX IF NOT EXISTS idx_bucket_seq (bucket, status, seq)");
+    free(ddl);
+    CHECK_EQ(outbox_schema_migrate_ddl("bad name", &ddl, err, sizeof(err)), OUTBOX_EINVAL);
+    outbox_schema_options o;
+    outbox_schema_options_init(&o);
+    CHECK_EQ(outbox_schema_ddl(&o, &ddl, err, sizeof(err)), OUTBOX_OK);
+    CHECK_CONTAINS(ddl, "seq             BIGINT UNSIGNED NOT NULL AUTO_INCREMENT");
+    CHECK_CONTAINS(ddl, "INDEX idx_aggregate_wait");
+    free(ddl);
+    char a[32], b2[32];
+    ob_lease_base(a, "shop", "outbox");
+    ob_lease_base(b2, "shop", "outbox2");
+    CHECK(strncmp(a, "obx:", 4) == 0);
+    CHECK_EQ(strlen(a), 20);
+    CHECK(strcmp(a, b2) != 0);
+}
+
+int main(void) {
+    one_row_per_aggregate_in_flight();
+    waiting_row_holds_its_aggregate();
+    strict_never_passes();
+    unordered_is_unchanged();
+    fetch_statements();
+    migration_and_lock_names();
+    puts("test_order: ok");
+    return 0;
+}
