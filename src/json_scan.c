@@ -5,6 +5,7 @@
  */
 #include "json_scan.h"
 
+#include <stdint.h>
 #include <string.h>
 
 typedef const unsigned char *pos;
@@ -41,6 +42,17 @@ static int is_ws(unsigned char c) {
 
 static int is_digit(unsigned char c) {
     return c >= '0' && c <= '9';
+}
+
+/* 1 when none of the 8 bytes at p needs a look: no control character, quote,
+ * backslash or byte from 0x80. Borrows between the bytes can only give a
+ * false "no", which the byte loop then settles. */
+static int plain8(pos p) {
+    const uint64_t lo = 0x0101010101010101u, hi = 0x8080808080808080u;
+    uint64_t v;
+    memcpy(&v, p, 8);
+    uint64_t t = (v - lo * 0x20) | ((v ^ (lo * '"')) - lo) | ((v ^ (lo * '\\')) - lo) | v;
+    return (t & hi) == 0;
 }
 
 /* The code unit of a \\uXXXX escape at p, or -1. */
@@ -96,6 +108,8 @@ static pos utf8_seq(pos p, pos end) {
  * closing quote; on an error returns where it is and sets *why. */
 static pos scan_string(pos p, pos end, const char **why) {
     for (;;) {
+        while (end - p >= 8 && plain8(p))
+            p += 8;
         while (p < end && string_class[*p] == S_PLAIN)
             p++;
         if (p == end) {
