@@ -13,6 +13,7 @@ typedef enum opt_type {
     T_MS32,     /* uint32_t milliseconds from a duration */
     T_MS64,     /* uint64_t milliseconds from a duration */
     T_DOUBLE,   /* double */
+    T_BYTES,    /* uint64_t bytes from a size: 1048576, 512KiB, 32MiB, 1GiB */
     T_FLAG,     /* int set to 1; the environment accepts 1/0/true/false */
     T_BACKOFF,  /* fixed | exponential */
     T_LEVEL,    /* error | warn | info | debug */
@@ -43,6 +44,7 @@ static const opt opts[] = {
     {"batch", "OUTBOX_BATCH", T_INT, R(batch_size), 0},
     {"poll-interval", "OUTBOX_POLL_INTERVAL", T_MS32, R(poll_interval_ms), 0},
     {"max-in-flight", "OUTBOX_MAX_IN_FLIGHT", T_U32, R(max_in_flight), 0},
+    {"max-in-flight-bytes", "OUTBOX_MAX_IN_FLIGHT_BYTES", T_BYTES, R(max_in_flight_bytes), 0},
     {"ack-timeout", "OUTBOX_ACK_TIMEOUT", T_MS32, R(ack_timeout_ms), 0},
     {"max-attempts", "OUTBOX_MAX_ATTEMPTS", T_INT, R(max_attempts), 0},
     {"backoff", "OUTBOX_BACKOFF", T_BACKOFF, R(backoff), 0},
@@ -108,6 +110,9 @@ const char *ob_cli_usage(void) {
            "  --batch N             OUTBOX_BATCH          rows per fetch (500)\n"
            "  --poll-interval D     OUTBOX_POLL_INTERVAL  wait after an empty fetch (100ms)\n"
            "  --max-in-flight N     OUTBOX_MAX_IN_FLIGHT  unacked publishes (8192)\n"
+           "  --max-in-flight-bytes SIZE  OUTBOX_MAX_IN_FLIGHT_BYTES  bytes of claimed rows held\n"
+           "                        across all connections; fewer rows are fetched when\n"
+           "                        rows are large (32MiB; 0: no byte limit)\n"
            "  --ack-timeout D       OUTBOX_ACK_TIMEOUT    publish ack timeout (5s)\n"
            "  --drain               OUTBOX_DRAIN          exit 0 once no pending rows remain\n"
            "Failures:\n"
@@ -183,6 +188,49 @@ static int parse_u64(const char *s, uint64_t *out) {
     return 0;
 }
 
+/* A byte size: digits with an optional K, M or G suffix (powers of 1024; "KiB",
+ * "k", "KB" all mean the same). */
+static int parse_bytes(const char *s, uint64_t *out) {
+    if (s == NULL || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        shift = 10;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        break;
+    case '\0':
+        break;
+    default:
+        return -1;
+    }
+    if (shift) {
+        end++;
+        if (strcmp(end, "iB") != 0 && strcmp(end, "B") != 0 && strcmp(end, "") != 0)
+            return -1;
+        if (v > (UINT64_MAX >> shift))
+            return -1;
+        v <<= shift;
+    } else if (*end != '\0') {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 static int parse_bool(const char *s, int *out) {
     if (strcmp(s, "1") == 0 || strcmp(s, "true") == 0 || strcmp(s, "yes") == 0 ||
         strcmp(s, "on") == 0)
@@ -243,6 +291,14 @@ static int store(ob_cli *c, const opt *o, const char *val, const char *src, char
             *(uint32_t *)(base + o->off) = (uint32_t)u;
         else
             *(uint64_t *)(base + o->off) = u;
+        return 0;
+    case T_BYTES:
+        if (parse_bytes(val, &u) != 0) {
+            snprintf(err, errlen, "%s: '%s' is not a size (like 1048576, 512KiB, 32MiB, 1GiB)", src,
+                     val ? val : "");
+            return -1;
+        }
+        *(uint64_t *)(base + o->off) = u;
         return 0;
     case T_DOUBLE: {
         char *end = NULL;

@@ -94,6 +94,7 @@ typedef struct ob_worker_env {
     const char *sql_drain_probe; /* COMMIT; SELECT EXISTS(... status = 0) */
     size_t sql_drain_probe_len;
     int batch_size;
+    uint64_t fetch_bytes; /* each worker's share of max_in_flight_bytes; 0: no byte limit */
     uint32_t poll_interval_ms;
     uint32_t ack_timeout_ms;
     ob_publisher pub;

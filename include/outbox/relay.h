@@ -141,6 +141,13 @@ typedef struct outbox_relay_options {
     outbox_log_fn log; /* NULL: silent */
     void *log_data;
     outbox_log_level log_level; /* lines above this level are dropped (info) */
+
+    /* --- memory (added last, so the fields above keep their offsets) --- */
+    /* Bytes of claimed rows held at once across all connections (32 MiB):
+     * each connection fetches at most its share divided by the row size it
+     * has seen, at least one row and at most batch_size; a row is never
+     * split. 0: no byte limit, every fetch asks for batch_size rows. */
+    uint64_t max_in_flight_bytes;
 } outbox_relay_options;
 
 /* Counters since start. Gauges are marked. */
