@@ -10,6 +10,8 @@
 # --build   build folder (default build-bench); --no-build uses it as it is.
 # --only    a comma-separated subset of the scenarios. "payload" and "mixed"
 #           run at the best drain grid point, or at 2 x 500 without "drain".
+# Environment: BENCH_REPEAT (drain repeats), BENCH_PAYLOADS ("bytes:rows ..."),
+#           BENCH_PAYLOAD_AT ("CxB", the payload scenario's grid point).
 #
 # The report: results in CSV (drain.csv, payload.csv, mixed.csv,
 # enqueue.csv), meta.json (revision, machine, server settings), summary.md
@@ -30,7 +32,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift ;;
     --no-build) do_build=0 ;;
     --only) only=$2; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -68,6 +70,9 @@ else
   REPEAT=2
 fi
 REPEAT=${BENCH_REPEAT:-$REPEAT} # override the drain repeats from the environment
+# The payload scenario's sizes ("bytes:rows ...") and grid point ("CxB"), from
+# the environment, e.g. BENCH_PAYLOADS="262144:2000" BENCH_PAYLOAD_AT=8x500.
+PAYLOADS=${BENCH_PAYLOADS:-$PAYLOADS}
 POLL_MS=100
 MAX_IN_FLIGHT=8192 # the relay's default, also the JetStream-only window cap
 ENQ_CONFIGS="1:1 4:1 16:1 1:100 4:100" # producers:events per transaction
@@ -310,6 +315,7 @@ echo "best_b=$best_b" >>"$out/meta.env"
 
 # --- 5: payload sizes at the best grid point -----------------------------------
 if wants payload; then
+  if [ -n "${BENCH_PAYLOAD_AT:-}" ]; then best_c=${BENCH_PAYLOAD_AT%x*}; best_b=${BENCH_PAYLOAD_AT#*x}; fi
   echo "$DRAIN_HDR" >"$out/payload.csv"
   for p in $PAYLOADS; do
     size=${p%%:*}; rows=${p##*:}
