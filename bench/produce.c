@@ -14,6 +14,9 @@
  *
  *   bench-produce --db URL [--procs N] [--per-tx K] [--rate R] [--duration-ms D]
  *                 [--mode api|raw] [--payload-size B] [--ts-header H] [--table T]
+ *                 [--ring NATS_URL]
+ * --ring rings the relay's doorbell (outbox_ring) after every transaction,
+ * on one NATS connection per process.
  * --rate is the offered load in events/s over all processes (0: as fast as
  * they go). Each process sends on a fixed schedule; a late transaction is
  * sent at once, never skipped. Prints one line:
@@ -26,12 +29,13 @@
 #include "buf.h"
 #include "common.h"
 #include "outbox/producer.h"
+#include "outbox/ring.h"
 #include "sql.h"
 
 #define DUR_CAP (1u << 20) /* transaction durations kept per process */
 
 typedef struct prod_cfg {
-    const char *url, *table, *ts_header;
+    const char *url, *table, *ts_header, *ring_url;
     int procs, per_tx, raw;
     double rate;
     uint64_t duration_ns;
@@ -137,6 +141,11 @@ static int prod_work(int i, void *slotp, void *data) {
     uint64_t interval = per_proc > 0 ? (uint64_t)(1e9 * c->per_tx / per_proc) : 0;
     uint64_t next = start + (interval ? interval * (uint64_t)i / (uint64_t)c->procs : 0);
     uint64_t seq = (uint64_t)i * 1000000000ull;
+    natsConnection *nc = NULL;
+    if (c->ring_url && natsConnection_ConnectTo(&nc, c->ring_url) != NATS_OK) {
+        snprintf(s->err, sizeof(s->err), "cannot connect to NATS for the doorbell");
+        return 1;
+    }
     for (;;) {
         if (interval) {
             if (next >= end)
@@ -178,12 +187,18 @@ static int prod_work(int i, void *slotp, void *data) {
                 return 1;
             continue;
         }
+        if (nc)
+            outbox_ring(nc, c->table);
         if (s->ndur < DUR_CAP)
             dur[s->ndur++] = (float)((double)(t1 - t0) / 1e6);
         s->events += (uint64_t)c->per_tx;
         s->txns++;
     }
     s->end_ns = bn_mono_ns();
+    if (nc) {
+        natsConnection_Flush(nc);
+        natsConnection_Destroy(nc);
+    }
     outbox_producer_destroy(st.p);
     mysql_close(st.conn);
     return 0;
@@ -216,6 +231,8 @@ int main(int argc, char **argv) {
             c.ts_header = bn_need(a, v), i++;
         else if (strcmp(a, "--table") == 0)
             c.table = bn_need(a, v), i++;
+        else if (strcmp(a, "--ring") == 0)
+            c.ring_url = bn_need(a, v), i++;
         else if (strcmp(a, "--mode") == 0) {
             const char *m = bn_need(a, v);
             i++;

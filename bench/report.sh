@@ -138,6 +138,27 @@ fi
     echo
     echo "![enqueue](enqueue.png)"
   fi
+  l="$dir/latency.csv"
+  if [ -f "$l" ]; then
+    echo
+    echo "## 5. Prompt delivery: one event per transaction, commit -> stored"
+    echo
+    echo "Plain SQL producers at the relay's defaults (adaptive polling), the same with the doorbell"
+    echo "(outbox_ring after each commit), and an embedded producer that calls outbox_relay_notify()"
+    echo "on the relay's own loop (CPU there is the whole process's, producer included)."
+    echo
+    echo "| mode | offered msg/s | produced | stored | p50 ms | p95 ms | p99 ms | max ms | relay CPU µs/msg |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    tail -n +2 "$l" | while IFS=, read -r mode rate prod stored p50 p95 p99 mx cpu; do
+      echo "| $mode | $(num "$rate") | $prod | $stored | $p50 | $p95 | $p99 | $mx | $cpu |"
+    done
+    if [ -f "$dir/idle.env" ]; then
+      . "$dir/idle.env"
+      echo
+      echo "An idle relay (defaults, 2 connections) over ${idle_s} s: ${idle_cpu_s_per_min} s of CPU per minute,"
+      echo "${idle_qps} database statements per second."
+    fi
+  fi
   echo
   echo "Method and caveats: bench/README.md. Raw tool output is in raw/ (not committed)."
 } >"$dir/summary.md"

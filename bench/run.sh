@@ -3,7 +3,7 @@
 # runs every scenario and writes a report into a dated folder.
 #
 #   bench/run.sh [--quick] [--out DIR] [--build DIR] [--no-build]
-#                [--only drain,payload,mixed,enqueue]
+#                [--only drain,payload,mixed,enqueue,latency]
 #
 # --quick   about a minute: fewer rows, fewer grid points, shorter runs.
 # --out     report folder (default bench/results/<UTC timestamp>[-quick]).
@@ -25,7 +25,7 @@ quick=0
 out=""
 build="$root/build-bench"
 do_build=1
-only="drain,payload,mixed,enqueue"
+only="drain,payload,mixed,enqueue,latency"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -91,7 +91,7 @@ fi
 B="$build/bench"
 RELAY="$build/outbox-uvrelay"
 SC="$build/test/streamcheck"
-for t in "$B/bench-claim" "$B/bench-jspub" "$B/bench-produce" "$B/bench-rusage" "$B/bench-latency" \
+for t in "$B/bench-claim" "$B/bench-jspub" "$B/bench-produce" "$B/bench-rusage" "$B/bench-latency" "$B/bench-notify" \
          "$RELAY" "$SC"; do
   [ -x "$t" ] || { echo "bench: $t is missing (build with -DOUTBOX_BUILD_BENCH=ON -DBUILD_TESTING=ON)" >&2; exit 1; }
 done
@@ -366,6 +366,69 @@ if wants mixed; then
     echo "$row" >>"$out/mixed.csv"
     log "  -> $row"
   done
+fi
+
+# --- 5: prompt delivery, one event per transaction -------------------------------
+if wants latency; then
+  LAT_MS=$([ $quick = 1 ] && echo 4000 || echo 15000)
+  echo "mode,offered_rate,produced,stored,latency_p50_ms,latency_p95_ms,latency_p99_ms,latency_max_ms,relay_cpu_us_per_msg" >"$out/latency.csv"
+  lat_row() { # mode rate produced lat-output cpu
+    local l; l=$(grep '^latency_ms' <<<"$4" || echo "")
+    echo "$1,$2,$3,$(kv read "$(grep '^messages=' <<<"$4")"),$(kv p50 "$l"),$(kv p95 "$l"),$(kv p99 "$l"),$(kv max "$l"),$5" >>"$out/latency.csv"
+    log "  -> $(tail -1 "$out/latency.csv")"
+  }
+  for rate in 200 1000; do
+    for mode in plain doorbell; do
+      log "latency: $mode SQL, $rate msg/s, one event per transaction, relay at its defaults"
+      sql "TRUNCATE outbox"
+      new_stream
+      "$B/bench-rusage" --out "$raw/lat-$mode-$rate.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" \
+        --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress 2>>"$raw/relay.log" &
+      relay_pid=$!
+      sleep 1
+      ring=(); [ $mode = doorbell ] && ring=(--ring "$NATS")
+      line=$("$B/bench-produce" --db "$DB" --mode raw --rate "$rate" --duration-ms "$LAT_MS" \
+               --ts-header bench-ns "${ring[@]}" 2>>"$raw/produce.err") || line=""
+      for _ in $(seq 1 200); do [ "$(pending)" = 0 ] && break; sleep 0.1; done
+      kill -TERM "$relay_pid" 2>/dev/null || true
+      wait "$relay_pid" || true
+      relay_pid=""
+      lat=$("$B/bench-latency" --nats "$NATS" --stream "$stream" --header bench-ns 2>&1 || true)
+      drop_stream "$stream"
+      produced=$(kv events "$line"); produced=${produced:-0}
+      ru=$(cat "$raw/lat-$mode-$rate.rusage")
+      cpu=$(calc "$produced > 0 ? ($(kv user_s "$ru") + $(kv sys_s "$ru")) * 1e6 / $produced : 0" 1)
+      lat_row "$mode" "$rate" "$produced" "$lat" "$cpu"
+    done
+    log "latency: in-process notify, $rate msg/s"
+    sql "TRUNCATE outbox"
+    new_stream
+    line=$("$B/bench-notify" --db "$DB" --nats "$NATS" --stream "$stream" --prefix "$prefix" \
+             --rate "$rate" --duration-ms "$LAT_MS" 2>>"$raw/relay.log") || line=""
+    lat=$("$B/bench-latency" --nats "$NATS" --stream "$stream" --header bench-ns 2>&1 || true)
+    drop_stream "$stream"
+    lat_row notify "$rate" "$(kv events "$line")" "$lat" "$(kv cpu_us_per_msg "$line")"
+  done
+  # The idle cost: CPU and database statements of a relay with nothing to do.
+  IDLE_S=$([ $quick = 1 ] && echo 10 || echo 60)
+  log "idle relay for $IDLE_S s"
+  sql "TRUNCATE outbox"
+  new_stream
+  q0=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
+  "$B/bench-rusage" --out "$raw/idle.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" \
+    --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress 2>>"$raw/relay.log" &
+  relay_pid=$!
+  sleep "$IDLE_S"
+  kill -TERM "$relay_pid" 2>/dev/null || true
+  wait "$relay_pid" || true
+  relay_pid=""
+  q1=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
+  drop_stream "$stream"
+  ru=$(cat "$raw/idle.rusage")
+  { echo "idle_s=$IDLE_S"
+    echo "idle_cpu_s_per_min=$(calc "($(kv user_s "$ru") + $(kv sys_s "$ru")) * 60 / $IDLE_S" 3)"
+    echo "idle_qps=$(calc "($q1 - $q0 - 2) / $IDLE_S" 1)"; } >"$out/idle.env"
+  log "  -> $(tr '\n' ' ' <"$out/idle.env")"
 fi
 
 echo "duration_s=$(( $(date +%s) - t_start ))" >>"$out/meta.env"

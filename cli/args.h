@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "outbox/outbox.h"
 
@@ -19,6 +20,41 @@ typedef enum ob_cli_command {
     OB_CMD_CLEANUP,
     OB_CMD_DEAD,
 } ob_cli_command;
+
+#define OB_CLI_LIMIT_UNSET UINT32_MAX
+
+/* The room reserved for options and tables. */
+#define OB_CLI_MAX_OPTS 96
+#define OB_CLI_MAX_TABLES 64
+
+typedef enum ob_log_format {
+    OB_LOG_TEXT = 0, /* 2026-11-23T01:02:03.456Z info  message */
+    OB_LOG_LOGFMT,   /* ts=... level=info table=orders msg="message" */
+    OB_LOG_JSON,     /* {"ts":"...","level":"info","table":"orders","msg":"message"} */
+} ob_log_format;
+
+/* Where an option's value came from; a higher origin wins. */
+typedef enum ob_cli_origin {
+    OB_FROM_DEFAULT = 0,
+    OB_FROM_FILE,
+    OB_FROM_ENV,
+    OB_FROM_FLAG,
+} ob_cli_origin;
+
+typedef struct ob_cli_sources {
+    unsigned char origin[OB_CLI_MAX_OPTS]; /* ob_cli_origin, per option of the table */
+    unsigned line[OB_CLI_MAX_OPTS];        /* the config file's line, for OB_FROM_FILE */
+} ob_cli_sources;
+
+/* One [table NAME] section of a config file: the relay options of one table.
+ * A value set in the section wins over the file's global value; a flag or an
+ * environment variable wins over both. */
+typedef struct ob_cli_table {
+    char *name; /* the section's NAME: the table label in logs and metrics */
+    unsigned section_line;
+    outbox_relay_options relay;
+    ob_cli_sources src;
+} ob_cli_table;
 
 typedef struct ob_cli {
     ob_cli_command command;
@@ -38,13 +74,22 @@ typedef struct ob_cli {
     /* maintenance and dead letters */
     uint32_t retention;     /* partitions: periods to keep */
     uint64_t older_than_ms; /* cleanup and dead purge */
-    uint32_t limit;
+    uint32_t limit;         /* OB_CLI_LIMIT_UNSET when not given */
     int include_dead;
     const char *id; /* dead replay --id */
     int all;        /* dead replay --all */
-    /* owned copies of strings taken from argv or the environment */
-    char *owned[32];
-    int nowned;
+    /* configuration file, monitoring and logs */
+    const char *config; /* --config FILE */
+    int print_config;
+    const char *http;     /* --http ADDR:PORT */
+    const char *log_file; /* --log-file PATH, reopened on SIGHUP */
+    ob_log_format log_format;
+    ob_cli_sources src;   /* where each global value came from */
+    ob_cli_table *tables; /* [table NAME] sections; none: one table from the options */
+    int ntables;
+    /* owned copies of strings taken from argv, the environment or the file */
+    char **owned;
+    int nowned, owned_cap;
 } ob_cli;
 
 /* Looks up an environment variable; getenv in the program, a table in tests. */
@@ -52,7 +97,10 @@ typedef const char *(*ob_env_fn)(const char *name, void *data);
 
 /* Parses argv (argv[0] is the program). Returns 0 when the command should
  * run, 2 on a usage error (message in err). --help and --version set the
- * fields and return 0. */
+ * fields and return 0. Values come from, in order of precedence: the command
+ * line, the environment, the config file (--config or OUTBOX_CONFIG), the
+ * defaults. A bad config file is a usage error naming the file, the line and
+ * the key. */
 int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data, char *err,
                  size_t errlen);
 void ob_cli_free(ob_cli *c);
@@ -65,6 +113,17 @@ void ob_cli_maint_options(const ob_cli *c, outbox_relay_options *o);
 /* Parses "250ms", "5s", "2m", "1h", "7d" or a plain number of milliseconds.
  * Returns 0 or -1. */
 int ob_cli_duration_ms(const char *s, uint64_t *out);
+
+/* The environment names of every option, for tests; returns how many. */
+size_t ob_cli_env_names(const char **out, size_t max);
+
+/* Writes the effective configuration as a config file, with secrets masked
+ * and a comment saying where each value came from. */
+void ob_cli_print_config(const ob_cli *c, FILE *out);
+
+/* Copies `in` to `out` (size n, NUL-terminated) with the password of every
+ * URL masked ("mysql://app:***@db/x"), and a NATS URL's lone token too. */
+void ob_cli_redact(const char *in, char *out, size_t n);
 
 /* The usage text. */
 const char *ob_cli_usage(void);

@@ -56,7 +56,9 @@ static int make_job(const ob_cli *c, outbox_maint_job *job, outbox_id *id) {
     case OB_CMD_DEAD:
         if (strcmp(dead_action(c), "list") == 0) {
             job->kind = OUTBOX_MAINT_DEAD_LIST;
-            job->limit = c->limit ? c->limit : 100;
+            if (c->limit == 0)
+                return usage("dead list --limit must be at least 1 (rows to show)%s", "");
+            job->limit = c->limit == OB_CLI_LIMIT_UNSET ? 100 : c->limit;
         } else if (strcmp(dead_action(c), "replay") == 0) {
             if ((c->id != NULL) == (c->all != 0))
                 return usage("dead replay needs exactly one of --id ID or --all%s", "");
@@ -119,15 +121,42 @@ static void print_status(const ob_cli *c, const outbox_maint_result *r) {
     }
 }
 
+/* One TSV field: tab, newline, carriage return and backslash are written as
+ * \t, \n, \r and \\, so every row stays one line of 7 fields. */
+static void put_field(const char *s, char after) {
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '\t':
+            fputs("\\t", stdout);
+            break;
+        case '\n':
+            fputs("\\n", stdout);
+            break;
+        case '\r':
+            fputs("\\r", stdout);
+            break;
+        case '\\':
+            fputs("\\\\", stdout);
+            break;
+        default:
+            putchar(*s);
+        }
+    }
+    putchar(after);
+}
+
 static void print_dead(const outbox_maint_result *r) {
     printf("id\tattempts\tcreated_at\taggregate_type\taggregate_id\tevent_type\tlast_error\n");
     for (size_t i = 0; i < r->nrows; i++) {
         const outbox_dead_row *d = &r->rows[i];
         char id[OUTBOX_ID_TEXT_LEN + 1];
         outbox_id_to_text(&d->id, id);
-        printf("%s\t%d\t%s\t%s\t%s\t%s\t%s\n", id, d->attempts, d->created_at ? d->created_at : "",
-               d->aggregate_type ? d->aggregate_type : "", d->aggregate_id ? d->aggregate_id : "",
-               d->event_type ? d->event_type : "", d->last_error ? d->last_error : "");
+        printf("%s\t%d\t", id, d->attempts);
+        put_field(d->created_at, '\t');
+        put_field(d->aggregate_type, '\t');
+        put_field(d->aggregate_id, '\t');
+        put_field(d->event_type, '\t');
+        put_field(d->last_error, '\n');
     }
 }
 
@@ -161,8 +190,10 @@ static void on_result(outbox_maint *m, const outbox_maint_result *r, void *data)
         break;
     case OUTBOX_MAINT_DEAD_LIST:
         print_dead(r);
-        printf("dead list: %zu of %lld dead row(s) listed, 0 changed\n", r->nrows,
-               (long long)r->dead);
+        /* stdout is the TSV alone, for tools; the summary goes to stderr. */
+        fflush(stdout);
+        fprintf(stderr, "dead list: %zu of %lld dead row(s) listed, 0 changed\n", r->nrows,
+                (long long)r->dead);
         break;
     case OUTBOX_MAINT_DEAD_REPLAY:
         printf("dead replay: %llu row(s) changed (pending again, attempts reset)\n",

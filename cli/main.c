@@ -4,6 +4,7 @@
  */
 #include <mysql.h>
 #include <nats/nats.h>
+#include <openssl/crypto.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,11 @@ static const char *env_lookup(const char *name, void *data) {
 int main(int argc, char **argv) {
     ob_cli c;
     char err[512];
+    /* nats.c 3.4.1 frees OpenSSL's compression-method list in its final
+     * cleanup after a TLS connection, and OpenSSL 3 frees it again in its
+     * exit handler, which then crashes. Keep OpenSSL's exit handler off: this
+     * must be the process's first OpenSSL call. */
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
     /* A peer closing a socket must surface as an error, not kill us. */
     signal(SIGPIPE, SIG_IGN);
     if (ob_cli_parse(&c, argc, argv, env_lookup, NULL, err, sizeof(err)) != 0) {
@@ -30,6 +36,8 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (c.help) {
         fputs(ob_cli_usage(), stdout);
+    } else if (c.print_config) {
+        ob_cli_print_config(&c, stdout);
     } else if (c.version) {
         printf("outbox-uvrelay %s (libuv %s, nats.c %s, MariaDB Connector/C %s)\n",
                outbox_version(), uv_version_string(), nats_GetVersion(), mysql_get_client_info());

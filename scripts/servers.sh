@@ -6,12 +6,28 @@
 #   scripts/servers.sh restart-db DIR  restart mariadbd on the same port and data
 #   scripts/servers.sh restart-nats DIR restart nats-server on the same port and store
 #   scripts/servers.sh kill-db DIR | start-db DIR | kill-nats DIR | start-nats DIR
+#   scripts/servers.sh start-secure DIR  TLS servers (see below); needs NKEYGEN=path
+#   scripts/servers.sh start-cluster DIR three nats-servers -js as one cluster
+#   scripts/servers.sh kill-node DIR NAME | start-node DIR NAME   (n1, n2, n3)
 #
 # DIR/env exports:
 #   OUTBOX_TEST_DB_HOST, OUTBOX_TEST_DB_PORT, OUTBOX_TEST_DB_SOCKET,
 #   OUTBOX_TEST_DB_USER, OUTBOX_TEST_DB_PASSWORD,
 #   OUTBOX_TEST_DB_URL (without a database name: append one),
 #   OUTBOX_TEST_NATS_URL, OUTBOX_TEST_DIR
+#
+# start-secure writes DIR/env with OUTBOX_TEST_SECURE_*: a throwaway CA and a
+# server certificate for 127.0.0.1 and localhost (..._CA, and ..._WRONG_CA
+# from a second CA), a mariadbd with --require-secure-transport=ON and a user
+# created REQUIRE SSL (..._DB_URL without a database), and two nats-servers
+# with TLS and JetStream: one admits an NKey user (..._NKEY_URL, ..._NKEY_SEED
+# file) and the user "relay" with a password (..._PASSWORD_FILE), the other a
+# token (..._TOKEN_URL, ..._TOKEN_FILE). A client certificate from the same CA
+# (..._CLIENT_CERT, ..._CLIENT_KEY) lets the user outbox_x509, created
+# REQUIRE X509, connect to the database. A third nats-server presents a
+# certificate from the right CA that names another host (..._OTHER_NAME_URL).
+# start-cluster writes DIR/env with OUTBOX_TEST_CLUSTER_URL (three URLs) and
+# OUTBOX_TEST_CLUSTER_DIR.
 set -euo pipefail
 
 die() { echo "servers.sh: $*" >&2; exit 1; }
@@ -60,7 +76,9 @@ start_db() { # dir port
   local dir=$1 port=$2
   # Default durability, so that the figures resemble production. Only the
   # buffer pool is raised above the packaged default.
-  "$MARIADBD" --no-defaults $(user_args) --datadir="$dir/db" --socket="$dir/db.sock" \
+  # A temporary folder of its own: servers of parallel test runs share /tmp.
+  mkdir -p "$dir/tmp"
+  "$MARIADBD" --no-defaults $(user_args) --datadir="$dir/db" --tmpdir="$dir/tmp" --socket="$dir/db.sock" \
     --port="$port" --bind-address=127.0.0.1 --pid-file="$dir/db.pid" \
     --log-error="$dir/db.err" --skip-name-resolve --innodb-buffer-pool-size=256M \
     --max-connections=500 --max-allowed-packet=64M >/dev/null 2>&1 &
@@ -102,15 +120,163 @@ stop_pid() { # pidfile, signal
   rm -f "$f"
 }
 
+# --- TLS servers ---------------------------------------------------------
+
+make_certs() { # dir
+  local d=$1
+  mkdir -p "$d"
+  ( cd "$d"
+    for ca in ca wrong-ca; do
+      openssl req -x509 -newkey rsa:2048 -nodes -keyout $ca.key -out $ca.pem -days 2 \
+        -subj "/CN=outbox test $ca" 2>/dev/null
+    done
+    openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr \
+      -subj "/CN=localhost" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+      -out server.pem -days 2 -extfile server.ext 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout other.key -out other.csr \
+      -subj "/CN=other.example" 2>/dev/null
+    printf 'subjectAltName=DNS:other.example\n' >other.ext
+    openssl x509 -req -in other.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+      -out other.pem -days 2 -extfile other.ext 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr \
+      -subj "/CN=outbox relay" 2>/dev/null
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+      -out client.pem -days 2 2>/dev/null
+    chmod 600 ./*.key )
+}
+
+start_secure_db() { # dir port
+  local dir=$1 port=$2
+  "$MARIADBD" --no-defaults $(user_args) --datadir="$dir/db" --socket="$dir/db.sock" \
+    --port="$port" --bind-address=127.0.0.1 --pid-file="$dir/db.pid" \
+    --log-error="$dir/db.err" --skip-name-resolve --max-connections=200 \
+    --ssl-ca="$dir/tls/ca.pem" --ssl-cert="$dir/tls/server.pem" --ssl-key="$dir/tls/server.key" \
+    --require-secure-transport=ON >/dev/null 2>&1 &
+  wait_started $! 60 "$CLIENT" --no-defaults -uroot -S "$dir/db.sock" -e 'select 1'
+}
+
+# nats_conf dir name port auth: a config with TLS, JetStream and an
+# authorization block.
+nats_conf() {
+  local dir=$1 name=$2 port=$3 auth=$4
+  cat >"$dir/$name.conf" <<EOF
+listen: 127.0.0.1:$port
+server_name: $name
+jetstream { store_dir: "$dir/$name" }
+tls { cert_file: "$dir/tls/server.pem", key_file: "$dir/tls/server.key", ca_file: "$dir/tls/ca.pem" }
+authorization { $auth }
+EOF
+}
+
+start_conf_nats() { # dir name port
+  local dir=$1 name=$2 port=$3
+  "$NATS_SERVER" -c "$dir/$name.conf" -l "$dir/$name.log" -P "$dir/$name.pid" >/dev/null 2>&1 &
+  wait_started $! 20 port_in_use "$port" || return 1
+  sleep 0.3
+}
+
+start_secure() { # dir
+  local dir=$1 dbport kport tport oport pub token password
+  [ -n "${NKEYGEN:-}" ] && [ -x "$NKEYGEN" ] || die "start-secure needs NKEYGEN=path/to/nkeygen"
+  mkdir -p "$dir/db"
+  make_certs "$dir/tls"
+  "$INSTALL_DB" --no-defaults $(user_args) --datadir="$dir/db" \
+    --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 ||
+    { tail -20 "$dir/install.log" >&2; die "mariadb-install-db failed"; }
+  dbport=$(start_on_free_port start_secure_db "$dir" "$dir/db.err")
+  "$CLIENT" --no-defaults -uroot -S "$dir/db.sock" -e "
+    CREATE USER 'outbox'@'127.0.0.1' IDENTIFIED BY 'outbox' REQUIRE SSL;
+    CREATE USER 'outbox'@'localhost' IDENTIFIED BY 'outbox' REQUIRE SSL;
+    GRANT ALL PRIVILEGES ON *.* TO 'outbox'@'127.0.0.1';
+    GRANT ALL PRIVILEGES ON *.* TO 'outbox'@'localhost';
+    CREATE USER 'outbox_x509'@'127.0.0.1' IDENTIFIED BY 'outbox' REQUIRE X509;
+    GRANT ALL PRIVILEGES ON *.* TO 'outbox_x509'@'127.0.0.1';
+    SET GLOBAL log_bin_trust_function_creators = 1;"
+  pub=$("$NKEYGEN" "$dir/tls/user.nk")
+  token=$(openssl rand -hex 24)
+  printf '%s\n' "$token" >"$dir/tls/token"
+  chmod 600 "$dir/tls/token"
+  password=$(openssl rand -hex 16)
+  printf '%s\n' "$password" >"$dir/tls/password"
+  chmod 600 "$dir/tls/password"
+  kport=$(free_port)
+  nats_conf "$dir" nkey "$kport" "users = [ { nkey: $pub }, { user: relay, password: \"$password\" } ]"
+  start_conf_nats "$dir" nkey "$kport" ||
+    { tail -20 "$dir/nkey.log" >&2; die "nats-server (nkey) did not start"; }
+  tport=$(free_port); nats_conf "$dir" token "$tport" "token: \"$token\""
+  start_conf_nats "$dir" token "$tport" ||
+    { tail -20 "$dir/token.log" >&2; die "nats-server (token) did not start"; }
+  # A server whose certificate (from the right CA) names another host.
+  oport=$(free_port)
+  cat >"$dir/other.conf" <<EOF
+listen: 127.0.0.1:$oport
+tls { cert_file: "$dir/tls/other.pem", key_file: "$dir/tls/other.key" }
+EOF
+  start_conf_nats "$dir" other "$oport" ||
+    { tail -20 "$dir/other.log" >&2; die "nats-server (other) did not start"; }
+  cat >"$dir/env" <<EOF
+export OUTBOX_TEST_SECURE_DIR='$dir'
+export OUTBOX_TEST_SECURE_DB_PORT=$dbport
+export OUTBOX_TEST_SECURE_DB_SOCKET='$dir/db.sock'
+export OUTBOX_TEST_SECURE_DB_URL='mysql://outbox:outbox@127.0.0.1:$dbport/'
+export OUTBOX_TEST_SECURE_CA='$dir/tls/ca.pem'
+export OUTBOX_TEST_SECURE_WRONG_CA='$dir/tls/wrong-ca.pem'
+export OUTBOX_TEST_SECURE_NKEY_URL='tls://127.0.0.1:$kport'
+export OUTBOX_TEST_SECURE_NKEY_SEED='$dir/tls/user.nk'
+export OUTBOX_TEST_SECURE_TOKEN_URL='tls://127.0.0.1:$tport'
+export OUTBOX_TEST_SECURE_TOKEN_FILE='$dir/tls/token'
+export OUTBOX_TEST_SECURE_PASSWORD_FILE='$dir/tls/password'
+export OUTBOX_TEST_SECURE_OTHER_NAME_URL='tls://127.0.0.1:$oport'
+export OUTBOX_TEST_SECURE_CLIENT_CERT='$dir/tls/client.pem'
+export OUTBOX_TEST_SECURE_CLIENT_KEY='$dir/tls/client.key'
+EOF
+}
+
+# --- a three-node JetStream cluster ----------------------------------------
+
+start_node() { # dir name
+  local dir=$1 name=$2 cport rport routes=() n
+  . "$dir/ports"
+  eval "cport=\$client_$name rport=\$route_$name"
+  for n in n1 n2 n3; do
+    [ "$n" = "$name" ] && continue
+    eval "routes+=(nats://127.0.0.1:\$route_$n)"
+  done
+  "$NATS_SERVER" -js -sd "$dir/$name" -p "$cport" -a 127.0.0.1 -n "$name" \
+    --cluster_name outbox-test --cluster "nats://127.0.0.1:$rport" \
+    --routes "$(IFS=,; echo "${routes[*]}")" -l "$dir/$name.log" -P "$dir/$name.pid" \
+    >/dev/null 2>&1 &
+  wait_started $! 20 port_in_use "$cport"
+}
+
+start_cluster() { # dir
+  local dir=$1 n urls=()
+  : >"$dir/ports"
+  for n in n1 n2 n3; do
+    echo "client_$n=$(free_port) route_$n=$(free_port)" >>"$dir/ports"
+  done
+  for n in n1 n2 n3; do
+    start_node "$dir" $n || { tail -20 "$dir/$n.log" >&2; die "nats-server $n did not start"; }
+  done
+  . "$dir/ports"
+  for n in n1 n2 n3; do eval "urls+=(nats://127.0.0.1:\$client_$n)"; done
+  cat >"$dir/env" <<EOF
+export OUTBOX_TEST_CLUSTER_DIR='$dir'
+export OUTBOX_TEST_CLUSTER_URL='$(IFS=,; echo "${urls[*]}")'
+EOF
+}
+
 cmd=${1:-}
 dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || die "usage: servers.sh start|stop|restart-db|restart-nats|kill-db|start-db|kill-nats|start-nats DIR"
 
 case "$cmd" in
 start)
-  mkdir -p "$dir/db" "$dir/nats"
+  mkdir -p "$dir/db" "$dir/nats" "$dir/tmp"
   dir=$(cd "$dir" && pwd)
-  "$INSTALL_DB" --no-defaults $(user_args) --datadir="$dir/db" \
+  "$INSTALL_DB" --no-defaults $(user_args) --datadir="$dir/db" --tmpdir="$dir/tmp" \
     --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 ||
     { tail -20 "$dir/install.log" >&2; die "mariadb-install-db failed"; }
   dbport=$(start_on_free_port start_db "$dir" "$dir/db.err")
@@ -135,8 +301,21 @@ export OUTBOX_TEST_MARIADB_CLIENT='$CLIENT'
 EOF
   echo "$dir"
   ;;
+start-secure)
+  mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+  start_secure "$dir"; echo "$dir" ;;
+start-cluster)
+  mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+  start_cluster "$dir"; echo "$dir" ;;
+kill-node)
+  stop_pid "$dir/${3:?node name}.pid" KILL ;;
+start-node)
+  start_node "$dir" "${3:?node name}" || die "nats-server $3 did not start" ;;
 stop)
   [ -d "$dir" ] || exit 0
+  for f in "$dir"/*.pid; do
+    case "$f" in */db.pid|*/nats.pid) ;; *) stop_pid "$f" ;; esac
+  done
   stop_pid "$dir/nats.pid"
   stop_pid "$dir/db.pid"
   case "$dir" in

@@ -1,7 +1,17 @@
+-- EXAMPLE ONLY: what `outbox-uvrelay schema --partitioned` printed on 2026-11-23. Its
+-- bounds are fixed dates; run the command to get a table whose partitions start today.
 -- The outbox table: the contract producers in any language write to.
--- status: 0 pending, 1 processed, -1 dead.
+-- status: 0 pending, 1 processed, -1 dead. An INSERT may leave out id: the
+-- column's default is a UUIDv7 made by the server.
+-- The partitions below start on 2026-11-23, the day this was generated: make
+-- the table with a fresh `outbox-uvrelay schema --partitioned`, and let
+-- the partition maintainer (--partition-interval) keep periods ahead.
 CREATE TABLE IF NOT EXISTS `outbox` (
-    id              BINARY(16)    NOT NULL,
+    id              BINARY(16)    NOT NULL DEFAULT (UNHEX(CONCAT(
+                                      LPAD(HEX(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000)), 12, '0'),
+                                      '7', SUBSTR(HEX(RANDOM_BYTES(2)), 2, 3),
+                                      HEX(128 | (ASCII(RANDOM_BYTES(1)) & 63)),
+                                      HEX(RANDOM_BYTES(7))))),
     aggregate_type  VARCHAR(128)  NOT NULL,
     aggregate_id    VARCHAR(128)  NOT NULL,
     event_type      VARCHAR(128)  NOT NULL,
@@ -17,18 +27,22 @@ CREATE TABLE IF NOT EXISTS `outbox` (
     INDEX idx_status_id (status, id)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin
 PARTITION BY RANGE COLUMNS (id) (
-    PARTITION p20261121 VALUES LESS THAN (X'01a2008d740000000000000000000000'),
-    PARTITION p20261122 VALUES LESS THAN (X'01a205b3d00000000000000000000000'),
     PARTITION p20261123 VALUES LESS THAN (X'01a20ada2c0000000000000000000000'),
     PARTITION p20261124 VALUES LESS THAN (X'01a21000880000000000000000000000'),
     PARTITION p20261125 VALUES LESS THAN (X'01a21526e40000000000000000000000'),
     PARTITION p20261126 VALUES LESS THAN (X'01a21a4d400000000000000000000000'),
     PARTITION p20261127 VALUES LESS THAN (X'01a21f739c0000000000000000000000'),
     PARTITION p20261128 VALUES LESS THAN (X'01a22499f80000000000000000000000'),
+    PARTITION p20261129 VALUES LESS THAN (X'01a229c0540000000000000000000000'),
+    PARTITION p20261130 VALUES LESS THAN (X'01a22ee6b00000000000000000000000'),
     PARTITION pmax VALUES LESS THAN (MAXVALUE)
 );
 
 -- UUIDv7 ids from plain SQL: INSERT INTO outbox (id, ...) VALUES (outbox_uuid_v7(), ...)
+-- With the binary log on, creating a function needs the SUPER privilege
+-- (error 1419) unless log_bin_trust_function_creators=1. Without either,
+-- use `schema --no-function` and leave id out of INSERTs: the column's
+-- default makes the same ids.
 CREATE FUNCTION IF NOT EXISTS outbox_uuid_v7() RETURNS BINARY(16) NOT DETERMINISTIC NO SQL
 RETURN UNHEX(CONCAT(
     LPAD(HEX(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000)), 12, '0'),

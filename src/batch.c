@@ -1,6 +1,7 @@
 #include "batch.h"
 
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 int ob_batch_init(ob_batch *b, int cap) {
@@ -32,7 +33,10 @@ int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch
         if (row[OB_COL_ID] == NULL || len[OB_COL_ID] != 16)
             continue; /* cannot be addressed again; never happens with the schema */
         ob_row *r = &s->row;
-        r->id = (const unsigned char *)row[OB_COL_ID];
+        /* The id outlives the result: isolating a row writes it after the
+         * finishing statement has replaced the fetch's result. */
+        memcpy(s->id, row[OB_COL_ID], 16);
+        r->id = s->id;
         r->aggregate_type = col(row, len, OB_COL_AGGREGATE_TYPE, &r->aggregate_type_len);
         r->aggregate_id = col(row, len, OB_COL_AGGREGATE_ID, &r->aggregate_id_len);
         r->event_type = col(row, len, OB_COL_EVENT_TYPE, &r->event_type_len);
@@ -60,6 +64,11 @@ static int leave_flight(ob_batch *b, ob_slot *s) {
         return 0;
     b->outstanding--;
     return 1;
+}
+
+void ob_batch_set_binary(ob_batch *b, int binary) {
+    for (int i = 0; i < b->n; i++)
+        b->slots[i].row.payload_binary = binary;
 }
 
 int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int err_code,
@@ -255,4 +264,44 @@ size_t ob_batch_refused_sql(ob_batch *b, const ob_batch_config *cfg, int i, cons
     ob_sql_add_id(&b->sql, s->row.id, 1);
     ob_sql_end_ids(&b->sql);
     return b->sql.oom ? 0 : b->sql.len - 1;
+}
+
+static int digits(const char *s, int n) {
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+/* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
+static int64_t days_from_civil(int64_t y, int m, int d) {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+double ob_row_created_s(const ob_row *row) {
+    const char *t = row->created_at;
+    if (t == NULL || row->created_at_len < 19)
+        return 0;
+    int y = digits(t, 4), mo = digits(t + 5, 2), d = digits(t + 8, 2);
+    int h = digits(t + 11, 2), mi = digits(t + 14, 2), se = digits(t + 17, 2);
+    if (y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || mi < 0 || se < 0)
+        return 0;
+    double frac = 0, scale = 0.1;
+    for (size_t i = 20; i < row->created_at_len && i < 26; i++, scale /= 10)
+        frac += (t[i] - '0') * scale;
+    return (double)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se) + frac;
+}
+
+double ob_wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }

@@ -24,7 +24,9 @@ typedef enum ob_slot_state {
 } ob_slot_state;
 
 typedef struct ob_slot {
-    ob_row row;
+    ob_row row; /* points into the fetch result, valid until the next statement is sent;
+                   row.id points at id below, which stays valid for the whole batch */
+    unsigned char id[16];
     uint8_t state;
     uint8_t kind; /* outbox_failure_kind when failed */
     uint8_t dead; /* verdict when failed */
@@ -65,6 +67,13 @@ void ob_batch_free(ob_batch *b);
  * result, in OB_COL_* order). Returns the number of rows. */
 typedef char **(*ob_row_cursor)(void *cur, unsigned long **lengths);
 int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch);
+/* The row's created_at ("YYYY-MM-DD HH:MM:SS[.ffffff]", UTC) in seconds
+ * since the epoch, 0 when it has another shape; and the wall clock. */
+double ob_row_created_s(const ob_row *row);
+double ob_wall_s(void);
+
+/* Marks the loaded rows' payloads binary (a LONGBLOB column). */
+void ob_batch_set_binary(ob_batch *b, int binary);
 
 /* Slot i failed; returns 1 when it was in flight (capacity to give back). */
 int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int err_code,

@@ -1,10 +1,16 @@
 #include "db.h"
 
+#include <arpa/inet.h>
 #include <errmsg.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <mysqld_error.h>
+#include <openssl/x509.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define OB_DB_MAX_RESULTS 16
 
@@ -50,6 +56,8 @@ struct ob_db {
     int ret_int;
     MYSQL_RES *ret_res;
 
+    uint64_t connect_block_us; /* longest single connect call, last connect */
+
     int nres;
     MYSQL_RES *res[OB_DB_MAX_RESULTS];
     uint64_t affected[OB_DB_MAX_RESULTS];
@@ -70,72 +78,6 @@ static char *dup_or_null(const char *s) {
     return s ? strdup(s) : NULL;
 }
 
-int ob_db_errno_is_lost(unsigned e) {
-    switch (e) {
-    case CR_SERVER_GONE_ERROR:
-    case CR_SERVER_LOST:
-    case CR_CONNECTION_ERROR:
-    case CR_CONN_HOST_ERROR:
-    case CR_UNKNOWN_HOST:
-    case CR_COMMANDS_OUT_OF_SYNC:
-    case CR_SERVER_LOST_EXTENDED:
-    case ER_CONNECTION_KILLED:
-    case ER_SERVER_SHUTDOWN:
-    case ER_NET_READ_INTERRUPTED:
-    case ER_NET_WRITE_INTERRUPTED:
-    case ER_NET_READ_ERROR:
-    case ER_NET_ERROR_ON_WRITE:
-    case ER_QUERY_INTERRUPTED:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-int ob_db_errno_is_permanent(unsigned e) {
-    switch (e) {
-    case ER_ACCESS_DENIED_ERROR:
-    case ER_DBACCESS_DENIED_ERROR:
-    case ER_BAD_DB_ERROR:
-    case ER_NO_SUCH_TABLE:
-    case ER_BAD_FIELD_ERROR:
-    case ER_TABLEACCESS_DENIED_ERROR:
-    case ER_COLUMNACCESS_DENIED_ERROR:
-    case ER_SPECIFIC_ACCESS_DENIED_ERROR:
-    case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
-    case CR_SSL_CONNECTION_ERROR:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-const char *ob_db_error_hint(unsigned e) {
-    switch (e) {
-    case ER_NO_SUCH_TABLE:
-        return " (create the table: outbox-uvrelay schema | mariadb ...)";
-    case ER_BAD_FIELD_ERROR:
-        return " (the table lacks a column the relay needs: compare with sql/outbox.sql)";
-    case ER_ACCESS_DENIED_ERROR:
-    case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
-        return " (check the user and password of the database URL)";
-    case ER_BAD_DB_ERROR:
-        return " (the database named in the URL does not exist)";
-    default:
-        return "";
-    }
-}
-
-void ob_db_config_from_url(ob_db_config *cfg, const ob_db_url *u) {
-    memset(cfg, 0, sizeof(*cfg));
-    cfg->host = u->host;
-    cfg->port = u->port;
-    cfg->user = u->user;
-    cfg->password = u->password;
-    cfg->database = u->database;
-    cfg->socket = u->socket;
-}
-
 ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name) {
     ob_db *db = calloc(1, sizeof(*db));
     if (db == NULL)
@@ -149,6 +91,9 @@ ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, co
     db->cfg.database = dup_or_null(cfg->database);
     db->cfg.socket = dup_or_null(cfg->socket);
     db->cfg.init_command = dup_or_null(cfg->init_command);
+    db->cfg.tls_ca = dup_or_null(cfg->tls_ca);
+    db->cfg.tls_cert = dup_or_null(cfg->tls_cert);
+    db->cfg.tls_key = dup_or_null(cfg->tls_key);
     db->name = strdup(name ? name : "db");
     uv_timer_init(loop, &db->wait_timer);
     uv_timer_init(loop, &db->op_timer);
@@ -335,122 +280,272 @@ static void op_failed(ob_db *db) {
     finish(db, 0);
 }
 
+/* --- TLS ----------------------------------------------------------------- */
+
+static int is_address(const char *h) {
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, h, buf) == 1 || inet_pton(AF_INET6, h, buf) == 1;
+}
+
+/* The host handed to the library: the address resolved on the loop, except
+ * when TLS must check a host name, which the library checks against what it
+ * was given. */
+static const char *connect_host(const ob_db *db) {
+    if (db->cfg.socket)
+        return "localhost";
+    if (db->cfg.tls && !db->cfg.tls_no_verify_host && !is_address(db->cfg.host))
+        return db->cfg.host;
+    return db->addr;
+}
+
+/* Connector/C 3.3 leaves a TLS socket in blocking mode after connect, so a
+ * later SSL_read would wait inside a _start call. */
+static int set_nonblocking(ob_db *db) {
+    int fd = (int)mysql_get_socket(db->m);
+    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+    if (fl < 0)
+        return -1;
+    return (fl & O_NONBLOCK) || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0 ? 0 : -1;
+}
+
+/* Connect errors, with the cause named for the TLS cases an operator meets. */
+static void set_connect_error(ob_db *db) {
+    unsigned no = mysql_errno(db->m);
+    const char *msg = mysql_error(db->m);
+    char buf[480];
+    if (no == CR_SSL_CONNECTION_ERROR && db->cfg.tls &&
+        (strstr(msg, "certificate") || strstr(msg, "issuer") || strstr(msg, "Validation"))) {
+        snprintf(buf, sizeof(buf),
+                 "TLS: the server certificate check failed (%s); trust the server's CA with "
+                 "--db-tls-ca, and check that its certificate names the host",
+                 msg);
+        msg = buf;
+    } else if (no == CR_SSL_CONNECTION_ERROR && db->cfg.tls) {
+        snprintf(buf, sizeof(buf), "TLS: the handshake with the database failed (%s)", msg);
+        msg = buf;
+    } else if (no == CR_SSL_CONNECTION_ERROR) {
+        snprintf(buf, sizeof(buf), "TLS: %s", msg);
+        msg = buf;
+    } else if (!db->cfg.tls &&
+               (no == OB_ER_SECURE_TRANSPORT_REQUIRED || no == ER_ACCESS_DENIED_ERROR)) {
+        /* A user created REQUIRE SSL is refused without TLS with a plain
+         * access-denied error: say that TLS may be what is missing. */
+        snprintf(buf, sizeof(buf), "%s (%s)", msg,
+                 no == OB_ER_SECURE_TRANSPORT_REQUIRED
+                     ? "the server requires TLS: use --db-tls or --db-tls-ca"
+                     : "if the account requires TLS, use --db-tls or --db-tls-ca");
+        msg = buf;
+    }
+    set_error(db, no, msg);
+}
+
+/* The CA file of the system store, for verifying without --db-tls-ca when
+ * the host-name check is off: the library verifies the chain only when it
+ * is given a CA (or the host-name check is on). */
+static const char *system_ca_file(void) {
+    const char *f = getenv(X509_get_default_cert_file_env());
+    if (f == NULL || *f == '\0')
+        f = X509_get_default_cert_file();
+    return access(f, R_OK) == 0 ? f : NULL;
+}
+
+/* Each wait inside the TLS handshake blocks the loop at most this long. */
+#define OB_DB_TLS_WAIT_MAX_MS 5000
+
+/* The waits of the TLS handshake. Connector/C 3.3 hands its wait the connect
+ * timeout in seconds where the wait takes milliseconds, so with 10 s it waits
+ * 10 ms and then fails the handshake: any server more than a few
+ * milliseconds away is refused. This wait takes `timeout` as the seconds it
+ * is, bounded by OB_DB_TLS_WAIT_MAX_MS. */
+static int tls_io_wait(my_socket fd, my_bool is_read, int timeout) {
+    int ms = timeout > 0 && timeout < OB_DB_TLS_WAIT_MAX_MS / 1000 ? timeout * 1000
+                                                                   : OB_DB_TLS_WAIT_MAX_MS;
+    struct pollfd p = {.fd = fd, .events = is_read ? POLLIN : POLLOUT, .revents = 0};
+    int rc;
+    do
+        rc = poll(&p, 1, ms);
+    while (rc < 0 && errno == EINTR);
+    if (rc == 0)
+        errno = ETIMEDOUT;
+    return rc;
+}
+
+static void set_tls_options(ob_db *db) {
+    my_bool on = 1;
+    my_bool verify = db->cfg.tls_no_verify_host ? 0 : 1;
+    const char *ca = db->cfg.tls_ca;
+    if (ca == NULL && db->cfg.tls_no_verify_host)
+        ca = system_ca_file();
+    mysql_options(db->m, MYSQL_OPT_SSL_ENFORCE, &on);
+    mysql_optionsv(db->m, MARIADB_OPT_IO_WAIT, tls_io_wait);
+    mysql_options(db->m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+    mysql_ssl_set(db->m, db->cfg.tls_key, db->cfg.tls_cert, ca, NULL, NULL);
+}
+
+const char *ob_db_tls_cipher(const ob_db *db) {
+    return db->m ? mysql_get_ssl_cipher(db->m) : NULL;
+}
+
+int ob_db_fd(const ob_db *db) {
+    return db->m && db->state >= DB_IDLE && db->state <= DB_NEXT ? (int)mysql_get_socket(db->m)
+                                                                 : -1;
+}
+
+uint64_t ob_db_connect_block_us(const ob_db *db) {
+    return db->connect_block_us;
+}
+
 /* --- the state machine --------------------------------------------------- */
 
+/* Each step calls into the library for one state. It returns the wait mask
+ * the library asked for (> 0), STEP_NEXT when the state changed and the
+ * next step must start at once (the library reads ahead), or STEP_DONE when
+ * the operation ended and its callback ran. */
+enum { STEP_DONE = -1, STEP_NEXT = 0 };
+
+static int step_connecting(ob_db *db, int ev) {
+    /* The library may close and reopen sockets while connecting (one per
+     * address), so the poll handle is closed before every call: uv_close
+     * takes the fd out of epoll while the fd is still ours. */
+    poll_release(db);
+    /* With TLS, one of these calls holds the handshake's blocking wait:
+     * measure the longest. */
+    uint64_t t0 = uv_hrtime();
+    int wait = ev ? mysql_real_connect_cont(&db->ret_conn, db->m, ev)
+                  : mysql_real_connect_start(&db->ret_conn, db->m, connect_host(db), db->cfg.user,
+                                             db->cfg.password, db->cfg.database,
+                                             db->cfg.socket ? 0 : db->cfg.port, db->cfg.socket,
+                                             CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS);
+    uint64_t us = (uv_hrtime() - t0) / 1000;
+    if (us > db->connect_block_us)
+        db->connect_block_us = us;
+    if (wait)
+        return wait;
+    if (db->ret_conn == NULL) {
+        set_connect_error(db);
+        db->lost = 1;
+        drop_handle(db);
+        finish(db, 0);
+        return STEP_DONE;
+    }
+    if (db->cfg.tls && set_nonblocking(db) != 0) {
+        set_error(db, CR_SERVER_LOST, "cannot make the database socket non-blocking");
+        drop_handle(db);
+        finish(db, 0);
+        return STEP_DONE;
+    }
+    db->state = DB_IDLE;
+    OB_DEBUG(db->log, "%s: connected (session %lu%s%s, longest connect call %llu us)", db->name,
+             mysql_thread_id(db->m), db->cfg.tls ? ", TLS " : "",
+             db->cfg.tls ? ob_db_tls_cipher(db) : "", (unsigned long long)db->connect_block_us);
+    finish(db, 1);
+    return STEP_DONE;
+}
+
+static int step_querying(ob_db *db, int ev) {
+    int wait =
+        ev ? mysql_real_query_cont(&db->ret_int, db->m, ev)
+           : mysql_real_query_start(&db->ret_int, db->m, db->sql, (unsigned long)db->sql_len);
+    if (wait)
+        return wait;
+    if (db->ret_int != 0) {
+        op_failed(db);
+        return STEP_DONE;
+    }
+    db->state = DB_STORING;
+    return STEP_NEXT;
+}
+
+static int step_storing(ob_db *db, int ev) {
+    int wait = ev ? mysql_store_result_cont(&db->ret_res, db->m, ev)
+                  : mysql_store_result_start(&db->ret_res, db->m);
+    if (wait)
+        return wait;
+    if (db->ret_res == NULL && mysql_field_count(db->m) != 0) {
+        op_failed(db);
+        return STEP_DONE;
+    }
+    if (db->nres < OB_DB_MAX_RESULTS) {
+        db->res[db->nres] = db->ret_res;
+        db->affected[db->nres] = db->ret_res ? 0 : (uint64_t)mysql_affected_rows(db->m);
+        db->nres++;
+    } else if (db->ret_res) {
+        mysql_free_result(db->ret_res);
+    }
+    if (!mysql_more_results(db->m)) {
+        db->state = DB_IDLE;
+        finish(db, 1);
+        return STEP_DONE;
+    }
+    db->state = DB_NEXT;
+    return STEP_NEXT;
+}
+
+static int step_next(ob_db *db, int ev) {
+    int wait = ev ? mysql_next_result_cont(&db->ret_int, db->m, ev)
+                  : mysql_next_result_start(&db->ret_int, db->m);
+    if (wait)
+        return wait;
+    if (db->ret_int > 0) {
+        op_failed(db);
+        return STEP_DONE;
+    }
+    if (db->ret_int < 0) {
+        db->state = DB_IDLE;
+        finish(db, 1);
+        return STEP_DONE;
+    }
+    db->state = DB_STORING;
+    return STEP_NEXT;
+}
+
+static int step_quitting(ob_db *db, int ev) {
+    poll_release(db); /* mysql_close closes the socket */
+    int wait = ev ? mysql_close_cont(db->m, ev) : mysql_close_start(db->m);
+    if (wait)
+        return wait;
+    db->m = NULL;
+    db->state = DB_DOWN;
+    finish(db, 1);
+    return STEP_DONE;
+}
+
+/* The state machine: one step after another until the library asks to
+ * wait (then the poll handle or a timer brings the next event) or the
+ * operation ends. */
 static void db_run(ob_db *db, int ev) {
     for (;;) {
-        int wait = 0;
+        int r;
         switch (db->state) {
         case DB_CONNECTING:
-            /* The library may close and reopen sockets while connecting (one
-             * per address), so the poll handle is closed before every call:
-             * uv_close takes the fd out of epoll while the fd is still ours. */
-            poll_release(db);
-            if (ev)
-                wait = mysql_real_connect_cont(&db->ret_conn, db->m, ev);
-            else
-                wait = mysql_real_connect_start(
-                    &db->ret_conn, db->m, db->cfg.socket ? "localhost" : db->addr, db->cfg.user,
-                    db->cfg.password, db->cfg.database, db->cfg.socket ? 0 : db->cfg.port,
-                    db->cfg.socket, CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS);
-            if (wait)
-                break;
-            if (db->ret_conn == NULL) {
-                set_mysql_error(db);
-                db->lost = 1;
-                drop_handle(db);
-                finish(db, 0);
-                return;
-            }
-            db->state = DB_IDLE;
-            OB_DEBUG(db->log, "%s: connected (session %lu)", db->name, mysql_thread_id(db->m));
-            finish(db, 1);
-            return;
-
+            r = step_connecting(db, ev);
+            break;
         case DB_QUERYING:
-            if (ev)
-                wait = mysql_real_query_cont(&db->ret_int, db->m, ev);
-            else
-                wait = mysql_real_query_start(&db->ret_int, db->m, db->sql,
-                                              (unsigned long)db->sql_len);
-            if (wait)
-                break;
-            if (db->ret_int != 0) {
-                op_failed(db);
-                return;
-            }
-            db->state = DB_STORING;
-            ev = 0;
-            continue;
-
+            r = step_querying(db, ev);
+            break;
         case DB_STORING:
-            if (ev)
-                wait = mysql_store_result_cont(&db->ret_res, db->m, ev);
-            else
-                wait = mysql_store_result_start(&db->ret_res, db->m);
-            if (wait)
-                break;
-            if (db->ret_res == NULL && mysql_field_count(db->m) != 0) {
-                op_failed(db);
-                return;
-            }
-            if (db->nres < OB_DB_MAX_RESULTS) {
-                db->res[db->nres] = db->ret_res;
-                db->affected[db->nres] = db->ret_res ? 0 : (uint64_t)mysql_affected_rows(db->m);
-                db->nres++;
-            } else if (db->ret_res) {
-                mysql_free_result(db->ret_res);
-            }
-            if (!mysql_more_results(db->m)) {
-                db->state = DB_IDLE;
-                finish(db, 1);
-                return;
-            }
-            db->state = DB_NEXT;
-            ev = 0;
-            continue;
-
+            r = step_storing(db, ev);
+            break;
         case DB_NEXT:
-            if (ev)
-                wait = mysql_next_result_cont(&db->ret_int, db->m, ev);
-            else
-                wait = mysql_next_result_start(&db->ret_int, db->m);
-            if (wait)
-                break;
-            if (db->ret_int > 0) {
-                op_failed(db);
-                return;
-            }
-            if (db->ret_int < 0) {
-                db->state = DB_IDLE;
-                finish(db, 1);
-                return;
-            }
-            db->state = DB_STORING;
-            ev = 0;
-            continue;
-
+            r = step_next(db, ev);
+            break;
         case DB_QUITTING:
-            poll_release(db); /* mysql_close closes the socket */
-            if (ev)
-                wait = mysql_close_cont(db->m, ev);
-            else
-                wait = mysql_close_start(db->m);
-            if (wait)
-                break;
-            db->m = NULL;
-            db->state = DB_DOWN;
-            finish(db, 1);
-            return;
-
+            r = step_quitting(db, ev);
+            break;
         case DB_DOWN:
         case DB_RESOLVING:
         case DB_IDLE:
         case DB_CLOSED:
-            /* Nothing is suspended in the library: a stray wake-up. */
-            return;
+        default:
+            return; /* nothing is suspended in the library: a stray wake-up */
         }
-        if (arm(db, wait) != 0) {
+        if (r == STEP_DONE)
+            return;
+        if (r == STEP_NEXT) {
+            ev = 0;
+            continue;
+        }
+        if (arm(db, r) != 0) {
             set_error(db, CR_SERVER_LOST, "could not watch the database socket");
             drop_handle(db);
             finish(db, 0);
@@ -474,10 +569,28 @@ static int new_handle(ob_db *db) {
     mysql_options(db->m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     if (db->cfg.init_command)
         mysql_options(db->m, MYSQL_INIT_COMMAND, db->cfg.init_command);
+    if (!db->cfg.socket) {
+        /* Given "localhost" (a TLS host-name check), the library would
+         * otherwise take its default unix socket. */
+        unsigned tcp = MYSQL_PROTOCOL_TCP;
+        mysql_options(db->m, MYSQL_OPT_PROTOCOL, &tcp);
+    }
+    if (db->cfg.tls)
+        set_tls_options(db);
     return 0;
 }
 
 static void start_connect(ob_db *db) {
+    if (db->cfg.tls && db->cfg.tls_no_verify_host && !db->cfg.tls_ca && !system_ca_file()) {
+        /* The library would not verify the chain at all: refuse instead. */
+        set_error(db, CR_SSL_CONNECTION_ERROR,
+                  "TLS: no CA to verify the server against (the system store has no CA file): "
+                  "give --db-tls-ca");
+        db->lost = 1;
+        db->state = DB_DOWN;
+        finish(db, 0);
+        return;
+    }
     if (new_handle(db) != 0) {
         set_error(db, CR_OUT_OF_MEMORY, "out of memory");
         db->lost = 1;
@@ -486,6 +599,7 @@ static void start_connect(ob_db *db) {
         return;
     }
     db->state = DB_CONNECTING;
+    db->connect_block_us = 0;
     if (db->cfg.op_timeout_ms)
         uv_timer_start(&db->op_timer, on_op_timer, db->cfg.op_timeout_ms, 0);
     db_run(db, 0);
@@ -577,6 +691,20 @@ char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths) {
     return row;
 }
 
+int ob_db_col_binary(const ob_db *db, int i, unsigned col) {
+    MYSQL_RES *res = ob_db_result(db, i);
+    if (res == NULL || col >= mysql_num_fields(res))
+        return 0;
+    return mysql_fetch_fields(res)[col].charsetnr == 63;
+}
+
+MYSQL *ob_db_mysql(const ob_db *db) {
+    return db->state == DB_IDLE || db->state == DB_QUERYING || db->state == DB_STORING ||
+                   db->state == DB_NEXT
+               ? db->m
+               : NULL;
+}
+
 uint64_t ob_db_affected(const ob_db *db, int i) {
     return i >= 0 && i < db->nres ? db->affected[i] : 0;
 }
@@ -628,6 +756,9 @@ static void close_handles(ob_db *db) {
     free((char *)db->cfg.database);
     free((char *)db->cfg.socket);
     free((char *)db->cfg.init_command);
+    free((char *)db->cfg.tls_ca);
+    free((char *)db->cfg.tls_cert);
+    free((char *)db->cfg.tls_key);
     free(db->name);
     db->name = NULL;
     if (db->resolving) {

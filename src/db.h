@@ -14,7 +14,13 @@
  *   - the poll handle is stopped before any call into the library, closed
  *     before the library may close the socket, and made anew after connect;
  *   - MYSQL_OPT_RECONNECT stays off: a lost connection is reported, and the
- *     owner connects again on a fresh handle.
+ *     owner connects again on a fresh handle;
+ *   - with TLS, the server's certificate is always verified, and the socket
+ *     is put back in non-blocking mode once connect completes. Connector/C
+ *     3.3 runs the TLS handshake itself with blocking waits (once per
+ *     connection, about one round trip), each bounded by the connect timeout
+ *     and at most 5 s; ob_db_connect_block_us() says how long the longest
+ *     call into connect took.
  *
  * Callbacks run on the loop and may run before the function that started the
  * operation returns (when the answer was already buffered), so callers set
@@ -47,11 +53,18 @@ typedef struct ob_db_config {
     unsigned read_timeout_s;  /* must outlast any legitimate wait, such as GET_LOCK */
     uint32_t op_timeout_ms;   /* our own deadline for one operation; 0 = none */
     const char *init_command; /* run by connect, may be NULL */
-} ob_db_config;
 
-/* Fills the connection settings from a parsed URL (the strings are
- * borrowed from u) and zeroes the rest. */
-void ob_db_config_from_url(ob_db_config *cfg, const ob_db_url *u);
+    /* TLS. On when `tls` is set; the server's certificate chain is then
+     * always verified: against tls_ca when given, else the system store.
+     * The host name is checked too unless tls_no_verify_host is set. To
+     * check a host name (not an address) the name is handed to the library,
+     * which then resolves it itself inside connect. */
+    int tls;
+    const char *tls_ca;   /* PEM file of the CAs to trust, may be NULL */
+    const char *tls_cert; /* client certificate (PEM), may be NULL */
+    const char *tls_key;  /* its private key (PEM), may be NULL */
+    int tls_no_verify_host;
+} ob_db_config;
 
 /* Creates the connection object and its timers on `loop`. Strings in cfg are
  * copied. `name` labels log lines ("worker 1", "maint"). Returns NULL on OOM. */
@@ -75,6 +88,13 @@ uint64_t ob_db_affected(const ob_db *db, int i);
  * next operation starts. */
 char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths);
 
+/* 1 when column `col` of result i holds binary data (a BLOB, charset 63). */
+int ob_db_col_binary(const ob_db *db, int i, unsigned col);
+
+/* The MYSQL handle while connected (NULL otherwise), for string escaping
+ * only: never call into the library with it. */
+MYSQL *ob_db_mysql(const ob_db *db);
+
 unsigned ob_db_errno(const ob_db *db);
 const char *ob_db_error(const ob_db *db);
 /* Nonzero once the connection is gone: the owner must ob_db_reset() it. */
@@ -93,15 +113,31 @@ void ob_db_reset(ob_db *db);
  * and then calls cb (may be NULL). The object must not be used afterwards. */
 void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data);
 
+/* MariaDB's "Connections using insecure transport are prohibited while
+ * --require_secure_transport=ON"; the client headers lack its name. */
+#define OB_ER_SECURE_TRANSPORT_REQUIRED 4151
+
 /* True for client and server error numbers that mean the connection is gone. */
 int ob_db_errno_is_lost(unsigned err);
 
-/* True for errors that retrying cannot heal: a login refused, an unknown
- * database, a missing table or column, a transport the server refuses. */
+/* True for errors that retrying cannot heal while nothing changes: TLS
+ * required or refused, a certificate that does not verify, bad credentials,
+ * an unknown database, a missing table or column, a missing privilege. */
 int ob_db_errno_is_permanent(unsigned err);
 
 /* What an operator should do about an error, as " (...)" to append to a
  * message; "" when there is nothing to add. */
 const char *ob_db_error_hint(unsigned err);
+
+/* The longest single call into the library during the last connect, in
+ * microseconds: with TLS, about the handshake's blocking wait. */
+uint64_t ob_db_connect_block_us(const ob_db *db);
+
+/* The connection's socket, -1 when down. For checks only: never poll or
+ * close it outside this module. */
+int ob_db_fd(const ob_db *db);
+
+/* The TLS cipher of the connection, or NULL when it is not encrypted. */
+const char *ob_db_tls_cipher(const ob_db *db);
 
 #endif

@@ -34,7 +34,12 @@ static void put(ob_flow *f, ob_flow_member *m, ob_flow_list l) {
     m->list = l;
 }
 
-void ob_flow_init(ob_flow *f, uint32_t max_in_flight) {
+void ob_flow_init(ob_flow *f, uint32_t max_in_flight, uint32_t poll_min_ms, uint32_t poll_max_ms) {
+    f->poll_max_ms = poll_max_ms ? poll_max_ms : 1;
+    f->poll_min_ms = poll_min_ms && poll_min_ms < f->poll_max_ms ? poll_min_ms : f->poll_max_ms;
+    f->poll_ms = f->poll_max_ms;
+    f->hot_until = 0;
+    f->wake_pending = 0;
     f->in_flight = 0;
     f->max_in_flight = max_in_flight ? max_in_flight : 1;
     f->waiting.head = f->waiting.tail = NULL;
@@ -106,4 +111,39 @@ void ob_flow_wake_all(ob_flow *f, ob_flow_member *except) {
         }
         m = next;
     }
+}
+
+void ob_flow_ring(ob_flow *f) {
+    ob_flow_member *m = f->idle.head;
+    if (m == NULL) {
+        f->wake_pending = 1;
+        return;
+    }
+    ob_flow_leave(f, m);
+    m->on_wake(m);
+}
+
+int ob_flow_hot(const ob_flow *f, uint64_t now) {
+    return now < f->hot_until;
+}
+
+int ob_flow_take_wake(ob_flow *f) {
+    int w = f->wake_pending;
+    f->wake_pending = 0;
+    return w;
+}
+
+#define HOT_MS 1000
+
+void ob_flow_activity(ob_flow *f, uint64_t now) {
+    f->hot_until = now + HOT_MS;
+    f->poll_ms = f->poll_min_ms;
+}
+
+uint32_t ob_flow_poll_delay(ob_flow *f, uint64_t now) {
+    if (now < f->hot_until)
+        return f->poll_min_ms;
+    uint32_t d = f->poll_ms;
+    f->poll_ms = f->poll_ms > f->poll_max_ms / 2 ? f->poll_max_ms : f->poll_ms * 2;
+    return d;
 }

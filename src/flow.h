@@ -40,9 +40,15 @@ typedef struct ob_flow {
     ob_flow_queue idle;
     ob_flow_member *scout; /* on `idle`, or NULL */
     int handing_out;       /* inside ob_flow_release's loop */
+    int wake_pending;      /* a wake came while nobody was idle */
+    /* Adaptive polling: the scout polls every poll_min_ms while rows keep
+     * coming (for a second after the last were found), then the interval
+     * doubles with each empty poll up to poll_max_ms. */
+    uint32_t poll_min_ms, poll_max_ms, poll_ms;
+    uint64_t hot_until;
 } ob_flow;
 
-void ob_flow_init(ob_flow *f, uint32_t max_in_flight);
+void ob_flow_init(ob_flow *f, uint32_t max_in_flight, uint32_t poll_min_ms, uint32_t poll_max_ms);
 
 /* Takes room for one publish and returns 1; when there is none, puts m on
  * the waiting list (once) and returns 0. */
@@ -61,5 +67,20 @@ int ob_flow_leave(ob_flow *f, ob_flow_member *m);
 
 /* Wakes every idle member but `except` (may be NULL); the scout too. */
 void ob_flow_wake_all(ob_flow *f, ob_flow_member *except);
+
+/* Rows were committed (a doorbell, a notify): wakes one idle member (the
+ * first to go idle), or, when none is idle, leaves a wake for the next
+ * member that goes idle. A full batch wakes the others. */
+void ob_flow_ring(ob_flow *f);
+/* Takes a pending wake: returns 1 (the caller should fetch at once) or 0. */
+int ob_flow_take_wake(ob_flow *f);
+
+/* Rows were found at loop time `now`: poll fast for a while. */
+void ob_flow_activity(ob_flow *f, uint64_t now);
+/* Nonzero while rows keep coming (the scout then fetches instead of
+ * probing: the probe would find rows anyway). */
+int ob_flow_hot(const ob_flow *f, uint64_t now);
+/* The scout's next poll delay at loop time `now`. */
+uint32_t ob_flow_poll_delay(ob_flow *f, uint64_t now);
 
 #endif

@@ -20,6 +20,8 @@
  */
 #include "link_int.h"
 
+#include "tls_options.h"
+
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +146,11 @@ static natsOptions *make_options(ob_link *l, link_conn *c) {
             o, (int)(l->cfg.max_in_flight * 4 > 65536 ? l->cfg.max_in_flight * 4 : 65536));
     if (s == NATS_OK)
         s = ob_link_mailbox_options(l, o, c);
+    char sec_err[512];
+    if (s == NATS_OK && ob_nats_security_apply(o, &l->sec, sec_err, sizeof(sec_err)) != 0) {
+        OB_WARN(l->log, "nats: %s; retrying", sec_err);
+        s = NATS_INVALID_ARG;
+    }
     for (int i = 0; i < n; i++)
         free(servers[i]);
     if (s != NATS_OK) {
@@ -221,6 +228,10 @@ static void start_connect(ob_link *l) {
 }
 
 static void drop_connection(ob_link *l) {
+    if (l->wake_sub) {
+        natsSubscription_Destroy(l->wake_sub);
+        l->wake_sub = NULL;
+    }
     if (l->sub) {
         natsSubscription_Destroy(l->sub);
         l->sub = NULL;
@@ -337,9 +348,10 @@ static void check_stream(ob_link *l, json_t *info) {
             OB_WARN(l->log, "nats: %s", why);
         l->warned_window = 1;
     }
-    ob_logf(l->log, l->state == L_CHECKING ? OUTBOX_LOG_DEBUG : OUTBOX_LOG_INFO,
+    ob_logf(l->log, l->say_ready ? OUTBOX_LOG_INFO : OUTBOX_LOG_DEBUG,
             "nats: stream %s is ready (duplicate window %llu ms)", l->cfg.stream,
             (unsigned long long)window_ms);
+    l->say_ready = 0;
     set_state(l, L_READY);
 }
 
@@ -400,12 +412,14 @@ static void connected_common(ob_link *l, link_event ev) {
     switch (ev) {
     case LE_DISCONNECTED:
         uv_timer_stop(&l->timer);
+        l->say_ready = 1;
         OB_WARN(l->log, "nats: disconnected; pausing until the server is back");
         set_state(l, L_DOWN);
         return;
     case LE_RECONNECTED:
         uv_timer_stop(&l->timer);
         OB_INFO(l->log, "nats: reconnected; checking the stream");
+        l->say_ready = 1;
         set_state(l, L_DOWN); /* leaves READY: batches in flight are interrupted */
         request_stream(l, 0);
         return;
@@ -419,6 +433,7 @@ static void connected_common(ob_link *l, link_event ev) {
                 "one",
                 why && *why ? why : "no reason given");
         drop_connection(l);
+        l->say_ready = 1;
         wait_then(l, L_CONNECT_WAIT);
         return;
     }
@@ -488,6 +503,7 @@ static void ready_common(ob_link *l, link_event ev, const void *arg) {
     case LE_UNAVAILABLE:
         OB_WARN(l->log, "nats: JetStream unavailable (%s); pausing and asking about the stream",
                 (const char *)arg);
+        l->say_ready = 1;
         wait_then(l, L_STREAM_WAIT);
         return;
     case LE_FULL:
@@ -497,7 +513,10 @@ static void ready_common(ob_link *l, link_event ev, const void *arg) {
                     "attempts, until it has room",
                     l->cfg.stream);
         l->full = 1;
-        wait_then(l, L_STREAM_WAIT);
+        /* The pause grows while the stream stays full (a stored ack ends
+         * the streak): a full stream is not asked about many times a second. */
+        set_state(l, L_STREAM_WAIT);
+        uv_timer_start(&l->timer, on_timer, ob_retry_delay(&l->retry, l->full_streak++), 0);
         return;
     default:
         connected_common(l, ev);
@@ -620,6 +639,7 @@ static void free_link(ob_link *l) {
     free((char *)l->cfg.stream);
     free((char *)l->cfg.subject_prefix);
     free((char *)l->cfg.ce_source);
+    free((char *)l->cfg.wake_subject);
     free(l->url_text);
     ob_buf_free(&l->subject);
     ob_buf_free(&l->scratch);
@@ -655,6 +675,8 @@ static void begin_close(ob_link *l) {
         set_state(l, L_CLOSING);
         uv_timer_start(&l->timer, on_timer, CLOSE_WAIT_MS, 0);
         if (l->nc) {
+            if (l->wake_sub)
+                natsSubscription_Unsubscribe(l->wake_sub);
             if (l->sub)
                 natsSubscription_Unsubscribe(l->sub);
             natsConnection_Close(l->nc);
@@ -690,16 +712,25 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
         free(l);
         return NULL;
     }
+    if (cfg->options &&
+        ob_nats_security_from_options(&l->sec, cfg->options, &l->url, err, errlen) != 0) {
+        ob_nats_url_free(&l->url);
+        free(l);
+        return NULL;
+    }
     l->loop = loop;
     l->cfg = *cfg;
     l->cfg.url = NULL;
     l->cfg.stream = strdup(cfg->stream);
     l->cfg.subject_prefix = strdup(cfg->subject_prefix);
     l->cfg.ce_source = cfg->ce_source ? strdup(cfg->ce_source) : NULL;
+    l->cfg.wake_subject = cfg->wake_subject ? strdup(cfg->wake_subject) : NULL;
+    l->cfg.options = NULL; /* read above; its strings are borrowed by l->sec */
     l->url_text = ob_url_redact(cfg->url);
     l->cbs = *cbs;
     l->log = cfg->log;
     l->state = L_NEW;
+    l->say_ready = 1;
     ob_retry_init(&l->retry, BACKOFF_MIN_MS, BACKOFF_MAX_MS);
     if (ob_link_mailbox_init(l) != 0 || !l->cfg.stream || !l->cfg.subject_prefix || !l->url_text ||
         (cfg->ce_source && !l->cfg.ce_source)) {
@@ -708,6 +739,7 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
         free((char *)l->cfg.stream);
         free((char *)l->cfg.subject_prefix);
         free((char *)l->cfg.ce_source);
+        free((char *)l->cfg.wake_subject);
         free(l->url_text);
         free(l);
         return NULL;

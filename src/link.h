@@ -25,6 +25,7 @@
 #include <uv.h>
 
 #include "log.h"
+#include "outbox/relay.h"
 #include "message.h"
 #include "url.h"
 #include "worker.h"
@@ -47,6 +48,9 @@ typedef struct ob_link_callbacks {
     void (*on_ack)(void *data, const ob_ack *ack);
     /* Readiness changed: 1 when rows may be published, 0 when not. */
     void (*on_ready)(void *data, int ready);
+    /* A message arrived on the wake subject (a doorbell): rows were
+     * committed. Bursts arrive as one call. */
+    void (*on_wake)(void *data);
     /* The link cannot go on: a strict duplicate-window check failed, or the
      * server refused the first connection for good (credentials, TLS). */
     void (*on_fatal)(void *data, const char *why);
@@ -61,9 +65,13 @@ typedef struct ob_link_config {
     uint64_t duplicate_window_ms; /* for a stream we create */
     uint64_t retry_horizon_ms;    /* ack timeout + maximum backoff */
     int strict_duplicate_window;
-    int replicas; /* for a stream we create; 0 means 1 */
+    int replicas;             /* for a stream we create; 0 means 1 */
+    const char *wake_subject; /* core NATS subject of the doorbell; NULL for none */
     uint32_t max_in_flight;
     const ob_log *log;
+    /* TLS and credentials (see tls_options.h); must outlive the link. May
+     * be NULL: no TLS, credentials from the URL only. */
+    const outbox_relay_options *options;
 } ob_link_config;
 
 /* Returns NULL with a message in err on a bad URL or out of memory.

@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "link.h"
+#include "nats_security.h"
 #include "retry.h"
 
 typedef enum link_state {
@@ -56,6 +57,7 @@ typedef struct mailbox {
     uint32_t disconnects; /* of the current connection */
     uint32_t reconnects;
     int current_closed; /* the current connection was closed by nats.c */
+    uint32_t wakes;     /* doorbell messages */
     int shut;           /* the async handle is closing: threads must not touch it */
 } mailbox;
 
@@ -76,6 +78,7 @@ struct ob_link {
     const ob_log *log;
     ob_nats_url url;
     char *url_text; /* redacted, for messages */
+    ob_nats_security sec;
 
     uv_async_t async;
     uv_timer_t timer; /* backoff, control-request timeout and close deadline */
@@ -88,6 +91,8 @@ struct ob_link {
 
     natsConnection *nc;
     natsSubscription *sub;
+    natsSubscription *wake_sub;
+    uint32_t seen_wakes;
     link_conn *conn;  /* of nc */
     link_conn *conns; /* every one made, freed with the link */
     uint32_t next_conn_id;
@@ -107,6 +112,8 @@ struct ob_link {
     int warned_replicas;
     uint64_t window_ms; /* the stream's duplicate window, once read */
     int full;           /* the stream refused a message as full; cleared by the next stored ack */
+    int full_streak;    /* pauses for a full stream since the last stored ack */
+    int say_ready;      /* the next "stream is ready" is worth an info line */
     int final;          /* the last handles are closing; free when none is left */
     int leak_mailbox;   /* nats.c did not confirm its close: never free what it may touch */
 
@@ -133,7 +140,8 @@ int ob_link_mailbox_init(ob_link *l);
 void ob_link_mailbox_free(ob_link *l);
 /* Registers the callbacks that feed the mailbox for connection c. */
 natsStatus ob_link_mailbox_options(ob_link *l, natsOptions *o, link_conn *c);
-/* Subscribes c's inbox with the mailbox's message handler. */
+/* Subscribes c's inbox with the mailbox's message handler, and the wake
+ * subject when there is one. */
 natsStatus ob_link_mailbox_subscribe(ob_link *l, link_conn *c);
 /* The uv_async_t callback: replies to on_ack / the control handler, then
  * connection events to the state machine. */

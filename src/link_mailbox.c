@@ -160,6 +160,17 @@ static void on_sub_complete(void *closure) {
     uv_mutex_unlock(&c->l->mb.mu);
 }
 
+static void on_wake_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure) {
+    (void)nc;
+    (void)sub;
+    link_conn *c = closure;
+    natsMsg_Destroy(msg);
+    uv_mutex_lock(&c->l->mb.mu);
+    c->l->mb.wakes++;
+    signal_loop(c->l);
+    uv_mutex_unlock(&c->l->mb.mu);
+}
+
 natsStatus ob_link_mailbox_options(ob_link *l, natsOptions *o, link_conn *c) {
     (void)l;
     natsStatus s = natsOptions_SetDisconnectedCB(o, on_nats_disconnected, c);
@@ -178,6 +189,8 @@ natsStatus ob_link_mailbox_subscribe(ob_link *l, link_conn *c) {
         s = natsSubscription_SetPendingLimits(l->sub, -1, -1);
     if (s == NATS_OK)
         s = natsSubscription_SetOnCompleteCB(l->sub, on_sub_complete, c);
+    if (s == NATS_OK && l->cfg.wake_subject)
+        s = natsConnection_Subscribe(&l->wake_sub, l->nc, l->cfg.wake_subject, on_wake_msg, c);
     return s;
 }
 
@@ -213,6 +226,7 @@ void ob_link_on_async(uv_async_t *h) {
     l->spare_cap = qcap;
     uint32_t disc = l->mb.disconnects, reco = l->mb.reconnects;
     int closed = l->mb.current_closed;
+    uint32_t wakes = l->mb.wakes;
     uv_mutex_unlock(&l->mb.mu);
 
     if (n > 0)
@@ -222,11 +236,17 @@ void ob_link_on_async(uv_async_t *h) {
             if (q[i].control)
                 ob_link_control_reply(l, q[i].ack.slot, q[i].ack.msg);
             else if (l->cbs.on_ack) {
-                l->full &= q[i].ack.kind != OB_ACKED_STORED;
+                if (q[i].ack.kind == OB_ACKED_STORED)
+                    l->full = l->full_streak = 0;
                 l->cbs.on_ack(l->cbs.data, &q[i].ack);
             }
         }
         natsMsg_Destroy(q[i].ack.msg);
+    }
+    if (wakes != l->seen_wakes) {
+        l->seen_wakes = wakes;
+        if (l->state != L_CLOSING && l->cbs.on_wake)
+            l->cbs.on_wake(l->cbs.data);
     }
     ob_link_spent_flush(l);
     int d = disc != l->seen_disconnects, r = reco != l->seen_reconnects;

@@ -88,13 +88,14 @@ int ob_link_publish(ob_link *l, uint32_t worker, uint32_t gen, uint32_t slot, co
         return fail_with(fail, kind, 0, err);
     }
     st = natsConnection_PublishMsg(l->nc, msg);
+    if (st == NATS_MAX_PAYLOAD) {
+        /* Says which part is too big: the payload or the headers. */
+        ob_message_too_big(msg, natsConnection_GetMaxPayload(l->nc), err, sizeof(err));
+        natsMsg_Destroy(msg);
+        return fail_with(fail, OUTBOX_FAIL_MAX_PAYLOAD, st, err);
+    }
     spend(l, msg, row->payload_len);
     if (st == NATS_OK)
         return 0;
-    if (st == NATS_MAX_PAYLOAD) {
-        snprintf(err, sizeof(err), "message of %zu payload bytes exceeds the server's max_payload",
-                 row->payload_len);
-        return fail_with(fail, OUTBOX_FAIL_MAX_PAYLOAD, st, err);
-    }
     return fail_with(fail, kind_of(st), st, natsStatus_GetText(st));
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mysql_errors.h"
 #include "schema.h"
 #include "sql.h"
 
@@ -34,6 +35,11 @@ void outbox_maint_options_from_relay(outbox_maint_options *o, const outbox_relay
     o->log = ro->log;
     o->log_data = ro->log_data;
     o->log_level = ro->log_level;
+    o->db_tls = ro->db_tls;
+    o->db_tls_ca = ro->db_tls_ca;
+    o->db_tls_cert = ro->db_tls_cert;
+    o->db_tls_key = ro->db_tls_key;
+    o->db_tls_no_verify_host = ro->db_tls_no_verify_host;
 }
 
 const char *outbox_maint_kind_name(outbox_maint_kind kind) {
@@ -89,6 +95,9 @@ static const kind_ops *ops_of(outbox_maint_kind kind) {
 static void handle_free(outbox_maint *m) {
     free((char *)m->o.db_url);
     free((char *)m->o.db_password);
+    free((char *)m->o.db_tls_ca);
+    free((char *)m->o.db_tls_cert);
+    free((char *)m->o.db_tls_key);
     free((char *)m->o.table);
     ob_db_url_free(&m->url);
     free(m->init_command);
@@ -170,7 +179,7 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
     outbox_maint *m = calloc(1, sizeof(*m));
     if (m == NULL)
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
-    if (ob_db_url_parse(o->db_url, &m->url, err, sizeof(err)) != 0) {
+    if (ob_db_settings(o->db_url, o->db_password, &m->url, err, sizeof(err)) != 0) {
         free(m);
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     }
@@ -180,13 +189,12 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
     m->o.db_url = strdup(o->db_url);
     m->o.db_password = o->db_password ? strdup(o->db_password) : NULL;
     m->o.table = strdup(o->table);
+    m->o.db_tls_ca = o->db_tls_ca ? strdup(o->db_tls_ca) : NULL;
+    m->o.db_tls_cert = o->db_tls_cert ? strdup(o->db_tls_cert) : NULL;
+    m->o.db_tls_key = o->db_tls_key ? strdup(o->db_tls_key) : NULL;
     m->log.fn = o->log;
     m->log.data = o->log_data;
     m->log.level = o->log_level;
-    if (o->db_password) {
-        free(m->url.password);
-        m->url.password = strdup(o->db_password);
-    }
     if (strchr(o->table, '.') == NULL && (m->url.database == NULL || *m->url.database == '\0')) {
         handle_free(m);
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
@@ -200,17 +208,23 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
                  o->ddl_lock_wait_s) < 0)
         m->init_command = NULL;
     if (!m->o.db_url || !m->o.table || (o->db_password && !m->o.db_password) || !m->init_command ||
-        (o->db_password && !m->url.password) || make_names(m, o->table) != 0) {
+        (o->db_tls_ca && !m->o.db_tls_ca) || (o->db_tls_cert && !m->o.db_tls_cert) ||
+        (o->db_tls_key && !m->o.db_tls_key) || make_names(m, o->table) != 0) {
         handle_free(m);
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     }
-    ob_db_config_from_url(&m->dbcfg, &m->url);
+    ob_db_url_to_config(&m->url, &m->dbcfg);
     m->dbcfg.connect_timeout_s = 10;
     /* DDL may wait for metadata locks and REORGANIZE copies the tail's rows:
      * allow far longer than the relay's batch statements. */
     m->dbcfg.op_timeout_ms = 30 * 60 * 1000;
     m->dbcfg.read_timeout_s = 35 * 60;
     m->dbcfg.init_command = m->init_command;
+    m->dbcfg.tls = o->db_tls || o->db_tls_ca || o->db_tls_cert;
+    m->dbcfg.tls_ca = m->o.db_tls_ca;
+    m->dbcfg.tls_cert = m->o.db_tls_cert;
+    m->dbcfg.tls_key = m->o.db_tls_key;
+    m->dbcfg.tls_no_verify_host = o->db_tls_no_verify_host;
     *out = m;
     return OUTBOX_OK;
 }
@@ -304,7 +318,8 @@ static void on_db(ob_db *db, int ok, void *data) {
             char msg[600];
             snprintf(msg, sizeof(msg), "cannot connect to the database: %s", ob_db_error(db));
             set_state(m, MS_DOWN);
-            fail_all(m, OUTBOX_EDB, msg);
+            fail_all(m, ob_db_errno_is_permanent(ob_db_errno(db)) ? OUTBOX_EREFUSED : OUTBOX_EDB,
+                     msg);
             return;
         }
         set_state(m, MS_READY);
@@ -400,9 +415,9 @@ void ob_maint_done(outbox_maint *m, ob_job *j, int status, const char *fmt, ...)
 
 void ob_maint_db_failed(outbox_maint *m, ob_job *j, const char *what) {
     unsigned e = ob_db_errno(m->db);
-    if (e == 1146) /* ER_NO_SUCH_TABLE */
+    if (e == OB_ER_NO_SUCH_TABLE)
         ob_maint_done(m, j, OUTBOX_ENOTFOUND, "table %s does not exist", m->name);
-    else if (e == 1205) /* ER_LOCK_WAIT_TIMEOUT */
+    else if (e == OB_ER_LOCK_WAIT_TIMEOUT)
         ob_maint_done(m, j, OUTBOX_EDB,
                       "%s gave up after waiting %u s for a lock: a long transaction is using "
                       "table %s; the next round tries again",

@@ -2,49 +2,18 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "outbox/id.h"
-
-static int subject_part_ok(const char *s, size_t n, char *err, size_t errlen, const char *what) {
-    if (n == 0) {
-        snprintf(err, errlen, "%s is empty, which gives an empty subject token", what);
-        return -1;
-    }
-    size_t tok = 0;
-    const char *tok_start = s;
-    for (size_t i = 0; i <= n; i++) {
-        if (i == n || s[i] == '.') {
-            if (tok == 0) {
-                snprintf(err, errlen, "%s '%.*s' has an empty subject token", what,
-                         (int)(n > 128 ? 128 : n), s);
-                return -1;
-            }
-            if (tok == 1 && (tok_start[0] == '*' || tok_start[0] == '>')) {
-                snprintf(err, errlen, "%s '%.*s' contains a wildcard token", what,
-                         (int)(n > 128 ? 128 : n), s);
-                return -1;
-            }
-            tok = 0;
-            tok_start = s + i + 1;
-            continue;
-        }
-        unsigned char c = (unsigned char)s[i];
-        if (c <= ' ' || c == 0x7f) {
-            snprintf(err, errlen, "%s '%.*s' contains whitespace or a control character", what,
-                     (int)(n > 128 ? 128 : n), s);
-            return -1;
-        }
-        tok++;
-    }
-    return 0;
-}
+#include "subject.h"
 
 int ob_message_subject(ob_buf *out, const char *prefix, const ob_row *row, char *err,
                        size_t errlen) {
-    if (subject_part_ok(row->aggregate_type, row->aggregate_type_len, err, errlen,
-                        "aggregate_type") != 0 ||
-        subject_part_ok(row->event_type, row->event_type_len, err, errlen, "event_type") != 0)
+    if (ob_subject_check(row->aggregate_type, row->aggregate_type_len, "aggregate_type", err,
+                         errlen) != 0 ||
+        ob_subject_check(row->event_type, row->event_type_len, "event_type", err, errlen) != 0)
         return -1;
     ob_buf_puts(out, prefix);
     ob_buf_putc(out, '.');
@@ -100,10 +69,31 @@ int ob_header_value_ok(const char *v, size_t n) {
     return 1;
 }
 
-static int row_headers(natsMsg *msg, const ob_row *row, outbox_failure_kind *kind, char *err,
+static int prefix_ci(const char *s, const char *prefix) {
+    return strncasecmp(s, prefix, strlen(prefix)) == 0;
+}
+
+const char *ob_header_reserved(const char *key, const char *value) {
+    if (prefix_ci(key, "nats-"))
+        return "Nats-* headers belong to the relay and steer JetStream (Nats-Msg-Id, "
+               "Nats-Rollup, Nats-Expected-*, Nats-TTL)";
+    if (prefix_ci(key, "ce-"))
+        return "ce-* headers are the relay's CloudEvents attributes";
+    if (strcasecmp(key, "content-type") == 0 && value != NULL &&
+        prefix_ci(value, "application/cloudevents"))
+        return "a CloudEvents content type would make consumers read the data as a structured "
+               "event";
+    return NULL;
+}
+
+/* Adds the row's headers; `content_type` is left pointing at the value of a
+ * Content-Type member (inside `*root`, which the caller frees). */
+static int row_headers(natsMsg *msg, const ob_row *row, json_t **root_out,
+                       const char **content_type, outbox_failure_kind *kind, char *err,
                        size_t errlen) {
     json_error_t jerr;
     json_t *root = json_loadb(row->headers, row->headers_len, 0, &jerr);
+    *root_out = NULL;
     if (root == NULL || !json_is_object(root)) {
         *kind = OUTBOX_FAIL_BAD_HEADERS;
         if (root == NULL)
@@ -129,6 +119,15 @@ static int row_headers(natsMsg *msg, const ob_row *row, outbox_failure_kind *kin
             rc = -1;
             break;
         }
+        const char *why = ob_header_reserved(key, v);
+        if (why != NULL) {
+            *kind = OUTBOX_FAIL_BAD_HEADERS;
+            snprintf(err, errlen, "headers member '%.64s' is refused: %s", key, why);
+            rc = -1;
+            break;
+        }
+        if (strcasecmp(key, "content-type") == 0)
+            *content_type = v;
         if (natsMsgHeader_Set(msg, key, v) != NATS_OK) {
             *kind = OUTBOX_FAIL_PUBLISH_ERROR;
             snprintf(err, errlen, "could not set header '%.64s'", key);
@@ -136,7 +135,10 @@ static int row_headers(natsMsg *msg, const ob_row *row, outbox_failure_kind *kin
             break;
         }
     }
-    json_decref(root);
+    if (rc != 0)
+        json_decref(root);
+    else
+        *root_out = root;
     return rc;
 }
 
@@ -148,14 +150,24 @@ static int header_failed(natsStatus s, outbox_failure_kind *kind, char *err, siz
 
 /* The CloudEvents binary-mode headers. */
 static natsStatus ce_headers(natsMsg *msg, const ob_row *row, const char *idtext,
-                             const char *ce_source, ob_buf *scratch) {
-    /* One scratch buffer holds the encoded ce-type and ce-subject as
-     * consecutive NUL-terminated strings, so no per-row allocation is ours. */
+                             const ob_message_opts *o, const char *content_type, ob_buf *scratch) {
+    /* One scratch buffer holds the encoded ce-type, ce-subject and
+     * ce-datacontenttype as consecutive NUL-terminated strings, so no per-row
+     * allocation is ours. */
     ob_buf_reset(scratch);
+    if (o->ce_type_with_aggregate) {
+        ob_ce_encode(scratch, row->aggregate_type, row->aggregate_type_len);
+        ob_buf_putc(scratch, '.');
+    }
     ob_ce_encode(scratch, row->event_type, row->event_type_len);
     size_t subj_off = scratch->len + 1;
     ob_buf_putc(scratch, '\0');
     ob_ce_encode(scratch, row->aggregate_id, row->aggregate_id_len);
+    size_t ct_off = scratch->len + 1;
+    ob_buf_putc(scratch, '\0');
+    const char *ct = row->payload_binary ? content_type : "application/json";
+    if (ct != NULL)
+        ob_ce_encode(scratch, ct, strlen(ct));
     if (scratch->oom)
         return NATS_NO_MEMORY;
     char when[40];
@@ -167,24 +179,62 @@ static natsStatus ce_headers(natsMsg *msg, const ob_row *row, const char *idtext
     if (s == NATS_OK)
         s = natsMsgHeader_Set(msg, "ce-type", scratch->p);
     if (s == NATS_OK)
-        s = natsMsgHeader_Set(msg, "ce-source", ce_source);
+        s = natsMsgHeader_Set(msg, "ce-source", o->ce_source);
     if (s == NATS_OK && row->aggregate_id_len > 0)
         s = natsMsgHeader_Set(msg, "ce-subject", scratch->p + subj_off);
     if (s == NATS_OK && wl > 0)
         s = natsMsgHeader_Set(msg, "ce-time", when);
+    if (s == NATS_OK && ct != NULL && *ct != '\0')
+        s = natsMsgHeader_Set(msg, "ce-datacontenttype", scratch->p + ct_off);
     return s;
 }
 
-int ob_message_headers(natsMsg *msg, const ob_row *row, const char *ce_source, ob_buf *scratch,
-                       outbox_failure_kind *kind, char *err, size_t errlen) {
-    if (row->headers != NULL && row_headers(msg, row, kind, err, errlen) != 0)
+int ob_message_build_headers(natsMsg *msg, const ob_row *row, const ob_message_opts *o,
+                             ob_buf *scratch, outbox_failure_kind *kind, char *err, size_t errlen) {
+    json_t *root = NULL;
+    const char *content_type = NULL;
+    if (row->headers != NULL && row_headers(msg, row, &root, &content_type, kind, err, errlen) != 0)
         return -1;
     char idtext[OUTBOX_ID_TEXT_LEN + 1];
     outbox_id id;
     memcpy(id.b, row->id, 16);
     outbox_id_to_text(&id, idtext);
     natsStatus s = natsMsgHeader_Set(msg, "Nats-Msg-Id", idtext);
-    if (s == NATS_OK && ce_source != NULL)
-        s = ce_headers(msg, row, idtext, ce_source, scratch);
+    if (s == NATS_OK && o->ce_source != NULL)
+        s = ce_headers(msg, row, idtext, o, content_type, scratch);
+    json_decref(root);
     return s == NATS_OK ? 0 : header_failed(s, kind, err, errlen);
+}
+
+int ob_message_headers(natsMsg *msg, const ob_row *row, const char *ce_source, ob_buf *scratch,
+                       outbox_failure_kind *kind, char *err, size_t errlen) {
+    ob_message_opts o = {ce_source, 0};
+    return ob_message_build_headers(msg, row, &o, scratch, kind, err, errlen);
+}
+
+int ob_message_too_big(natsMsg *msg, int64_t max_payload, char *err, size_t errlen) {
+    const char **keys = NULL;
+    int nkeys = 0;
+    size_t hdr = 0;
+    /* The header block as nats.c writes it: "NATS/1.0\r\n", "key: value\r\n"
+     * per value, and a closing "\r\n". */
+    if (natsMsgHeader_Keys(msg, &keys, &nkeys) == NATS_OK) {
+        hdr = 12;
+        for (int i = 0; i < nkeys; i++) {
+            const char **vals = NULL;
+            int nv = 0;
+            if (natsMsgHeader_Values(msg, keys[i], &vals, &nv) != NATS_OK)
+                continue;
+            for (int k = 0; k < nv; k++)
+                hdr += strlen(keys[i]) + 2 + strlen(vals[k]) + 2;
+            free((void *)vals);
+        }
+        free((void *)keys);
+    }
+    size_t data = (size_t)natsMsg_GetDataLength(msg);
+    const char *culprit = hdr > data ? "its headers" : "its payload";
+    return snprintf(err, errlen,
+                    "message of %zu payload bytes and %zu header bytes (%d headers) exceeds the "
+                    "server's max_payload of %lld bytes; %s are the larger part",
+                    data, hdr, nkeys, (long long)max_payload, culprit);
 }

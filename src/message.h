@@ -4,8 +4,13 @@
  *   subject  <prefix>.<aggregate_type>.<event_type>
  *   headers  every string member of the row's `headers` object, then
  *            Nats-Msg-Id, ce-specversion, ce-id, ce-type, ce-source,
- *            ce-subject, ce-time (the relay's own headers win over the row's)
+ *            ce-subject, ce-time, ce-datacontenttype
  *   data     the payload bytes, unchanged
+ *
+ * A row may not set a header the relay owns or one that steers JetStream:
+ * a member named Nats-* or ce-* (in any letter case), or a Content-Type of
+ * application/cloudevents*, makes the row fail with OUTBOX_FAIL_BAD_HEADERS
+ * (dead, with the reason), rather than being dropped unseen.
  *
  * CloudEvents values are percent-encoded as the binary content mode asks:
  * space, '"', '%' and bytes outside printable ASCII.
@@ -14,6 +19,7 @@
 #define OB_MESSAGE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <nats/nats.h>
 
 #include "buf.h"
@@ -34,12 +40,20 @@ typedef struct ob_row {
     size_t headers_len;
     const char *created_at; /* "YYYY-MM-DD HH:MM:SS.ffffff", UTC session */
     size_t created_at_len;
-    int attempts; /* attempt_count before this attempt */
+    int attempts;       /* attempt_count before this attempt */
+    int payload_binary; /* the payload column is binary (LONGBLOB): no application/json */
 } ob_row;
 
-/* Appends <prefix>.<aggregate_type>.<event_type> to `out` and checks that the
- * result is a valid publish subject: no empty token, no wildcard token, no
- * whitespace or control characters. Returns 0, or -1 with a reason in err. */
+/* How the relay was configured to shape messages. */
+typedef struct ob_message_opts {
+    const char *ce_source;      /* percent-encoded; NULL leaves the ce-* headers out */
+    int ce_type_with_aggregate; /* ce-type = <aggregate_type>.<event_type> */
+} ob_message_opts;
+
+/* Appends <prefix>.<aggregate_type>.<event_type> to `out` after checking
+ * both row fields with ob_subject_check() (subject.h): no empty token, no '*'
+ * or '>' anywhere, no whitespace or control characters, valid UTF-8. Returns
+ * 0, or -1 with a reason in err (the row is then OUTBOX_FAIL_BAD_SUBJECT). */
 int ob_message_subject(ob_buf *out, const char *prefix, const ob_row *row, char *err,
                        size_t errlen);
 
@@ -55,12 +69,28 @@ void ob_ce_encode(ob_buf *out, const char *s, size_t len);
  * 33 bytes). Returns the length, or 0 when the input has another shape. */
 size_t ob_rfc3339(const char *ts, size_t len, char *out);
 
+/* Why a row's header `key` (with `value`) is refused, or NULL when it may
+ * pass: Nats-* and ce-* in any case, and a CloudEvents Content-Type. */
+const char *ob_header_reserved(const char *key, const char *value);
+
 /* Adds the row's headers and the relay's headers to `msg`. `scratch` is a
- * reusable buffer. `ce_source` must already be percent-encoded; NULL leaves
- * the CloudEvents headers out (Nats-Msg-Id is always set). Returns 0,
- * or -1 with *kind and err set (a malformed headers object is
+ * reusable buffer. Nats-Msg-Id is always set. With CloudEvents on,
+ * ce-datacontenttype is application/json for a JSON payload; for a binary
+ * one it is the row's Content-Type header, or absent. Returns 0, or -1 with
+ * *kind and err set (a malformed headers object, or a reserved header, is
  * OUTBOX_FAIL_BAD_HEADERS). */
+int ob_message_build_headers(natsMsg *msg, const ob_row *row, const ob_message_opts *o,
+                             ob_buf *scratch, outbox_failure_kind *kind, char *err, size_t errlen);
+
+/* ob_message_build_headers() with ce_source and the other options off. */
 int ob_message_headers(natsMsg *msg, const ob_row *row, const char *ce_source, ob_buf *scratch,
                        outbox_failure_kind *kind, char *err, size_t errlen);
+
+/* For a publish that nats.c refused with NATS_MAX_PAYLOAD: writes into err
+ * how large the payload and the header block are and which of them is the
+ * larger, so "headers too big" is reported as such. Call it before
+ * natsMsg_Destroy(msg); `max_payload` is natsConnection_GetMaxPayload().
+ * Returns the length snprintf reports. */
+int ob_message_too_big(natsMsg *msg, int64_t max_payload, char *err, size_t errlen);
 
 #endif

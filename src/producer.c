@@ -15,6 +15,7 @@
 #include "log.h"
 #include "message.h"
 #include "sql.h"
+#include "subject.h"
 #include "url.h"
 
 struct outbox_producer {
@@ -79,27 +80,6 @@ static int perr(outbox_producer *p, int status, const char *fmt, ...) {
     return status;
 }
 
-/* Counts UTF-8 characters; -1 when the text is not valid UTF-8. */
-static long utf8_chars(const char *s, size_t n) {
-    const unsigned char *u = (const unsigned char *)s;
-    long chars = 0;
-    for (size_t i = 0; i < n; chars++) {
-        unsigned char c = u[i];
-        size_t len = c < 0x80             ? 1
-                     : (c & 0xe0) == 0xc0 ? 2
-                     : (c & 0xf0) == 0xe0 ? 3
-                     : (c & 0xf8) == 0xf0 ? 4
-                                          : 0;
-        if (len == 0 || i + len > n || (len == 2 && c < 0xc2))
-            return -1;
-        for (size_t k = 1; k < len; k++)
-            if ((u[i + k] & 0xc0) != 0x80)
-                return -1;
-        i += len;
-    }
-    return chars;
-}
-
 static int check_field(outbox_producer *p, size_t idx, const char *name, const char *v,
                        int required) {
     if (v == NULL)
@@ -107,7 +87,7 @@ static int check_field(outbox_producer *p, size_t idx, const char *name, const c
     size_t n = strlen(v);
     if (required && n == 0)
         return perr(p, OUTBOX_EINVAL, "entry %zu: %s is empty", idx, name);
-    long chars = utf8_chars(v, n);
+    long chars = ob_utf8_chars(v, n);
     if (chars < 0)
         return perr(p, OUTBOX_EINVAL, "entry %zu: %s is not valid UTF-8", idx, name);
     if (chars > OUTBOX_FIELD_MAX_CHARS)
@@ -152,6 +132,12 @@ static int check_headers(outbox_producer *p, size_t idx, const char *h, size_t n
                               key);
                     break;
                 }
+                const char *why = ob_header_reserved(key, s);
+                if (why != NULL) {
+                    rc = perr(p, OUTBOX_EINVAL, "entry %zu: headers member '%.64s' is refused: %s",
+                              idx, key, why);
+                    break;
+                }
             }
         }
     }
@@ -165,6 +151,12 @@ static int check_entry(outbox_producer *p, size_t idx, const outbox_entry *e) {
         (rc = check_field(p, idx, "aggregate_id", e->aggregate_id, 0)) != OUTBOX_OK ||
         (rc = check_field(p, idx, "event_type", e->event_type, 1)) != OUTBOX_OK)
         return rc;
+    /* The relay would refuse these rows: say so now, not at delivery. */
+    char why[256];
+    if (ob_subject_check(e->aggregate_type, strlen(e->aggregate_type), "aggregate_type", why,
+                         sizeof(why)) != 0 ||
+        ob_subject_check(e->event_type, strlen(e->event_type), "event_type", why, sizeof(why)) != 0)
+        return perr(p, OUTBOX_EINVAL, "entry %zu: %s (it becomes a NATS subject)", idx, why);
     if (e->payload == NULL)
         return perr(p, OUTBOX_EINVAL, "entry %zu: payload is missing", idx);
     size_t plen = e->payload_len ? e->payload_len : strlen(e->payload);
@@ -266,7 +258,7 @@ int outbox_enqueue(outbox_producer *p, MYSQL *conn, const outbox_entry *e, outbo
 
 MYSQL *outbox_connect(const char *url, char *err, size_t errlen) {
     ob_db_url u;
-    if (ob_db_url_parse(url, &u, err, errlen) != 0)
+    if (ob_db_settings(url, NULL, &u, err, errlen) != 0)
         return NULL;
     MYSQL *m = mysql_init(NULL);
     if (m == NULL) {

@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "message.h"
 #include "sql.h"
+#include "tls_options.h"
 
 /* --- the seams: link and owner callbacks for the workers ----------------- */
 
@@ -121,6 +122,15 @@ static void on_link_ready(void *data, int ready) {
         ob_worker_broker(r->workers[i], ready);
 }
 
+static void on_link_wake(void *data) {
+    outbox_relay_notify(data);
+}
+
+void outbox_relay_notify(outbox_relay *r) {
+    if (r->phase == R_RUNNING && !r->fatal)
+        ob_flow_ring(&r->flow);
+}
+
 static void relay_fatal(outbox_relay *r, const char *why) {
     if (r->fatal)
         return;
@@ -152,6 +162,7 @@ static void relay_free(outbox_relay *r) {
     ob_buf_free(&r->sql_fetch);
     ob_buf_free(&r->sql_probe);
     ob_buf_free(&r->sql_drain);
+    ob_buf_free(&r->wake);
     ob_relay_free_options(&r->o);
     free(r);
 }
@@ -175,11 +186,12 @@ static int prepare(outbox_relay *r) {
     ob_worker_env *e = &r->env;
     e->loop = r->loop;
     e->log = &r->log;
-    ob_db_config_from_url(&e->db, &r->db);
+    ob_db_url_to_config(&r->db, &e->db);
     e->db.connect_timeout_s = 10;
     e->db.read_timeout_s = 120;
     e->db.op_timeout_ms = 60000;
     e->db.init_command = "SET SESSION tx_isolation = 'READ-COMMITTED', time_zone = '+00:00'";
+    ob_db_config_tls_from_options(&e->db, o);
     e->batch.qtable = r->qtable;
     e->batch.processing = o->processing;
     e->batch.max_attempts = o->max_attempts;
@@ -213,7 +225,12 @@ static int prepare(outbox_relay *r) {
         (ob_worker_owner){owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r};
     e->flow = &r->flow;
     e->stats = &r->stats;
-    ob_flow_init(&r->flow, o->max_in_flight);
+    ob_flow_init(&r->flow, o->max_in_flight, o->poll_min_ms, o->poll_interval_ms);
+    if (o->wake_subject == NULL)
+        ob_buf_printf(&r->wake, "outbox_wake.%s", o->table);
+    else if (*o->wake_subject)
+        ob_buf_puts(&r->wake, o->wake_subject);
+    r->wake_subject = r->wake.p;
 
     r->nworkers = o->connections;
     r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
@@ -241,10 +258,12 @@ static ob_link *make_link(outbox_relay *r, char *err, size_t errlen) {
     lc.retry_horizon_ms =
         (uint64_t)o->ack_timeout_ms + (o->backoff_max_ms > db_wait ? o->backoff_max_ms : db_wait);
     lc.strict_duplicate_window = o->strict_duplicate_window;
-    lc.replicas = 1;
+    lc.replicas = o->stream_replicas;
+    lc.options = o;
+    lc.wake_subject = r->wake_subject;
     lc.max_in_flight = o->max_in_flight;
     lc.log = &r->log;
-    ob_link_callbacks cbs = {on_link_ack, on_link_ready, on_link_fatal, r};
+    ob_link_callbacks cbs = {on_link_ack, on_link_ready, on_link_wake, on_link_fatal, r};
     return ob_link_new(r->loop, &lc, &cbs, err, errlen);
 }
 
@@ -260,7 +279,7 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
     outbox_relay *r = calloc(1, sizeof(*r));
     if (r == NULL)
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
-    if (ob_db_url_parse(o->db_url, &r->db, err, sizeof(err)) != 0) {
+    if (ob_db_settings(o->db_url, o->db_password, &r->db, err, sizeof(err)) != 0) {
         free(r);
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     }
@@ -271,8 +290,7 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
     r->log.level = o->log_level;
     r->stats.pending = -1;
     r->stats.oldest_pending_ms = -1;
-    if (ob_relay_copy_options(r, o) != 0 || ob_db_url_set_password(&r->db, o->db_password) != 0 ||
-        prepare(r) != 0) {
+    if (ob_relay_copy_options(r, o) != 0 || prepare(r) != 0) {
         relay_free(r);
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     }
@@ -304,9 +322,9 @@ int outbox_relay_start(outbox_relay *r) {
     char *db = ob_url_redact(r->o.db_url), *nats = ob_url_redact(r->o.nats_url);
     OB_INFO(&r->log,
             "relay starting: table %s, stream %s, subjects %s.<aggregate>.<event>, %d "
-            "connection(s), batch %d, database %s, nats %s",
+            "connection(s), batch %d, database %s, nats %s, doorbell %s",
             r->o.table, r->o.stream, r->o.subject_prefix, r->nworkers, r->o.batch_size,
-            db ? db : "?", nats ? nats : "?");
+            db ? db : "?", nats ? nats : "?", r->wake_subject ? r->wake_subject : "off");
     free(db);
     free(nats);
     uv_timer_init(r->loop, &r->shutdown_timer);

@@ -38,6 +38,8 @@ struct outbox_relay {
     ob_buf sql_fetch; /* statements built once */
     ob_buf sql_probe;
     ob_buf sql_drain;
+    ob_buf wake;              /* the doorbell's subject */
+    const char *wake_subject; /* wake.p, or NULL without a doorbell */
 
     ob_worker_env env; /* shared by the workers */
     ob_flow flow;

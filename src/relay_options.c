@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "sql.h"
+#include "subject.h"
+#include "tls_options.h"
 
 void outbox_relay_options_init(outbox_relay_options *o) {
     memset(o, 0, sizeof(*o));
@@ -19,6 +21,7 @@ void outbox_relay_options_init(outbox_relay_options *o) {
     o->connections = 2;
     o->batch_size = 500;
     o->poll_interval_ms = 100;
+    o->poll_min_ms = 5;
     o->max_in_flight = 8192;
     o->ack_timeout_ms = 5000;
     o->max_attempts = 5;
@@ -65,25 +68,12 @@ static int check_stream_name(const char *s) {
     return 0;
 }
 
-/* A prefix is one or more dot-separated tokens: none empty, none a wildcard,
- * no whitespace or control characters. */
+/* A prefix is one or more dot-separated subject tokens (subject.h). */
 static int check_prefix(const char *s) {
+    char err[160];
     if (s == NULL || *s == '\0' || strlen(s) > 100)
         return -1;
-    const char *tok = s;
-    for (const char *p = s;; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '.' || c == '\0') {
-            size_t n = (size_t)(p - tok);
-            if (n == 0 || (n == 1 && (*tok == '*' || *tok == '>')))
-                return -1;
-            if (c == '\0')
-                return 0;
-            tok = p + 1;
-        } else if (c <= ' ' || c == 0x7f) {
-            return -1;
-        }
-    }
+    return ob_subject_check(s, strlen(s), "subject prefix", err, sizeof(err));
 }
 
 int ob_relay_check_options(const outbox_relay_options *o, char *errbuf, size_t errlen) {
@@ -97,6 +87,19 @@ int ob_relay_check_options(const outbox_relay_options *o, char *errbuf, size_t e
     if (o->poll_interval_ms < 1 || o->poll_interval_ms > 3600000)
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
                        "poll interval must be 1 ms to 1 hour (got %u ms)", o->poll_interval_ms);
+    if (o->wake_subject && *o->wake_subject) {
+        size_t pl = o->subject_prefix ? strlen(o->subject_prefix) : 0;
+        if (check_prefix(o->wake_subject) != 0)
+            return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                           "wake subject '%s' is not a subject: dot-separated tokens without "
+                           "wildcards or whitespace",
+                           o->wake_subject);
+        if (pl && strncmp(o->wake_subject, o->subject_prefix, pl) == 0 &&
+            (o->wake_subject[pl] == '.' || o->wake_subject[pl] == '\0'))
+            return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                           "wake subject '%s' falls under the stream's subjects '%s.>'",
+                           o->wake_subject, o->subject_prefix);
+    }
     if (o->max_in_flight < 1)
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "max in flight must be at least 1");
     if (o->ack_timeout_ms < 10)
@@ -148,6 +151,8 @@ int ob_relay_copy_options(outbox_relay *r, const outbox_relay_options *o) {
     bad |= dup_str(&r->o.stream, o->stream);
     bad |= dup_str(&r->o.subject_prefix, o->subject_prefix);
     bad |= dup_str(&r->o.ce_source, o->ce_source);
+    bad |= dup_str(&r->o.wake_subject, o->wake_subject);
+    bad |= ob_tls_options_dup(&r->o) != 0;
     return bad ? -1 : 0;
 }
 
@@ -159,4 +164,6 @@ void ob_relay_free_options(outbox_relay_options *o) {
     free((char *)o->stream);
     free((char *)o->subject_prefix);
     free((char *)o->ce_source);
+    free((char *)o->wake_subject);
+    ob_tls_options_free(o);
 }

@@ -68,6 +68,14 @@ static uint64_t now_ms(void) {
     return (uint64_t)ts.tv_sec * 1000ULL + (uint64_t)ts.tv_nsec / 1000000ULL;
 }
 
+/* A UUIDv7 from the server's clock and RANDOM_BYTES: 48 bits of
+ * milliseconds, version 7, 12 random bits, variant 10, 62 random bits. Both
+ * the id column's default and outbox_uuid_v7() use it. */
+#define UUID_V7_SQL(ind)                                                                           \
+    "UNHEX(CONCAT(\n" ind "    LPAD(HEX(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000)), 12, '0'),\n" ind    \
+    "    '7', SUBSTR(HEX(RANDOM_BYTES(2)), 2, 3),\n" ind                                           \
+    "    HEX(128 | (ASCII(RANDOM_BYTES(1)) & 63)),\n" ind "    HEX(RANDOM_BYTES(7))))"
+
 int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, size_t errlen) {
     char err[256];
     *out = NULL;
@@ -78,14 +86,32 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
     }
     ob_buf b = OB_BUF_INIT;
     ob_buf_puts(&b, "-- The outbox table: the contract producers in any language write to.\n"
-                    "-- status: 0 pending, 1 processed, -1 dead.\n");
+                    "-- status: 0 pending, 1 processed, -1 dead. An INSERT may leave out id: the\n"
+                    "-- column's default is a UUIDv7 made by the server.\n");
+    uint64_t start = 0;
+    if (o->partitioned) {
+        start = ob_period_start(o->now_ms ? o->now_ms : now_ms(), o->monthly);
+        char day[32];
+        time_t t = (time_t)(start / 1000);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+        ob_buf_printf(&b,
+                      "-- The partitions below start on %s, the %s this was generated: make\n"
+                      "-- the table with a fresh `outbox-uvrelay schema --partitioned%s`, and let\n"
+                      "-- the partition maintainer (--partition-interval) keep periods ahead.\n",
+                      day, o->monthly ? "month" : "day", o->monthly ? " --monthly" : "");
+    }
     ob_buf_puts(&b, "CREATE TABLE IF NOT EXISTS ");
     ob_sql_quote_table(&b, o->table);
-    ob_buf_puts(&b, " (\n"
-                    "    id              BINARY(16)    NOT NULL,\n"
-                    "    aggregate_type  VARCHAR(128)  NOT NULL,\n"
-                    "    aggregate_id    VARCHAR(128)  NOT NULL,\n"
-                    "    event_type      VARCHAR(128)  NOT NULL,\n");
+    ob_buf_puts(
+        &b,
+        " (\n"
+        "    id              BINARY(16)    NOT NULL DEFAULT (" UUID_V7_SQL(
+            "                                  ") "),\n"
+                                                  "    aggregate_type  VARCHAR(128)  NOT NULL,\n"
+                                                  "    aggregate_id    VARCHAR(128)  NOT NULL,\n"
+                                                  "    event_type      VARCHAR(128)  NOT NULL,\n");
     ob_buf_puts(&b, o->binary ? "    payload         LONGBLOB      NOT NULL,\n"
                               : "    payload         JSON          NOT NULL,\n");
     ob_buf_puts(&b, "    headers         JSON          NULL,\n"
@@ -100,7 +126,6 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
                     ") ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin");
     if (o->partitioned) {
         int monthly = o->monthly;
-        uint64_t start = ob_period_start(o->now_ms ? o->now_ms : now_ms(), monthly);
         ob_buf_puts(&b, "\nPARTITION BY RANGE COLUMNS (id) (\n");
         for (uint32_t i = 0; i <= o->lookahead; i++) {
             uint64_t p = ob_period_add(start, monthly, (int)i);
@@ -115,8 +140,13 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
     ob_buf_puts(&b, ";\n");
     if (o->with_function) {
         const char *dot = strchr(o->table, '.');
-        ob_buf_puts(&b, "\n-- UUIDv7 ids from plain SQL: INSERT INTO outbox (id, ...) VALUES "
-                        "(outbox_uuid_v7(), ...)\n");
+        ob_buf_puts(&b,
+                    "\n-- UUIDv7 ids from plain SQL: INSERT INTO outbox (id, ...) VALUES "
+                    "(outbox_uuid_v7(), ...)\n"
+                    "-- With the binary log on, creating a function needs the SUPER privilege\n"
+                    "-- (error 1419) unless log_bin_trust_function_creators=1. Without either,\n"
+                    "-- use `schema --no-function` and leave id out of INSERTs: the column's\n"
+                    "-- default makes the same ids.\n");
         ob_buf_puts(&b, "CREATE FUNCTION IF NOT EXISTS ");
         if (dot) {
             ob_buf_putc(&b, '`');
@@ -124,11 +154,7 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
             ob_buf_puts(&b, "`.");
         }
         ob_buf_puts(&b, "outbox_uuid_v7() RETURNS BINARY(16) NOT DETERMINISTIC NO SQL\n"
-                        "RETURN UNHEX(CONCAT(\n"
-                        "    LPAD(HEX(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000)), 12, '0'),\n"
-                        "    '7', SUBSTR(HEX(RANDOM_BYTES(2)), 2, 3),\n"
-                        "    HEX(128 | (ASCII(RANDOM_BYTES(1)) & 63)),\n"
-                        "    HEX(RANDOM_BYTES(7))));\n");
+                        "RETURN " UUID_V7_SQL("") ";\n");
     }
     if (b.oom) {
         ob_buf_free(&b);

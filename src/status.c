@@ -24,6 +24,8 @@ const char *outbox_strerror(int status) {
         return "busy: another instance holds the lock";
     case OUTBOX_ESCHEMA:
         return "table does not have the expected shape";
+    case OUTBOX_EREFUSED:
+        return "connection refused by the server (TLS, certificate or credentials)";
     }
     return "unknown status";
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "db.h"
 #include "log.h"
 
 /* Percent-decodes s[0..n) into a new string; NULL on a bad escape. */
@@ -45,7 +46,8 @@ static char *dupn(const char *s, size_t n) {
     return o;
 }
 
-/* Parses "host[:port]" or "[v6]:port" in s[0..n). */
+/* Parses "host[:port]" or "[v6]:port" in s[0..n). Messages never quote the
+ * text: when a URL has no '@', what looks like host:port may be user:password. */
 static int parse_hostport(const char *what, const char *s, size_t n, char **host, unsigned *port,
                           unsigned defport, char *err, size_t errlen) {
     const char *hs = s, *he;
@@ -76,22 +78,16 @@ static int parse_hostport(const char *what, const char *s, size_t n, char **host
         }
         rest++;
         size_t pl = (size_t)(s + n - rest);
-        if (pl == 0 || pl > 5) {
-            ob_errf(err, errlen, -1, "%s: port must be a number from 1 to 65535", what);
-            return -1;
-        }
         unsigned v = 0;
-        for (size_t i = 0; i < pl; i++) {
+        for (size_t i = 0; i < pl && v <= 65535; i++) {
             if (rest[i] < '0' || rest[i] > '9') {
-                ob_errf(err, errlen, -1, "%s: port '%.*s' must be a number from 1 to 65535", what,
-                        (int)pl, rest);
-                return -1;
+                v = 0;
+                break;
             }
             v = v * 10 + (unsigned)(rest[i] - '0');
         }
-        if (v == 0 || v > 65535) {
-            ob_errf(err, errlen, -1, "%s: port '%.*s' must be a number from 1 to 65535", what,
-                    (int)pl, rest);
+        if (pl == 0 || v == 0 || v > 65535) {
+            ob_errf(err, errlen, -1, "%s: the port must be a number from 1 to 65535", what);
             return -1;
         }
         *port = v;
@@ -100,15 +96,40 @@ static int parse_hostport(const char *what, const char *s, size_t n, char **host
     return *host ? 0 : -1;
 }
 
-int ob_db_url_set_password(ob_db_url *u, const char *password) {
-    if (password == NULL)
-        return 0;
-    char *p = strdup(password);
-    if (p == NULL)
+/* The last '@' in s[0..n): everything before it is user information, which
+ * may then hold '/', '?', ':' or '@' without percent-escapes. */
+static const char *last_at(const char *s, size_t n) {
+    const char *at = NULL;
+    for (const char *q = s; q < s + n; q++)
+        if (*q == '@')
+            at = q;
+    return at;
+}
+
+/* Splits and percent-decodes "user[:password]" in s[0..n). */
+static int split_userinfo(const char *what, const char *s, size_t n, char **user, char **password,
+                          char *err, size_t errlen) {
+    const char *colon = memchr(s, ':', n);
+    *user = pct_decode(s, colon ? (size_t)(colon - s) : n);
+    *password = colon ? pct_decode(colon + 1, (size_t)(s + n - colon - 1)) : NULL;
+    if (*user == NULL || (colon && *password == NULL)) {
+        free(*user);
+        free(*password);
+        *user = *password = NULL;
+        ob_errf(err, errlen, -1, "%s: bad percent-escape in the user or password", what);
         return -1;
-    free(u->password);
-    u->password = p;
+    }
     return 0;
+}
+
+/* For "must start with" messages: the scheme the user wrote, when it cannot
+ * be part of a credential (letters only, short, followed by "://"). */
+static void scheme_of(const char *s, char *out, size_t outlen) {
+    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+-");
+    if (n > 0 && n < 16 && n + 4 <= outlen && strncmp(s + n, "://", 3) == 0)
+        snprintf(out, outlen, "got '%.*s://'", (int)n, s);
+    else
+        snprintf(out, outlen, "got something else");
 }
 
 void ob_db_url_free(ob_db_url *u) {
@@ -133,46 +154,31 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
     else if (strncmp(s, "mariadb://", 10) == 0)
         p = s + 10;
     else {
-        ob_errf(err, errlen, -1, "%s must start with mysql:// or mariadb:// (got '%.20s')", what,
-                s);
+        char got[32];
+        scheme_of(s, got, sizeof(got));
+        ob_errf(err, errlen, -1, "%s must start with mysql:// or mariadb:// (%s)", what, got);
         return -1;
     }
-    const char *slash = strchr(p, '/');
-    const char *query = strchr(p, '?');
-    const char *auth_end = slash ? slash : (query ? query : p + strlen(p));
-    if (query && slash && query < slash)
-        auth_end = query;
-    const char *at = NULL;
-    for (const char *q = p; q < auth_end; q++)
-        if (*q == '@')
-            at = q;
+    const char *at = last_at(p, strlen(p));
     const char *hp = p;
     if (at) {
-        const char *colon = memchr(p, ':', (size_t)(at - p));
-        if (colon) {
-            u->user = pct_decode(p, (size_t)(colon - p));
-            u->password = pct_decode(colon + 1, (size_t)(at - colon - 1));
-            if (u->user == NULL || u->password == NULL) {
-                ob_errf(err, errlen, -1, "%s: bad percent-escape in user or password", what);
-                goto fail;
-            }
-        } else {
-            u->user = pct_decode(p, (size_t)(at - p));
-            if (u->user == NULL) {
-                ob_errf(err, errlen, -1, "%s: bad percent-escape in user", what);
-                goto fail;
-            }
-        }
+        if (split_userinfo(what, p, (size_t)(at - p), &u->user, &u->password, err, errlen) != 0)
+            goto fail;
         hp = at + 1;
     } else {
         u->user = dupn("", 0);
     }
+    const char *slash = strchr(hp, '/');
+    const char *query = strchr(hp, '?');
+    if (query && slash && query < slash)
+        slash = NULL;
+    const char *auth_end = slash ? slash : (query ? query : hp + strlen(hp));
     if (parse_hostport(what, hp, (size_t)(auth_end - hp), &u->host, &u->port, 3306, err, errlen) !=
         0)
         goto fail;
-    if (auth_end == slash) {
+    if (slash) {
         const char *ds = slash + 1;
-        const char *de = query && query > slash ? query : ds + strlen(ds);
+        const char *de = query ? query : ds + strlen(ds);
         u->database = pct_decode(ds, (size_t)(de - ds));
         if (u->database == NULL) {
             ob_errf(err, errlen, -1, "%s: bad percent-escape in database name", what);
@@ -180,7 +186,9 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
         }
     }
     if (u->database == NULL || u->database[0] == '\0') {
-        ob_errf(err, errlen, -1, "%s: missing database name (mysql://user:pass@host:port/DATABASE)",
+        ob_errf(err, errlen, -1,
+                "%s: missing database name (mysql://user:pass@host:port/DATABASE; a password "
+                "with '%%' needs it written as %%25)",
                 what);
         goto fail;
     }
@@ -197,8 +205,9 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
                     goto fail;
                 }
             } else if (len > 0) {
+                size_t nl = strcspn(q, "=&");
                 ob_errf(err, errlen, -1, "%s: unknown parameter '%.*s' (known: socket)", what,
-                        (int)len, q);
+                        (int)(nl > 32 ? 32 : nl), q);
                 goto fail;
             }
             q += len + (amp ? 1 : 0);
@@ -210,12 +219,53 @@ fail:
     return -1;
 }
 
+void ob_db_url_to_config(const ob_db_url *u, ob_db_config *cfg) {
+    cfg->host = u->host;
+    cfg->port = u->port;
+    cfg->user = u->user;
+    cfg->password = u->password;
+    cfg->database = u->database;
+    cfg->socket = u->socket;
+}
+
+int ob_db_settings(const char *url, const char *password, ob_db_url *out, char *err,
+                   size_t errlen) {
+    if (ob_db_url_parse(url, out, err, errlen) != 0)
+        return -1;
+    if (password != NULL) {
+        char *pw = strdup(password);
+        if (pw == NULL) {
+            ob_db_url_free(out);
+            ob_errf(err, errlen, -1, "out of memory");
+            return -1;
+        }
+        free(out->password);
+        out->password = pw;
+    }
+    return 0;
+}
+
 void ob_nats_url_free(ob_nats_url *u) {
     for (int i = 0; i < u->n; i++) {
-        free(u->srv[i].userinfo);
+        free(u->srv[i].user);
+        free(u->srv[i].password);
         free(u->srv[i].host);
     }
     memset(u, 0, sizeof(*u));
+}
+
+/* The length of the comma-separated URL starting at s: a comma starts the
+ * next URL only when a scheme ("name://") follows it, so a password may hold
+ * commas. */
+static size_t segment_len(const char *s) {
+    for (const char *q = s; *q; q++) {
+        if (*q != ',')
+            continue;
+        size_t n = strspn(q + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+-");
+        if (n > 0 && strncmp(q + 1 + n, "://", 3) == 0)
+            return (size_t)(q - s);
+    }
+    return strlen(s);
 }
 
 int ob_nats_url_parse(const char *s, ob_nats_url *u, char *err, size_t errlen) {
@@ -226,66 +276,78 @@ int ob_nats_url_parse(const char *s, ob_nats_url *u, char *err, size_t errlen) {
         return -1;
     }
     const char *p = s;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    for (;;) {
+        size_t len = segment_len(p);
         if (u->n == OB_NATS_MAX_SERVERS) {
             ob_errf(err, errlen, -1, "%s: more than %d servers", what, OB_NATS_MAX_SERVERS);
             goto fail;
         }
-        const char *a = p;
-        if (len >= 7 && strncmp(p, "nats://", 7) == 0)
-            a = p + 7;
-        else {
-            ob_errf(err, errlen, -1, "%s must start with nats:// (got '%.*s')", what,
-                    (int)(len > 20 ? 20 : len), p);
+        int tls = len >= 6 && strncmp(p, "tls://", 6) == 0;
+        if (!tls && (len < 7 || strncmp(p, "nats://", 7) != 0)) {
+            char got[32];
+            scheme_of(p, got, sizeof(got));
+            ob_errf(err, errlen, -1, "%s: each server must start with nats:// or tls:// (%s)", what,
+                    got);
             goto fail;
         }
+        const char *a = p + (tls ? 6 : 7);
         const char *end = p + len;
+        ob_nats_server *sv = &u->srv[u->n];
+        sv->tls = tls;
+        const char *at = last_at(a, (size_t)(end - a));
+        if (at) {
+            if (split_userinfo(what, a, (size_t)(at - a), &sv->user, &sv->password, err, errlen) !=
+                0)
+                goto fail;
+            if (sv->user[0] == '\0' || strchr(sv->user, ':') != NULL) {
+                ob_errf(err, errlen, -1, "%s: the user (or token) is empty or holds ':'", what);
+                goto fail_server;
+            }
+            a = at + 1;
+        }
         const char *slash = memchr(a, '/', (size_t)(end - a));
         if (slash && slash + 1 != end) {
-            ob_errf(err, errlen, -1, "%s: unexpected path '%.*s'", what, (int)(end - slash), slash);
-            goto fail;
+            ob_errf(err, errlen, -1, "%s: a server URL has no path (nats://host:port)", what);
+            goto fail_server;
         }
         if (slash)
             end = slash;
-        const char *at = NULL;
-        for (const char *q = a; q < end; q++)
-            if (*q == '@')
-                at = q;
-        ob_nats_server *sv = &u->srv[u->n];
-        if (at) {
-            sv->userinfo = dupn(a, (size_t)(at - a));
-            a = at + 1;
-        }
         if (parse_hostport(what, a, (size_t)(end - a), &sv->host, &sv->port, 4222, err, errlen) !=
-            0) {
-            free(sv->userinfo);
-            sv->userinfo = NULL;
-            goto fail;
-        }
+            0)
+            goto fail_server;
         u->n++;
-        if (!comma)
+        if (p[len] == '\0')
             break;
-        p = comma + 1;
-    }
-    if (u->n == 0) {
-        ob_errf(err, errlen, -1, "%s is missing (nats://host:port)", what);
-        return -1;
+        p += len + 1;
     }
     return 0;
+fail_server:
+    free(u->srv[u->n].user);
+    free(u->srv[u->n].password);
+    u->srv[u->n].user = u->srv[u->n].password = NULL;
 fail:
     ob_nats_url_free(u);
     return -1;
 }
 
+int ob_nats_url_tls(const ob_nats_url *u) {
+    for (int i = 0; i < u->n; i++)
+        if (u->srv[i].tls)
+            return 1;
+    return 0;
+}
+
 char *ob_nats_server_url(const ob_nats_server *s, const char *host) {
-    size_t n = strlen(host) + (s->userinfo ? strlen(s->userinfo) : 0) + 32;
+    /* nats.c takes user and password as written (it does not percent-decode)
+     * and splits them at the last '@' and the first ':'. */
+    size_t n = strlen(host) + (s->user ? strlen(s->user) : 0) +
+               (s->password ? strlen(s->password) : 0) + 32;
     char *o = malloc(n);
     if (o == NULL)
         return NULL;
     int v6 = strchr(host, ':') != NULL;
-    snprintf(o, n, "nats://%s%s%s%s%s:%u", s->userinfo ? s->userinfo : "", s->userinfo ? "@" : "",
+    snprintf(o, n, "%s://%s%s%s%s%s%s%s:%u", s->tls ? "tls" : "nats", s->user ? s->user : "",
+             s->password ? ":" : "", s->password ? s->password : "", s->user ? "@" : "",
              v6 ? "[" : "", host, v6 ? "]" : "", s->port);
     return o;
 }
@@ -293,44 +355,39 @@ char *ob_nats_server_url(const ob_nats_server *s, const char *host) {
 char *ob_url_redact(const char *url) {
     if (url == NULL)
         return NULL;
-    size_t n = strlen(url), segs = 1;
-    for (const char *q = url; *q; q++)
-        segs += *q == ',';
-    char *o = malloc(n + 3 * segs + 1);
-    if (o == NULL)
-        return NULL;
-    size_t j = 0;
+    ob_buf b = OB_BUF_INIT;
     const char *p = url;
-    /* One comma-separated URL at a time: copy it, hiding what lies between
-     * the first ':' of the authority and its '@'. */
-    while (*p) {
-        size_t seg = strcspn(p, ",");
+    int single = strncmp(url, "mysql://", 8) == 0 || strncmp(url, "mariadb://", 10) == 0;
+    /* One URL at a time: keep a user, hide a password; hide a lone token. */
+    for (;;) {
+        size_t seg = single ? strlen(p) : segment_len(p);
         const char *end = p + seg;
         const char *sch = strstr(p, "://");
         const char *a = sch && sch < end ? sch + 3 : p;
-        const char *ae = a + strcspn(a, "/?,");
-        if (ae > end)
-            ae = end;
-        const char *at = NULL;
-        for (const char *q = a; q < ae; q++)
-            if (*q == '@')
-                at = q;
-        const char *colon = at ? memchr(a, ':', (size_t)(at - a)) : NULL;
-        if (colon) {
-            memcpy(o + j, p, (size_t)(colon + 1 - p));
-            j += (size_t)(colon + 1 - p);
-            memcpy(o + j, "***", 3);
-            j += 3;
-            memcpy(o + j, at, (size_t)(end - at));
-            j += (size_t)(end - at);
+        const char *at = last_at(a, (size_t)(end - a));
+        if (at) {
+            const char *colon = memchr(a, ':', (size_t)(at - a));
+            ob_buf_append(&b, p, (size_t)(a - p));
+            if (colon) {
+                ob_buf_append(&b, a, (size_t)(colon + 1 - a));
+                ob_buf_puts(&b, "***");
+            } else if (single) {
+                ob_buf_append(&b, a, (size_t)(at - a)); /* a database user alone */
+            } else {
+                ob_buf_puts(&b, "***"); /* a NATS token */
+            }
+            ob_buf_append(&b, at, (size_t)(end - at));
         } else {
-            memcpy(o + j, p, seg);
-            j += seg;
+            ob_buf_append(&b, p, seg);
         }
-        p = end;
-        if (*p == ',')
-            o[j++] = *p++;
+        if (*end == '\0')
+            break;
+        ob_buf_putc(&b, ',');
+        p = end + 1;
     }
-    o[j] = '\0';
-    return o;
+    if (b.oom || b.p == NULL) {
+        ob_buf_free(&b);
+        return NULL;
+    }
+    return b.p;
 }

@@ -1,9 +1,16 @@
 /*
  * Parsing of the two connection URLs:
  *   mysql://user:password@host:port/database?socket=/path/to.sock
- *   nats://[user:password@]host[:port][,nats://...]
- * User, password and database are percent-decoded. Messages say which part
- * is wrong.
+ *   nats://[user:password@|token@]host[:port][,nats://...]   (tls:// for TLS)
+ * User, password, token and database are percent-decoded. Everything before
+ * the last '@' is the user information, so a password may hold '/', '?',
+ * ':' or '@' as written ('%' must be written %25); a database name or socket
+ * path with '@' must write it %40. In a NATS list, a comma starts the next
+ * server only when "nats://" follows it.
+ *
+ * Secrets: no message ever quotes any part of a URL that could hold a
+ * credential (say which part is wrong, not what it holds), and log lines
+ * show URLs only through ob_url_redact().
  */
 #ifndef OB_URL_H
 #define OB_URL_H
@@ -22,9 +29,11 @@ typedef struct ob_db_url {
 #define OB_NATS_MAX_SERVERS 16
 
 typedef struct ob_nats_server {
-    char *userinfo; /* raw "user:pass" as written, or NULL */
+    char *user;     /* decoded; with no password it is a token; NULL when absent */
+    char *password; /* decoded; NULL when absent */
     char *host;
     unsigned port; /* 4222 when absent */
+    int tls;       /* written as tls:// */
 } ob_nats_server;
 
 typedef struct ob_nats_url {
@@ -36,19 +45,31 @@ typedef struct ob_nats_url {
  * allocated. */
 int ob_db_url_parse(const char *s, ob_db_url *out, char *err, size_t errlen);
 void ob_db_url_free(ob_db_url *u);
-/* Replaces the URL's password with a copy of `password` (nothing happens
- * when it is NULL). Returns 0, or -1 when out of memory. */
-int ob_db_url_set_password(ob_db_url *u, const char *password);
+
+struct ob_db_config;
+
+/* The one place a database URL becomes connection settings: parses `url`
+ * and, when `password` is not NULL, puts it in place of the URL's password.
+ * Returns 0, or -1 with a message in err (nothing left allocated). */
+int ob_db_settings(const char *url, const char *password, ob_db_url *out, char *err, size_t errlen);
+
+/* Points host, port, user, password, database and socket of `cfg` into `u`
+ * (which must outlive cfg). */
+void ob_db_url_to_config(const ob_db_url *u, struct ob_db_config *cfg);
 
 int ob_nats_url_parse(const char *s, ob_nats_url *out, char *err, size_t errlen);
 void ob_nats_url_free(ob_nats_url *u);
+/* 1 when any server was written tls://. */
+int ob_nats_url_tls(const ob_nats_url *u);
 
 /* Rebuilds server i as a URL with `host` in place of the written host
  * (used to hand nats.c an address resolved on the loop). Returns a malloc'd
  * string. */
 char *ob_nats_server_url(const ob_nats_server *s, const char *host);
 
-/* A copy of `url` with any password replaced by "***", for log lines.
+/* A copy of `url` with any password or NATS token replaced by "***" (a
+ * database user alone is kept), for log lines. Works on any text, parsed or
+ * not; comma-separated NATS lists are redacted server by server.
  * Returns a malloc'd string. */
 char *ob_url_redact(const char *url);
 

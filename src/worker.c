@@ -11,16 +11,22 @@
  *   |          v                                      |
  *   |   (next: HALTED | BROKER_WAIT | FETCHING) <-----+-- broker up / wake / timer
  *   |          |
- *   |       FETCHING --rows--> PUBLISHING --all answered / broker down / deadline-->
+ *   |       FETCHING --rows--> PUBLISHING --all answered (and, after no responders
+ *   |          |               or a 503, the link's verdict) / broker down / deadline-->
  *   |          |                                    FINISHING (UPDATE...; COMMIT)
  *   |          | empty                                  |  nothing to write:
  *   |          v                                      |  ROLLING_BACK --> (next)
- *   |     ENDING_EMPTY (COMMIT [; EXISTS pending])    |
- *   |          |                                      +--> (next)
+ *   |     ENDING_EMPTY (COMMIT [; EXISTS pending])    |  a row refused by the database:
+ *   |          |                                      |  ISOLATING <-> REFUSING, one row
+ *   |          v                                      |  at a time, then FINISHING (COMMIT)
+ *   |       (idle) <--------- batch not full ---------+
+ *   |          |                                      +-- full batch --> (next), waking the others
+ *   |          | a wake kept while all were busy --> (next)
  *   |          v
- *   |   scout? POLL_WAIT --timer--> PROBING --rows--> (next), waking the others
- *   |          |                       | none
- *   |          | no: PARKED --wake--> (next)   +--> POLL_WAIT
+ *   |   scout? POLL_WAIT --timer, rows lately--> (next)
+ *   |          |       \--timer, else--> PROBING --rows--> (next)
+ *   |          |                          | none --> (idle)
+ *   |          | no: PARKED --wake--> (next)
  *   |
  *   | error edges:
  *   |   connection lost in any statement    --> CONNECT_WAIT (backoff) --> CONNECTING
@@ -35,6 +41,8 @@
  * FINISHING commits what was acked (or ROLLING_BACK gives them back).
  */
 #include "worker_int.h"
+
+#include "stats.h"
 
 #include <mysqld_error.h>
 #include <stdlib.h>
@@ -122,6 +130,7 @@ static void connect_db(ob_worker *w) {
 }
 
 static void fetch(ob_worker *w) {
+    w->fetch_sent_at = uv_now(w->env->loop);
     size_t len;
     const char *sql = ob_fetch_budget_sql(&w->fb, w->env->batch.qtable, &len);
     if (sql == NULL) { /* no byte budget (or no memory for the worker's own statement) */
@@ -154,25 +163,24 @@ static void rollback(ob_worker *w, worker_state s) {
  * probe every poll interval; the others park until the scout (or a full
  * batch) wakes them, so an idle relay costs one round trip per interval. */
 static void go_idle(ob_worker *w) {
-    if (w->stop || w->halted) {
-        next(w);
+    const ob_worker_env *e = w->env;
+    if (w->stop || w->halted || ob_flow_take_wake(e->flow)) {
+        next(w); /* a wake came while everyone was busy: fetch at once */
         return;
     }
-    if (ob_flow_idle(w->env->flow, &w->fm)) {
+    if (ob_flow_idle(e->flow, &w->fm)) {
         set_state(w, W_POLL_WAIT);
-        ob_worker_start_timer(w, w->env->poll_interval_ms);
+        ob_worker_start_timer(w, ob_flow_poll_delay(e->flow, uv_now(e->loop)));
     } else {
         set_state(w, W_PARKED);
     }
 }
 
 /* A database operation failed: classify it by whose fault it is. */
-static void db_failed(ob_worker *w, const char *during) {
+static void db_failed_act(ob_worker *w, const char *during) {
     const ob_worker_env *e = w->env;
     unsigned no = ob_db_errno(w->db);
     e->stats->db_errors++;
-    if (e->owner.db_failed)
-        e->owner.db_failed(e->owner.data, w, no, ob_db_error(w->db), w->ever_fetched);
     if (ob_db_lost(w->db)) {
         if (w->db_up) {
             w->db_up = 0;
@@ -214,6 +222,19 @@ static void db_failed(ob_worker *w, const char *during) {
     rollback(w, W_ABORTING);
 }
 
+/* The owner hears of the failure last: it may halt or stop the worker from
+ * its callback, which must find the worker in its new state. */
+static void db_failed(ob_worker *w, const char *during) {
+    const ob_worker_env *e = w->env;
+    unsigned no = ob_db_errno(w->db);
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s", ob_db_error(w->db));
+    int ever = w->ever_fetched;
+    db_failed_act(w, during);
+    if (e->owner.db_failed)
+        e->owner.db_failed(e->owner.data, w, no, msg, ever);
+}
+
 /* --- publishing ---------------------------------------------------------- */
 
 /* --- finishing ----------------------------------------------------------- */
@@ -241,6 +262,8 @@ static void batch_committed(ob_worker *w) {
     const ob_worker_env *e = w->env;
     ob_batch *b = &w->batch;
     e->stats->batches++;
+    ob_hist_observe(&e->stats->batch_duration,
+                    (double)(uv_now(e->loop) - w->fetch_sent_at) / 1000.0);
     e->stats->acked += (uint64_t)b->n_acked;
     e->stats->duplicates += (uint64_t)b->n_dup;
     e->stats->failed += (uint64_t)b->n_retry;
@@ -334,6 +357,7 @@ static void st_fetching(ob_worker *w, worker_event ev) {
         w->ever_fetched = 1;
         w->failures = 0;
         int n = ob_batch_load(&w->batch, next_row, w->db, e->pub.epoch(e->pub.data));
+        ob_batch_set_binary(&w->batch, ob_db_col_binary(w->db, 1, OB_COL_PAYLOAD));
         int asked = ob_fetch_budget_asked(&w->fb);
         ob_fetch_budget_seen(&w->fb, &w->batch);
         if (n == 0) {
@@ -344,6 +368,7 @@ static void st_fetching(ob_worker *w, worker_event ev) {
             return;
         }
         e->stats->fetched += (uint64_t)n;
+        ob_flow_activity(e->flow, uv_now(e->loop));
         set_state(w, W_PUBLISHING);
         if (n >= asked)
             ob_flow_wake_all(e->flow, &w->fm); /* a full batch: there is likely more */
@@ -422,7 +447,13 @@ static void st_finishing(ob_worker *w, worker_event ev) {
     switch (ev) {
     case EV_DB_OK:
         batch_committed(w);
-        next(w);
+        /* A batch that was not full emptied what was due when it was
+         * claimed: wait for the next poll (fast while rows keep coming)
+         * instead of paying for an empty fetch at once. */
+        if (w->batch.n < ob_fetch_budget_asked(&w->fb))
+            go_idle(w);
+        else
+            next(w);
         return;
     case EV_DB_FAILED:
         if (!row_level(w) || w->iso != -1) {
@@ -561,8 +592,11 @@ static void st_poll_wait(ob_worker *w, worker_event ev) {
     case EV_TIMER:
         /* While a drain is awaited, the scout fetches: the empty fetch is
          * what asks whether rows that other relays hold are still pending.
-         * Otherwise it probes, and stays the scout while it does. */
-        if (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data)) {
+         * While rows keep coming it fetches too: a probe would find rows
+         * and cost a round trip more. Otherwise it probes, and stays the
+         * scout while it does. */
+        if ((e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data)) ||
+            ob_flow_hot(e->flow, uv_now(e->loop))) {
             ob_flow_leave(e->flow, &w->fm);
             next(w);
         } else {
@@ -587,7 +621,10 @@ static void st_probing(ob_worker *w, worker_event ev) {
             go_idle(w);
             return;
         }
-        ob_flow_wake_all(e->flow, NULL);
+        /* Rows are due: the scout claims them itself, and wakes the others
+         * only if its batch comes back full. */
+        ob_flow_leave(e->flow, &w->fm);
+        ob_flow_activity(e->flow, uv_now(e->loop));
         next(w);
         return;
     case EV_DB_FAILED:
@@ -702,6 +739,8 @@ static void db_closed(void *data) {
 }
 
 static void close_worker(ob_worker *w) {
+    if (w->state == W_CLOSING || w->state == W_CLOSED)
+        return; /* a callback of the owner stopped it already */
     if (w->db_up) {
         w->db_up = 0;
         w->env->stats->db_connected--;

@@ -67,7 +67,8 @@ struct ob_worker {
     int unmarked;         /* rows published but not marked when the connection was lost */
     uint64_t unmarked_at; /* loop time they were published by */
     uint64_t batch_published_at;
-    int iso; /* the slot being written while isolating; -1 when not, -2 once done */
+    uint64_t fetch_sent_at; /* loop time the batch's fetch was sent */
+    int iso;                /* the slot being written while isolating; -1 when not, -2 once done */
     ob_pub_fail pf;
 };
 

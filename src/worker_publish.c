@@ -6,6 +6,8 @@
  */
 #include "worker_int.h"
 
+#include "stats.h"
+
 #include <string.h>
 
 void ob_worker_give_back(ob_worker *w, int n) {
@@ -21,6 +23,7 @@ static void publish_one(ob_worker *w, int i) {
     ob_slot *s = &b->slots[i];
     if (e->pub.publish(e->pub.data, w->index, b->gen, (uint32_t)i, &s->row, &w->pf) != 0) {
         ob_batch_fail(b, i, w->pf.kind, w->pf.code, 0, w->pf.text, w->pf.len);
+        ob_stats_failure(e->stats, w->pf.kind);
         ob_worker_give_back(w, 1);
         return;
     }
@@ -62,15 +65,18 @@ void ob_worker_publish_some(ob_worker *w) {
 }
 
 /* A stream with the discard-new policy refuses messages past its limits
- * with these descriptions ("maximum messages exceeded", "maximum bytes
- * exceeded", "maximum messages per subject exceeded"). */
+ * with "maximum messages exceeded" or "maximum bytes exceeded": the
+ * stream's fault. "maximum messages per subject exceeded" is one subject's,
+ * so the row's: it goes through its attempts while other subjects flow. */
 static int stream_full(const ob_answer *a) {
-    static const char mark[] = "maximum ";
-    if (a->text == NULL || a->text_len < sizeof(mark) - 1)
+    static const char *const full[] = {"maximum messages exceeded", "maximum bytes exceeded"};
+    if (a->text == NULL)
         return 0;
-    for (size_t i = 0; i + sizeof(mark) - 1 <= a->text_len; i++)
-        if (memcmp(a->text + i, mark, sizeof(mark) - 1) == 0)
-            return a->text_len >= 8 && memcmp(a->text + a->text_len - 8, "exceeded", 8) == 0;
+    for (size_t k = 0; k < sizeof(full) / sizeof(full[0]); k++) {
+        size_t n = strlen(full[k]);
+        if (a->text_len >= n && memcmp(a->text + a->text_len - n, full[k], n) == 0)
+            return 1;
+    }
     return 0;
 }
 
@@ -86,10 +92,13 @@ void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
     case OB_ACKED_STORED:
     case OB_ACKED_DUPLICATE:
         was = ob_batch_acked(b, (int)a->slot, a->result == OB_ACKED_DUPLICATE);
+        ob_hist_observe(&e->stats->delivery_lag,
+                        ob_wall_s() - ob_row_created_s(&b->slots[a->slot].row));
         break;
     case OB_ACKED_NO_RESPONDERS: {
         static const char nr[] = "no responders: no stream is listening on the subject";
         was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, nr, sizeof(nr) - 1);
+        ob_stats_failure(e->stats, OUTBOX_FAIL_NO_RESPONDERS);
         e->pub.suspect(e->pub.data, "no responders");
         break;
     }
@@ -104,6 +113,7 @@ void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
                      (int)(a->text_len > 900 ? 900 : a->text_len), a->text);
         was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, a->code, a->err_code, t,
                             (size_t)n);
+        ob_stats_failure(e->stats, OUTBOX_FAIL_STREAM_ERROR);
         if (a->code == 503)
             e->pub.suspect(e->pub.data, "JetStream answered 503");
         break;
@@ -111,6 +121,7 @@ void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
         n = snprintf(t, sizeof(t), "unexpected reply from JetStream: %.*s",
                      (int)(a->text_len > 200 ? 200 : a->text_len), a->text);
         was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, 0, 0, t, (size_t)n);
+        ob_stats_failure(e->stats, OUTBOX_FAIL_STREAM_ERROR);
         break;
     }
     ob_worker_give_back(w, was);
@@ -130,7 +141,11 @@ void ob_worker_ack_deadline(ob_worker *w) {
     uint64_t oldest = ob_batch_oldest_inflight(&w->batch);
     uint64_t heard = e->pub.last_answer(e->pub.data);
     int silent = oldest != UINT64_MAX && heard < oldest;
-    ob_worker_give_back(w, ob_batch_expire(&w->batch, before, silent, t, sizeof(t) - 1));
+    int expired = ob_batch_expire(&w->batch, before, silent, t, sizeof(t) - 1);
+    if (!silent)
+        for (int i = 0; i < expired; i++)
+            ob_stats_failure(e->stats, OUTBOX_FAIL_ACK_TIMEOUT);
+    ob_worker_give_back(w, expired);
     if (silent)
         e->pub.unavailable(e->pub.data, "no answer within the ack timeout");
 }

@@ -40,6 +40,7 @@ typedef enum outbox_status {
     OUTBOX_ENOTFOUND = -8, /* a table, partition or row that was needed does not exist */
     OUTBOX_EBUSY = -9,     /* another instance holds the maintenance lock */
     OUTBOX_ESCHEMA = -10,  /* the table is not shaped the way the call expects */
+    OUTBOX_EREFUSED = -11, /* a server refused the connection: TLS, certificate, credentials */
 } outbox_status;
 
 /* A static, human-readable description of a status code. Never NULL. */

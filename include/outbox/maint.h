@@ -98,6 +98,13 @@ typedef struct outbox_maint_options {
     outbox_log_fn log; /* NULL: silent */
     void *log_data;
     outbox_log_level log_level; /* (info) */
+
+    /* --- TLS to MariaDB, as in outbox_relay_options --- */
+    int db_tls;
+    const char *db_tls_ca;
+    const char *db_tls_cert;
+    const char *db_tls_key;
+    int db_tls_no_verify_host;
 } outbox_maint_options;
 
 /* Fills `o` with the defaults given in the comments above. */
@@ -157,7 +164,9 @@ typedef struct outbox_maint_result {
      * the maintainer expects; OUTBOX_ENOTFOUND when the table does not
      * exist, or when a DEAD_REPLAY or DEAD_PURGE job with an id changed
      * nothing (the message says why); OUTBOX_EDB for database
-     * errors; OUTBOX_ESTATE when the handle closed before the job ran. */
+     * errors; OUTBOX_EREFUSED when the server refused the connection for a
+     * reason retrying cannot cure (TLS, certificate, credentials, unknown
+     * database); OUTBOX_ESTATE when the handle closed before the job ran. */
     int status;
     const char *message; /* what went wrong; "" on success */
 

@@ -8,6 +8,10 @@
  *   outbox/producer.h  enqueue events inside the caller's transaction
  *   outbox/relay.h     the relay, embedded on a caller-owned libuv loop
  *   outbox/maint.h     maintenance: schema text, partitions, cleanup, dead rows
+ *   outbox/conn.h      a non-blocking MariaDB connection on the loop
+ *   outbox/ring.h      the doorbell (needs nats.c's header: not included here)
+ *   outbox/metrics.h   the stats in the Prometheus text format
+ *   outbox/http.h      /metrics, /healthz and /readyz on the relay's loop
  */
 #ifndef OUTBOX_OUTBOX_H
 #define OUTBOX_OUTBOX_H
@@ -17,5 +21,8 @@
 #include "outbox/producer.h"
 #include "outbox/relay.h"
 #include "outbox/maint.h"
+#include "outbox/conn.h"
+#include "outbox/metrics.h"
+#include "outbox/http.h"
 
 #endif

@@ -81,9 +81,11 @@ OUTBOX_EXPORT void outbox_producer_destroy(outbox_producer *p);
 /* Inserts one event with one INSERT on `conn`. On success the generated (or
  * given) id is written to *id_out when it is not NULL.
  *
- * Errors: OUTBOX_EINVAL (missing field), OUTBOX_ETOOLONG (field over 128
- * characters), OUTBOX_EJSON (invalid payload or headers), OUTBOX_EDB (the
- * server refused the statement). On any error nothing is inserted, the
+ * Errors: OUTBOX_EINVAL (missing field; an aggregate_type or event_type that
+ * cannot be a NATS subject part: empty tokens, '*', '>', whitespace, invalid
+ * UTF-8; a header the relay reserves: Nats-*, ce-*, a CloudEvents
+ * Content-Type), OUTBOX_ETOOLONG (field over 128 characters), OUTBOX_EJSON (invalid payload or
+ * headers), OUTBOX_EDB (the server refused the statement). On any error nothing is inserted, the
  * caller's transaction stays open and usable, and outbox_producer_errmsg()
  * says what was wrong and, for a batch, which entry. */
 OUTBOX_EXPORT int outbox_enqueue(outbox_producer *p, MYSQL *conn, const outbox_entry *e,
@@ -113,7 +115,7 @@ OUTBOX_EXPORT const char *outbox_producer_errmsg(const outbox_producer *p);
  * utf8mb4. Returns NULL with a message in err on failure. Free the result
  * with mysql_close(). This blocks (DNS and connect): do not call it on a
  * loop thread. */
-MYSQL *outbox_connect(const char *url, char *err, size_t errlen);
+OUTBOX_EXPORT MYSQL *outbox_connect(const char *url, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

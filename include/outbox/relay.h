@@ -14,7 +14,7 @@
  *
  * Life cycle:
  *   outbox_relay_options_init(&o);  ... set fields ...
- *   outbox_relay_create(&r, loop, &o);   copies the options
+ *   outbox_relay_create(&r, loop, &o, err, errlen);  copies the options
  *   outbox_relay_start(r);               adds handles to the loop, never blocks
  *   ... uv_run(loop) ...
  *   outbox_relay_stop(r, cb, data);      graceful; cb once every handle is closed
@@ -95,7 +95,9 @@ typedef struct outbox_relay_options {
     /* --- how much --- */
     int connections;           /* MariaDB connections, each a batch cycle (2) */
     int batch_size;            /* rows per fetch (500) */
-    uint32_t poll_interval_ms; /* wait after an empty fetch (100) */
+    uint32_t poll_interval_ms; /* idle polling: the longest wait between polls (100) */
+    uint32_t poll_min_ms;      /* the shortest, used while rows keep coming (5); see the
+                                  README's "Prompt delivery" */
     uint32_t max_in_flight;    /* unacked publishes across all connections (8192) */
     uint32_t ack_timeout_ms;   /* a publish without ack by then has failed (5000) */
 
@@ -137,10 +139,40 @@ typedef struct outbox_relay_options {
      * table and logging fields are ignored: the relay's own are used. */
     outbox_maint_options maint;
 
+    /* --- prompt delivery --- */
+    /* Core NATS subject of the doorbell: any message there makes the relay
+     * fetch at once. NULL: "outbox_wake.<table>"; "": no doorbell. It may not
+     * fall under <subject_prefix>.> (the stream's subjects). */
+    const char *wake_subject;
+
     /* --- logging --- */
     outbox_log_fn log; /* NULL: silent */
     void *log_data;
     outbox_log_level log_level; /* lines above this level are dropped (info) */
+
+    /* --- TLS to MariaDB. Whenever TLS is on the server's certificate is
+     * verified; a connection that fails the check is refused. Connector/C
+     * performs the handshake with a blocking wait bounded by the connect
+     * timeout, once per connection (see the README). --- */
+    int db_tls;                /* require TLS, verify against the system CA store (0) */
+    const char *db_tls_ca;     /* PEM file of the CAs to trust; implies db_tls */
+    const char *db_tls_cert;   /* client certificate (PEM); implies db_tls */
+    const char *db_tls_key;    /* its private key (PEM) */
+    int db_tls_no_verify_host; /* do not check the host name (the chain still is) (0) */
+
+    /* --- TLS and credentials for NATS. tls:// URLs, or any of these
+     * files, turn TLS on; the server's certificate is then verified. The
+     * contents of these files never appear in a log line or an error. --- */
+    const char *nats_tls_ca;        /* PEM file of the CAs to trust (else the system store) */
+    const char *nats_tls_cert;      /* client certificate (PEM) */
+    const char *nats_tls_key;       /* its private key (PEM) */
+    const char *nats_creds_file;    /* JWT + NKey seed (.creds); read at every (re)connect */
+    const char *nats_nkey_file;     /* NKey user seed ("SU...") */
+    const char *nats_token_file;    /* authentication token, first line */
+    const char *nats_password_file; /* password for the URL's user, first line */
+
+    /* --- stream --- */
+    int stream_replicas; /* replicas of a stream the relay creates; 0 = server default (0) */
 
     /* --- memory (added last, so the fields above keep their offsets) --- */
     /* Bytes of claimed rows held at once across all connections (32 MiB):
@@ -149,6 +181,23 @@ typedef struct outbox_relay_options {
      * split. 0: no byte limit, every fetch asks for batch_size rows. */
     uint64_t max_in_flight_bytes;
 } outbox_relay_options;
+
+/* Upper bounds, in seconds, of the buckets of every histogram in the stats;
+ * a last bucket (+Inf) takes what is above the largest. */
+#define OUTBOX_HIST_BOUNDS 15
+extern const double outbox_hist_bounds[OUTBOX_HIST_BOUNDS];
+
+/* A histogram of durations in seconds. bucket[i] counts the observations
+ * in (bound[i-1], bound[i]]: per bucket, not cumulative; bucket[OUTBOX_HIST_BOUNDS]
+ * is the +Inf bucket. */
+typedef struct outbox_histogram {
+    uint64_t bucket[OUTBOX_HIST_BOUNDS + 1];
+    uint64_t count;
+    double sum; /* seconds */
+} outbox_histogram;
+
+/* The number of outbox_failure_kind values, plus one for index 0 (unused). */
+#define OUTBOX_FAIL_KINDS 9
 
 /* Counters since start. Gauges are marked. */
 typedef struct outbox_stats {
@@ -169,6 +218,10 @@ typedef struct outbox_stats {
     int64_t pending;                /* gauge: status=0 rows at the last sample, -1 unknown */
     int64_t oldest_pending_ms;      /* gauge: age of the oldest pending row, -1 unknown */
     uint64_t pending_sampled_at_ms; /* loop time of that sample, 0 never */
+    /* Fields below were added for the metrics endpoint. */
+    outbox_histogram batch_duration;      /* fetch to commit of each batch that fetched rows */
+    outbox_histogram delivery_lag;        /* created_at to ack, per acked row */
+    uint64_t failures[OUTBOX_FAIL_KINDS]; /* failed publishes by outbox_failure_kind */
 } outbox_stats;
 
 /* Fills `o` with the defaults given in the comments above. */
@@ -204,6 +257,22 @@ OUTBOX_EXPORT int outbox_relay_destroy(outbox_relay *r);
 
 /* Copies the counters. Cheap; safe to call at any time on the loop thread. */
 OUTBOX_EXPORT void outbox_relay_stats(const outbox_relay *r, outbox_stats *out);
+
+/* Rows were just committed: fetch at once instead of waiting for the next
+ * poll (an in-process doorbell). Cheap; bursts coalesce. Loop thread only. */
+OUTBOX_EXPORT void outbox_relay_notify(outbox_relay *r);
+
+/* Connects once to NATS with the URL, TLS and credentials of `o`, then
+ * disconnects. It BLOCKS (up to timeout_ms per server, 0: 5000): call it
+ * before the loop runs, never from a loop callback. The relay itself retries
+ * every NATS failure; this tells the two kinds apart at start-up. Returns
+ * OUTBOX_OK; OUTBOX_EREFUSED when the server refused the connection for a
+ * reason retrying cannot cure (a certificate that does not verify, TLS
+ * required or missing, credentials refused); OUTBOX_ENATS when no server
+ * answered; OUTBOX_EINVAL for bad options. errbuf gets the cause, never a
+ * secret. */
+OUTBOX_EXPORT int outbox_nats_check(const outbox_relay_options *o, uint32_t timeout_ms,
+                                    char *errbuf, size_t errlen);
 
 /* The detail message of the last error on the relay. Never NULL. */
 OUTBOX_EXPORT const char *outbox_relay_errmsg(const outbox_relay *r);

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # ctest fixture: starts or stops the throwaway servers for the whole run.
-#   fixture.sh start STATEFILE   start servers in a new temporary folder
-#   fixture.sh stop STATEFILE    stop them and remove the folder
+#   fixture.sh start STATEFILE          start servers in a new temporary folder
+#   fixture.sh start-secure STATEFILE   the TLS servers (servers.sh start-secure)
+#   fixture.sh start-cluster STATEFILE  three nats-servers as one cluster
+#   fixture.sh stop STATEFILE           stop them and remove the folder
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 state=$2
 case "$1" in
-start)
+start|start-secure|start-cluster)
   if [ -f "$state" ]; then "$here/scripts/servers.sh" stop "$(cat "$state")" || true; fi
   dir=$(mktemp -d "${TMPDIR:-/tmp}/outbox-test.XXXXXX")
-  "$here/scripts/servers.sh" start "$dir" >/dev/null
+  "$here/scripts/servers.sh" "$1" "$dir" >/dev/null
   echo "$dir" >"$state"
   echo "servers in $dir"
   ;;

@@ -97,3 +97,24 @@ restart_mid_run() {
   assert_eq "$(field "$summary" messages)" 20000 "messages in the stream"
   assert_eq "$(field "$summary" distinct)" 20000 "distinct ids in the stream"
 }
+
+# http_port LOG: the port the relay's --http responder listens on, from its
+# log line (the tests listen on port 0, which picks a free one).
+http_port() {
+  local log=$1 i p
+  for i in $(seq 1 100); do
+    p=$(sed -n 's/.*http: serving .* (port \([0-9]*\)).*/\1/p' "$log" | head -1)
+    [ -n "$p" ] && { echo "$p"; return 0; }
+    sleep 0.1
+  done
+  cat "$log" >&2
+  fail "the relay did not log its HTTP port"
+}
+
+# http_code PORT PATH: the status code of GET PATH ("000" when no answer).
+http_code() { curl -s -o /dev/null -m 5 -w '%{http_code}' "http://127.0.0.1:$1$2" || true; }
+
+# metric_sum TEXT NAME: the sum of every sample of metric NAME in TEXT.
+metric_sum() {
+  echo "$1" | awk -v n="$2" '$1 == n || index($1, n "{") == 1 { s += $NF } END { printf "%d\n", s }'
+}

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Runs one integration test with the fixture's server addresses exported.
-#   run.sh STATEFILE BUILD_DIR command args...
+# Runs one integration test with the fixtures' server addresses exported.
+#   run.sh STATEFILE[:STATEFILE...] BUILD_DIR command args...
 set -euo pipefail
-state=$1; build=$2; shift 2
-[ -f "$state" ] || { echo "no servers: the servers fixture did not run" >&2; exit 1; }
-dir=$(cat "$state")
-. "$dir/env"
+states=$1; build=$2; shift 2
+IFS=: read -r -a files <<<"$states"
+for state in "${files[@]}"; do
+  [ -f "$state" ] || { echo "no servers: the fixture for $state did not run" >&2; exit 1; }
+  . "$(cat "$state")/env"
+done
 export OUTBOX_TEST_BUILD="$build"
 export OUTBOX_TEST_STREAMCHECK="$build/test/streamcheck"
 export OUTBOX_TEST_SERVERS="$(cd "$(dirname "$0")/../.." && pwd)/scripts/servers.sh"

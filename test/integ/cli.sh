@@ -27,18 +27,21 @@ expect_usage "connections must be 1-256" --db "$good_db" --nats "$OUTBOX_TEST_NA
 expect_usage "--batch: '0'" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --batch 0
 expect_usage "not a duration" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --ack-timeout fast
 expect_usage "subject prefix" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --subject-prefix "a.*"
+expect_usage "wildcards" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --subject-prefix "a*b.c"
 rc=0; OUTBOX_BATCH=lots "$bin" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" 2>"$work/err" || rc=$?
 assert_eq "$rc" 2 "exit status for a bad OUTBOX_BATCH"
 grep -q "environment variable OUTBOX_BATCH: 'lots'" "$work/err" || fail "message names OUTBOX_BATCH"
 
-# The schema files in sql/ are what `schema` prints (the partitioned one has
-# dated bounds, so only its table part is compared).
+# The schema files in sql/ are what `schema` prints (the partitioned one is
+# an example with dated bounds, so only its table part is compared).
 src=$(cd "$(dirname "$0")/../.." && pwd)
 "$bin" schema | diff - "$src/sql/outbox.sql" || fail "sql/outbox.sql differs from 'schema'"
 "$bin" schema --binary | diff - "$src/sql/outbox_binary.sql" || fail "sql/outbox_binary.sql differs"
-diff <("$bin" schema --partitioned | sed '/^PARTITION BY/,$d') \
-  <(sed '/^PARTITION BY/,$d' "$src/sql/outbox_partitioned.sql") ||
+diff <("$bin" schema --partitioned | sed '/^PARTITION BY/,$d' | grep -v '^-- ') \
+  <(sed '/^PARTITION BY/,$d' "$src/sql/outbox_partitioned.sql" | grep -v '^-- ') ||
   fail "sql/outbox_partitioned.sql differs from 'schema --partitioned'"
+head -1 "$src/sql/outbox_partitioned.sql" | grep -q '^-- EXAMPLE ONLY' ||
+  fail "sql/outbox_partitioned.sql says that it is an example"
 echo "ok: sql/ matches the schema command"
 
 rc=0; "$bin" --help >"$work/out" || rc=$?

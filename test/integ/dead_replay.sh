@@ -24,11 +24,21 @@ assert_eq "$(count -1)" 1 "dead rows after the first run"
 big=$(ids $db "aggregate_id = 'big'")
 good=$(ids $db "aggregate_id = 'o1'")
 
-out=$(ops dead list)
+summary=$(mktemp); trap 'rm -f "$summary"' EXIT
+out=$(ops dead list 2>"$summary")
 echo "$out"
 case "$out" in *"$big	1	"*) ;; *) fail "dead list does not show $big with 1 attempt" ;; esac
 case "$out" in *"JetStream error 400"*) ;; *) fail "dead list does not show the last error" ;; esac
-case "$out" in *"dead list: 1 of 1 dead row(s) listed, 0 changed"*) ;; *) fail "dead list summary" ;; esac
+grep -q "dead list: 1 of 1 dead row(s) listed, 0 changed" "$summary" || fail "dead list summary on stderr"
+# The TSV is a header line and one line per row, each with 7 fields, even
+# when a field holds tabs or newlines (they are escaped as \t and \n).
+sql $db "UPDATE outbox SET last_error = CONCAT('two', CHAR(9), 'fields', CHAR(10), 'two lines\\\\')
+  WHERE status = -1"
+out=$(ops dead list 2>/dev/null)
+assert_eq "$(echo "$out" | wc -l)" 2 "dead list lines for one dead row"
+assert_eq "$(echo "$out" | awk -F'\t' '{print NF}' | sort -u)" 7 "fields on every dead list line"
+case "$out" in *'two\tfields\ntwo lines\\') ;; *) fail "dead list escapes tabs, newlines and backslashes" ;; esac
+expect_exit 2 "dead list --limit 0" ops dead list --limit 0
 
 # Bad input: usage errors, nothing changed.
 expect_exit 2 "replay without --id or --all" ops dead replay

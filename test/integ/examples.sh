@@ -23,3 +23,17 @@ grep -q "acked=300, loop_close=0" "$work/embed" || fail "relay stopped with ever
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 300 "events processed"
 summary=$(stream_summary OUTBOX)
 assert_eq "$(field "$summary" distinct)" 300 "distinct events in the stream"
+
+# The service writes its orders and their events on the relay's loop
+# through the non-blocking connection and notifies the relay after each
+# commit (its poll interval is 10 s: only the notify can deliver in time).
+rc=0
+timeout 60 "$OUTBOX_TEST_BUILD/example-service" "${OUTBOX_TEST_DB_URL}$db" "$OUTBOX_TEST_NATS_URL" 40 \
+  >"$work/service" 2>"$work/service.log" || rc=$?
+cat "$work/service" "$work/service.log"
+assert_eq "$rc" 0 "example-service exit status"
+grep -q "orders written: 40, events published: 40" "$work/service" || fail "every order's event published"
+assert_eq "$(sql $db "SELECT COUNT(*) FROM outbox WHERE aggregate_id LIKE 'service-%' AND status = 1")" 40 \
+  "the service's events processed"
+summary=$(stream_summary OUTBOX)
+assert_eq "$(field "$summary" distinct)" 340 "distinct events in the stream"

@@ -9,10 +9,20 @@ pc=$(find "$work/prefix" -name outbox.pc)
 [ -n "$pc" ] || fail "outbox.pc installed"
 export PKG_CONFIG_PATH=$(dirname "$pc")
 flags=${OUTBOX_TEST_CFLAGS:-}
+# The line the README gives, word for word: it links the shared library.
+line=$(grep -o '`pkg-config --cflags --libs outbox`' "$src/README.md" | head -1 | tr -d '`')
+assert_eq "$line" "pkg-config --cflags --libs outbox" "the README's pkg-config line"
+cc -Wall -Wextra -Werror $flags "$src/examples/producer.c" $($line) -o "$work/producer"
+libdir=$(pkg-config --variable=libdir outbox)
+ldd "$work/producer" | grep -q "liboutbox.so" || fail "the pkg-config build links liboutbox.so"
+rc=0; LD_LIBRARY_PATH=$libdir "$work/producer" 2>/dev/null || rc=$?
+assert_eq "$rc" 2 "producer built with pkg-config, run without arguments"
+# A static link: the private dependencies come with --static.
 cc -Wall -Wextra -Werror $flags "$src/examples/producer.c" \
-  $(pkg-config --cflags --libs --static outbox) -o "$work/producer"
-"$work/producer" 2>/dev/null && fail "producer without arguments should exit 2" || true
-echo "ok: built with pkg-config"
+  $(pkg-config --cflags outbox) "$libdir/liboutbox.a" $(pkg-config --libs --static outbox | sed "s/-loutbox//") \
+  -o "$work/producer-static"
+rc=0; "$work/producer-static" 2>/dev/null || rc=$?
+assert_eq "$rc" 2 "producer linked statically, run without arguments"
 mkdir "$work/consumer"
 cat >"$work/consumer/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.18)

@@ -88,7 +88,25 @@ static void bad_entries_insert_nothing(outbox_producer *p, MYSQL *m) {
     batch[0].headers = "{\"bad key\": \"v\"}";
     CHECK_EQ(outbox_enqueue_many(p, m, batch, 3, NULL), OUTBOX_EINVAL);
     CHECK_CONTAINS(outbox_producer_errmsg(p), "cannot be a message header");
+    /* What the relay would refuse is refused at enqueue. */
+    batch[0].headers = "{\"Nats-Rollup\": \"all\"}";
+    CHECK_EQ(outbox_enqueue_many(p, m, batch, 3, NULL), OUTBOX_EINVAL);
+    CHECK_CONTAINS(outbox_producer_errmsg(p), "entry 0: headers member 'Nats-Rollup' is refused");
+    batch[0].headers = "{\"ce-ID\": \"x\"}";
+    CHECK_EQ(outbox_enqueue_many(p, m, batch, 3, NULL), OUTBOX_EINVAL);
+    CHECK_CONTAINS(outbox_producer_errmsg(p), "is refused");
     batch[0].headers = NULL;
+    batch[1] = entry("has space", "{}");
+    CHECK_EQ(outbox_enqueue_many(p, m, batch, 3, NULL), OUTBOX_EINVAL);
+    CHECK_CONTAINS(outbox_producer_errmsg(p), "entry 1: event_type 'has space' holds whitespace");
+    batch[1] = entry("a*", "{}");
+    CHECK_EQ(outbox_enqueue_many(p, m, batch, 3, NULL), OUTBOX_EINVAL);
+    CHECK_CONTAINS(outbox_producer_errmsg(p), "wildcards");
+    batch[1] = entry("created", "{}");
+    batch[1].aggregate_type = "bad\xff";
+    CHECK_EQ(outbox_enqueue_many(p, m, batch, 3, NULL), OUTBOX_EINVAL);
+    CHECK_CONTAINS(outbox_producer_errmsg(p), "aggregate_type is not valid UTF-8");
+    batch[1] = entry("created", "{}");
     batch[0].aggregate_id = NULL;
     CHECK_EQ(outbox_enqueue_many(p, m, batch, 3, NULL), OUTBOX_EINVAL);
     CHECK_CONTAINS(outbox_producer_errmsg(p), "aggregate_id is missing");

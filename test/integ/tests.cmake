@@ -8,6 +8,8 @@ ob_integ_sh(concurrent 300)
 ob_integ_sh(live_inserts 180)
 ob_integ_sh(poison 180)
 ob_integ_sh(headers 120)
+ob_integ_sh(prompt_delivery 120)
+ob_integ_c(notify 60)
 ob_integ_c(producer 120)
 ob_integ_sh(cli 180)
 ob_integ_sh(examples 180)
@@ -39,4 +41,44 @@ ob_integ_c(maint_timers 120)
 ob_integ_c(relay_delete_mode 120)
 ob_integ_sh(dead_replay 180)
 ob_integ_sh(uuid_v7_sql 120)
+ob_integ_sh(streamcheck 300)
+ob_integ_sh(uuid_v7_binlog 180)
+ob_integ_sh(secrets 300)
 ob_integ_sh(ops_cli 120)
+
+# TLS to MariaDB and NATS, NATS credentials (the secure servers fixture).
+ob_integ_c_secure(db_tls 120)
+ob_integ_sh_on(secure secure_db 180)
+ob_integ_sh_on(secure secure_drain 300)
+
+# A three-node JetStream cluster (the cluster fixture). The tests stop and
+# start its nodes, so they take turns.
+ob_integ_sh_on(cluster cluster_leader_kill 300)
+ob_integ_sh_on(cluster cluster_first_url_down 180)
+set_tests_properties(integ.cluster_leader_kill integ.cluster_first_url_down
+  PROPERTIES RESOURCE_LOCK cluster)
+# Observability and configuration: metrics, health, readiness, config files.
+ob_integ_sh(http_metrics 180)
+ob_integ_c(http_embed 120)
+ob_integ_sh(http_readyz 180)
+# It stops the shared nats-server: it runs alone.
+set_tests_properties(integ.http_readyz PROPERTIES RUN_SERIAL ON)
+ob_integ_sh(config_tables 300)
+ob_integ_sh(log_file 120)
+
+# Issue 12: faults the chaos suite did not cover. Each test that kills,
+# freezes or restarts a server starts its own (test/harness/private.sh).
+ob_integ_sh(fault_permanent_errors 180)
+ob_integ_c(fault_fatal_embedded 120)
+ob_integ_sh(fault_nats_first_down 120)
+ob_integ_sh(fault_nats_frozen_start 120)
+ob_integ_sh(fault_nats_auth_change 180)
+ob_integ_sh(fault_nats_freeze_twice 180)
+ob_integ_sh(fault_unwritable_row 120)
+ob_integ_sh(fault_no_stream_row 120)
+ob_integ_sh(fault_full_stream 120)
+ob_integ_sh(fault_subject_full 120)
+ob_integ_sh(fault_db_frozen_stop 180)
+ob_integ_sh(fault_db_outage_dup_window 180)
+ob_integ_sh(fault_cluster_replicas 180)
+ob_integ_sh(fault_cluster_leader_kill 180)

@@ -6,22 +6,40 @@
  *     --expect-ids FILE   compare Nats-Msg-Id values with the ids in FILE
  *                         (one canonical UUID per line); exit 1 on mismatch
  *     --dump N            print the first N messages (subject, headers, data)
- *     --info              print the stream's duplicate window and subjects
+ *     --info              print the stream's duplicate window, replicas,
+ *                         subjects and leader (--info-only: nothing else)
  *     --delete            delete the stream
  *     --create SUBJECT    create the stream on SUBJECT (file storage), with
- *                         --max-msg-size N and --dup-window-ms N if given
+ *                         --max-msg-size N, --dup-window-ms N, --max-msgs N,
+ *                         --discard-new, --max-msgs-per-subject N,
+ *                         --discard-new-per-subject and --replicas N if given
+ *     --purge             remove every message of the stream
+ *     --leader            print the server name of the stream's leader
+ *     --tls-ca FILE, --nkey FILE, --token-file FILE
+ *                         TLS and credentials, as the relay takes them
+ *     --publish N         publish N messages with distinct Nats-Msg-Id values
+ *                         to --subject (a literal subject here), each
+ *                         --copies K times (1), of --size B bytes (16); a
+ *                         copy round waits --gap-ms MS first (0), so that it
+ *                         can outlast a short duplicate window. Prints the
+ *                         ids, one a line. For the tool's own test.
  * Prints "messages=N distinct=M duplicates=D" and exits 0, 1 on mismatch,
  * 2 on error. It uses nats.c's blocking JetStream API: it is a test tool.
  */
 #include <nats/nats.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nats_security.h"
+
 typedef struct opts {
     const char *url, *stream, *subject, *expect, *create;
-    int dump, info, del;
-    long long max_msg_size, dup_window_ms;
+    int dump, info, del, leader, purge, discard_new, discard_new_per_subject;
+    long long max_msg_size, dup_window_ms, replicas, max_msgs, max_msgs_per_subject;
+    long long publish, copies, size, gap_ms;
+    ob_nats_security sec;
 } opts;
 
 static int cmp_str(const void *a, const void *b) {
@@ -48,6 +66,39 @@ static char **read_ids(const char *path, size_t *n) {
     return v;
 }
 
+static int publish(jsCtx *js, const opts *o) {
+    char *data = calloc(1, (size_t)o->size + 1);
+    if (data == NULL)
+        return 2;
+    memset(data, 'x', (size_t)o->size);
+    int rc = 0;
+    for (long long c = 0; c < o->copies && rc == 0; c++) {
+        if (c > 0 && o->gap_ms > 0)
+            nats_Sleep(o->gap_ms);
+        for (long long i = 0; i < o->publish; i++) {
+            char id[64];
+            snprintf(id, sizeof(id), "00000000-0000-7000-8000-%012lld", i);
+            if (c == 0)
+                printf("%s\n", id);
+            jsPubOptions po;
+            jsPubOptions_Init(&po);
+            po.MsgId = id;
+            jsPubAck *pa = NULL;
+            jsErrCode jerr = 0;
+            natsStatus s = js_Publish(&pa, js, o->subject, data, (int)o->size, &po, &jerr);
+            if (s != NATS_OK) {
+                fprintf(stderr, "streamcheck: publish failed: %s (%d)\n", natsStatus_GetText(s),
+                        jerr);
+                rc = 2;
+                break;
+            }
+            jsPubAck_Destroy(pa);
+        }
+    }
+    free(data);
+    return rc;
+}
+
 static void dump_msg(natsMsg *m) {
     const char **keys = NULL;
     int nkeys = 0;
@@ -64,7 +115,14 @@ static void dump_msg(natsMsg *m) {
 }
 
 int main(int argc, char **argv) {
-    opts o = {NULL, "OUTBOX", "outbox.>", NULL, NULL, 0, 0, 0, 0, 0};
+    /* See cli/main.c: nats.c's cleanup and OpenSSL's exit handler collide. */
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+    opts o;
+    memset(&o, 0, sizeof(o));
+    o.stream = "OUTBOX";
+    o.subject = "outbox.>";
+    o.copies = 1;
+    o.size = 16;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -80,6 +138,8 @@ int main(int argc, char **argv) {
             o.dump = atoi(argv[++i]);
         else if (strcmp(a, "--info") == 0)
             o.info = 1;
+        else if (strcmp(a, "--info-only") == 0)
+            o.info = 2;
         else if (strcmp(a, "--delete") == 0)
             o.del = 1;
         else if (strcmp(a, "--create") == 0 && v)
@@ -88,6 +148,34 @@ int main(int argc, char **argv) {
             o.max_msg_size = atoll(argv[++i]);
         else if (strcmp(a, "--dup-window-ms") == 0 && v)
             o.dup_window_ms = atoll(argv[++i]);
+        else if (strcmp(a, "--replicas") == 0 && v)
+            o.replicas = atoll(argv[++i]);
+        else if (strcmp(a, "--leader") == 0)
+            o.leader = 1;
+        else if (strcmp(a, "--tls-ca") == 0 && v)
+            o.sec.tls_ca = argv[++i];
+        else if (strcmp(a, "--nkey") == 0 && v)
+            o.sec.nkey_file = argv[++i];
+        else if (strcmp(a, "--token-file") == 0 && v)
+            o.sec.token_file = argv[++i];
+        else if (strcmp(a, "--publish") == 0 && v)
+            o.publish = atoll(argv[++i]);
+        else if (strcmp(a, "--copies") == 0 && v)
+            o.copies = atoll(argv[++i]);
+        else if (strcmp(a, "--size") == 0 && v)
+            o.size = atoll(argv[++i]);
+        else if (strcmp(a, "--gap-ms") == 0 && v)
+            o.gap_ms = atoll(argv[++i]);
+        else if (strcmp(a, "--max-msgs") == 0 && v)
+            o.max_msgs = atoll(argv[++i]);
+        else if (strcmp(a, "--discard-new") == 0)
+            o.discard_new = 1;
+        else if (strcmp(a, "--max-msgs-per-subject") == 0 && v)
+            o.max_msgs_per_subject = atoll(argv[++i]);
+        else if (strcmp(a, "--discard-new-per-subject") == 0)
+            o.discard_new_per_subject = 1;
+        else if (strcmp(a, "--purge") == 0)
+            o.purge = 1;
         else {
             fprintf(stderr, "streamcheck: bad argument '%s'\n", a);
             return 2;
@@ -100,7 +188,27 @@ int main(int argc, char **argv) {
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
     jsErrCode jerr = 0;
-    natsStatus s = natsConnection_ConnectTo(&nc, o.url);
+    natsOptions *no = NULL;
+    char err[512] = "";
+    natsStatus s = natsOptions_Create(&no);
+    /* A comma-separated list is a cluster. */
+    char *urls = strdup(o.url), *servers[16], *save = NULL;
+    int nservers = 0;
+    for (char *t = strtok_r(urls, ",", &save); t && nservers < 16; t = strtok_r(NULL, ",", &save))
+        servers[nservers++] = t;
+    if (s == NATS_OK)
+        s = natsOptions_SetServers(no, (const char **)servers, nservers);
+    if (s == NATS_OK)
+        s = natsOptions_SetNoRandomize(no, true);
+    o.sec.tls = strncmp(o.url, "tls://", 6) == 0 || o.sec.tls_ca;
+    if (s == NATS_OK && ob_nats_security_apply(no, &o.sec, err, sizeof(err)) != 0) {
+        fprintf(stderr, "streamcheck: %s\n", err);
+        return 2;
+    }
+    if (s == NATS_OK)
+        s = natsConnection_Connect(&nc, no);
+    natsOptions_Destroy(no);
+    free(urls);
     if (s == NATS_OK)
         s = natsConnection_JetStream(&js, nc, NULL);
     if (s != NATS_OK) {
@@ -128,6 +236,16 @@ int main(int argc, char **argv) {
             cfg.MaxMsgSize = (int32_t)o.max_msg_size;
         if (o.dup_window_ms > 0)
             cfg.Duplicates = (int64_t)o.dup_window_ms * 1000000;
+        if (o.max_msgs > 0)
+            cfg.MaxMsgs = (int64_t)o.max_msgs;
+        if (o.discard_new)
+            cfg.Discard = js_DiscardNew;
+        if (o.max_msgs_per_subject > 0)
+            cfg.MaxMsgsPerSubject = (int64_t)o.max_msgs_per_subject;
+        if (o.discard_new_per_subject)
+            cfg.DiscardNewPerSubject = true;
+        if (o.replicas > 0)
+            cfg.Replicas = (int64_t)o.replicas;
         jsStreamInfo *ci = NULL;
         s = js_AddStream(&ci, js, &cfg, NULL, &jerr);
         if (s != NATS_OK) {
@@ -135,6 +253,18 @@ int main(int argc, char **argv) {
             rc = 2;
         }
         jsStreamInfo_Destroy(ci);
+        goto out;
+    }
+    if (o.purge) {
+        s = js_PurgeStream(js, o.stream, NULL, &jerr);
+        if (s != NATS_OK) {
+            fprintf(stderr, "streamcheck: purge failed: %s (%d)\n", natsStatus_GetText(s), jerr);
+            rc = 2;
+        }
+        goto out;
+    }
+    if (o.publish > 0) {
+        rc = publish(js, &o);
         goto out;
     }
     jsStreamInfo *si = NULL;
@@ -146,13 +276,23 @@ int main(int argc, char **argv) {
         goto out;
     }
     uint64_t total = si->State.Msgs;
+    if (o.leader) {
+        printf("%s\n", si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : "");
+        jsStreamInfo_Destroy(si);
+        goto out;
+    }
     if (o.info) {
-        printf("duplicate_window_ms=%lld subjects=", (long long)(si->Config->Duplicates / 1000000));
+        printf("replicas=%lld duplicate_window_ms=%lld subjects=", (long long)si->Config->Replicas,
+               (long long)(si->Config->Duplicates / 1000000));
         for (int i = 0; i < si->Config->SubjectsLen; i++)
             printf("%s%s", i ? "," : "", si->Config->Subjects[i]);
+        if (si->Cluster != NULL && si->Cluster->Leader != NULL)
+            printf(" leader=%s", si->Cluster->Leader);
         printf("\n");
     }
     jsStreamInfo_Destroy(si);
+    if (o.info == 2)
+        goto out;
 
     char **ids = calloc(total + 1, sizeof(*ids));
     size_t got = 0, noid = 0;
@@ -167,17 +307,25 @@ int main(int argc, char **argv) {
         if (s != NATS_OK) {
             fprintf(stderr, "streamcheck: cannot subscribe: %s (%d)\n", natsStatus_GetText(s),
                     jerr);
+            free(ids);
             rc = 2;
             goto out;
         }
-        int empty = 0;
-        while (got < total && empty < 3) {
+        /* Large messages exceed nats.c's default pending limits (64 MB) and
+         * would be dropped as a slow consumer: lift them, and ask for at
+         * most 16 MB per fetch. Stop after 10 s without progress. */
+        natsSubscription_SetPendingLimits(sub, -1, -1);
+        int idle = 0;
+        while (got < total && idle < 5) {
             natsMsgList list = {0};
-            s = natsSubscription_Fetch(&list, sub, 1000, 2000, &jerr);
-            if (s != NATS_OK || list.Count == 0) {
-                empty++;
-                continue;
-            }
+            jsFetchRequest fr;
+            jsFetchRequest_Init(&fr);
+            fr.Batch = 1000;
+            fr.MaxBytes = 16 * 1024 * 1024;
+            fr.Expires = 2000LL * 1000 * 1000;
+            s = natsSubscription_FetchRequest(&list, sub, &fr);
+            int count = list.Count;
+            idle = count > 0 ? 0 : idle + 1;
             for (int i = 0; i < list.Count && got < total; i++) {
                 natsMsg *m = list.Msgs[i];
                 const char *id = NULL;
@@ -190,6 +338,8 @@ int main(int argc, char **argv) {
                 got++;
             }
             natsMsgList_Destroy(&list);
+            if (s != NATS_OK && s != NATS_TIMEOUT && count == 0)
+                nats_Sleep(100);
         }
         natsSubscription_Unsubscribe(sub);
         natsSubscription_Destroy(sub);
@@ -199,9 +349,11 @@ int main(int argc, char **argv) {
         if (ids[i])
             ids[nids++] = ids[i];
     qsort(ids, nids, sizeof(*ids), cmp_str);
+    /* Keep the first of each run of equal ids; compare with the last kept
+     * one, never with a copy already freed. */
     size_t distinct = 0;
     for (size_t i = 0; i < nids; i++)
-        if (i == 0 || strcmp(ids[i], ids[i - 1]) != 0)
+        if (distinct == 0 || strcmp(ids[i], ids[distinct - 1]) != 0)
             ids[distinct++] = ids[i];
         else
             free(ids[i]);
@@ -214,6 +366,9 @@ int main(int argc, char **argv) {
         char **exp = read_ids(o.expect, &ne);
         if (exp == NULL) {
             fprintf(stderr, "streamcheck: cannot read %s\n", o.expect);
+            for (size_t k = 0; k < distinct; k++)
+                free(ids[k]);
+            free(ids);
             rc = 2;
             goto out;
         }

@@ -1,5 +1,7 @@
 /* Command line and environment parsing of outbox-uvrelay. */
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "args.h"
 #include "check.h"
@@ -24,6 +26,87 @@ static int parse(ob_cli *c, kv *env, char *err, int argc, ...) {
         argv[i] = va_arg(ap, char *);
     va_end(ap);
     return ob_cli_parse(c, argc, argv, table_env, env, err, 256);
+}
+
+static void repeated_options_are_refused(void) {
+    ob_cli c;
+    char err[256];
+    CHECK_EQ(parse(&c, NULL, err, 9, "--db", "mysql://h/d", "--nats", "nats://h", "--table", "a",
+                   "--table", "b"),
+             2);
+    CHECK_CONTAINS(err, "--table is given twice");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 9, "--db", "mysql://h/d", "--nats", "nats://h", "--db-password",
+                   "x", "--db-password-file", "/nonexistent"),
+             2);
+    CHECK_CONTAINS(err, "same thing");
+    ob_cli_free(&c);
+    kv both[] = {{"OUTBOX_DB_PASSWORD", "x"}, {"OUTBOX_DB_PASSWORD_FILE", "/f"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, both, err, 1), 2);
+    CHECK_CONTAINS(err, "OUTBOX_DB_PASSWORD and OUTBOX_DB_PASSWORD_FILE");
+    ob_cli_free(&c);
+    /* The environment and then a flag is an override, not a repetition. */
+    kv table[] = {{"OUTBOX_TABLE", "e"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, table, err, 7, "--db", "mysql://h/d", "--nats", "nats://h", "--table", "f"),
+             0);
+    CHECK_STR(c.relay.table, "f");
+    ob_cli_free(&c);
+    kv old[] = {{"OUTBOX_RETENTION", "7d"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, old, err, 1), 2);
+    CHECK_CONTAINS(err, "OUTBOX_OLDER_THAN");
+    ob_cli_free(&c);
+}
+
+static void secrets_come_from_files(void) {
+    char dir[] = "/tmp/test_args_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char pw[64], tok[64], empty[64];
+    snprintf(pw, sizeof(pw), "%s/pw", dir);
+    snprintf(tok, sizeof(tok), "%s/tok", dir);
+    snprintf(empty, sizeof(empty), "%s/empty", dir);
+    FILE *f = fopen(pw, "w");
+    fputs("S3cr:t/@pw\r\nsecond line\n", f);
+    fclose(f);
+    f = fopen(tok, "w");
+    fputs("T0ken", f);
+    fclose(f);
+    f = fopen(empty, "w");
+    fputs("\n", f);
+    fclose(f);
+    ob_cli c;
+    char err[256];
+    kv env[] = {{"OUTBOX_NATS_TOKEN_FILE", tok}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, env, err, 7, "--db", "mysql://u@h/d", "--nats", "nats://h",
+                   "--db-password-file", pw),
+             0);
+    CHECK_STR(c.relay.db_password, "S3cr:t/@pw");
+    /* NATS secret files are read by the relay at each (re)connect. */
+    CHECK_STR(c.relay.nats_token_file, tok);
+    CHECK(c.relay.nats_password_file == NULL);
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 7, "--db", "mysql://u@h/d", "--nats", "nats://h",
+                   "--db-password-file", empty),
+             2);
+    CHECK_CONTAINS(err, "first line");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 7, "--db", "mysql://u@h/d", "--nats", "nats://h",
+                   "--db-password-file", "/nonexistent/pw"),
+             2);
+    CHECK_CONTAINS(err, "cannot read '/nonexistent/pw'");
+    ob_cli_free(&c);
+    remove(pw);
+    remove(tok);
+    remove(empty);
+    remove(dir);
+}
+
+static void help_names_every_environment_variable(void) {
+    const char *names[128];
+    size_t n = ob_cli_env_names(names, 128);
+    CHECK_INT(n, >, 30);
+    for (size_t i = 0; i < n; i++)
+        if (strstr(ob_cli_usage(), names[i]) == NULL)
+            CHECK_FAIL_("--help does not name %s", names[i]);
 }
 
 int main(void) {
@@ -94,6 +177,30 @@ int main(void) {
     CHECK_EQ(c.relay.max_in_flight_bytes, 1024u * 1024 * 1024);
     ob_cli_free(&c);
 
+    /* TLS and credentials: flags and variables. */
+    kv tlsenv[] = {{"OUTBOX_DB", "mysql://e@h/d"},        {"OUTBOX_NATS", "tls://e:1"},
+                   {"OUTBOX_DB_TLS_CA", "/env/ca.pem"},   {"OUTBOX_NATS_TOKEN_FILE", "/env/token"},
+                   {"OUTBOX_DB_TLS_NO_VERIFY_HOST", "1"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, tlsenv, err, 3, "--stream-replicas", "0"), 2);
+    CHECK_CONTAINS(err, "--stream-replicas");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, tlsenv, err, 11, "--db-tls-cert", "/c.pem", "--db-tls-key", "/k.pem",
+                   "--nats-tls-ca", "/n.pem", "--nats-nkey", "/u.nk", "--stream-replicas", "3"),
+             0);
+    CHECK_STR(c.relay.db_tls_ca, "/env/ca.pem");
+    CHECK_STR(c.relay.db_tls_cert, "/c.pem");
+    CHECK_STR(c.relay.db_tls_key, "/k.pem");
+    CHECK_EQ(c.relay.db_tls_no_verify_host, 1);
+    CHECK_STR(c.relay.nats_tls_ca, "/n.pem");
+    CHECK_STR(c.relay.nats_nkey_file, "/u.nk");
+    CHECK_STR(c.relay.nats_token_file, "/env/token");
+    CHECK_EQ(c.relay.stream_replicas, 3);
+    CHECK_EQ(c.relay.db_tls, 0); /* --db-tls itself was not given; a CA implies it */
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 6, "--db", "mysql://h/d", "--nats", "nats://h", "--db-tls"), 0);
+    CHECK_EQ(c.relay.db_tls, 1);
+    ob_cli_free(&c);
+
     uint64_t ms;
     CHECK_EQ(ob_cli_duration_ms("250ms", &ms), 0);
     CHECK_EQ(ms, 250);
@@ -150,6 +257,10 @@ int main(void) {
     CHECK_EQ(parse(&c, NULL, err, 2, "--help"), 0);
     CHECK_EQ(c.help, 1);
     ob_cli_free(&c);
+
+    repeated_options_are_refused();
+    secrets_come_from_files();
+    help_names_every_environment_variable();
     puts("test_args: ok");
     return 0;
 }

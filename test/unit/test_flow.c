@@ -43,7 +43,7 @@ static void init(member *x, ob_flow *f) {
 
 static void capacity_goes_to_waiters_in_order(void) {
     ob_flow f;
-    ob_flow_init(&f, 2);
+    ob_flow_init(&f, 2, 5, 100);
     member a, b;
     init(&a, &f);
     init(&b, &f);
@@ -71,7 +71,7 @@ static void capacity_goes_to_waiters_in_order(void) {
 
 static void one_scout_polls(void) {
     ob_flow f;
-    ob_flow_init(&f, 10);
+    ob_flow_init(&f, 10, 5, 100);
     member a, b, c;
     init(&a, &f);
     init(&b, &f);
@@ -94,7 +94,7 @@ static void one_scout_polls(void) {
 
 static void a_woken_member_that_idles_again_is_not_woken_twice(void) {
     ob_flow f;
-    ob_flow_init(&f, 10);
+    ob_flow_init(&f, 10, 5, 100);
     member a, b;
     init(&a, &f);
     init(&b, &f);
@@ -110,7 +110,7 @@ static void a_woken_member_that_idles_again_is_not_woken_twice(void) {
 
 static void waiting_and_idle_are_exclusive(void) {
     ob_flow f;
-    ob_flow_init(&f, 1);
+    ob_flow_init(&f, 1, 5, 100);
     member a;
     init(&a, &f);
     ob_flow_idle(&f, &a.m);
@@ -121,11 +121,48 @@ static void waiting_and_idle_are_exclusive(void) {
     CHECK(f.scout == NULL);
 }
 
+static void polling_is_fast_while_rows_come_then_decays(void) {
+    ob_flow f;
+    ob_flow_init(&f, 10, 5, 100);
+    CHECK_EQ(ob_flow_poll_delay(&f, 0), 100); /* idle from the start */
+    ob_flow_activity(&f, 1000);
+    CHECK_EQ(ob_flow_poll_delay(&f, 1001), 5);
+    CHECK_EQ(ob_flow_poll_delay(&f, 1999), 5);
+    /* A second after the last rows, each empty poll doubles the wait. */
+    CHECK_EQ(ob_flow_poll_delay(&f, 2000), 5);
+    CHECK_EQ(ob_flow_poll_delay(&f, 2005), 10);
+    CHECK_EQ(ob_flow_poll_delay(&f, 2015), 20);
+    CHECK_EQ(ob_flow_poll_delay(&f, 2035), 40);
+    CHECK_EQ(ob_flow_poll_delay(&f, 2075), 80);
+    CHECK_EQ(ob_flow_poll_delay(&f, 2155), 100);
+    CHECK_EQ(ob_flow_poll_delay(&f, 2255), 100);
+}
+
+static void a_ring_with_nobody_idle_is_kept(void) {
+    ob_flow f;
+    ob_flow_init(&f, 10, 5, 100);
+    ob_flow_ring(&f);
+    CHECK_EQ(ob_flow_take_wake(&f), 1);
+    CHECK_EQ(ob_flow_take_wake(&f), 0);
+    member a;
+    init(&a, &f);
+    member b;
+    init(&b, &f);
+    ob_flow_idle(&f, &a.m);
+    ob_flow_idle(&f, &b.m);
+    ob_flow_ring(&f); /* one idle member is enough for one ring */
+    CHECK_EQ(a.wake_calls, 1);
+    CHECK_EQ(b.wake_calls, 0);
+    CHECK_EQ(ob_flow_take_wake(&f), 0);
+}
+
 int main(void) {
     capacity_goes_to_waiters_in_order();
     one_scout_polls();
     a_woken_member_that_idles_again_is_not_woken_twice();
     waiting_and_idle_are_exclusive();
+    polling_is_fast_while_rows_come_then_decays();
+    a_ring_with_nobody_idle_is_kept();
     printf("ok\n");
     return 0;
 }

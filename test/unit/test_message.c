@@ -35,7 +35,8 @@ static void subjects(void) {
     r = make_row("order", "1", "line.added", NULL);
     CHECK_EQ(ob_message_subject(&b, "app.events", &r, err, sizeof(err)), 0);
     CHECK_STR(b.p, "app.events.order.line.added");
-    const char *bad_types[] = {"", "a b", "a..b", ".a", "a.", "*", "a.>", "tab\there"};
+    const char *bad_types[] = {"",    "a b", "a..b", ".a",        "a.",           "*",
+                               "a.>", "a*b", "c>d",  "tab\there", "bad\xff utf8", "\xc0\xaf"};
     for (size_t i = 0; i < sizeof(bad_types) / sizeof(bad_types[0]); i++) {
         ob_buf_reset(&b);
         r = make_row("order", "1", bad_types[i], NULL);
@@ -46,9 +47,21 @@ static void subjects(void) {
     r = make_row("or der", "1", "created", NULL);
     CHECK_EQ(ob_message_subject(&b, "outbox", &r, err, sizeof(err)), -1);
     CHECK_CONTAINS(err, "aggregate_type");
-    /* A '*' inside a token is an ordinary character. */
+    /* '*' or '>' anywhere in a token is refused, with the reason. */
     ob_buf_reset(&b);
-    r = make_row("a*b", "1", "c>d", NULL);
+    r = make_row("a*b", "1", "c", NULL);
+    CHECK_EQ(ob_message_subject(&b, "outbox", &r, err, sizeof(err)), -1);
+    CHECK_CONTAINS(err, "wildcards");
+    r = make_row("order", "1", "cr\xe9\xe9", NULL);
+    CHECK_EQ(ob_message_subject(&b, "outbox", &r, err, sizeof(err)), -1);
+    CHECK_CONTAINS(err, "not valid UTF-8");
+    CHECK_CONTAINS(err, "\\xE9"); /* quoted printably */
+    /* Valid UTF-8 passes. */
+    ob_buf_reset(&b);
+    r = make_row("commande", "1",
+                 "cr\xc3\xa9\xc3\xa9"
+                 "e",
+                 NULL);
     CHECK_EQ(ob_message_subject(&b, "outbox", &r, err, sizeof(err)), 0);
     ob_buf_free(&b);
 }
@@ -76,9 +89,7 @@ static void headers(void) {
     char err[256];
     outbox_failure_kind kind;
     natsMsg *m = NULL;
-    ob_row r = make_row("order", "o 1", "created",
-                        "{\"trace\":\"t-1\",\"n\":5,\"ce-id\":\"x\","
-                        "\"Nats-Msg-Id\":\"forged\"}");
+    ob_row r = make_row("order", "o 1", "created", "{\"trace\":\"t-1\",\"n\":5}");
     CHECK_EQ(natsMsg_Create(&m, "s", NULL, r.payload, (int)r.payload_len), NATS_OK);
     CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
     CHECK_STR(hdr(m, "Nats-Msg-Id"), "019a6f1e-7c2b-7d3e-8f00-0123456789ab");
@@ -88,6 +99,7 @@ static void headers(void) {
     CHECK_STR(hdr(m, "ce-source"), "src");
     CHECK_STR(hdr(m, "ce-subject"), "o%201");
     CHECK_STR(hdr(m, "ce-time"), "2026-11-21T19:50:00.123456Z");
+    CHECK_STR(hdr(m, "ce-datacontenttype"), "application/json");
     CHECK_STR(hdr(m, "trace"), "t-1");
     CHECK(hdr(m, "n") == NULL); /* only string members become headers */
     natsMsg_Destroy(m);
@@ -119,11 +131,91 @@ static void headers(void) {
     ob_buf_free(&scratch);
 }
 
+/* No row header may impersonate the relay or steer JetStream, in any case. */
+static void reserved_headers_are_refused(void) {
+    ob_buf scratch = OB_BUF_INIT;
+    char err[256];
+    outbox_failure_kind kind;
+    natsMsg *m = NULL;
+    const char *forged[] = {
+        "{\"Nats-Msg-Id\":\"x\"}",   "{\"nats-msg-id\":\"x\"}",
+        "{\"NATS-MSG-ID\":\"x\"}",   "{\"CE-ID\":\"x\"}",
+        "{\"Ce-Source\":\"x\"}",     "{\"ce-datacontenttype\":\"x\"}",
+        "{\"Nats-Rollup\":\"all\"}", "{\"Nats-Expected-Last-Sequence\":\"1\"}",
+        "{\"Nats-TTL\":\"1s\"}",     "{\"content-type\":\"application/cloudevents+json\"}",
+    };
+    for (int ce = 0; ce < 2; ce++) {
+        for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+            ob_row r = make_row("order", "1", "created", forged[i]);
+            CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
+            CHECK_EQ(
+                ob_message_headers(m, &r, ce ? "src" : NULL, &scratch, &kind, err, sizeof(err)),
+                -1);
+            CHECK_EQ(kind, OUTBOX_FAIL_BAD_HEADERS);
+            CHECK_CONTAINS(err, "is refused");
+            natsMsg_Destroy(m);
+        }
+    }
+    CHECK(ob_header_reserved("traceparent", "00-1") == NULL);
+    CHECK(ob_header_reserved("Content-Type", "text/plain") == NULL);
+    CHECK(ob_header_reserved("cex", "1") == NULL);
+    CHECK(ob_header_reserved("natsy", "1") == NULL);
+    ob_buf_free(&scratch);
+}
+
+static void cloudevents_content_type_and_type(void) {
+    ob_buf scratch = OB_BUF_INIT;
+    char err[256];
+    outbox_failure_kind kind;
+    natsMsg *m = NULL;
+    /* A binary payload: the row's Content-Type, percent-encoded, or none. */
+    ob_row r =
+        make_row("order", "1", "created", "{\"Content-Type\":\"text/plain; charset=utf-8\"}");
+    r.payload_binary = 1;
+    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
+    CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
+    CHECK_STR(hdr(m, "ce-datacontenttype"), "text/plain;%20charset=utf-8");
+    CHECK_STR(hdr(m, "Content-Type"), "text/plain; charset=utf-8");
+    natsMsg_Destroy(m);
+    r = make_row("order", "1", "created", NULL);
+    r.payload_binary = 1;
+    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
+    CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
+    CHECK(hdr(m, "ce-datacontenttype") == NULL);
+    natsMsg_Destroy(m);
+    /* ce-type qualified by the aggregate type, when asked for. */
+    r = make_row("order", "1", "created", NULL);
+    ob_message_opts o = {"src", 1};
+    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
+    CHECK_EQ(ob_message_build_headers(m, &r, &o, &scratch, &kind, err, sizeof(err)), 0);
+    CHECK_STR(hdr(m, "ce-type"), "order.created");
+    natsMsg_Destroy(m);
+    ob_buf_free(&scratch);
+}
+
+/* "Too big" names the part that made it so. */
+static void too_big_names_the_headers(void) {
+    natsMsg *m = NULL;
+    char err[256];
+    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
+    static char big[5000];
+    memset(big, 'v', sizeof(big) - 1);
+    CHECK_EQ(natsMsgHeader_Set(m, "k", big), NATS_OK);
+    ob_message_too_big(m, 4096, err, sizeof(err));
+    CHECK_CONTAINS(err, "2 payload bytes and 5016 header bytes (1 headers)");
+    CHECK_CONTAINS(err, "max_payload of 4096");
+    CHECK_CONTAINS(err, "its headers are the larger part");
+    natsMsg_Destroy(m);
+}
+
 int main(void) {
     CHECK_EQ(nats_Open(-1), NATS_OK);
     subjects();
     encoding();
     headers();
+    reserved_headers_are_refused();
+    cloudevents_content_type_and_type();
+    too_big_names_the_headers();
     nats_Close();
     puts("test_message: ok");
     return 0;

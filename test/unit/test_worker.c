@@ -136,7 +136,7 @@ static ob_worker *make_worker(void) {
     env.owner = (ob_worker_owner){NULL, f_table_empty, NULL, f_closed, NULL};
     env.flow = &flow;
     env.stats = &stats;
-    ob_flow_init(&flow, 100);
+    ob_flow_init(&flow, 100, 5, 20);
     ob_worker *w = ob_worker_new(&env, 0);
     ob_worker_start(w);
     CHECK_EQ(fake_db_pending(fake_db_last()), FAKE_CONNECT);
@@ -194,7 +194,10 @@ static void fetch_publish_ack_commit(void) {
     CHECK_EQ(stats.acked, 3);
     CHECK_EQ(stats.batches, 1);
     CHECK_EQ(stats.in_flight, 0);
-    expect_sql("START TRANSACTION"); /* the next batch */
+    /* The batch was not full: the table had nothing more due when it was
+     * claimed, so the worker polls (fast, rows were just found) instead of
+     * fetching again at once. */
+    CHECK_STR(ob_worker_state_name(w), "poll-wait");
     close_worker(w);
 }
 
@@ -349,7 +352,7 @@ static void a_row_the_database_refuses_is_isolated(void) {
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
     CHECK_EQ(stats.acked, 2);
     CHECK_EQ(stats.dead, 1);
-    expect_sql("START TRANSACTION");
+    CHECK_STR(ob_worker_state_name(w), "poll-wait");
     close_worker(w);
 }
 
@@ -406,6 +409,21 @@ static void a_full_stream_costs_no_attempts(void) {
     close_worker(w);
 }
 
+static void a_ring_while_busy_is_kept_for_the_next_idle_worker(void) {
+    ob_worker *w = make_worker();
+    ob_flow_ring(&flow);                             /* nobody idle: the wake is kept */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* an empty fetch */
+    expect_sql("COMMIT");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    expect_sql("START TRANSACTION"); /* fetches at once instead of polling */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_STR(ob_worker_state_name(w), "poll-wait");
+    ob_flow_ring(&flow); /* an idle scout is woken */
+    expect_sql("START TRANSACTION");
+    close_worker(w);
+}
+
 int main(void) {
     uv_loop_init(&loop);
     fetch_publish_ack_commit();
@@ -421,6 +439,7 @@ int main(void) {
     a_row_the_database_refuses_is_isolated();
     no_responders_waits_for_the_links_verdict();
     a_full_stream_costs_no_attempts();
+    a_ring_while_busy_is_kept_for_the_next_idle_worker();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("ok\n");
     return 0;

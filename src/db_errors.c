@@ -1,0 +1,69 @@
+/*
+ * What MariaDB's error numbers mean to the relay: a lost connection, a
+ * misconfiguration that retrying cannot heal, and what to tell the operator.
+ */
+#include "db.h"
+
+#include <errmsg.h>
+#include <mysqld_error.h>
+#include <string.h>
+
+int ob_db_errno_is_lost(unsigned e) {
+    switch (e) {
+    case CR_SERVER_GONE_ERROR:
+    case CR_SERVER_LOST:
+    case CR_CONNECTION_ERROR:
+    case CR_CONN_HOST_ERROR:
+    case CR_UNKNOWN_HOST:
+    case CR_COMMANDS_OUT_OF_SYNC:
+    case CR_SERVER_LOST_EXTENDED:
+    case ER_CONNECTION_KILLED:
+    case ER_SERVER_SHUTDOWN:
+    case ER_NET_READ_INTERRUPTED:
+    case ER_NET_WRITE_INTERRUPTED:
+    case ER_NET_READ_ERROR:
+    case ER_NET_ERROR_ON_WRITE:
+    case ER_QUERY_INTERRUPTED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int ob_db_errno_is_permanent(unsigned e) {
+    switch (e) {
+    case CR_SSL_CONNECTION_ERROR:
+    case ER_ACCESS_DENIED_ERROR:
+    case ER_DBACCESS_DENIED_ERROR:
+    case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
+    case ER_BAD_DB_ERROR:
+    case ER_NO_SECURE_TRANSPORTS_CONFIGURED:
+    case OB_ER_SECURE_TRANSPORT_REQUIRED:
+    case ER_NO_SUCH_TABLE:
+    case ER_BAD_FIELD_ERROR:
+    case ER_TABLEACCESS_DENIED_ERROR:
+    case ER_COLUMNACCESS_DENIED_ERROR:
+    case ER_SPECIFIC_ACCESS_DENIED_ERROR:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+const char *ob_db_error_hint(unsigned e) {
+    switch (e) {
+    case ER_NO_SUCH_TABLE:
+        return " (create the table: outbox-uvrelay schema | mariadb ...)";
+    case ER_BAD_FIELD_ERROR:
+        return " (the table lacks a column the relay needs: compare with sql/outbox.sql)";
+    case ER_ACCESS_DENIED_ERROR:
+    case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
+        return " (check the user and password of the database URL)";
+    case ER_BAD_DB_ERROR:
+        return " (the database named in the URL does not exist)";
+    case OB_ER_SECURE_TRANSPORT_REQUIRED:
+        return " (the server requires TLS: use --db-tls or --db-tls-ca)";
+    default:
+        return "";
+    }
+}

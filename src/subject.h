@@ -1,0 +1,25 @@
+/*
+ * Text rules shared by the relay, the producer and option checks: UTF-8, and
+ * what may stand in a NATS subject that the relay publishes to.
+ *
+ * A subject part (a prefix, an aggregate_type, an event_type) is one or more
+ * '.'-separated tokens. No token may be empty, and no token may hold '*' or
+ * '>' anywhere (NATS would read a lone one as a wildcard, and a subscriber's
+ * filter cannot tell "a*b" from a pattern), whitespace, control characters or
+ * DEL. The text must be valid UTF-8.
+ */
+#ifndef OB_SUBJECT_H
+#define OB_SUBJECT_H
+
+#include <stddef.h>
+
+/* Counts the characters of s[0..n) as UTF-8; -1 when it is not valid UTF-8
+ * (overlong forms, surrogates and code points past U+10FFFF included). */
+long ob_utf8_chars(const char *s, size_t n);
+
+/* Checks that s[0..n) is a valid subject part. Returns 0, or -1 with a
+ * message in err that starts with `what` (such as "event_type") and quotes
+ * at most 64 bytes of the text, made safe to print. */
+int ob_subject_check(const char *s, size_t n, const char *what, char *err, size_t errlen);
+
+#endif

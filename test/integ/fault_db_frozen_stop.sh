@@ -1,0 +1,80 @@
+# Issue 12, point 9: a hung database does not hold up a stop. A private
+# mariadbd is frozen with SIGSTOP mid-run; SIGTERM to the relay
+# (--shutdown-timeout 2000) must end it within the shutdown timeout plus a
+# second (3 s), exit 0. After the database thaws, a second relay run
+# processes every row, and each id is once in the stream: nothing lost.
+# Then the same with the database frozen before the relay starts (connect):
+# there, death by the signal itself during the start-up check (143) counts as
+# a prompt stop, since nothing is claimed yet.
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/private.sh"
+db=it_fault_dbstop stream=IT_FAULT_DBSTOP prefix=itfdbstop
+work=$(mktemp -d); RELAY_PID=
+trap 'kill -KILL $RELAY_PID 2>/dev/null || true; private_cleanup; rm -rf "$work"' EXIT
+private_db_and_nats "$work/srv"
+dbpid=$(cat "$OUTBOX_TEST_DIR/db.pid")
+db_fresh $db
+seed $db 20000 512
+
+relay_bg "$work/run.log" $db $stream $prefix --batch 200 --shutdown-timeout 2000
+sleep 0.8
+kill -STOP "$dbpid"
+echo "mariadbd frozen with $(grep -c . "$work/run.log") log lines so far"
+sleep 1
+kill -TERM $RELAY_PID
+wait_exit $RELAY_PID 20
+echo "SIGTERM with the database frozen: exit $WAIT_RC after $WAITED_MS ms"
+stop_fail=
+if [ "$WAIT_RC" != 0 ] || [ "$WAITED_MS" -ge 3000 ]; then
+  show_log "$work/run.log" 12
+  stop_fail="SIGTERM with a frozen database mid-run: exit $WAIT_RC after $WAITED_MS ms (want 0 within 3000 ms)"
+fi
+kill -CONT "$dbpid"
+
+# A relay started while the database is frozen: the stop is as prompt.
+kill -STOP "$dbpid"
+relay_bg "$work/start.log" $db $stream $prefix --batch 200 --shutdown-timeout 2000
+sleep 1.5
+kill -TERM $RELAY_PID
+wait_exit $RELAY_PID 20
+echo "SIGTERM during the connect to a frozen database: exit $WAIT_RC after $WAITED_MS ms"
+# 143: ended by the signal itself during the binary's start-up check of the
+# database (before its loop runs); nothing was claimed.
+[ "$WAIT_RC" = 143 ] && echo "    (ended by the signal itself, during the start-up check)" && WAIT_RC=0
+if [ "$WAIT_RC" != 0 ] || [ "$WAITED_MS" -ge 3000 ]; then
+  show_log "$work/start.log" 12
+  stop_fail="$stop_fail${stop_fail:+; }SIGTERM during a connect to a frozen database: exit $WAIT_RC after $WAITED_MS ms (want 0 within 3000 ms)"
+fi
+kill -CONT "$dbpid"
+
+# Frozen before the start, SIGTERM 12 s later: past the binary's start-up
+# check of the database (it waits up to its 10 s connect timeout), so the
+# relay's loop handles the signal: exit 0 within 3 s.
+kill -STOP "$dbpid"
+relay_bg "$work/late.log" $db $stream $prefix --batch 200 --shutdown-timeout 2000
+sleep 12
+kill -TERM $RELAY_PID
+wait_exit $RELAY_PID 20
+echo "SIGTERM 12 s into a start against a frozen database: exit $WAIT_RC after $WAITED_MS ms"
+if [ "$WAIT_RC" != 0 ] || [ "$WAITED_MS" -ge 3000 ]; then
+  show_log "$work/late.log" 12
+  stop_fail="$stop_fail${stop_fail:+; }SIGTERM 12 s into a start against a frozen database: exit $WAIT_RC after $WAITED_MS ms (want 0 within 3000 ms)"
+fi
+kill -CONT "$dbpid"
+
+# Nothing lost: a second run drains the rest.
+relay_bg "$work/drain.log" $db $stream $prefix --batch 200 --drain
+wait_exit $RELAY_PID 60
+[ "$WAIT_RC" = 0 ] || show_log "$work/drain.log"
+assert_eq "$WAIT_RC" 0 "exit status of the draining run"
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 20000 "processed rows"
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = -1')" 0 "dead rows"
+ids $db >"$work/ids"
+out=$(streamcheck --stream $stream --subject '>' --expect-ids "$work/ids" || true)
+summary=$(echo "$out" | grep '^messages=')
+echo "$summary"
+assert_eq "$(field "$summary" messages)" 20000 "messages in the stream"
+assert_eq "$(field "$summary" distinct)" 20000 "distinct ids in the stream"
+assert_eq "$(field "$(echo "$out" | grep '^expected=')" missing)" 0 "ids missing from the stream"
+[ -z "$stop_fail" ] || fail "$stop_fail"
+echo "ok: both stops within the shutdown timeout + 1 s"

@@ -1,0 +1,60 @@
+# Issue 12, point 8: an outage of the database longer than the stream's
+# duplicate window, with commits in flight, does not duplicate silently.
+# A private mariadbd is frozen (SIGSTOP) mid-run, so that the relay's batches
+# are published and acked but their commits hang; then it dies (SIGKILL: the
+# open transactions are lost) and stays down for longer than the stream's
+# 3 s duplicate window. After it returns, the relay delivers those rows again,
+# past the window. It must say so: a warning that names the duplicate window
+# and counts the rows that may be stored twice (at least as many as the
+# stream really holds twice), unless it avoided the copies altogether.
+# Nothing may be lost either way.
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/private.sh"
+db=it_fault_dupwin stream=IT_FAULT_DUPWIN prefix=itfdupwin
+work=$(mktemp -d); RELAY_PID=
+trap 'kill -KILL $RELAY_PID 2>/dev/null || true; private_cleanup; rm -rf "$work"' EXIT
+private_db_and_nats "$work/srv"
+db_fresh $db
+streamcheck --stream $stream --create "$prefix.>" --dup-window-ms 3000
+seed $db 20000 512
+
+relay_bg "$work/relay.log" $db $stream $prefix --batch 500 --connections 2
+sleep 0.6
+kill -STOP "$(cat "$OUTBOX_TEST_DIR/db.pid")"
+sleep 1
+published=$(field "$(stream_summary $stream)" messages)
+"$OUTBOX_TEST_SERVERS" kill-db "$OUTBOX_TEST_DIR"
+echo "mariadbd frozen, then killed, with $published messages in the stream"
+sleep 5
+"$OUTBOX_TEST_SERVERS" start-db "$OUTBOX_TEST_DIR"
+marked=$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')
+unmarked=$((published - marked))
+echo "mariadbd back: $marked rows marked processed, $unmarked published but not marked"
+[ "$unmarked" -gt 0 ] || fail "the test did not catch a commit in flight (nothing published but unmarked)"
+
+wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 0' 0 60 ||
+  { show_log "$work/relay.log"; fail "rows still pending 60 s after the database came back"; }
+kill -TERM $RELAY_PID
+wait_exit $RELAY_PID 15
+assert_eq "$WAIT_RC" 0 "relay exit status after SIGTERM"
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 20000 "processed rows"
+summary=$(stream_summary $stream)
+echo "$summary"
+assert_eq "$(field "$summary" distinct)" 20000 "distinct ids in the stream"
+dups=$(field "$summary" duplicates)
+echo "$dups ids stored twice"
+
+# The warning: it names the duplicate window and counts rows (the start-up
+# check of the window against the retry horizon is another line).
+warn=$(grep -Ei 'duplicate window|dedup|twice' "$work/relay.log" | grep -v 'retry horizon' |
+  grep -E '[0-9]+ (rows?|messages?)' || true)
+if [ -z "$warn" ]; then
+  [ "$dups" = 0 ] && { echo "ok: no copy stored and nothing to warn about"; exit 0; }
+  echo "--- the relay's warnings and errors:"
+  grep -E ' warn | error ' "$work/relay.log" | head -12 | sed 's/^/    /' || true
+  fail "$dups ids stored twice past the duplicate window, and no warning with a count"
+fi
+echo "warning: $warn"
+counted=$(echo "$warn" | grep -oE '[0-9]+ (rows?|messages?)' | awk '{s += $1} END {print s + 0}')
+[ "$counted" -ge "$dups" ] || fail "the warnings count $counted rows, the stream holds $dups twice"
+echo "ok: the warnings count $counted rows that may be stored twice ($dups are)"

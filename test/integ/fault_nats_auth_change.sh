@@ -1,0 +1,68 @@
+# Issue 12, point 1: a NATS connection that nats.c closes for good is rebuilt.
+# A private nats-server with a user and password comes back once with another
+# password: nats.c's reconnects fail authentication and it closes the
+# connection. The relay must log the close, keep building new connections
+# with backoff (an auth error after a successful start is not fatal), and once
+# the server is back with the right password, deliver the rows inserted
+# meanwhile: nothing lost, no attempt counted, each id once in the stream.
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/private.sh"
+db=it_fault_auth stream=IT_FAULT_AUTH prefix=itfauth
+work=$(mktemp -d); RELAY_PID=
+trap 'kill -KILL $RELAY_PID 2>/dev/null || true; private_cleanup; rm -rf "$work"' EXIT
+port=$(free_port)
+conf() { pnats_config "$work/nats" "$port" "authorization { user: relay, password: $1 }"; }
+conf right
+pnats_start "$work/nats"
+url="nats://relay:right@127.0.0.1:$port"
+OUTBOX_TEST_NATS_URL=$url # for streamcheck
+db_fresh $db
+seed $db 1000 256
+
+"$OUTBOX_TEST_RELAY" --db "${OUTBOX_TEST_DB_URL}$db" --nats "$url" --stream $stream \
+  --subject-prefix $prefix --no-progress --batch 100 2>"$work/relay.log" &
+RELAY_PID=$!
+wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1' 1000 30 ||
+  { show_log "$work/relay.log"; fail "the first 1000 rows were not relayed"; }
+echo "ok: first 1000 rows relayed"
+
+# Back with another password.
+pnats_stop "$work/nats"
+conf other
+pnats_start "$work/nats"
+seed $db 500 256
+t0=$(date +%s)
+for i in $(seq 1 150); do
+  grep -q "closed the connection for good" "$work/relay.log" && break
+  sleep 0.2
+done
+grep -q "closed the connection for good" "$work/relay.log" ||
+  { show_log "$work/relay.log"; fail "the close of the connection was logged within 30 s"; }
+echo "ok: close logged after $(($(date +%s) - t0)) s: $(grep "closed the connection for good" "$work/relay.log" | head -1)"
+sleep 3 # new connections are refused meanwhile: retried, not fatal
+kill -0 $RELAY_PID 2>/dev/null || { show_log "$work/relay.log"; fail "the relay exited on an auth error after a good start"; }
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 0')" 500 "rows pending while refused"
+
+# Back with the right password: the relay builds a new connection by itself.
+pnats_stop "$work/nats"
+conf right
+pnats_start "$work/nats"
+t0=$(date +%s)
+wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1' 1500 40 ||
+  { show_log "$work/relay.log"; fail "the rows inserted meanwhile were not relayed within 40 s"; }
+echo "ok: rows inserted meanwhile relayed $(($(date +%s) - t0)) s after the server came back"
+kill -TERM $RELAY_PID
+wait_exit $RELAY_PID 15
+assert_eq "$WAIT_RC" 0 "relay exit status after SIGTERM"
+n=$(grep -c "nats: connected to" "$work/relay.log" || true)
+[ "$n" -ge 2 ] || { show_log "$work/relay.log"; fail "a new connection was built ($n connects logged)"; }
+assert_eq "$(sql $db 'SELECT MAX(attempt_count) FROM outbox')" 0 "largest attempt_count"
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = -1')" 0 "dead rows"
+ids $db >"$work/ids"
+out=$(streamcheck --stream $stream --subject '>' --expect-ids "$work/ids" || true)
+summary=$(echo "$out" | grep '^messages=')
+echo "$summary"
+assert_eq "$(field "$summary" messages)" 1500 "messages in the stream"
+assert_eq "$(field "$summary" distinct)" 1500 "distinct ids in the stream"
+assert_eq "$(field "$(echo "$out" | grep '^expected=')" missing)" 0 "ids missing from the stream"
+if grep -q ':right@\|:other@' "$work/relay.log"; then fail "a password is in the log"; fi

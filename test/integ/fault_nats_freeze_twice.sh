@@ -1,0 +1,61 @@
+# Issue 12, point 4: a frozen broker costs no attempts. A private nats-server
+# is stopped with SIGSTOP for 15 s, twice, while rows are being inserted and
+# relayed. Both outages must cost nothing: every row processed, none dead,
+# MAX(attempt_count) = 0, each id exactly once in the stream.
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/private.sh"
+db=it_fault_freeze stream=IT_FAULT_FREEZE prefix=itffreeze
+work=$(mktemp -d); RELAY_PID=; PROD_PID=
+trap 'kill -KILL $RELAY_PID $PROD_PID 2>/dev/null || true; private_cleanup; rm -rf "$work"' EXIT
+port=$(free_port)
+pnats_config "$work/nats" "$port"
+pnats_start "$work/nats"
+OUTBOX_TEST_NATS_URL="nats://127.0.0.1:$port"
+db_fresh $db
+seed $db 3000 512
+
+# A producer: 40 rows every 0.1 s until told to stop.
+( while [ ! -f "$work/stop-producer" ]; do seed $db 40 512; sleep 0.1; done ) &
+PROD_PID=$!
+relay_bg "$work/relay.log" $db $stream $prefix --connections 2 --batch 100
+sleep 2
+for round in 1 2; do
+  flowing=$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')
+  echo "freeze $round: $flowing rows processed so far"
+  lines=$(wc -l <"$work/relay.log")
+  kill -STOP "$PNATS_PID"
+  frozen_at=$(date +%s)
+  sleep 15
+  # The outage is noticed (logged) within 10 s of the freeze.
+  first=$(tail -n +$((lines + 1)) "$work/relay.log" |
+    grep -E "disconnected|JetStream unavailable|no reply" | head -1 || true)
+  [ -n "$first" ] || { show_log "$work/relay.log"; fail "freeze $round: no outage logged in 15 s"; }
+  noticed=$(( $(date -d "$(echo "$first" | cut -d' ' -f1)" +%s) - frozen_at ))
+  echo "freeze $round noticed after ~$noticed s: $first"
+  [ "$noticed" -le 10 ] || fail "freeze $round noticed after $noticed s (bound 10 s)"
+  kill -CONT "$PNATS_PID"
+  echo "thawed $round"
+  sleep 4
+  kill -0 $RELAY_PID 2>/dev/null || { show_log "$work/relay.log"; fail "the relay exited"; }
+done
+touch "$work/stop-producer"
+wait $PROD_PID; PROD_PID=
+total=$(sql $db 'SELECT COUNT(*) FROM outbox')
+echo "$total rows inserted"
+wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 0' 0 40 ||
+  { show_log "$work/relay.log"; fail "rows still pending 40 s after the last thaw"; }
+kill -TERM $RELAY_PID
+wait_exit $RELAY_PID 15
+assert_eq "$WAIT_RC" 0 "relay exit status after SIGTERM"
+grep -E "disconnected|JetStream unavailable|no reply|ack" "$work/relay.log" | head -10 | sed 's/^/    log: /' || true
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = -1')" 0 "dead rows"
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE attempt_count > 0')" 0 "rows with an attempt counted"
+assert_eq "$(sql $db 'SELECT MAX(attempt_count) FROM outbox')" 0 "largest attempt_count"
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" "$total" "processed rows"
+ids $db >"$work/ids"
+out=$(streamcheck --stream $stream --subject '>' --expect-ids "$work/ids" || true)
+summary=$(echo "$out" | grep '^messages=')
+echo "$summary"
+assert_eq "$(field "$summary" messages)" "$total" "messages in the stream"
+assert_eq "$(field "$summary" distinct)" "$total" "distinct ids in the stream"
+assert_eq "$(field "$(echo "$out" | grep '^expected=')" missing)" 0 "ids missing from the stream"

@@ -1,0 +1,62 @@
+# Prompt delivery, as behaviour rather than speed:
+#   - with a 10 s poll interval, a doorbell (outbox_ring from C) makes an idle
+#     relay deliver a new row within 1 s, and a burst of rings is one fetch;
+#   - a scheduled row (next_attempt_at in the future) is not delivered before
+#     its time and is delivered soon after it.
+. "$(dirname "$0")/../harness/lib.sh"
+db=it_prompt stream=IT_PROMPT prefix=itprompt
+work=$(mktemp -d); r=; trap 'kill $r 2>/dev/null || true; rm -rf "$work"' EXIT
+db_fresh $db
+stream_delete $stream
+ring() { "$OUTBOX_TEST_BUILD/test/ring" --nats "$OUTBOX_TEST_NATS_URL" "$@"; }
+processed() { sql $db "SELECT COUNT(*) FROM outbox WHERE status = 1"; }
+# wait_processed N SECONDS: 0 once N rows are processed, 1 on timeout.
+wait_processed() {
+  local i
+  for i in $(seq 1 $(( $2 * 20 ))); do
+    [ "$(processed)" -ge "$1" ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+relay_bg "$work/relay.log" $db $stream $prefix --poll-interval 10s --connections 2
+r=$RELAY_PID
+for i in $(seq 1 100); do grep -q "is ready" "$work/relay.log" && break; sleep 0.1; done
+sleep 1 # both workers idle, the scout's next poll 10 s away
+
+seed $db 1 100
+sleep 1
+assert_eq "$(processed)" 0 "nothing delivered before the doorbell (10 s poll)"
+t0=$(date +%s%N)
+ring --table outbox
+wait_processed 1 1 || { cat "$work/relay.log"; fail "the doorbell did not make the relay fetch within 1 s"; }
+echo "ok: delivered $(( ($(date +%s%N) - t0) / 1000000 )) ms after the doorbell"
+
+seed $db 5 100
+ring --table outbox --count 50
+wait_processed 6 1 || fail "a burst of rings did not deliver within 1 s"
+echo "ok: a burst of 50 rings delivered the 5 rows"
+
+kill $r; wait $r || true; r=
+
+# Scheduled delivery: next_attempt_at in the future.
+relay_bg "$work/relay2.log" $db $stream $prefix
+r=$RELAY_PID
+sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, next_attempt_at)
+  VALUES (outbox_uuid_v7(), 'order', 'later', 'created', '{}', NOW(6) + INTERVAL 2 SECOND)"
+sleep 1
+assert_eq "$(sql $db "SELECT status FROM outbox WHERE aggregate_id = 'later'")" 0 \
+  "a scheduled row is not delivered before its time"
+for i in $(seq 1 60); do
+  [ "$(sql $db "SELECT status FROM outbox WHERE aggregate_id = 'later'")" = 1 ] && break
+  sleep 0.1
+done
+assert_eq "$(sql $db "SELECT status FROM outbox WHERE aggregate_id = 'later'")" 1 \
+  "a scheduled row is delivered soon after its time"
+late=$(sql $db "SELECT TIMESTAMPDIFF(MICROSECOND, created_at, processed_at) DIV 1000 - 2000
+  FROM outbox WHERE aggregate_id = 'later'")
+echo "ok: the scheduled row was delivered ${late:-?} ms after its time"
+kill $r; wait $r || true; r=
+summary=$(stream_summary $stream)
+assert_eq "$(field "$summary" distinct)" 7 "distinct ids in the stream"

@@ -1,0 +1,214 @@
+/* The config file: precedence, errors naming file, line and key, several
+ * tables, --print-config with secrets masked; and the log line formats. */
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "check.h"
+#include "logout.h"
+
+typedef struct kv {
+    const char *k, *v;
+} kv;
+
+static const char *table_env(const char *name, void *data) {
+    for (const kv *e = data; e && e->k; e++)
+        if (strcmp(e->k, name) == 0)
+            return e->v;
+    return NULL;
+}
+
+static int parse(ob_cli *c, kv *env, char *err, int argc, ...) {
+    char *argv[32];
+    va_list ap;
+    va_start(ap, argc);
+    argv[0] = "outbox-uvrelay";
+    for (int i = 1; i < argc; i++)
+        argv[i] = va_arg(ap, char *);
+    va_end(ap);
+    return ob_cli_parse(c, argc, argv, table_env, env, err, 512);
+}
+
+static char path[64];
+
+static void write_file(const char *text) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The effective configuration as text. */
+static char *printed(const ob_cli *c) {
+    static char buf[16384];
+    FILE *f = fmemopen(buf, sizeof(buf), "w");
+    CHECK(f != NULL);
+    ob_cli_print_config(c, f);
+    fclose(f);
+    return buf;
+}
+
+static void expect_error(const char *text, const char *want) {
+    ob_cli c;
+    char err[512], where[128];
+    write_file(text);
+    CHECK_EQ(parse(&c, NULL, err, 3, "--config", path), 2);
+    snprintf(where, sizeof(where), "%s:", path);
+    CHECK_CONTAINS(err, where);
+    CHECK_CONTAINS(err, want);
+    ob_cli_free(&c);
+}
+
+int main(void) {
+    ob_cli c;
+    char err[512], line[512];
+    int fd;
+    snprintf(path, sizeof(path), "/tmp/outbox-config-test.XXXXXX");
+    CHECK((fd = mkstemp(path)) >= 0);
+    close(fd);
+
+    /* flag > environment > file > default */
+    write_file("# comment\n"
+               "db = mysql://app:s3cret@db.internal/shop\n"
+               "db-password = hunter2\n"
+               "nats = nats://tok3n@n1:4222,nats://u:pw@n2:4222\n"
+               "batch = 10\n"
+               "connections = 3\n"
+               "stream = FROM_FILE\n"
+               "poll-interval = 1s\n"
+               "no-cloudevents = true\n"
+               "log-format = json\n"
+               "http = 127.0.0.1:9464\n");
+    kv env[] = {{"OUTBOX_BATCH", "20"}, {"OUTBOX_STREAM", "FROM_ENV"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, env, err, 5, "--config", path, "--batch", "30"), 0);
+    CHECK_EQ(c.relay.batch_size, 30);
+    CHECK_STR(c.relay.stream, "FROM_ENV");
+    CHECK_EQ(c.relay.connections, 3);
+    CHECK_EQ(c.relay.poll_interval_ms, 1000);
+    CHECK_EQ(c.relay.cloudevents, 0);
+    CHECK_EQ(c.relay.max_attempts, 5);
+    CHECK_EQ(c.log_format, OB_LOG_JSON);
+    CHECK_STR(c.http, "127.0.0.1:9464");
+    CHECK_STR(c.relay.db_password, "hunter2");
+    char *text = printed(&c);
+    CHECK_CONTAINS(text, "batch = 30    # --batch");
+    CHECK_CONTAINS(text, "stream = FROM_ENV    # environment OUTBOX_STREAM");
+    snprintf(line, sizeof(line), "connections = 3    # %s:6", path);
+    CHECK_CONTAINS(text, line);
+    CHECK_CONTAINS(text, "max-attempts = 5    # default");
+    CHECK_CONTAINS(text, "db = mysql://app:***@db.internal/shop");
+    CHECK_CONTAINS(text, "db-password = ***");
+    CHECK_CONTAINS(text, "nats = nats://***@n1:4222,nats://u:***@n2:4222");
+    CHECK(strstr(text, "s3cret") == NULL);
+    CHECK(strstr(text, "hunter2") == NULL);
+    CHECK(strstr(text, "tok3n") == NULL);
+    ob_cli_free(&c);
+
+    /* OUTBOX_CONFIG names the file too. */
+    kv cfgenv[] = {{"OUTBOX_CONFIG", path}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, cfgenv, err, 1), 0);
+    CHECK_EQ(c.relay.batch_size, 10);
+    ob_cli_free(&c);
+
+    /* Errors name the file, the line and the key; nothing runs. */
+    expect_error("db = mysql://h/d\nnats = nats://n\nbacth = 5\n", ":3: unknown key 'bacth'");
+    expect_error("batch = many\n", ":1: key 'batch': 'many' is not a positive whole number");
+    expect_error("\n\npoll-interval = soon\n", ":3: key 'poll-interval': 'soon' is not a duration");
+    expect_error("backoff = random\n", "key 'backoff': 'random' must be 'fixed' or 'exponential'");
+    expect_error("log-format = xml\n", ":1: key 'log-format': 'xml' must be text, logfmt or json");
+    expect_error("drain = maybe\n", "key 'drain': 'maybe' is not a boolean");
+    expect_error("batch = 5\nbatch = 6\n", ":2: key 'batch' is set twice");
+    expect_error("this is not ini\n", ":1: syntax error");
+    expect_error("[server]\nbatch = 5\n", ":1: unknown section '[server]'");
+    expect_error("batch = 5\n\n[relays]\n", ":3: unknown section '[relays]'");
+    expect_error("config = /etc/other.conf\n", ":1: key 'config' cannot be set in a config file");
+    expect_error("[table orders]\nhttp = :9464\n", ":2: key 'http' cannot be set per table");
+    expect_error("[table bad/name]\nbatch = 5\n", "a table name is made of");
+    expect_error("db = mysql://h/d\nnats = nats://n\n[table a]\ntable = same\n[table b]\n"
+                 "table = same\n",
+                 "tables [a] and [b] both relay table 'same'");
+    {
+        char longline[400];
+        memset(longline, 'x', sizeof(longline));
+        memcpy(longline, "db = ", 5);
+        longline[sizeof(longline) - 2] = '\n';
+        longline[sizeof(longline) - 1] = '\0';
+        expect_error(longline, ":1: line too long");
+    }
+    CHECK_EQ(parse(&c, NULL, err, 3, "--config", "/nonexistent/outbox.conf"), 2);
+    CHECK_CONTAINS(err, "/nonexistent/outbox.conf");
+    ob_cli_free(&c);
+
+    /* Several tables: each section inherits the global values, sets its
+     * own, and a flag still wins over both. */
+    write_file("db = mysql://app:pw@db/shop\n"
+               "nats = nats://n:4222\n"
+               "batch = 100\n"
+               "[table orders]\n"
+               "stream = ORDERS\n"
+               "subject-prefix = orders\n"
+               "batch = 200\n"
+               "[table billing]\n"
+               "table = billing_outbox\n"
+               "stream = BILLING\n"
+               "connections = 1\n");
+    CHECK_EQ(parse(&c, NULL, err, 3, "--config", path), 0);
+    CHECK_EQ(c.ntables, 2);
+    CHECK_STR(c.tables[0].name, "orders");
+    CHECK_STR(c.tables[0].relay.table, "orders");
+    CHECK_STR(c.tables[0].relay.stream, "ORDERS");
+    CHECK_STR(c.tables[0].relay.subject_prefix, "orders");
+    CHECK_EQ(c.tables[0].relay.batch_size, 200);
+    CHECK_EQ(c.tables[0].relay.connections, 2);
+    CHECK_STR(c.tables[1].name, "billing");
+    CHECK_STR(c.tables[1].relay.table, "billing_outbox");
+    CHECK_STR(c.tables[1].relay.stream, "BILLING");
+    CHECK_STR(c.tables[1].relay.subject_prefix, "outbox");
+    CHECK_EQ(c.tables[1].relay.batch_size, 100);
+    CHECK_EQ(c.tables[1].relay.connections, 1);
+    CHECK_STR(c.tables[1].relay.db_url, "mysql://app:pw@db/shop");
+    text = printed(&c);
+    CHECK_CONTAINS(text, "[table orders]");
+    CHECK_CONTAINS(text, "[table billing]");
+    snprintf(line, sizeof(line), "table = billing_outbox    # %s:9", path);
+    CHECK_CONTAINS(text, line);
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 5, "--config", path, "--batch", "7"), 0);
+    CHECK_EQ(c.tables[0].relay.batch_size, 7);
+    CHECK_EQ(c.tables[1].relay.batch_size, 7);
+    ob_cli_free(&c);
+
+    /* A section without keys is a table with the global settings. */
+    write_file("db = mysql://h/d\nnats = nats://n\n[table lonely]\n");
+    CHECK_EQ(parse(&c, NULL, err, 3, "--config", path), 0);
+    CHECK_EQ(c.ntables, 1);
+    CHECK_STR(c.tables[0].relay.table, "lonely");
+    CHECK_STR(c.tables[0].relay.db_url, "mysql://h/d");
+    ob_cli_free(&c);
+
+    /* A repeated --table is an error, never silently the last one. */
+    CHECK_EQ(parse(&c, NULL, err, 9, "--db", "mysql://h/d", "--nats", "nats://n", "--table", "a",
+                   "--table", "b"),
+             2);
+    CHECK_CONTAINS(err, "--table is given");
+    ob_cli_free(&c);
+
+    /* Redaction of URLs anywhere in a line. */
+    ob_cli_redact("connect mysql://u:pw@h:3306/d failed; nats://t@n:1 and http://h/x@y", line,
+                  sizeof(line));
+    CHECK_STR(line, "connect mysql://u:***@h:3306/d failed; nats://***@n:1 and http://h/x@y");
+
+    /* Log line formats. */
+    ob_logout_format(OB_LOG_JSON, "T", OUTBOX_LOG_WARN, "orders", "a \"quoted\"\nline\x01", line,
+                     sizeof(line));
+    CHECK_STR(line, "{\"ts\":\"T\",\"level\":\"warn\",\"table\":\"orders\",\"msg\":\"a "
+                    "\\\"quoted\\\"\\nline\\u0001\"}");
+    ob_logout_format(OB_LOG_LOGFMT, "T", OUTBOX_LOG_INFO, NULL, "x=1 y", line, sizeof(line));
+    CHECK_STR(line, "ts=T level=info msg=\"x=1 y\"");
+    ob_logout_format(OB_LOG_TEXT, "T", OUTBOX_LOG_ERROR, "b", "boom", line, sizeof(line));
+    CHECK_STR(line, "T error [b] boom");
+
+    unlink(path);
+    puts("test_config: ok");
+    return 0;
+}
