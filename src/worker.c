@@ -145,13 +145,19 @@ static void connect_db(ob_worker *w) {
 static void fetch(ob_worker *w) {
     w->fetch_sent_at = uv_now(w->env->loop);
     const ob_worker_owner *o = &w->env->owner;
-    if (o->fetch_sql) {
+    if (o->fetch_sql) { /* ordered: the owned buckets' statement */
         const char *sql;
         size_t len = o->fetch_sql(o->data, w->index, &sql);
         query(w, W_FETCHING, sql, len);
         return;
     }
-    query(w, W_FETCHING, w->env->sql_fetch, w->env->sql_fetch_len);
+    size_t len;
+    const char *sql = ob_fetch_budget_sql(&w->fb, w->env->batch.qtable, &len);
+    if (sql == NULL) { /* no byte budget (or no memory for the worker's own statement) */
+        sql = w->env->sql_fetch;
+        len = w->env->sql_fetch_len;
+    }
+    query(w, W_FETCHING, sql, len);
 }
 
 /* The one place that decides what follows a finished step: close, halt,
@@ -377,6 +383,8 @@ static void st_fetching(ob_worker *w, worker_event ev) {
         w->failures = 0;
         int n = ob_batch_load(&w->batch, next_row, w->db, e->pub.epoch(e->pub.data));
         ob_batch_set_binary(&w->batch, ob_db_col_binary(w->db, 1, OB_COL_PAYLOAD));
+        int asked = ob_fetch_budget_asked(&w->fb);
+        ob_fetch_budget_seen(&w->fb, &w->batch);
         if (n == 0) {
             if (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data))
                 query(w, W_ENDING_EMPTY, e->sql_drain_probe, e->sql_drain_probe_len);
@@ -387,7 +395,7 @@ static void st_fetching(ob_worker *w, worker_event ev) {
         e->stats->fetched += (uint64_t)n;
         ob_flow_activity(e->flow, uv_now(e->loop));
         set_state(w, W_PUBLISHING);
-        if (n >= e->batch_size)
+        if (n >= asked)
             ob_flow_wake_all(e->flow, &w->fm); /* a full batch: there is likely more */
         if (w->stop) {
             ob_worker_give_back(w, ob_batch_release_open(&w->batch));
@@ -467,7 +475,7 @@ static void st_finishing(ob_worker *w, worker_event ev) {
         /* A batch that was not full emptied what was due when it was
          * claimed: wait for the next poll (fast while rows keep coming)
          * instead of paying for an empty fetch at once. */
-        if (w->batch.n < w->env->batch_size)
+        if (w->batch.n < ob_fetch_budget_asked(&w->fb))
             go_idle(w);
         else
             next(w);
@@ -779,6 +787,7 @@ ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
         free(w);
         return NULL;
     }
+    ob_fetch_budget_init(&w->fb, env->fetch_bytes, env->batch_size);
     w->env = env;
     w->index = (uint32_t)index;
     snprintf(w->name, sizeof(w->name), "worker %d", index);
@@ -794,6 +803,7 @@ void ob_worker_free(ob_worker *w) {
     if (w == NULL)
         return;
     ob_batch_free(&w->batch);
+    ob_fetch_budget_free(&w->fb);
     free(w);
 }
 
