@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "subject.h"
+
 int ob_sql_check_table(const char *name, char *err, size_t errlen) {
     if (name == NULL || *name == '\0') {
         snprintf(err, errlen, "table name is empty");
@@ -137,45 +139,13 @@ void ob_sql_processed_head(ob_buf *b, const char *qtable, outbox_processing_mode
     ob_buf_puts(b, " WHERE id IN (");
 }
 
-/* Length of the UTF-8 sequence starting at s[0..n), or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-    unsigned char c = s[0];
-    size_t len;
-    uint32_t cp;
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xe0) == 0xc0) {
-        len = 2;
-        cp = c & 0x1f;
-    } else if ((c & 0xf0) == 0xe0) {
-        len = 3;
-        cp = c & 0x0f;
-    } else if ((c & 0xf8) == 0xf0) {
-        len = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
 void ob_sql_text_literal(ob_buf *b, const char *s, size_t len, size_t max_chars) {
     const unsigned char *u = (const unsigned char *)s;
     static const unsigned char qmark = '?';
     ob_buf_puts(b, "_utf8mb4 X'");
     size_t chars = 0;
     for (size_t i = 0; i < len && chars < max_chars; chars++) {
-        size_t n = utf8_seq(u + i, len - i);
+        size_t n = ob_utf8_seq(u + i, len - i);
         if (n == 0) {
             ob_buf_hex(b, &qmark, 1);
             i++;

@@ -2,26 +2,33 @@
 
 #include <stdio.h>
 
+size_t ob_utf8_seq(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t len = c < 0x80             ? 1
+                 : (c & 0xe0) == 0xc0 ? 2
+                 : (c & 0xf0) == 0xe0 ? 3
+                 : (c & 0xf8) == 0xf0 ? 4
+                                      : 0;
+    if (len == 0 || len > n)
+        return 0;
+    unsigned cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
+    for (size_t k = 1; k < len; k++) {
+        if ((s[k] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[k] & 0x3f);
+    }
+    static const unsigned min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
 long ob_utf8_chars(const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
     long chars = 0;
     for (size_t i = 0; i < n; chars++) {
-        unsigned c = u[i];
-        size_t len = c < 0x80             ? 1
-                     : (c & 0xe0) == 0xc0 ? 2
-                     : (c & 0xf0) == 0xe0 ? 3
-                     : (c & 0xf8) == 0xf0 ? 4
-                                          : 0;
-        if (len == 0 || i + len > n)
-            return -1;
-        unsigned cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
-        for (size_t k = 1; k < len; k++) {
-            if ((u[i + k] & 0xc0) != 0x80)
-                return -1;
-            cp = cp << 6 | (u[i + k] & 0x3f);
-        }
-        static const unsigned min[5] = {0, 0, 0x80, 0x800, 0x10000};
-        if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        size_t len = ob_utf8_seq(u + i, n - i);
+        if (len == 0)
             return -1;
         i += len;
     }

@@ -13,6 +13,11 @@
 
 #include <stddef.h>
 
+/* The length of the UTF-8 sequence that starts s[0..n), 0 when it is not
+ * valid (overlong, a surrogate, past U+10FFFF, cut short). The one UTF-8
+ * decoder of the library, but for json_scan.c's hot loop. */
+size_t ob_utf8_seq(const unsigned char *s, size_t n);
+
 /* Counts the characters of s[0..n) as UTF-8; -1 when it is not valid UTF-8
  * (overlong forms, surrogates and code points past U+10FFFF included). */
 long ob_utf8_chars(const char *s, size_t n);
