@@ -12,6 +12,9 @@
 #           run at the best drain grid point, or at 2 x 500 without "drain".
 #           "ordered" drains the same rows over 300 aggregates at 4 connections,
 #           unordered and --ordered, and checks each aggregate's order.
+# Environment: BENCH_REPEAT (drain repeats), BENCH_PAYLOADS ("bytes:rows ..."),
+#           BENCH_PAYLOAD_AT ("CxB", the payload scenario's grid point),
+#           BENCH_GRID_CONNS, BENCH_GRID_BATCH, BENCH_DRAIN_ROWS (the drain grid).
 #
 # The report: results in CSV (drain.csv, payload.csv, mixed.csv,
 # enqueue.csv, ordered.csv), meta.json (revision, machine, server settings), summary.md
@@ -32,7 +35,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift ;;
     --no-build) do_build=0 ;;
     --only) only=$2; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -72,6 +75,13 @@ else
   REPEAT=2
 fi
 REPEAT=${BENCH_REPEAT:-$REPEAT} # override the drain repeats from the environment
+# The payload scenario's sizes ("bytes:rows ...") and grid point ("CxB"), from
+# the environment, e.g. BENCH_PAYLOADS="262144:2000" BENCH_PAYLOAD_AT=8x500.
+PAYLOADS=${BENCH_PAYLOADS:-$PAYLOADS}
+# The drain grid and its rows, e.g. BENCH_GRID_CONNS="1 2 4 8" BENCH_GRID_BATCH=500.
+GRID_CONNS=${BENCH_GRID_CONNS:-$GRID_CONNS}
+GRID_BATCH=${BENCH_GRID_BATCH:-$GRID_BATCH}
+DRAIN_ROWS=${BENCH_DRAIN_ROWS:-$DRAIN_ROWS}
 POLL_MS=100
 MAX_IN_FLIGHT=8192 # the relay's default, also the JetStream-only window cap
 ENQ_CONFIGS="1:1 4:1 16:1 1:100 4:100" # producers:events per transaction
@@ -314,6 +324,7 @@ echo "best_b=$best_b" >>"$out/meta.env"
 
 # --- 5: payload sizes at the best grid point -----------------------------------
 if wants payload; then
+  if [ -n "${BENCH_PAYLOAD_AT:-}" ]; then best_c=${BENCH_PAYLOAD_AT%x*}; best_b=${BENCH_PAYLOAD_AT#*x}; fi
   echo "$DRAIN_HDR" >"$out/payload.csv"
   for p in $PAYLOADS; do
     size=${p%%:*}; rows=${p##*:}

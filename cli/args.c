@@ -15,6 +15,7 @@ typedef enum opt_type {
     T_MS32,     /* uint32_t milliseconds from a duration */
     T_MS64,     /* uint64_t milliseconds from a duration */
     T_DOUBLE,   /* double */
+    T_BYTES,    /* uint64_t bytes from a size: 1048576, 512KiB, 32MiB, 1GiB */
     T_FLAG,     /* int set to 1; the environment accepts 1/0/true/false */
     T_BACKOFF,  /* fixed | exponential */
     T_LEVEL,    /* error | warn | info | debug */
@@ -64,6 +65,7 @@ static const opt opts[] = {
     {"poll-min", "OUTBOX_POLL_MIN", T_MS32, R(poll_min_ms), 0},
     {"wake-subject", "OUTBOX_WAKE_SUBJECT", T_STR, R(wake_subject), 0},
     {"max-in-flight", "OUTBOX_MAX_IN_FLIGHT", T_U32, R(max_in_flight), 0},
+    {"max-in-flight-bytes", "OUTBOX_MAX_IN_FLIGHT_BYTES", T_BYTES, R(max_in_flight_bytes), 0},
     {"ack-timeout", "OUTBOX_ACK_TIMEOUT", T_MS32, R(ack_timeout_ms), 0},
     {"max-attempts", "OUTBOX_MAX_ATTEMPTS", T_INT, R(max_attempts), 0},
     {"backoff", "OUTBOX_BACKOFF", T_BACKOFF, R(backoff), 0},
@@ -165,6 +167,9 @@ static const char *const usage_parts[] = {
     "  --wake-subject S      OUTBOX_WAKE_SUBJECT   doorbell subject (outbox_wake.<table>; "
     "empty: none)\n"
     "  --max-in-flight N     OUTBOX_MAX_IN_FLIGHT  unacked publishes (8192)\n"
+    "  --max-in-flight-bytes SIZE  OUTBOX_MAX_IN_FLIGHT_BYTES  bytes of claimed rows held\n"
+    "                        across all connections; fewer rows are fetched when\n"
+    "                        rows are large (32MiB; 0: no byte limit)\n"
     "  --ack-timeout D       OUTBOX_ACK_TIMEOUT    publish ack timeout (5s)\n"
     "  --drain               OUTBOX_DRAIN          exit 0 once no pending rows remain\n",
     "Ordering (the table needs the seq and bucket columns: schema --migrate):\n"
@@ -266,6 +271,49 @@ static int parse_u64(const char *s, uint64_t *out) {
     unsigned long long v = strtoull(s, &end, 10);
     if (errno || *end != '\0')
         return -1;
+    *out = v;
+    return 0;
+}
+
+/* A byte size: digits with an optional K, M or G suffix (powers of 1024; "KiB",
+ * "k", "KB" all mean the same). */
+static int parse_bytes(const char *s, uint64_t *out) {
+    if (s == NULL || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        shift = 10;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        break;
+    case '\0':
+        break;
+    default:
+        return -1;
+    }
+    if (shift) {
+        end++;
+        if (strcmp(end, "iB") != 0 && strcmp(end, "B") != 0 && strcmp(end, "") != 0)
+            return -1;
+        if (v > (UINT64_MAX >> shift))
+            return -1;
+        v <<= shift;
+    } else if (*end != '\0') {
+        return -1;
+    }
     *out = v;
     return 0;
 }
@@ -381,6 +429,14 @@ static int store_number(const opt *o, void *field, const char *val, const char *
         else
             *(uint64_t *)field = u;
         return 0;
+    case T_BYTES:
+        if (parse_bytes(val, &u) != 0) {
+            snprintf(err, errlen, "%s: '%s' is not a size (like 1048576, 512KiB, 32MiB, 1GiB)", src,
+                     val ? val : "");
+            return -1;
+        }
+        *(uint64_t *)field = u;
+        return 0;
     default: {
         char *end = NULL;
         double d = val ? strtod(val, &end) : 0;
@@ -433,6 +489,7 @@ static int store(ob_cli *c, const opt *o, void *field, const char *val, const ch
     case T_U32:
     case T_MS32:
     case T_MS64:
+    case T_BYTES:
     case T_DOUBLE:
         return store_number(o, field, val, src, err, errlen);
     case T_FLAG:
@@ -519,6 +576,7 @@ static size_t field_size(const opt *o) {
     case T_FILE:
         return sizeof(const char *);
     case T_MS64:
+    case T_BYTES:
         return sizeof(uint64_t);
     case T_MS32:
     case T_U32:
@@ -996,6 +1054,19 @@ static void print_value(const opt *o, const void *field, FILE *out) {
                 return;
             }
         fprintf(out, "%llums", (unsigned long long)v);
+        return;
+    }
+    case T_BYTES: {
+        /* In the largest binary unit that says it exactly. */
+        uint64_t v = *(const uint64_t *)field;
+        if (v && v % (1024u * 1024 * 1024) == 0)
+            fprintf(out, "%lluGiB", (unsigned long long)(v >> 30));
+        else if (v && v % (1024u * 1024) == 0)
+            fprintf(out, "%lluMiB", (unsigned long long)(v >> 20));
+        else if (v && v % 1024 == 0)
+            fprintf(out, "%lluKiB", (unsigned long long)(v >> 10));
+        else
+            fprintf(out, "%llu", (unsigned long long)v);
         return;
     }
     case T_DOUBLE:

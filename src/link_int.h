@@ -117,6 +117,15 @@ struct ob_link {
     int final;          /* the last handles are closing; free when none is left */
     int leak_mailbox;   /* nats.c did not confirm its close: never free what it may touch */
 
+    /* Published messages whose destroy is put off. nats.c hands every
+     * destroyed message to its collector thread and wakes that thread when
+     * it sleeps: destroyed one by one, each message costs a thread switch;
+     * destroyed together (when acks arrive, or past a count or a size),
+     * a burst of them costs one. */
+    natsMsg *spent[256];
+    int nspent;
+    size_t spent_bytes;
+
     ob_buf subject; /* publish scratch */
     ob_buf scratch;
     char reply[96];
@@ -139,6 +148,10 @@ natsStatus ob_link_mailbox_subscribe(ob_link *l, link_conn *c);
 void ob_link_on_async(uv_async_t *h);
 /* Whether connection c confirmed its close (and its subscription's). */
 int ob_link_conn_done(ob_link *l, link_conn *c);
+
+/* link_publish.c */
+/* Destroys the published messages kept back. */
+void ob_link_spent_flush(ob_link *l);
 
 /* link.c, for the mailbox */
 void ob_link_control_reply(ob_link *l, uint32_t seq, natsMsg *msg);

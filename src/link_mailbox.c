@@ -1,7 +1,9 @@
 /*
  * From nats.c's threads to the loop. Replies are read where they arrive (on
- * nats.c's delivery thread): the common answer, "stored", becomes a small
- * record and its message is freed by the thread that allocated it. Records
+ * nats.c's delivery thread) and become small records; their messages are
+ * destroyed on the loop, together with the published messages kept back
+ * (link_publish.c), so nats.c's collector thread is woken once per burst
+ * rather than once per message. Records
  * and connection events go into a mailbox under a mutex; one uv_async_t
  * wakes the loop, which swaps the mailbox's array for a spare one so the
  * lock is held only briefly and neither array is reallocated once both
@@ -91,11 +93,11 @@ static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
     link_conn *c = closure;
     ob_link *l = c->l;
     inbox_reply r;
-    int ours = read_reply(c, msg, &r) == 0;
-    if (!ours || r.ack.msg == NULL)
+    if (read_reply(c, msg, &r) != 0) {
         natsMsg_Destroy(msg);
-    if (!ours)
         return;
+    }
+    r.ack.msg = msg; /* destroyed on the loop with the others of its burst */
     uv_mutex_lock(&l->mb.mu);
     if (!l->mb.shut && l->mb.n == l->mb.cap) {
         size_t cap = l->mb.cap ? l->mb.cap * 2 : 1024;
@@ -204,6 +206,7 @@ int ob_link_mailbox_init(ob_link *l) {
 }
 
 void ob_link_mailbox_free(ob_link *l) {
+    ob_link_spent_flush(l);
     for (size_t i = 0; i < l->mb.n; i++)
         natsMsg_Destroy(l->mb.q[i].ack.msg);
     free(l->mb.q);
@@ -245,6 +248,7 @@ void ob_link_on_async(uv_async_t *h) {
         if (l->state != L_CLOSING && l->cbs.on_wake)
             l->cbs.on_wake(l->cbs.data);
     }
+    ob_link_spent_flush(l);
     int d = disc != l->seen_disconnects, r = reco != l->seen_reconnects;
     l->seen_disconnects = disc;
     l->seen_reconnects = reco;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "json_scan.h"
 #include "log.h"
 #include "message.h"
 #include "sql.h"
@@ -160,12 +161,10 @@ static int check_entry(outbox_producer *p, size_t idx, const outbox_entry *e) {
         return perr(p, OUTBOX_EINVAL, "entry %zu: payload is missing", idx);
     size_t plen = e->payload_len ? e->payload_len : strlen(e->payload);
     if (!p->o.binary_payload && p->o.validate_payload) {
-        json_error_t jerr;
-        json_t *v = json_loadb(e->payload, plen, JSON_DECODE_ANY, &jerr);
-        if (v == NULL)
-            return perr(p, OUTBOX_EJSON, "entry %zu: payload is not valid JSON: %s (column %d)",
-                        idx, jerr.text, jerr.column);
-        json_decref(v);
+        ob_json_error jerr;
+        if (ob_json_scan(e->payload, plen, &jerr) != 0)
+            return perr(p, OUTBOX_EJSON, "entry %zu: payload is not valid JSON: %s (byte %zu)", idx,
+                        jerr.why, jerr.offset);
     }
     if (e->headers != NULL && p->o.validate_headers) {
         size_t hlen = e->headers_len ? e->headers_len : strlen(e->headers);

@@ -213,6 +213,7 @@ static int prepare(outbox_relay *r) {
     e->sql_drain_probe = r->sql_drain.p;
     e->sql_drain_probe_len = r->sql_drain.len;
     e->batch_size = o->batch_size;
+    e->fetch_bytes = o->max_in_flight_bytes / (uint64_t)o->connections;
     e->poll_interval_ms = o->poll_interval_ms;
     e->ack_timeout_ms = o->ack_timeout_ms;
     e->pub = (ob_publisher){.ready = pub_ready,

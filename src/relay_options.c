@@ -34,6 +34,7 @@ void outbox_relay_options_init(outbox_relay_options *o) {
     o->processing = OUTBOX_KEEP_PROCESSED;
     outbox_maint_options_init(&o->maint);
     o->log_level = OUTBOX_LOG_INFO;
+    o->max_in_flight_bytes = 32u * 1024 * 1024;
 }
 
 outbox_verdict outbox_classify_default(const outbox_failure *f, void *data) {

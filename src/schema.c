@@ -124,6 +124,40 @@ int outbox_schema_migrate_ddl(const char *table, char **out, char *errbuf, size_
     "    '7', SUBSTR(HEX(RANDOM_BYTES(2)), 2, 3),\n" ind                                           \
     "    HEX(128 | (ASCII(RANDOM_BYTES(1)) & 63)),\n" ind "    HEX(RANDOM_BYTES(7))))"
 
+/* PARTITION BY RANGE COLUMNS (id): one partition per period from `start`,
+ * `lookahead` more, and pmax. */
+static void partitions_ddl(ob_buf *b, uint64_t start, int monthly, uint32_t lookahead) {
+    ob_buf_puts(b, "\nPARTITION BY RANGE COLUMNS (id) (\n");
+    for (uint32_t i = 0; i <= lookahead; i++) {
+        uint64_t p = ob_period_add(start, monthly, (int)i);
+        char name[32];
+        ob_period_name(p, monthly, name);
+        ob_buf_printf(b, "    PARTITION %s VALUES LESS THAN (", name);
+        ob_period_bound(b, ob_period_add(p, monthly, 1));
+        ob_buf_puts(b, "),\n");
+    }
+    ob_buf_puts(b, "    PARTITION pmax VALUES LESS THAN (MAXVALUE)\n)");
+}
+
+/* outbox_uuid_v7(), in the table's schema when the name has one. */
+static void function_ddl(ob_buf *b, const char *table) {
+    const char *dot = strchr(table, '.');
+    ob_buf_puts(b, "\n-- UUIDv7 ids from plain SQL: INSERT INTO outbox (id, ...) VALUES "
+                   "(outbox_uuid_v7(), ...)\n"
+                   "-- With the binary log on, creating a function needs the SUPER privilege\n"
+                   "-- (error 1419) unless log_bin_trust_function_creators=1. Without either,\n"
+                   "-- use `schema --no-function` and leave id out of INSERTs: the column's\n"
+                   "-- default makes the same ids.\n");
+    ob_buf_puts(b, "CREATE FUNCTION IF NOT EXISTS ");
+    if (dot) {
+        ob_buf_putc(b, '`');
+        ob_buf_append(b, table, (size_t)(dot - table));
+        ob_buf_puts(b, "`.");
+    }
+    ob_buf_puts(b, "outbox_uuid_v7() RETURNS BINARY(16) NOT DETERMINISTIC NO SQL\n"
+                   "RETURN " UUID_V7_SQL("") ";\n");
+}
+
 int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, size_t errlen) {
     char err[256];
     *out = NULL;
@@ -174,38 +208,11 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
                     "    INDEX idx_status_id (status, id),\n");
     ob_buf_puts(&b, OB_SCHEMA_ORDER_INDEXES);
     ob_buf_puts(&b, ") ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin");
-    if (o->partitioned) {
-        int monthly = o->monthly;
-        ob_buf_puts(&b, "\nPARTITION BY RANGE COLUMNS (id) (\n");
-        for (uint32_t i = 0; i <= o->lookahead; i++) {
-            uint64_t p = ob_period_add(start, monthly, (int)i);
-            char name[32];
-            ob_period_name(p, monthly, name);
-            ob_buf_printf(&b, "    PARTITION %s VALUES LESS THAN (", name);
-            ob_period_bound(&b, ob_period_add(p, monthly, 1));
-            ob_buf_puts(&b, "),\n");
-        }
-        ob_buf_puts(&b, "    PARTITION pmax VALUES LESS THAN (MAXVALUE)\n)");
-    }
+    if (o->partitioned)
+        partitions_ddl(&b, start, o->monthly, o->lookahead);
     ob_buf_puts(&b, ";\n");
-    if (o->with_function) {
-        const char *dot = strchr(o->table, '.');
-        ob_buf_puts(&b,
-                    "\n-- UUIDv7 ids from plain SQL: INSERT INTO outbox (id, ...) VALUES "
-                    "(outbox_uuid_v7(), ...)\n"
-                    "-- With the binary log on, creating a function needs the SUPER privilege\n"
-                    "-- (error 1419) unless log_bin_trust_function_creators=1. Without either,\n"
-                    "-- use `schema --no-function` and leave id out of INSERTs: the column's\n"
-                    "-- default makes the same ids.\n");
-        ob_buf_puts(&b, "CREATE FUNCTION IF NOT EXISTS ");
-        if (dot) {
-            ob_buf_putc(&b, '`');
-            ob_buf_append(&b, o->table, (size_t)(dot - o->table));
-            ob_buf_puts(&b, "`.");
-        }
-        ob_buf_puts(&b, "outbox_uuid_v7() RETURNS BINARY(16) NOT DETERMINISTIC NO SQL\n"
-                        "RETURN " UUID_V7_SQL("") ";\n");
-    }
+    if (o->with_function)
+        function_ddl(&b, o->table);
     if (b.oom) {
         ob_buf_free(&b);
         return OUTBOX_ENOMEM;

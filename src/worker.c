@@ -145,13 +145,19 @@ static void connect_db(ob_worker *w) {
 static void fetch(ob_worker *w) {
     w->fetch_sent_at = uv_now(w->env->loop);
     const ob_worker_owner *o = &w->env->owner;
-    if (o->fetch_sql) {
+    if (o->fetch_sql) { /* ordered: the owned buckets' statement */
         const char *sql;
         size_t len = o->fetch_sql(o->data, w->index, &sql);
         query(w, W_FETCHING, sql, len);
         return;
     }
-    query(w, W_FETCHING, w->env->sql_fetch, w->env->sql_fetch_len);
+    size_t len;
+    const char *sql = ob_fetch_budget_sql(&w->fb, w->env->batch.qtable, &len);
+    if (sql == NULL) { /* no byte budget (or no memory for the worker's own statement) */
+        sql = w->env->sql_fetch;
+        len = w->env->sql_fetch_len;
+    }
+    query(w, W_FETCHING, sql, len);
 }
 
 /* The one place that decides what follows a finished step: close, halt,
@@ -369,39 +375,166 @@ static void st_broker_wait(ob_worker *w, worker_event ev) {
         waiting_common(w, ev);
 }
 
-static void st_fetching(ob_worker *w, worker_event ev) {
-    const ob_worker_env *e = w->env;
-    switch (ev) {
-    case EV_DB_OK: {
-        w->ever_fetched = 1;
-        w->failures = 0;
-        int n = ob_batch_load(&w->batch, next_row, w->db, e->pub.epoch(e->pub.data));
-        ob_batch_set_binary(&w->batch, ob_db_col_binary(w->db, 1, OB_COL_PAYLOAD));
-        if (n == 0) {
-            if (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data))
-                query(w, W_ENDING_EMPTY, e->sql_drain_probe, e->sql_drain_probe_len);
-            else
-                query(w, W_ENDING_EMPTY, "COMMIT", 6);
-            return;
-        }
-        e->stats->fetched += (uint64_t)n;
-        ob_flow_activity(e->flow, uv_now(e->loop));
-        set_state(w, W_PUBLISHING);
-        if (n >= e->batch_size)
-            ob_flow_wake_all(e->flow, &w->fm); /* a full batch: there is likely more */
-        if (w->stop) {
-            ob_worker_give_back(w, ob_batch_release_open(&w->batch));
-            ob_worker_finish_batch(w);
-            return;
-        }
-        ob_worker_publish_some(w);
+/* The statement of the next row to write while isolating, or COMMIT. */
+static void isolate_next(ob_worker *w) {
+    ob_batch *b = &w->batch;
+    w->iso = ob_batch_next_written(b, w->iso + 1);
+    if (w->iso < 0) {
+        w->iso = -2; /* every row written: a failure of the COMMIT is not a row's */
+        query(w, W_FINISHING, "COMMIT", 6);
         return;
     }
+    size_t len = ob_batch_row_sql(b, &w->env->batch, w->iso);
+    query(w, W_ISOLATING, b->sql.p, len);
+}
+
+static int row_level(ob_worker *w) {
+    unsigned no = ob_db_errno(w->db);
+    return !ob_db_lost(w->db) && no != ER_LOCK_DEADLOCK && no != ER_LOCK_WAIT_TIMEOUT;
+}
+
+/* --- the states that wait for a statement ----------------------------------
+ *
+ * Each has a function for its statement's success and, where a failure
+ * means more than db_failed(), one for its failure; an immediate stop drops
+ * the statement (the server rolls the transaction back) in all of them. */
+
+static void fetched(ob_worker *w) {
+    const ob_worker_env *e = w->env;
+    w->ever_fetched = 1;
+    w->failures = 0;
+    int n = ob_batch_load(&w->batch, next_row, w->db, e->pub.epoch(e->pub.data));
+    ob_batch_set_binary(&w->batch, ob_db_col_binary(w->db, 1, OB_COL_PAYLOAD));
+    int asked = ob_fetch_budget_asked(&w->fb);
+    ob_fetch_budget_seen(&w->fb, &w->batch);
+    if (n == 0) {
+        if (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data))
+            query(w, W_ENDING_EMPTY, e->sql_drain_probe, e->sql_drain_probe_len);
+        else
+            query(w, W_ENDING_EMPTY, "COMMIT", 6);
+        return;
+    }
+    e->stats->fetched += (uint64_t)n;
+    ob_flow_activity(e->flow, uv_now(e->loop));
+    set_state(w, W_PUBLISHING);
+    if (n >= asked)
+        ob_flow_wake_all(e->flow, &w->fm); /* a full batch: there is likely more */
+    if (w->stop) {
+        ob_worker_give_back(w, ob_batch_release_open(&w->batch));
+        ob_worker_finish_batch(w);
+        return;
+    }
+    ob_worker_publish_some(w);
+}
+
+static void committed(ob_worker *w) {
+    batch_committed(w);
+    /* A batch that was not full emptied what was due when it was claimed:
+     * wait for the next poll (fast while rows keep coming) instead of paying
+     * for an empty fetch at once. */
+    if (w->batch.n < ob_fetch_budget_asked(&w->fb))
+        go_idle(w);
+    else
+        next(w);
+}
+
+static void commit_failed(ob_worker *w) {
+    if (!row_level(w) || w->iso != -1) {
+        db_failed(w, "committing a batch");
+        return;
+    }
+    /* A failed statement leaves the transaction open with its locks: find
+     * the row the server refuses by writing them one by one. */
+    w->env->stats->db_errors++;
+    OB_WARN(w->env->log,
+            "%s: the database refused the batch's update (%u %s); writing its %d row(s) one by "
+            "one to find the row at fault",
+            w->name, ob_db_errno(w->db), ob_db_error(w->db), w->batch.n);
+    isolate_next(w);
+}
+
+static void isolate_failed(ob_worker *w) {
+    ob_batch *b = &w->batch;
+    if (!row_level(w)) {
+        db_failed(w, "writing a batch row by row");
+        return;
+    }
+    char why[600];
+    int n = snprintf(why, sizeof(why), "the database refused to write this row: %u %s",
+                     ob_db_errno(w->db), ob_db_error(w->db));
+    OB_WARN(w->env->log, "%s: %s; marking it dead", w->name, why);
+    size_t len = ob_batch_refused_sql(b, &w->env->batch, w->iso, why, (size_t)n);
+    query(w, W_REFUSING, b->sql.p, len);
+}
+
+static void ended_empty(ob_worker *w) {
+    const ob_worker_env *e = w->env;
+    char **row = ob_db_next_row(w->db, 1, NULL);
+    if (row && row[0] && strcmp(row[0], "0") == 0 && e->owner.table_empty)
+        e->owner.table_empty(e->owner.data, w);
+    go_idle(w);
+}
+
+static void aborted(ob_worker *w) {
+    if (w->stop || w->halted) {
+        next(w);
+        return;
+    }
+    set_state(w, W_RETRY_WAIT);
+    ob_worker_start_timer(w, ob_retry_delay(&w->retry, w->failures));
+}
+
+static void probed(ob_worker *w) {
+    const ob_worker_env *e = w->env;
+    if (ob_db_next_row(w->db, 0, NULL) == NULL) {
+        go_idle(w);
+        return;
+    }
+    /* Rows are due: the scout claims them itself, and wakes the others only
+     * if its batch comes back full. */
+    ob_flow_leave(e->flow, &w->fm);
+    ob_flow_activity(e->flow, uv_now(e->loop));
+    next(w);
+}
+
+static void probe_failed(ob_worker *w) {
+    ob_flow_wake_all(w->env->flow, NULL); /* whoever is parked takes over the polling */
+    db_failed(w, "polling");
+}
+
+typedef struct statement_state {
+    void (*ok)(ob_worker *w);
+    void (*failed)(ob_worker *w); /* NULL: db_failed(w, during) */
+    const char *during;
+} statement_state;
+
+static const statement_state statement_states[] = {
+    [W_FETCHING] = {fetched, NULL, "fetching"},
+    [W_FINISHING] = {committed, commit_failed, "committing a batch"},
+    [W_ISOLATING] = {isolate_next, isolate_failed, "writing a batch row by row"},
+    [W_REFUSING] = {isolate_next, NULL, "marking a refused row dead"},
+    [W_ENDING_EMPTY] = {ended_empty, NULL, "ending a transaction"},
+    [W_ROLLING_BACK] = {next, NULL, "rolling back"},
+    [W_ABORTING] = {aborted, NULL, "rolling back"},
+    [W_PROBING] = {probed, probe_failed, "polling"},
+};
+
+/* Graceful stops and halts wait for the statement and take effect at
+ * (next); other events mean nothing here. */
+static void st_statement(ob_worker *w, worker_event ev) {
+    const statement_state *st = &statement_states[w->state];
+    switch (ev) {
+    case EV_DB_OK:
+        st->ok(w);
+        return;
     case EV_DB_FAILED:
-        db_failed(w, "fetching");
+        if (st->failed)
+            st->failed(w);
+        else
+            db_failed(w, st->during);
         return;
     case EV_STOP_NOW:
-        close_worker(w); /* closing drops the statement; the server rolls back */
+        close_worker(w);
         return;
     default:
         return;
@@ -442,160 +575,6 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
     }
 }
 
-/* The statement of the next row to write while isolating, or COMMIT. */
-static void isolate_next(ob_worker *w) {
-    ob_batch *b = &w->batch;
-    w->iso = ob_batch_next_written(b, w->iso + 1);
-    if (w->iso < 0) {
-        w->iso = -2; /* every row written: a failure of the COMMIT is not a row's */
-        query(w, W_FINISHING, "COMMIT", 6);
-        return;
-    }
-    size_t len = ob_batch_row_sql(b, &w->env->batch, w->iso);
-    query(w, W_ISOLATING, b->sql.p, len);
-}
-
-static int row_level(ob_worker *w) {
-    unsigned no = ob_db_errno(w->db);
-    return !ob_db_lost(w->db) && no != ER_LOCK_DEADLOCK && no != ER_LOCK_WAIT_TIMEOUT;
-}
-
-static void st_finishing(ob_worker *w, worker_event ev) {
-    switch (ev) {
-    case EV_DB_OK:
-        batch_committed(w);
-        /* A batch that was not full emptied what was due when it was
-         * claimed: wait for the next poll (fast while rows keep coming)
-         * instead of paying for an empty fetch at once. */
-        if (w->batch.n < w->env->batch_size)
-            go_idle(w);
-        else
-            next(w);
-        return;
-    case EV_DB_FAILED:
-        if (!row_level(w) || w->iso != -1) {
-            db_failed(w, "committing a batch");
-            return;
-        }
-        /* A failed statement leaves the transaction open with its locks:
-         * find the row the server refuses by writing them one by one. */
-        w->env->stats->db_errors++;
-        OB_WARN(w->env->log,
-                "%s: the database refused the batch's update (%u %s); writing its %d row(s) one "
-                "by one to find the row at fault",
-                w->name, ob_db_errno(w->db), ob_db_error(w->db), w->batch.n);
-        isolate_next(w);
-        return;
-    case EV_STOP_NOW:
-        close_worker(w);
-        return;
-    default:
-        return;
-    }
-}
-
-static void st_isolating(ob_worker *w, worker_event ev) {
-    ob_batch *b = &w->batch;
-    switch (ev) {
-    case EV_DB_OK:
-        isolate_next(w);
-        return;
-    case EV_DB_FAILED: {
-        if (!row_level(w)) {
-            db_failed(w, "writing a batch row by row");
-            return;
-        }
-        char why[600];
-        int n = snprintf(why, sizeof(why), "the database refused to write this row: %u %s",
-                         ob_db_errno(w->db), ob_db_error(w->db));
-        OB_WARN(w->env->log, "%s: %s; marking it dead", w->name, why);
-        size_t len = ob_batch_refused_sql(b, &w->env->batch, w->iso, why, (size_t)n);
-        query(w, W_REFUSING, b->sql.p, len);
-        return;
-    }
-    case EV_STOP_NOW:
-        close_worker(w);
-        return;
-    default:
-        return;
-    }
-}
-
-static void st_refusing(ob_worker *w, worker_event ev) {
-    switch (ev) {
-    case EV_DB_OK:
-        isolate_next(w);
-        return;
-    case EV_DB_FAILED:
-        /* Even that was refused: give the batch back and retry later. */
-        db_failed(w, "marking a refused row dead");
-        return;
-    case EV_STOP_NOW:
-        close_worker(w);
-        return;
-    default:
-        return;
-    }
-}
-
-static void st_ending_empty(ob_worker *w, worker_event ev) {
-    const ob_worker_env *e = w->env;
-    switch (ev) {
-    case EV_DB_OK: {
-        char **row = ob_db_next_row(w->db, 1, NULL);
-        if (row && row[0] && strcmp(row[0], "0") == 0 && e->owner.table_empty)
-            e->owner.table_empty(e->owner.data, w);
-        go_idle(w);
-        return;
-    }
-    case EV_DB_FAILED:
-        db_failed(w, "ending a transaction");
-        return;
-    case EV_STOP_NOW:
-        close_worker(w);
-        return;
-    default:
-        return;
-    }
-}
-
-static void st_rolling_back(ob_worker *w, worker_event ev) {
-    switch (ev) {
-    case EV_DB_OK:
-        next(w);
-        return;
-    case EV_DB_FAILED:
-        db_failed(w, "rolling back");
-        return;
-    case EV_STOP_NOW:
-        close_worker(w);
-        return;
-    default:
-        return;
-    }
-}
-
-static void st_aborting(ob_worker *w, worker_event ev) {
-    switch (ev) {
-    case EV_DB_OK:
-        if (w->stop || w->halted) {
-            next(w);
-            return;
-        }
-        set_state(w, W_RETRY_WAIT);
-        ob_worker_start_timer(w, ob_retry_delay(&w->retry, w->failures));
-        return;
-    case EV_DB_FAILED:
-        db_failed(w, "rolling back");
-        return;
-    case EV_STOP_NOW:
-        close_worker(w);
-        return;
-    default:
-        return;
-    }
-}
-
 static void st_retry_wait(ob_worker *w, worker_event ev) {
     if (ev == EV_TIMER)
         next(w);
@@ -626,33 +605,6 @@ static void st_poll_wait(ob_worker *w, worker_event ev) {
         return;
     default:
         waiting_common(w, ev);
-        return;
-    }
-}
-
-static void st_probing(ob_worker *w, worker_event ev) {
-    const ob_worker_env *e = w->env;
-    switch (ev) {
-    case EV_DB_OK:
-        if (ob_db_next_row(w->db, 0, NULL) == NULL) {
-            go_idle(w);
-            return;
-        }
-        /* Rows are due: the scout claims them itself, and wakes the others
-         * only if its batch comes back full. */
-        ob_flow_leave(e->flow, &w->fm);
-        ob_flow_activity(e->flow, uv_now(e->loop));
-        next(w);
-        return;
-    case EV_DB_FAILED:
-        /* Whoever is parked must take over the polling. */
-        ob_flow_wake_all(e->flow, NULL);
-        db_failed(w, "polling");
-        return;
-    case EV_STOP_NOW:
-        close_worker(w);
-        return;
-    default:
         return;
     }
 }
@@ -693,37 +645,23 @@ static void dispatch(ob_worker *w, worker_event ev, const void *arg) {
         st_broker_wait(w, ev);
         return;
     case W_FETCHING:
-        st_fetching(w, ev);
+    case W_FINISHING:
+    case W_ISOLATING:
+    case W_REFUSING:
+    case W_ENDING_EMPTY:
+    case W_ROLLING_BACK:
+    case W_ABORTING:
+    case W_PROBING:
+        st_statement(w, ev);
         return;
     case W_PUBLISHING:
         st_publishing(w, ev, arg);
-        return;
-    case W_FINISHING:
-        st_finishing(w, ev);
-        return;
-    case W_ISOLATING:
-        st_isolating(w, ev);
-        return;
-    case W_REFUSING:
-        st_refusing(w, ev);
-        return;
-    case W_ENDING_EMPTY:
-        st_ending_empty(w, ev);
-        return;
-    case W_ROLLING_BACK:
-        st_rolling_back(w, ev);
-        return;
-    case W_ABORTING:
-        st_aborting(w, ev);
         return;
     case W_RETRY_WAIT:
         st_retry_wait(w, ev);
         return;
     case W_POLL_WAIT:
         st_poll_wait(w, ev);
-        return;
-    case W_PROBING:
-        st_probing(w, ev);
         return;
     case W_PARKED:
         st_parked(w, ev);
@@ -779,6 +717,7 @@ ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
         free(w);
         return NULL;
     }
+    ob_fetch_budget_init(&w->fb, env->fetch_bytes, env->batch_size);
     w->env = env;
     w->index = (uint32_t)index;
     snprintf(w->name, sizeof(w->name), "worker %d", index);
@@ -794,6 +733,7 @@ void ob_worker_free(ob_worker *w) {
     if (w == NULL)
         return;
     ob_batch_free(&w->batch);
+    ob_fetch_budget_free(&w->fb);
     free(w);
 }
 

@@ -104,7 +104,8 @@ typedef struct ob_worker_env {
     const char *sql_drain_probe; /* COMMIT; SELECT EXISTS(... status = 0) */
     size_t sql_drain_probe_len;
     int batch_size;
-    int order; /* 0, OB_ORDER_AGGREGATE or OB_ORDER_STRICT (batch.h) */
+    int order;            /* 0, OB_ORDER_AGGREGATE or OB_ORDER_STRICT (batch.h) */
+    uint64_t fetch_bytes; /* each worker's share of max_in_flight_bytes; 0: no byte limit */
     uint32_t poll_interval_ms;
     uint32_t ack_timeout_ms;
     ob_publisher pub;

@@ -5,6 +5,7 @@
 #ifndef OB_WORKER_INT_H
 #define OB_WORKER_INT_H
 
+#include "fetch_budget.h"
 #include "retry.h"
 #include "worker.h"
 
@@ -62,6 +63,7 @@ struct ob_worker {
     int stop; /* 0 running, 1 stop after what is under way, 2 stop now */
     int halted;
     ob_batch batch;
+    ob_fetch_budget fb; /* the LIMIT of the next fetch, from the byte budget */
     uint64_t batch_published_at;
     uint64_t fetch_sent_at; /* loop time the batch's fetch was sent */
     int iso;                /* the slot being written while isolating; -1 when not, -2 once done */

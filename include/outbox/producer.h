@@ -51,7 +51,8 @@ typedef struct outbox_producer_options {
     /* Table name, optionally "schema.table", each part [A-Za-z0-9_]+.
      * Default "outbox". Copied by outbox_producer_create(). */
     const char *table;
-    /* Validate the payload as JSON before sending (default 1). */
+    /* Validate the payload as JSON before sending (default 1): RFC 8259,
+     * UTF-8 checked, nested at most 31 levels (MariaDB's limit). */
     int validate_payload;
     /* Validate headers as a JSON object whose values are strings, numbers,
      * booleans or null (default 1). */

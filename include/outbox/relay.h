@@ -186,6 +186,12 @@ typedef struct outbox_relay_options {
      * strict seq order over one connection (`connections` is ignored); the
      * others stand by and take over within about a second. Implies ordered. (0) */
     int leader;
+    /* --- memory (added last, so the fields above keep their offsets) --- */
+    /* Bytes of claimed rows held at once across all connections (32 MiB):
+     * each connection fetches at most its share divided by the row size it
+     * has seen, at least one row and at most batch_size; a row is never
+     * split. 0: no byte limit, every fetch asks for batch_size rows. */
+    uint64_t max_in_flight_bytes;
 } outbox_relay_options;
 
 /* Upper bounds, in seconds, of the buckets of every histogram in the stats;

@@ -19,7 +19,11 @@ streamcheck --stream $stream --create "$prefix.>" --dup-window-ms 3000
 seed $db 20000 512
 
 relay_bg "$work/relay.log" $db $stream $prefix --batch 500 --connections 2
-sleep 0.6
+# Freeze once batches are flowing (a loaded machine starts slowly).
+for i in $(seq 1 200); do
+  [ "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" -ge 2000 ] && break
+  sleep 0.05
+done
 kill -STOP "$(cat "$OUTBOX_TEST_DIR/db.pid")"
 sleep 1
 published=$(field "$(stream_summary $stream)" messages)

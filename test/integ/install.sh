@@ -14,7 +14,8 @@ line=$(grep -o '`pkg-config --cflags --libs outbox`' "$src/README.md" | head -1 
 assert_eq "$line" "pkg-config --cflags --libs outbox" "the README's pkg-config line"
 cc -Wall -Wextra -Werror $flags "$src/examples/producer.c" $($line) -o "$work/producer"
 libdir=$(pkg-config --variable=libdir outbox)
-ldd "$work/producer" | grep -q "liboutbox.so" || fail "the pkg-config build links liboutbox.so"
+deps=$(ldd "$work/producer") # read whole: grep -q would cut ldd short under pipefail
+grep -q "liboutbox.so" <<<"$deps" || fail "the pkg-config build links liboutbox.so"
 rc=0; LD_LIBRARY_PATH=$libdir "$work/producer" 2>/dev/null || rc=$?
 assert_eq "$rc" 2 "producer built with pkg-config, run without arguments"
 # A static link: the private dependencies come with --static.

@@ -153,6 +153,30 @@ int main(void) {
     CHECK_EQ(c.relay.cloudevents, 1);
     ob_cli_free(&c);
 
+    /* The byte budget: a default, sizes with a suffix, from a flag or the environment. */
+    CHECK_EQ(parse(&c, ceenv, err, 1), 0);
+    CHECK_EQ(c.relay.max_in_flight_bytes, 32u * 1024 * 1024);
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, ceenv, err, 3, "--max-in-flight-bytes", "64MiB"), 0);
+    CHECK_EQ(c.relay.max_in_flight_bytes, 64u * 1024 * 1024);
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, ceenv, err, 2, "--max-in-flight-bytes=512k"), 0);
+    CHECK_EQ(c.relay.max_in_flight_bytes, 512u * 1024);
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, ceenv, err, 2, "--max-in-flight-bytes=0"), 0);
+    CHECK_EQ(c.relay.max_in_flight_bytes, 0);
+    ob_cli_free(&c);
+    CHECK_INT(parse(&c, ceenv, err, 2, "--max-in-flight-bytes=12q"), !=, 0);
+    CHECK_CONTAINS(err, "is not a size");
+    ob_cli_free(&c);
+    kv benv[] = {{"OUTBOX_DB", "mysql://e@h/d"},
+                 {"OUTBOX_NATS", "nats://e:1"},
+                 {"OUTBOX_MAX_IN_FLIGHT_BYTES", "1GiB"},
+                 {NULL, NULL}};
+    CHECK_EQ(parse(&c, benv, err, 1), 0);
+    CHECK_EQ(c.relay.max_in_flight_bytes, 1024u * 1024 * 1024);
+    ob_cli_free(&c);
+
     /* TLS and credentials: flags and variables. */
     kv tlsenv[] = {{"OUTBOX_DB", "mysql://e@h/d"},        {"OUTBOX_NATS", "tls://e:1"},
                    {"OUTBOX_DB_TLS_CA", "/env/ca.pem"},   {"OUTBOX_NATS_TOKEN_FILE", "/env/token"},
