@@ -79,6 +79,9 @@ enum scalar {
     S_NATS_OUTAGES,
     S_IN_FLIGHT,
     S_DB_CONNECTIONS,
+    S_HELD_BACK,
+    S_BUCKETS_OWNED,
+    S_LEADER,
     S_COUNT
 };
 
@@ -94,6 +97,11 @@ static const family scalars[S_COUNT] = {
     {"outbox_relay_nats_outages_total", "counter", "Times NATS or the stream stopped answering."},
     {"outbox_relay_in_flight_messages", "gauge", "Publishes awaiting an ack."},
     {"outbox_relay_database_connections", "gauge", "Database connections up."},
+    {"outbox_relay_held_back_rows_total", "counter",
+     "Ordered modes: rows left for a later batch behind an earlier row of their aggregate."},
+    {"outbox_relay_buckets_owned", "gauge",
+     "Ordered modes: aggregate buckets this instance owns (of 64; all of them when leading)."},
+    {"outbox_relay_leader", "gauge", "Leader mode: 1 while this instance leads."},
 };
 
 static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
@@ -118,6 +126,12 @@ static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
         return s->in_flight;
     case S_DB_CONNECTIONS:
         return s->db_connected;
+    case S_HELD_BACK:
+        return s->held_back;
+    case S_BUCKETS_OWNED:
+        return s->buckets_owned;
+    case S_LEADER:
+        return (uint64_t)(s->leader != 0);
     case S_COUNT:
         break;
     }
