@@ -1,5 +1,6 @@
-/* outbox-uvrelay schema: prints the DDL of the outbox table, or with
- * --migrate the ALTER TABLE that readies an existing one for ordered delivery. */
+/* outbox-uvrelay schema: prints the DDL of the outbox table (with --ordered
+ * or --leader, with what ordered delivery needs), or with --migrate the
+ * ALTER TABLE that readies an existing one for ordered delivery. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,6 +15,7 @@ int ob_cmd_schema(ob_cli *c) {
     o.lookahead = c->lookahead;
     o.binary = c->binary;
     o.with_function = !c->no_function;
+    o.ordered = c->relay.ordered || c->relay.leader;
     char *ddl = NULL;
     char err[256];
     int rc = c->migrate ? outbox_schema_migrate_ddl(o.table, &ddl, err, sizeof(err))

@@ -23,14 +23,8 @@ CREATE TABLE IF NOT EXISTS `outbox` (
     next_attempt_at TIMESTAMP(6)  NULL,
     created_at      TIMESTAMP(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
     processed_at    TIMESTAMP(6)  NULL,
-    seq             BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
-    bucket          SMALLINT AS (CRC32(CONCAT(aggregate_type, 0x1F, aggregate_id)) % 64) STORED,
     PRIMARY KEY (id),
-    INDEX idx_status_id (status, id),
-    INDEX idx_seq (seq),
-    INDEX idx_status_seq (status, seq),
-    INDEX idx_bucket_seq (bucket, status, seq),
-    INDEX idx_aggregate_wait (aggregate_type, aggregate_id, status, next_attempt_at)
+    INDEX idx_status_id (status, id)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin
 PARTITION BY RANGE COLUMNS (id) (
     PARTITION p20261123 VALUES LESS THAN (X'01a20ada2c0000000000000000000000'),

@@ -203,10 +203,11 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
                     "    next_attempt_at TIMESTAMP(6)  NULL,\n"
                     "    created_at      TIMESTAMP(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),\n"
                     "    processed_at    TIMESTAMP(6)  NULL,\n");
-    ob_buf_puts(&b, OB_SCHEMA_ORDER_COLUMNS);
+    if (o->ordered)
+        ob_buf_puts(&b, OB_SCHEMA_ORDER_COLUMNS);
     ob_buf_puts(&b, "    PRIMARY KEY (id),\n"
-                    "    INDEX idx_status_id (status, id),\n");
-    ob_buf_puts(&b, OB_SCHEMA_ORDER_INDEXES);
+                    "    INDEX idx_status_id (status, id)");
+    ob_buf_puts(&b, o->ordered ? ",\n" OB_SCHEMA_ORDER_INDEXES : "\n");
     ob_buf_puts(&b, ") ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin");
     if (o->partitioned)
         partitions_ddl(&b, start, o->monthly, o->lookahead);

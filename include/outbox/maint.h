@@ -38,6 +38,9 @@ typedef struct outbox_schema_options {
     int binary;         /* payload LONGBLOB instead of JSON */
     int with_function;  /* also emit the outbox_uuid_v7() SQL function (1) */
     uint64_t now_ms;    /* the "today" for partition bounds; 0 = the clock */
+    int ordered;        /* also the seq and bucket columns and the indexes that ordered
+                           delivery (--ordered, --leader) needs; they cost every write and
+                           every status update, so they are left out unless asked for (0) */
 } outbox_schema_options;
 
 OUTBOX_EXPORT void outbox_schema_options_init(outbox_schema_options *o);

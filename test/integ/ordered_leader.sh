@@ -8,7 +8,7 @@ work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
-db_fresh $db
+db_fresh $db --ordered
 stream_delete $stream
 sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, headers)
   SELECT outbox_uuid_v7(), 'order', CONCAT('a', seq % 300), 'created', JSON_OBJECT('n', seq),

@@ -7,7 +7,7 @@ work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
-db_fresh $db
+db_fresh $db --ordered
 stream_delete $stream
 owned() { sed -n 's/.*lease: \([0-9]*\) of 64 buckets owned.*/\1/p' "$1" | tail -1; }
 # wait_owned LOG N: until the relay logging to LOG owns N buckets (10 s at most).

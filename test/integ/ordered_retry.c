@@ -54,7 +54,10 @@ static void on_stopped(outbox_relay *r, void *data) {
 
 int main(void) {
     const char *db = "it_ord_retry";
-    m = ti_db_fresh(db, NULL);
+    outbox_schema_options so;
+    outbox_schema_options_init(&so);
+    so.ordered = 1;
+    m = ti_db_fresh(db, &so);
     ti_stream_delete("IT_ORD_RETRY");
     char cmd[1024];
     snprintf(cmd, sizeof(cmd),

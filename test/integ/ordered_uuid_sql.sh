@@ -8,7 +8,7 @@ work=$(mktemp -d)
 RELAY_PID=
 cleanup() { [ -n "$RELAY_PID" ] && kill -KILL "$RELAY_PID" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-db_fresh $db
+db_fresh $db --ordered
 stream_delete $stream
 relay_bg "$work/relay.log" $db $stream $prefix --ordered --connections 4 --batch 100
 {
