@@ -157,6 +157,10 @@ static void migration_and_lock_names(void) {
     outbox_schema_options o;
     outbox_schema_options_init(&o);
     CHECK_EQ(outbox_schema_ddl(&o, &ddl, err, sizeof(err)), OUTBOX_OK);
+    CHECK(strstr(ddl, "AUTO_INCREMENT") == NULL); /* only when asked for */
+    free(ddl);
+    o.ordered = 1;
+    CHECK_EQ(outbox_schema_ddl(&o, &ddl, err, sizeof(err)), OUTBOX_OK);
     CHECK_CONTAINS(ddl, "seq             BIGINT UNSIGNED NOT NULL AUTO_INCREMENT");
     CHECK_CONTAINS(ddl, "INDEX idx_aggregate_wait");
     free(ddl);
