@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <uv.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "args.h"
 #include "commands.h"
@@ -26,6 +29,16 @@ int main(int argc, char **argv) {
      * exit handler, which then crashes. Keep OpenSSL's exit handler off: this
      * must be the process's first OpenSSL call. */
     OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+#ifdef __GLIBC__
+    /* The relay frees, in bursts, small objects allocated on other threads
+     * (nats.c's messages and header maps) beside large ones (the result sets
+     * of the fetches); with glibc's fastbins every large free then sweeps
+     * them in malloc_consolidate, 6 % of the relay's CPU in a profile. Without
+     * fastbins (tcache still serves small sizes) the relay spent about 8 %
+     * less CPU per message in alternating drains at 4 and 8 x 500. Only the
+     * binary sets this: the library leaves an embedder's allocator alone. */
+    mallopt(M_MXFAST, 0);
+#endif
     /* A peer closing a socket must surface as an error, not kill us. */
     signal(SIGPIPE, SIG_IGN);
     if (ob_cli_parse(&c, argc, argv, env_lookup, NULL, err, sizeof(err)) != 0) {
