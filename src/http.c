@@ -517,9 +517,11 @@ int outbox_http_stop(outbox_http *h, outbox_http_stop_cb cb, void *data) {
     return OUTBOX_OK;
 }
 
-void outbox_http_destroy(outbox_http *h) {
+int outbox_http_destroy(outbox_http *h) {
     if (h == NULL)
-        return;
+        return OUTBOX_OK;
+    if (h->listener_open || h->clients != NULL)
+        return OUTBOX_ESTATE; /* still on the loop: stop it, destroy it from the callback */
     for (size_t i = 0; i < h->nrelays; i++)
         free(h->relays[i].table);
     free(h->relays);
@@ -528,4 +530,5 @@ void outbox_http_destroy(outbox_http *h) {
     ob_buf_free(&h->body);
     free(h->listen);
     free(h);
+    return OUTBOX_OK;
 }

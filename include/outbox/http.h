@@ -51,34 +51,35 @@ typedef struct outbox_http_options {
 } outbox_http_options;
 
 /* Fills `o` with the defaults given above; listen is "127.0.0.1:9464". */
-void outbox_http_options_init(outbox_http_options *o);
+OUTBOX_EXPORT void outbox_http_options_init(outbox_http_options *o);
 
 /* Checks and copies the options; touches neither the loop nor the network.
  * On error *out is NULL and errbuf (may be NULL) says what was wrong. */
-int outbox_http_create(outbox_http **out, uv_loop_t *loop, const outbox_http_options *o,
-                       char *errbuf, size_t errlen);
+OUTBOX_EXPORT int outbox_http_create(outbox_http **out, uv_loop_t *loop,
+                                     const outbox_http_options *o, char *errbuf, size_t errlen);
 
 /* Serves the stats of `r` under the table label `table` (copied; NULL or ""
  * leaves the label out). Only before start. */
-int outbox_http_add_relay(outbox_http *h, outbox_relay *r, const char *table);
+OUTBOX_EXPORT int outbox_http_add_relay(outbox_http *h, outbox_relay *r, const char *table);
 
 /* Binds, listens and starts serving. OUTBOX_EINVAL when the address cannot
  * be bound (in use, not local), with the reason in errbuf; the listener is
  * then being closed, and destroy must wait until the loop ran once more
  * (uv_run(loop, UV_RUN_NOWAIT) is enough). */
-int outbox_http_start(outbox_http *h, char *errbuf, size_t errlen);
+OUTBOX_EXPORT int outbox_http_start(outbox_http *h, char *errbuf, size_t errlen);
 
 /* The port listened on (useful with port 0), or -1 before start. */
-int outbox_http_port(const outbox_http *h);
+OUTBOX_EXPORT int outbox_http_port(const outbox_http *h);
 
 typedef void (*outbox_http_stop_cb)(outbox_http *h, void *data);
 
 /* Closes the listener and every connection, then calls cb (may be NULL) once
  * every handle is closed. OUTBOX_ESTATE when not started or already stopping. */
-int outbox_http_stop(outbox_http *h, outbox_http_stop_cb cb, void *data);
+OUTBOX_EXPORT int outbox_http_stop(outbox_http *h, outbox_http_stop_cb cb, void *data);
 
-/* Frees the responder: only before start or after the stop callback ran. */
-void outbox_http_destroy(outbox_http *h);
+/* Frees the responder: before start or once the stop callback ran; NULL is a
+ * no-op. Returns OUTBOX_ESTATE, freeing nothing, while it is on the loop. */
+OUTBOX_EXPORT int outbox_http_destroy(outbox_http *h);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "outbox/common.h"
 #include "outbox/relay.h"
 
 #ifdef __cplusplus
@@ -25,13 +26,13 @@ extern "C" {
  * like snprintf: a result >= len means the text was cut, and a buffer of
  * result + 1 bytes holds it all; 0 when out of memory. Pure apart from a
  * scratch allocation: callable from any thread. */
-size_t outbox_metrics_format(char *buf, size_t len, const outbox_stats *stats,
-                             const char *const *tables, size_t n);
+OUTBOX_EXPORT size_t outbox_metrics_format(char *buf, size_t len, const outbox_stats *stats,
+                                           const char *const *tables, size_t n);
 
 /* The same for live relays: takes each relay's stats with outbox_relay_stats.
  * Loop thread only; 0 when out of memory. */
-size_t outbox_metrics_render(char *buf, size_t len, outbox_relay *const *relays,
-                             const char *const *tables, size_t n);
+OUTBOX_EXPORT size_t outbox_metrics_render(char *buf, size_t len, outbox_relay *const *relays,
+                                           const char *const *tables, size_t n);
 
 #ifdef __cplusplus
 }

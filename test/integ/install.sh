@@ -40,3 +40,19 @@ assert_eq "$rc" 2 "embed built with find_package, run without arguments"
 [ -x "$work/prefix/bin/outbox-uvrelay" ] || fail "the binary is installed"
 "$work/prefix/bin/outbox-uvrelay" --version | grep -q "^outbox-uvrelay" || fail "installed binary runs"
 [ -f "$work/prefix/share/outbox-uvrelay/sql/outbox.sql" ] || fail "the schema files are installed"
+
+# The shared library exports the public API and nothing else: every function
+# the installed headers declare, and no internal symbol.
+so=$(find "$work/prefix" -name 'liboutbox.so' | head -1)
+[ -n "$so" ] || fail "liboutbox.so installed"
+exported=$(nm -D --defined-only "$so" | awk '$2 == "T" {print $3}' | sort)
+internal=$(grep -v '^outbox_' <<<"$exported" || true)
+[ -z "$internal" ] || fail "internal symbols exported: $(echo $internal | head -c 300)"
+declared=$(cat "$work/prefix"/include/outbox/*.h | tr '\n' ' ' |
+  grep -oE 'OUTBOX_EXPORT [a-z_ ]+[ *]outbox_[a-z0-9_]+\(' | grep -oE 'outbox_[a-z0-9_]+\($' |
+  tr -d '(' | sort -u)
+missing=$(comm -23 <(echo "$declared") <(echo "$exported"))
+[ -z "$missing" ] || fail "declared but not exported: $missing"
+unmarked=$(grep -hE '^(const )?[a-z_]+ \*?outbox_[a-z0-9_]+\(' "$work/prefix"/include/outbox/*.h || true)
+[ -z "$unmarked" ] || fail "public functions without OUTBOX_EXPORT: $unmarked"
+echo "ok: liboutbox.so exports $(wc -l <<<"$exported") outbox_* functions and nothing else"
