@@ -58,6 +58,13 @@ stream_delete IT_FAULT_R1_OLD
 
 # 3. --stream-replicas 3.
 if "$OUTBOX_TEST_RELAY" --help | grep -q -- '--stream-replicas'; then
+  # On a loaded machine the cluster may briefly see a peer as offline and
+  # refuse to place three replicas: wait until it places them again.
+  for i in $(seq 1 120); do
+    streamcheck --stream PROBE3 --create 'probe3.>' --replicas 3 2>/dev/null && break
+    sleep 0.5
+  done
+  streamcheck --stream PROBE3 --delete || true
   run_drain r3 IT_FAULT_R3 --stream-replicas 3
   info=$(streamcheck --stream IT_FAULT_R3 --info-only | head -1)
   case "$info" in *"replicas=3 "*) echo "ok: --stream-replicas 3 created an R3 stream" ;;
