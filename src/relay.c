@@ -231,6 +231,7 @@ static int prepare(outbox_relay *r) {
     e->flow = &r->flow;
     e->stats = &r->stats;
     e->unmarked = &r->unmarked;
+    e->any_fetched = &r->any_fetched;
     ob_flow_init(&r->flow, o->max_in_flight, o->poll_min_ms, o->poll_interval_ms);
     if (o->wake_subject == NULL)
         ob_buf_printf(&r->wake, "outbox_wake.%s", o->table);

@@ -44,6 +44,7 @@ struct outbox_relay {
 
     ob_worker_env env; /* shared by the workers */
     ob_unmarked unmarked;
+    int any_fetched;
     ob_flow flow;
     ob_link *link;
     ob_worker **workers;

@@ -248,7 +248,7 @@ static void db_failed(ob_worker *w, const char *during) {
     unsigned no = ob_db_errno(w->db);
     char msg[512];
     snprintf(msg, sizeof(msg), "%s", ob_db_error(w->db));
-    int ever = w->ever_fetched;
+    int ever = w->ever_fetched || (w->env->any_fetched && *w->env->any_fetched);
     db_failed_act(w, during);
     if (e->owner.db_failed)
         e->owner.db_failed(e->owner.data, w, no, msg, ever);
@@ -402,6 +402,8 @@ static int row_level(ob_worker *w) {
 static void fetched(ob_worker *w) {
     const ob_worker_env *e = w->env;
     w->ever_fetched = 1;
+    if (w->env->any_fetched)
+        *w->env->any_fetched = 1;
     w->failures = 0;
     int n = ob_batch_load(&w->batch, next_row, w->db, e->pub.epoch(e->pub.data));
     ob_batch_set_binary(&w->batch, ob_db_col_binary(w->db, 1, OB_COL_PAYLOAD));

@@ -72,9 +72,9 @@ typedef struct ob_worker_owner {
     int (*drain_wanted)(void *data);
     /* An empty fetch found no pending row left in the table. */
     void (*table_empty)(void *data, ob_worker *w);
-    /* A database operation failed; `ever_ok` is 0 until the worker has
-     * completed a fetch, so an owner can refuse to start on errors that
-     * cannot heal (a login refused, a missing table). */
+    /* A database operation failed; `ever_ok` is 0 until a worker of the
+     * relay has completed a fetch, so an owner can refuse to start on errors
+     * that cannot heal (a login refused, a missing table). */
     void (*db_failed)(void *data, ob_worker *w, unsigned err, const char *msg, int ever_ok);
     /* The worker is closed: every handle's close callback has run. */
     void (*on_closed)(void *data, ob_worker *w);
@@ -113,6 +113,7 @@ typedef struct ob_worker_env {
     ob_flow *flow;
     outbox_stats *stats; /* counters the worker adds to */
     ob_unmarked *unmarked;
+    int *any_fetched; /* set once any worker of the relay completed a fetch (may be NULL) */
 } ob_worker_env;
 
 /* The answer to one publish. */
