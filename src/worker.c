@@ -319,6 +319,27 @@ static void waiting_common(ob_worker *w, worker_event ev) {
     }
 }
 
+/* The waiting states that one event ends, and what it leads to. */
+typedef struct waiting_state {
+    worker_event until;
+    void (*then)(ob_worker *w);
+} waiting_state;
+
+static const waiting_state waiting_states[] = {
+    [W_CONNECT_WAIT] = {EV_TIMER, connect_db},
+    [W_BROKER_WAIT] = {EV_BROKER_UP, next},
+    [W_RETRY_WAIT] = {EV_TIMER, next},
+    [W_PARKED] = {EV_WAKE, next},
+};
+
+static void st_waiting(ob_worker *w, worker_event ev) {
+    const waiting_state *st = &waiting_states[w->state];
+    if (ev == st->until)
+        st->then(w);
+    else
+        waiting_common(w, ev);
+}
+
 /* Rows published but left unmarked by a lost connection are published
  * again. Past the stream's duplicate window the stream cannot tell the copy
  * from the original: say how many, once. */
@@ -359,20 +380,6 @@ static void st_connecting(ob_worker *w, worker_event ev) {
     default:
         return; /* a halt takes effect once connected */
     }
-}
-
-static void st_connect_wait(ob_worker *w, worker_event ev) {
-    if (ev == EV_TIMER)
-        connect_db(w);
-    else
-        waiting_common(w, ev);
-}
-
-static void st_broker_wait(ob_worker *w, worker_event ev) {
-    if (ev == EV_BROKER_UP)
-        next(w);
-    else
-        waiting_common(w, ev);
 }
 
 /* The statement of the next row to write while isolating, or COMMIT. */
@@ -577,13 +584,6 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
     }
 }
 
-static void st_retry_wait(ob_worker *w, worker_event ev) {
-    if (ev == EV_TIMER)
-        next(w);
-    else
-        waiting_common(w, ev);
-}
-
 static void st_poll_wait(ob_worker *w, worker_event ev) {
     const ob_worker_env *e = w->env;
     switch (ev) {
@@ -611,13 +611,6 @@ static void st_poll_wait(ob_worker *w, worker_event ev) {
     }
 }
 
-static void st_parked(ob_worker *w, worker_event ev) {
-    if (ev == EV_WAKE)
-        next(w);
-    else
-        waiting_common(w, ev);
-}
-
 static void st_halted(ob_worker *w, worker_event ev) {
     if (ev == EV_STOP || ev == EV_STOP_NOW)
         close_worker(w);
@@ -641,10 +634,10 @@ static void dispatch(ob_worker *w, worker_event ev, const void *arg) {
         st_connecting(w, ev);
         return;
     case W_CONNECT_WAIT:
-        st_connect_wait(w, ev);
-        return;
     case W_BROKER_WAIT:
-        st_broker_wait(w, ev);
+    case W_RETRY_WAIT:
+    case W_PARKED:
+        st_waiting(w, ev);
         return;
     case W_FETCHING:
     case W_FINISHING:
@@ -659,14 +652,8 @@ static void dispatch(ob_worker *w, worker_event ev, const void *arg) {
     case W_PUBLISHING:
         st_publishing(w, ev, arg);
         return;
-    case W_RETRY_WAIT:
-        st_retry_wait(w, ev);
-        return;
     case W_POLL_WAIT:
         st_poll_wait(w, ev);
-        return;
-    case W_PARKED:
-        st_parked(w, ev);
         return;
     case W_HALTED:
         st_halted(w, ev);
