@@ -36,6 +36,7 @@
 /* JetStream API error codes the link reacts to. */
 #define JS_ERR_STREAM_NOT_FOUND 10059
 #define JS_ERR_SUBJECTS_OVERLAP 10065
+#define JS_ERR_NO_PEERS 10005 /* no suitable peers for placement: a cluster still settling */
 
 typedef enum link_event {
     LE_START,
@@ -392,6 +393,17 @@ static void stream_reply(ob_link *l, natsMsg *msg) {
                 "publishing to it",
                 l->cfg.stream, desc ? desc : "subjects overlap", l->cfg.subject_prefix);
         set_state(l, L_READY);
+    } else if (l->stream_create && !l->ever_ready && code != JS_ERR_NO_PEERS) {
+        /* The stream as configured cannot be made (replicas the server
+         * cannot have, a name or limit it refuses): a misconfiguration that
+         * retrying will not heal. A cluster still placing peers will. */
+        char why[400];
+        snprintf(why, sizeof(why), "nats: JetStream refused to create stream %s: %s (%d)",
+                 l->cfg.stream, desc ? desc : "?", code);
+        OB_ERROR(l->log, "%s", why);
+        json_decref(root);
+        fatal(l, why);
+        return;
     } else {
         OB_WARN(l->log, "nats: JetStream refused the stream %s request: %s (%d); retrying",
                 l->stream_create ? "create" : "info", desc ? desc : "?", code);
