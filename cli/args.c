@@ -8,6 +8,8 @@
 
 #include <ini.h>
 
+#include "url.h"
+
 typedef enum opt_type {
     T_STR,      /* const char * */
     T_INT,      /* int, >= 1 */
@@ -1025,9 +1027,15 @@ static void print_value(const opt *o, const void *field, FILE *out) {
     case T_STR: {
         const char *v = *(const char *const *)field;
         char red[1024];
-        if (is_secret(o))
+        if (is_secret(o)) {
             fputs("***", out);
-        else {
+        } else if (strcmp(o->name, "db") == 0 || strcmp(o->name, "nats") == 0) {
+            /* The URL parser's own rules find the password (it may hold
+             * '/', '?', ',' or '@'), so the mask does too. */
+            char *r = ob_url_redact(v);
+            fputs(r ? r : "***", out);
+            free(r);
+        } else {
             ob_cli_redact(v, red, sizeof(red));
             fputs(red, out);
         }
@@ -1173,4 +1181,25 @@ void ob_cli_free(ob_cli *c) {
     free(c->tables);
     c->tables = NULL;
     c->ntables = 0;
+}
+
+void ob_cli_hide_secrets(int argc, char **argv) {
+    for (int a = 1; a < argc; a++) {
+        const char *names[] = {"--db-password", "--db", "--nats"};
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+            size_t n = strlen(names[k]);
+            char *val = NULL;
+            if (strcmp(argv[a], names[k]) == 0 && a + 1 < argc)
+                val = argv[a + 1];
+            else if (strncmp(argv[a], names[k], n) == 0 && argv[a][n] == '=')
+                val = argv[a] + n + 1;
+            if (val == NULL)
+                continue;
+            if (k == 0)
+                memset(val, '*', strlen(val));
+            else
+                ob_url_mask(val);
+            break;
+        }
+    }
 }

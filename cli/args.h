@@ -126,6 +126,12 @@ void ob_cli_print_config(const ob_cli *c, FILE *out);
  * URL masked ("mysql://app:***@db/x"), and a NATS URL's lone token too. */
 void ob_cli_redact(const char *in, char *out, size_t n);
 
+/* Overwrites the secrets among the arguments (--db-password, and the
+ * password or token of --db and --nats URLs) with '*', so that `ps` and
+ * /proc/PID/cmdline no longer show them. Call after ob_cli_parse, which
+ * keeps copies. */
+void ob_cli_hide_secrets(int argc, char **argv);
+
 /* The usage text. */
 const char *ob_cli_usage(void);
 

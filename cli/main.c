@@ -46,6 +46,7 @@ int main(int argc, char **argv) {
         ob_cli_free(&c);
         return 2;
     }
+    ob_cli_hide_secrets(argc, argv);
     int rc = 0;
     if (c.help) {
         fputs(ob_cli_usage(), stdout);

@@ -352,6 +352,28 @@ char *ob_nats_server_url(const ob_nats_server *s, const char *host) {
     return o;
 }
 
+void ob_url_mask(char *url) {
+    if (url == NULL)
+        return;
+    char *p = url;
+    int single = strncmp(url, "mysql://", 8) == 0 || strncmp(url, "mariadb://", 10) == 0;
+    for (;;) {
+        size_t seg = single ? strlen(p) : segment_len(p);
+        char *end = p + seg;
+        char *sch = strstr(p, "://");
+        char *a = sch && sch < end ? sch + 3 : p;
+        const char *at = last_at(a, (size_t)(end - a));
+        if (at) {
+            char *colon = memchr(a, ':', (size_t)(at - a));
+            char *from = colon ? colon + 1 : single ? (char *)at : a; /* password, or token */
+            memset(from, '*', (size_t)(at - from));
+        }
+        if (*end == '\0')
+            break;
+        p = end + 1;
+    }
+}
+
 char *ob_url_redact(const char *url) {
     if (url == NULL)
         return NULL;

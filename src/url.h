@@ -67,6 +67,11 @@ int ob_nats_url_tls(const ob_nats_url *u);
  * string. */
 char *ob_nats_server_url(const ob_nats_server *s, const char *host);
 
+/* Overwrites, in place and length for length, the password (or a NATS
+ * token) of every URL in `url` with '*': for strings that must stay where
+ * they are, such as the process's argv. */
+void ob_url_mask(char *url);
+
 /* A copy of `url` with any password or NATS token replaced by "***" (a
  * database user alone is kept), for log lines. Works on any text, parsed or
  * not; comma-separated NATS lists are redacted server by server.
