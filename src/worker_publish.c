@@ -176,18 +176,6 @@ void ob_worker_after_answers(ob_worker *w) {
     }
 }
 
-/* The canonical text of an id (as outbox_id_to_text). */
-static void id_text(const unsigned char id[16], char *out) {
-    static const char hex[] = "0123456789abcdef";
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            *out++ = '-';
-        *out++ = hex[id[i] >> 4];
-        *out++ = hex[id[i] & 15];
-    }
-    *out = '\0';
-}
-
 void ob_worker_log_passed(ob_worker *w) {
     const ob_worker_env *e = w->env;
     const ob_batch *b = &w->batch;
@@ -198,7 +186,9 @@ void ob_worker_log_passed(ob_worker *w) {
         if (!s->dead && s->row.attempts + 1 < e->batch.max_attempts)
             continue;
         char text[OUTBOX_ID_TEXT_LEN + 1];
-        id_text(s->row.id, text);
+        outbox_id id;
+        memcpy(id.b, s->row.id, sizeof(id.b));
+        outbox_id_to_text(&id, text);
         OB_WARN(e->log,
                 "%s: event %s of %.*s/%.*s is dead; the later events of that aggregate now pass it",
                 w->name, text, (int)s->row.aggregate_type_len, s->row.aggregate_type,
