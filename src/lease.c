@@ -87,13 +87,6 @@ void ob_lease_base(char *out, const char *database, const char *table) {
     snprintf(out, 32, "obx:%016llx", (unsigned long long)h);
 }
 
-static int popcount64(uint64_t v) {
-    int n = 0;
-    for (; v; v &= v - 1)
-        n++;
-    return n;
-}
-
 /* --- callbacks ----------------------------------------------------------- */
 
 static void on_db(ob_db *db, int ok, void *data) {
@@ -110,7 +103,7 @@ static void on_timer(uv_timer_t *t) {
 static void tell(ob_lease *l) {
     if (l->owned == l->shown)
         return;
-    int was = popcount64(l->shown), now = popcount64(l->owned);
+    int was = ob_bucket_count(l->shown), now = ob_bucket_count(l->owned);
     l->shown = l->owned;
     if (l->cfg.leader)
         OB_INFO(l->cfg.log, l->owned ? "lease: leading (session %lu)" : "lease: standing by",
@@ -197,7 +190,7 @@ static void decide(ob_lease *l) {
     l->owned = mine; /* the server's word is the truth */
     if (l->presence < 0)
         live++;
-    int target = (OB_BUCKETS + live - 1) / live, have = popcount64(mine);
+    int target = (OB_BUCKETS + live - 1) / live, have = ob_bucket_count(mine);
     ob_buf_reset(&l->sql);
     l->nclaims = 0;
     if (l->presence < 0 && free_m >= 0)

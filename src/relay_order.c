@@ -16,13 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int popcount64(uint64_t v) {
-    int n = 0;
-    for (; v; v &= v - 1)
-        n++;
-    return n;
-}
-
 static void build_fetch(outbox_relay *r, int i) {
     ob_buf *b = &r->order.sql[2 * i + !r->order.cur[i]];
     ob_buf_reset(b);
@@ -58,7 +51,7 @@ static void lease_changed(void *data, uint64_t owned) {
     }
     for (int i = 0; i < r->nworkers; i++)
         build_fetch(r, i);
-    r->stats.buckets_owned = (uint32_t)popcount64(owned);
+    r->stats.buckets_owned = (uint32_t)ob_bucket_count(owned);
     r->stats.leader = r->o.leader && owned != 0;
     /* Newly owned buckets may hold rows: idle workers look at once. */
     ob_flow_wake_all(&r->flow, NULL);
