@@ -28,6 +28,8 @@ static void build_fetch(outbox_relay *r, int i) {
 
 static size_t fetch_sql(void *data, uint32_t index, const char **sql) {
     outbox_relay *r = data;
+    if (!r->order.fresh[index] && r->order.sql[2 * index + r->order.cur[index]].oom)
+        build_fetch(r, index); /* the last build ran out of memory: try again */
     if (r->order.fresh[index]) {
         r->order.cur[index] = !r->order.cur[index];
         r->order.fresh[index] = 0;
