@@ -3,12 +3,16 @@
 # The relay must go on through the other nodes with nothing lost and no
 # attempt counted: every row processed, none dead, each id once in the
 # stream. The stall (the longest time with rows pending and none processed)
-# is measured and printed; it must stay under OUTBOX_TEST_STALL_MAX_S
-# (default 8 s; the issue measured 10.7 s before the fixes).
+# is measured and printed; it must stay under OUTBOX_TEST_STALL_MAX_S.
+# Most of the stall is the servers' own: a follower waits 4-9 s (at random)
+# for a lost leader before it campaigns. The default bound is that longest
+# wait, plus the relay's 2 s JetStream reply timeout that can run when the
+# new leader comes, plus 1 s of sampling: 12 s. Typical stalls are 4.5-5.5 s;
+# before the fixes of issue 12 they measured 10.4-10.7 s.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/private.sh"
 db=it_fault_leader stream=IT_FAULT_LEADER prefix=itfleader
-stall_max=${OUTBOX_TEST_STALL_MAX_S:-8}
+stall_max=${OUTBOX_TEST_STALL_MAX_S:-12}
 work=$(mktemp -d); RELAY_PID=; PROD_PID=
 trap 'kill -KILL $RELAY_PID $PROD_PID 2>/dev/null || true; private_cleanup; rm -rf "$work"' EXIT
 pnats_cluster "$work"
