@@ -148,7 +148,7 @@ static natsOptions *make_options(ob_link *l, link_conn *c) {
         s = natsOptions_SetMaxPendingMsgs(
             o, (int)(l->cfg.max_in_flight * 4 > 65536 ? l->cfg.max_in_flight * 4 : 65536));
     if (s == NATS_OK)
-        s = ob_link_mailbox_options(l, o, c);
+        s = ob_link_mailbox_options(o, c);
     char sec_err[512];
     if (s == NATS_OK && ob_nats_security_apply(o, &l->sec, sec_err, sizeof(sec_err)) != 0) {
         OB_WARN(l->log, "nats: %s; retrying", sec_err);

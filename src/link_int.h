@@ -139,7 +139,7 @@ struct ob_link {
 int ob_link_mailbox_init(ob_link *l);
 void ob_link_mailbox_free(ob_link *l);
 /* Registers the callbacks that feed the mailbox for connection c. */
-natsStatus ob_link_mailbox_options(ob_link *l, natsOptions *o, link_conn *c);
+natsStatus ob_link_mailbox_options(natsOptions *o, link_conn *c);
 /* Subscribes c's inbox with the mailbox's message handler, and the wake
  * subject when there is one. */
 natsStatus ob_link_mailbox_subscribe(ob_link *l, link_conn *c);

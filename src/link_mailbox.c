@@ -171,8 +171,7 @@ static void on_wake_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
     uv_mutex_unlock(&c->l->mb.mu);
 }
 
-natsStatus ob_link_mailbox_options(ob_link *l, natsOptions *o, link_conn *c) {
-    (void)l;
+natsStatus ob_link_mailbox_options(natsOptions *o, link_conn *c) {
     natsStatus s = natsOptions_SetDisconnectedCB(o, on_nats_disconnected, c);
     if (s == NATS_OK)
         s = natsOptions_SetReconnectedCB(o, on_nats_reconnected, c);

@@ -260,8 +260,6 @@ static void db_failed(ob_worker *w, const char *during) {
         e->owner.db_failed(e->owner.data, w, no, msg, ever);
 }
 
-/* --- publishing ---------------------------------------------------------- */
-
 /* --- finishing ----------------------------------------------------------- */
 
 void ob_worker_finish_batch(ob_worker *w) {
