@@ -2,7 +2,7 @@
  * The lease connection's state machine (see lease.h for what leases are).
  *
  *   start --> CONNECTING --ok--> CHECKING (SELECT seq, bucket ... LIMIT 0)
- *                 | fail             | ok            | no such column: fatal --> HALTED
+ *                 | fail             | ok            | permanent error: fatal --> HALTED
  *                 v                  v
  *           CONNECT_WAIT      +--> SURVEYING (who holds which lock)
  *                 ^           |      | nothing to change --> RESTING
@@ -55,7 +55,8 @@ struct ob_lease {
     int handles_open;
     ob_retry retry;
     int failures;
-    int checked;    /* the columns were found once */
+    int settled;    /* a survey or claim succeeded once: later errors are not start-up's */
+    unsigned last_err; /* the error last warned of, 0 after a success */
     int presence;   /* the presence slot held, -1 none */
     uint64_t owned; /* buckets held */
     uint64_t shown; /* the set last told to the owner */
@@ -253,19 +254,32 @@ static void db_failed(ob_lease *l) {
         uv_timer_start(&l->timer, on_timer, ob_retry_delay(&l->retry, l->failures++), 0);
         return;
     }
-    if (l->state == L_CHECKING && !l->checked &&
-        (no == ER_BAD_FIELD_ERROR || no == ER_NO_SUCH_TABLE)) {
+    /* A permanent error before the lease ever worked is a misconfiguration:
+     * the relay stops with its cause rather than retry it forever. */
+    if (!l->settled && ob_db_errno_is_permanent(no)) {
         char why[512];
-        snprintf(why, sizeof(why),
-                 "ordered delivery needs the seq and bucket columns in table %s (%u %s); add "
-                 "them with: outbox-uvrelay schema --migrate --table %s | mariadb <database>",
-                 l->cfg.table, no, ob_db_error(l->db), l->cfg.table);
+        if (l->state == L_CHECKING)
+            snprintf(why, sizeof(why),
+                     "ordered delivery needs the seq and bucket columns in table %s (%u %s); add "
+                     "them with: outbox-uvrelay schema --migrate --table %s | mariadb <database>",
+                     l->cfg.table, no, ob_db_error(l->db), l->cfg.table);
+        else if (l->state == L_SURVEYING && no == ER_NO_SUCH_TABLE)
+            snprintf(why, sizeof(why),
+                     "the lease's survey needs MariaDB's Sequence engine (table seq_0_to_%d): "
+                     "%u %s",
+                     OB_BUCKETS - 1, no, ob_db_error(l->db));
+        else
+            snprintf(why, sizeof(why), "the lease's %s statement failed: %u %s%s",
+                     state_names[l->state], no, ob_db_error(l->db), ob_db_error_hint(no));
         set_state(l, L_HALTED);
         l->cbs.fatal(l->cbs.data, why);
         return;
     }
-    OB_WARN(l->cfg.log, "lease: %s failed: %u %s; trying again", state_names[l->state], no,
-            ob_db_error(l->db));
+    /* Warned once per distinct error: a lasting one does not fill the log. */
+    if (no != l->last_err)
+        OB_WARN(l->cfg.log, "lease: %s failed: %u %s; trying again every %u ms",
+                state_names[l->state], no, ob_db_error(l->db), l->cfg.interval_ms);
+    l->last_err = no;
     rest(l, l->cfg.interval_ms);
 }
 
@@ -281,13 +295,16 @@ static void on_ok(ob_lease *l) {
         query(l, L_CHECKING);
         return;
     case L_CHECKING:
-        l->checked = 1;
         survey(l);
         return;
     case L_SURVEYING:
+        l->settled = 1;
+        l->last_err = 0;
         decide(l);
         return;
     case L_CLAIMING:
+        l->settled = 1;
+        l->last_err = 0;
         claimed(l);
         return;
     default:
