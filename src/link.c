@@ -318,6 +318,7 @@ static void check_stream(ob_link *l, json_t *info) {
     json_int_t window_ns = json_integer_value(json_object_get(config, "duplicate_window"));
     uint64_t window_ms = (uint64_t)window_ns / 1000000ULL;
     l->window_ms = window_ms;
+    l->max_bytes = (int64_t)json_integer_value(json_object_get(config, "max_bytes"));
     /* A clustered server reports the stream's cluster; one replica there
      * means one node's loss stops the stream. */
     json_t *cluster = json_object_get(info, "cluster");
@@ -795,6 +796,10 @@ uint32_t ob_link_epoch(const ob_link *l) {
 
 uint64_t ob_link_window_ms(const ob_link *l) {
     return l->window_ms;
+}
+
+int64_t ob_link_max_bytes(const ob_link *l) {
+    return l->max_bytes;
 }
 
 uint64_t ob_link_last_answer(const ob_link *l) {

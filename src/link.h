@@ -87,6 +87,8 @@ int ob_link_ready(const ob_link *l);
 uint32_t ob_link_epoch(const ob_link *l);
 /* The stream's duplicate window as last read (0 before). */
 uint64_t ob_link_window_ms(const ob_link *l);
+/* The stream's max_bytes, once read; 0 or less when it has no limit. */
+int64_t ob_link_max_bytes(const ob_link *l);
 /* Loop time of the last reply that came in on the inbox. */
 uint64_t ob_link_last_answer(const ob_link *l);
 

@@ -111,6 +111,7 @@ struct ob_link {
     int warned_subjects;
     int warned_replicas;
     uint64_t window_ms; /* the stream's duplicate window, once read */
+    int64_t max_bytes;  /* the stream's max_bytes, once read (<= 0: no limit) */
     int full;           /* the stream refused a message as full; cleared by the next stored ack */
     int full_streak;    /* pauses for a full stream since the last stored ack */
     int say_ready;      /* the next "stream is ready" is worth an info line */

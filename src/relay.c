@@ -59,6 +59,10 @@ static uint64_t pub_window_ms(void *data) {
     return ob_link_window_ms(((outbox_relay *)data)->link);
 }
 
+static int64_t pub_max_bytes(void *data) {
+    return ob_link_max_bytes(((outbox_relay *)data)->link);
+}
+
 static int owner_drain_wanted(void *data) {
     outbox_relay *r = data;
     return r->o.on_drained != NULL && !r->drained;
@@ -225,6 +229,7 @@ static int prepare(outbox_relay *r) {
                             .settled = pub_settled,
                             .full = pub_full,
                             .window_ms = pub_window_ms,
+                            .max_bytes = pub_max_bytes,
                             .data = r};
     e->owner = (ob_worker_owner){
         owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r, NULL};

@@ -62,6 +62,9 @@ typedef struct ob_publisher {
     void (*full)(void *data);
     /* The stream's duplicate window in ms, 0 when not known yet. */
     uint64_t (*window_ms)(void *data);
+    /* The stream's max_bytes, 0 or less when unlimited or not known (may be
+     * NULL): a payload larger than it can never be stored. */
+    int64_t (*max_bytes)(void *data);
     void *data;
 } ob_publisher;
 

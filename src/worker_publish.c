@@ -110,21 +110,28 @@ void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
         e->pub.suspect(e->pub.data, "no responders");
         break;
     }
-    case OB_ACKED_ERROR:
-        if (stream_full(a)) {
+    case OB_ACKED_ERROR: {
+        /* A payload larger than the whole stream may hold is the row's
+         * fault: no emptier stream would take it. */
+        int64_t max = e->pub.max_bytes ? e->pub.max_bytes(e->pub.data) : 0;
+        int too_big = stream_full(a) && max > 0 &&
+                      b->slots[a->slot].row.payload_len > (uint64_t)max;
+        if (stream_full(a) && !too_big) {
             /* The stream's fault, not the row's: no attempt is counted. */
             was = ob_batch_release(b, (int)a->slot);
             e->pub.full(e->pub.data);
             break;
         }
-        n = snprintf(t, sizeof(t), "JetStream error %d/%d: %.*s", a->code, a->err_code,
-                     (int)(a->text_len > 900 ? 900 : a->text_len), a->text);
+        n = snprintf(t, sizeof(t), "JetStream error %d/%d: %.*s%s", a->code, a->err_code,
+                     (int)(a->text_len > 900 ? 900 : a->text_len), a->text,
+                     too_big ? " (the payload is larger than the stream's max_bytes)" : "");
         was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, a->code, a->err_code, t,
                             (size_t)n);
         ob_stats_failure(e->stats, OUTBOX_FAIL_STREAM_ERROR);
-        if (a->code == 503)
+        if (a->code == 503 && !too_big)
             e->pub.suspect(e->pub.data, "JetStream answered 503");
         break;
+    }
     case OB_ACKED_GARBLED:
         n = snprintf(t, sizeof(t), "unexpected reply from JetStream: %.*s",
                      (int)(a->text_len > 200 ? 200 : a->text_len), a->text);

@@ -15,6 +15,7 @@
  *     --delete            delete the stream
  *     --create SUBJECT    create the stream on SUBJECT (file storage), with
  *                         --max-msg-size N, --dup-window-ms N, --max-msgs N,
+ *                         --max-bytes N,
  *                         --discard-new, --max-msgs-per-subject N,
  *                         --discard-new-per-subject and --replicas N if given
  *     --purge             remove every message of the stream
@@ -41,7 +42,7 @@
 typedef struct opts {
     const char *url, *stream, *subject, *expect, *create, *order, *fifo;
     int dump, info, del, leader, purge, discard_new, discard_new_per_subject;
-    long long max_msg_size, dup_window_ms, replicas, max_msgs, max_msgs_per_subject;
+    long long max_msg_size, dup_window_ms, replicas, max_msgs, max_msgs_per_subject, max_bytes;
     long long publish, copies, size, gap_ms;
     ob_nats_security sec;
 } opts;
@@ -217,6 +218,8 @@ int main(int argc, char **argv) {
             o.sec.token_file = argv[++i];
         else if (strcmp(a, "--max-msgs") == 0 && v)
             o.max_msgs = atoll(argv[++i]);
+        else if (strcmp(a, "--max-bytes") == 0 && v)
+            o.max_bytes = atoll(argv[++i]);
         else if (strcmp(a, "--discard-new") == 0)
             o.discard_new = 1;
         else if (strcmp(a, "--max-msgs-per-subject") == 0 && v)
@@ -295,6 +298,8 @@ int main(int argc, char **argv) {
             cfg.Duplicates = (int64_t)o.dup_window_ms * 1000000;
         if (o.max_msgs > 0)
             cfg.MaxMsgs = (int64_t)o.max_msgs;
+        if (o.max_bytes > 0)
+            cfg.MaxBytes = (int64_t)o.max_bytes;
         if (o.discard_new)
             cfg.Discard = js_DiscardNew;
         if (o.max_msgs_per_subject > 0)

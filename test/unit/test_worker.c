@@ -409,6 +409,28 @@ static void a_full_stream_costs_no_attempts(void) {
     close_worker(w);
 }
 
+/* A payload larger than the stream's max_bytes never fits: the row's fault. */
+static int64_t f_max_bytes(void *d) {
+    (void)d;
+    return 1;
+}
+
+static void a_payload_larger_than_the_stream_is_the_rows_fault(void) {
+    ob_worker *w = make_worker();
+    env.pub.max_bytes = f_max_bytes;
+    add_rows(fake_db_last(), 1);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    static const char full[] = "maximum bytes exceeded";
+    ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_ERROR, 503, 10077, full, sizeof(full) - 1};
+    ob_worker_ack(w, &a);
+    CHECK_EQ(fp.full, 0);
+    CHECK_EQ(fp.suspect, 0);
+    expect_sql("UPDATE `outbox` SET");
+    CHECK_CONTAINS(fake_db_sql(fake_db_last()), "attempt_count = attempt_count + 1");
+    env.pub.max_bytes = NULL;
+    close_worker(w);
+}
+
 static void a_ring_while_busy_is_kept_for_the_next_idle_worker(void) {
     ob_worker *w = make_worker();
     ob_flow_ring(&flow);                             /* nobody idle: the wake is kept */
@@ -439,6 +461,7 @@ int main(void) {
     a_row_the_database_refuses_is_isolated();
     no_responders_waits_for_the_links_verdict();
     a_full_stream_costs_no_attempts();
+    a_payload_larger_than_the_stream_is_the_rows_fault();
     a_ring_while_busy_is_kept_for_the_next_idle_worker();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("ok\n");

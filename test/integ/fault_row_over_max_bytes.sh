@@ -1,0 +1,35 @@
+# One row whose payload is larger than the stream's whole max_bytes: no
+# emptier stream would ever take it, so it is the row's fault, not a full
+# stream. It goes through its attempts (--max-attempts 2) to dead with the
+# reason, while the 300 small rows around it are stored and --drain exits 0.
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/private.sh"
+db=it_fault_overbytes stream=IT_FAULT_OVERBYTES prefix=itfoverbytes
+work=$(mktemp -d); RELAY_PID=
+trap 'kill -KILL $RELAY_PID 2>/dev/null || true; rm -rf "$work"' EXIT
+db_fresh $db
+stream_delete $stream
+streamcheck --stream $stream --create "$prefix.>" --max-bytes 200000 --discard-new
+seed $db 150 256
+sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload) VALUES
+  (outbox_uuid_v7(), 'invoice', 'huge', 'created', JSON_OBJECT('pad', REPEAT('x', 300000)))"
+seed $db 150 256
+
+relay_bg "$work/relay.log" $db $stream $prefix --drain --batch 100 --connections 1 --max-attempts 2 \
+  --backoff fixed --backoff-base 500ms --backoff-max 500ms --backoff-jitter 0
+wait_exit $RELAY_PID 30
+echo "relay --drain: exit $WAIT_RC after $WAITED_MS ms"
+sql $db "SELECT status, COUNT(*), MAX(attempt_count) FROM outbox GROUP BY status" | sed 's/^/    status count max_attempts: /'
+[ "$WAIT_RC" = 0 ] || show_log "$work/relay.log" 20
+assert_eq "$WAIT_RC" 0 "exit status of --drain (within 30 s)"
+assert_eq "$(sql $db "SELECT COUNT(*) FROM outbox WHERE status = 1 AND aggregate_type = 'order'")" 300 \
+  "small rows processed"
+assert_eq "$(sql $db "SELECT status FROM outbox WHERE aggregate_id = 'huge'")" -1 "status of the huge row"
+assert_eq "$(sql $db "SELECT attempt_count FROM outbox WHERE aggregate_id = 'huge'")" 2 \
+  "attempts of the huge row"
+err=$(sql $db "SELECT last_error FROM outbox WHERE aggregate_id = 'huge'")
+echo "huge row's last_error: $err"
+echo "$err" | grep -q "max_bytes" || fail "last_error names the reason: '$err'"
+summary=$(stream_summary $stream)
+echo "$summary"
+assert_eq "$(field "$summary" messages)" 300 "messages in the stream"
