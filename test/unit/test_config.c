@@ -7,27 +7,8 @@
 #include "check.h"
 #include "logout.h"
 
-typedef struct kv {
-    const char *k, *v;
-} kv;
-
-static const char *table_env(const char *name, void *data) {
-    for (const kv *e = data; e && e->k; e++)
-        if (strcmp(e->k, name) == 0)
-            return e->v;
-    return NULL;
-}
-
-static int parse(ob_cli *c, kv *env, char *err, int argc, ...) {
-    char *argv[32];
-    va_list ap;
-    va_start(ap, argc);
-    argv[0] = "outbox-uvrelay";
-    for (int i = 1; i < argc; i++)
-        argv[i] = va_arg(ap, char *);
-    va_end(ap);
-    return ob_cli_parse(c, argc, argv, table_env, env, err, 512);
-}
+#define OB_TEST_ERRLEN 512
+#include "cli_parse.h"
 
 static char path[64];
 
