@@ -55,11 +55,11 @@ struct ob_lease {
     int handles_open;
     ob_retry retry;
     int failures;
-    int settled;    /* a survey or claim succeeded once: later errors are not start-up's */
+    int settled;       /* a survey or claim succeeded once: later errors are not start-up's */
     unsigned last_err; /* the error last warned of, 0 after a success */
-    int presence;   /* the presence slot held, -1 none */
-    uint64_t owned; /* buckets held */
-    uint64_t shown; /* the set last told to the owner */
+    int presence;      /* the presence slot held, -1 none */
+    uint64_t owned;    /* buckets held */
+    uint64_t shown;    /* the set last told to the owner */
     claim claims[OB_BUCKETS * 2 + 1];
     int nclaims;
     ob_buf sql;

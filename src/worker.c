@@ -149,7 +149,8 @@ static void fetch(ob_worker *w) {
         const char *sql;
         size_t len = o->fetch_sql(o->data, w->index, &sql);
         if (len == 0) { /* no memory for the statement: the owner builds it again next time */
-            OB_WARN(w->env->log, "%s: out of memory for the fetch statement; trying again", w->name);
+            OB_WARN(w->env->log, "%s: out of memory for the fetch statement; trying again",
+                    w->name);
             set_state(w, W_POLL_WAIT);
             ob_worker_start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
             return;

@@ -114,8 +114,8 @@ void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
         /* A payload larger than the whole stream may hold is the row's
          * fault: no emptier stream would take it. */
         int64_t max = e->pub.max_bytes ? e->pub.max_bytes(e->pub.data) : 0;
-        int too_big = stream_full(a) && max > 0 &&
-                      b->slots[a->slot].row.payload_len > (uint64_t)max;
+        int too_big =
+            stream_full(a) && max > 0 && b->slots[a->slot].row.payload_len > (uint64_t)max;
         if (stream_full(a) && !too_big) {
             /* The stream's fault, not the row's: no attempt is counted. */
             was = ob_batch_release(b, (int)a->slot);
