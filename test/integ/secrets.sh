@@ -30,6 +30,15 @@ free_port() {
 }
 nats_with() { # name authorization-block: prints the port
   local name=$1 auth=$2 port
+  # A free port can be taken by a test running beside this one before the
+  # server binds it: then try another.
+  for _ in 1 2 3; do
+    port=$(nats_try "$name" "$auth") && { echo "$port"; return; }
+  done
+  cat "$work/$name.log" >&2; fail "nats-server $name"
+}
+nats_try() {
+  local name=$1 auth=$2 port
   port=$(free_port)
   cat >"$work/$name.conf" <<CONF
 host: 127.0.0.1
@@ -39,9 +48,12 @@ authorization { $auth }
 CONF
   nats-server -c "$work/$name.conf" -P "$work/nats-$name.pid" -l "$work/$name.log" \
     >/dev/null 2>&1 &
+  local pid=$!
   for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { cat "$work/$name.log" >&2; fail "nats-server $name"; }
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { kill "$pid" 2>/dev/null; return 1; }
   sleep 0.3
+  # Bound, but perhaps by a neighbour: the server must still be running.
+  kill -0 "$pid" 2>/dev/null || return 1
   echo "$port"
 }
 pwport=$(nats_with pw "user: relay, password: \"$natspw\"")
