@@ -258,7 +258,7 @@ static void db_failed(ob_lease *l) {
      * the relay stops with its cause rather than retry it forever. */
     if (!l->settled && ob_db_errno_is_permanent(no)) {
         char why[512];
-        if (l->state == L_CHECKING)
+        if (l->state == L_CHECKING && (no == ER_BAD_FIELD_ERROR || no == ER_NO_SUCH_TABLE))
             snprintf(why, sizeof(why),
                      "ordered delivery needs the seq and bucket columns in table %s (%u %s); add "
                      "them with: outbox-uvrelay schema --migrate --table %s | mariadb <database>",
