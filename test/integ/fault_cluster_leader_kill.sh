@@ -57,8 +57,9 @@ assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" "$total" "
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = -1')" 0 "dead rows"
 assert_eq "$(sql $db 'SELECT MAX(attempt_count) FROM outbox')" 0 "largest attempt_count"
 # Read the stream back (a consumer on a stream whose leader just changed can
-# come up slowly: read again if the first read fell short).
-for i in 1 2 3; do
+# come up slowly, or time out while the new leader settles: read again, for
+# up to about a minute, if a read fell short).
+for i in $(seq 1 8); do
   summary=$(streamcheck --stream $stream --subject '>' | grep '^messages=' || true)
   echo "$summary"
   [ -n "$summary" ] && [ "$(field "$summary" read)" = "$(field "$summary" messages)" ] && break
