@@ -1,3 +1,24 @@
+/*
+ * One MariaDB connection's state machine (the rules it keeps are at the top
+ * of db.h). Every change of state goes through set_state(); db_run() hands
+ * each wake-up of the poll handle or the wait timer to the step of the
+ * current state, which calls into the library once.
+ *
+ *   DOWN --connect--> RESOLVING --address--> CONNECTING --ok--> IDLE
+ *   DOWN --connect, unix socket------------> CONNECTING
+ *   RESOLVING / CONNECTING --no address, no CA, refused, timed out--> DOWN
+ *
+ *   IDLE --query--> QUERYING --ok--> STORING --last result--> IDLE
+ *                                     |   ^
+ *                        more results v   | ok
+ *                                     NEXT --none left--> IDLE
+ *
+ *   a statement error (connection kept): QUERYING / STORING / NEXT --> IDLE
+ *   the connection lost in any step, or ob_db_reset()              --> DOWN
+ *   close: IDLE --> QUITTING (COM_QUIT) --> DOWN --> CLOSED;
+ *          RESOLVING --> CLOSED; any other state --> DOWN --> CLOSED.
+ *          The object is freed once its handles are closed.
+ */
 #include "db.h"
 
 #include <arpa/inet.h>
@@ -25,6 +46,12 @@ typedef enum db_state {
     DB_QUITTING,   /* waiting inside mysql_close (COM_QUIT) */
     DB_CLOSED      /* handles closing; freed when they are */
 } db_state;
+
+static const char *const state_names[] = {
+    [DB_DOWN] = "down", [DB_RESOLVING] = "resolving", [DB_CONNECTING] = "connecting",
+    [DB_IDLE] = "idle", [DB_QUERYING] = "querying",   [DB_STORING] = "storing",
+    [DB_NEXT] = "next", [DB_QUITTING] = "quitting",   [DB_CLOSED] = "closed",
+};
 
 /* A poll handle lives on the heap because it may still be closing after the
  * connection has moved on to a new socket. */
@@ -74,33 +101,62 @@ struct ob_db {
 
 static void db_run(ob_db *db, int ev);
 
-static char *dup_or_null(const char *s) {
-    return s ? strdup(s) : NULL;
+static void set_state(ob_db *db, db_state s) {
+    if (db->state != s)
+        OB_DEBUG(db->log, "%s: %s -> %s", db->name, state_names[db->state], state_names[s]);
+    db->state = s;
+}
+
+static char *dup_or_null(const char *s, int *oom) {
+    char *d = s ? strdup(s) : NULL;
+    if (s && d == NULL)
+        *oom = 1;
+    return d;
+}
+
+static void free_config(ob_db *db) {
+    free((char *)db->cfg.host);
+    free((char *)db->cfg.user);
+    free((char *)db->cfg.password);
+    free((char *)db->cfg.database);
+    free((char *)db->cfg.socket);
+    free((char *)db->cfg.init_command);
+    free((char *)db->cfg.tls_ca);
+    free((char *)db->cfg.tls_cert);
+    free((char *)db->cfg.tls_key);
+    free(db->name);
+    db->name = NULL;
 }
 
 ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name) {
     ob_db *db = calloc(1, sizeof(*db));
     if (db == NULL)
         return NULL;
+    int oom = 0;
     db->loop = loop;
     db->log = log;
     db->cfg = *cfg;
-    db->cfg.host = dup_or_null(cfg->host);
-    db->cfg.user = dup_or_null(cfg->user);
-    db->cfg.password = dup_or_null(cfg->password);
-    db->cfg.database = dup_or_null(cfg->database);
-    db->cfg.socket = dup_or_null(cfg->socket);
-    db->cfg.init_command = dup_or_null(cfg->init_command);
-    db->cfg.tls_ca = dup_or_null(cfg->tls_ca);
-    db->cfg.tls_cert = dup_or_null(cfg->tls_cert);
-    db->cfg.tls_key = dup_or_null(cfg->tls_key);
-    db->name = strdup(name ? name : "db");
+    db->cfg.host = dup_or_null(cfg->host, &oom);
+    db->cfg.user = dup_or_null(cfg->user, &oom);
+    db->cfg.password = dup_or_null(cfg->password, &oom);
+    db->cfg.database = dup_or_null(cfg->database, &oom);
+    db->cfg.socket = dup_or_null(cfg->socket, &oom);
+    db->cfg.init_command = dup_or_null(cfg->init_command, &oom);
+    db->cfg.tls_ca = dup_or_null(cfg->tls_ca, &oom);
+    db->cfg.tls_cert = dup_or_null(cfg->tls_cert, &oom);
+    db->cfg.tls_key = dup_or_null(cfg->tls_key, &oom);
+    db->name = dup_or_null(name ? name : "db", &oom);
+    if (oom) {
+        free_config(db);
+        free(db);
+        return NULL;
+    }
     uv_timer_init(loop, &db->wait_timer);
     uv_timer_init(loop, &db->op_timer);
     db->wait_timer.data = db;
     db->op_timer.data = db;
     db->open_handles = 2;
-    db->state = DB_DOWN;
+    set_state(db, DB_DOWN);
     return db;
 }
 
@@ -265,7 +321,7 @@ static void drop_handle(ob_db *db) {
         mysql_close(db->m);
         db->m = NULL;
     }
-    db->state = DB_DOWN;
+    set_state(db, DB_DOWN);
 }
 
 static void op_failed(ob_db *db) {
@@ -275,7 +331,7 @@ static void op_failed(ob_db *db) {
         drop_handle(db);
     } else {
         free_results(db);
-        db->state = DB_IDLE;
+        set_state(db, DB_IDLE);
     }
     finish(db, 0);
 }
@@ -434,7 +490,7 @@ static int step_connecting(ob_db *db, int ev) {
         finish(db, 0);
         return STEP_DONE;
     }
-    db->state = DB_IDLE;
+    set_state(db, DB_IDLE);
     OB_DEBUG(db->log, "%s: connected (session %lu%s%s, longest connect call %llu us)", db->name,
              mysql_thread_id(db->m), db->cfg.tls ? ", TLS " : "",
              db->cfg.tls ? ob_db_tls_cipher(db) : "", (unsigned long long)db->connect_block_us);
@@ -452,7 +508,7 @@ static int step_querying(ob_db *db, int ev) {
         op_failed(db);
         return STEP_DONE;
     }
-    db->state = DB_STORING;
+    set_state(db, DB_STORING);
     return STEP_NEXT;
 }
 
@@ -473,11 +529,11 @@ static int step_storing(ob_db *db, int ev) {
         mysql_free_result(db->ret_res);
     }
     if (!mysql_more_results(db->m)) {
-        db->state = DB_IDLE;
+        set_state(db, DB_IDLE);
         finish(db, 1);
         return STEP_DONE;
     }
-    db->state = DB_NEXT;
+    set_state(db, DB_NEXT);
     return STEP_NEXT;
 }
 
@@ -491,11 +547,11 @@ static int step_next(ob_db *db, int ev) {
         return STEP_DONE;
     }
     if (db->ret_int < 0) {
-        db->state = DB_IDLE;
+        set_state(db, DB_IDLE);
         finish(db, 1);
         return STEP_DONE;
     }
-    db->state = DB_STORING;
+    set_state(db, DB_STORING);
     return STEP_NEXT;
 }
 
@@ -505,7 +561,7 @@ static int step_quitting(ob_db *db, int ev) {
     if (wait)
         return wait;
     db->m = NULL;
-    db->state = DB_DOWN;
+    set_state(db, DB_DOWN);
     finish(db, 1);
     return STEP_DONE;
 }
@@ -587,18 +643,18 @@ static void start_connect(ob_db *db) {
                   "TLS: no CA to verify the server against (the system store has no CA file): "
                   "give --db-tls-ca");
         db->lost = 1;
-        db->state = DB_DOWN;
+        set_state(db, DB_DOWN);
         finish(db, 0);
         return;
     }
     if (new_handle(db) != 0) {
         set_error(db, CR_OUT_OF_MEMORY, "out of memory");
         db->lost = 1;
-        db->state = DB_DOWN;
+        set_state(db, DB_DOWN);
         finish(db, 0);
         return;
     }
-    db->state = DB_CONNECTING;
+    set_state(db, DB_CONNECTING);
     db->connect_block_us = 0;
     if (db->cfg.op_timeout_ms)
         uv_timer_start(&db->op_timer, on_op_timer, db->cfg.op_timeout_ms, 0);
@@ -619,7 +675,7 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
                  uv_strerror(status));
         set_error(db, CR_UNKNOWN_HOST, msg);
         db->lost = 1;
-        db->state = DB_DOWN;
+        set_state(db, DB_DOWN);
         uv_freeaddrinfo(res);
         finish(db, 0);
         return;
@@ -648,13 +704,13 @@ int ob_db_connect(ob_db *db, ob_db_cb cb, void *data) {
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    db->state = DB_RESOLVING;
+    set_state(db, DB_RESOLVING);
     db->resolve_req.data = db;
     db->resolving = 1;
     int rc = uv_getaddrinfo(db->loop, &db->resolve_req, on_resolved, db->cfg.host, NULL, &hints);
     if (rc != 0) {
         db->resolving = 0;
-        db->state = DB_DOWN;
+        set_state(db, DB_DOWN);
         return -1;
     }
     return 0;
@@ -672,7 +728,7 @@ int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data)
     db->sql_len = len;
     db->err_no = 0;
     db->err[0] = '\0';
-    db->state = DB_QUERYING;
+    set_state(db, DB_QUERYING);
     if (db->cfg.op_timeout_ms)
         uv_timer_start(&db->op_timer, on_op_timer, db->cfg.op_timeout_ms, 0);
     db_run(db, 0);
@@ -737,7 +793,7 @@ void ob_db_reset(ob_db *db) {
     if (db->state == DB_RESOLVING) {
         uv_cancel((uv_req_t *)&db->resolve_req);
         /* on_resolved still runs (cancelled); it sees no callback to call. */
-        db->state = DB_DOWN;
+        set_state(db, DB_DOWN);
         return;
     }
     drop_handle(db);
@@ -749,18 +805,8 @@ static void timer_closed(uv_handle_t *h) {
 
 static void close_handles(ob_db *db) {
     free_results(db);
-    db->state = DB_CLOSED;
-    free((char *)db->cfg.host);
-    free((char *)db->cfg.user);
-    free((char *)db->cfg.password);
-    free((char *)db->cfg.database);
-    free((char *)db->cfg.socket);
-    free((char *)db->cfg.init_command);
-    free((char *)db->cfg.tls_ca);
-    free((char *)db->cfg.tls_cert);
-    free((char *)db->cfg.tls_key);
-    free(db->name);
-    db->name = NULL;
+    set_state(db, DB_CLOSED);
+    free_config(db);
     if (db->resolving) {
         db->open_handles++;
         uv_cancel((uv_req_t *)&db->resolve_req);
@@ -784,7 +830,7 @@ void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data) {
         free_results(db);
         db->cb = quit_done;
         db->cb_data = NULL;
-        db->state = DB_QUITTING;
+        set_state(db, DB_QUITTING);
         uv_timer_start(&db->op_timer, on_op_timer, 500, 0);
         db_run(db, 0);
         return;

@@ -2,12 +2,19 @@
  * The relay handle: life cycle and phases, and the glue between the NATS
  * link, the workers and the maintenance timers.
  *
- * Phases: CREATED -> RUNNING -> STOPPING (workers and timers closing) ->
- * CLOSING_LINK (link and shutdown timer closing) -> STOPPED. Every child is
- * counted when it starts and counted down in its own close callback, and
- * only step() moves the phase on, so a child that closes early or late can
- * never unbalance the count. Children never close behind the relay's back:
- * on a fatal error the workers halt and wait for the stop.
+ *   CREATED --start--> RUNNING --stop--> STOPPING (workers, timers, lease closing)
+ *      |                                    | the last of them closed
+ *      | destroy                            v
+ *      v                              CLOSING_LINK (link and shutdown timer closing)
+ *    freed                                  | both closed: the stop callback runs
+ *      ^                                    v
+ *      +------------- destroy ----------- STOPPED
+ *
+ * Every child is counted when it starts and counted down in its own close
+ * callback, and only step() moves the phase on past STOPPING, so a child that
+ * closes early or late can never unbalance the count. Every change of phase
+ * goes through set_state(). Children never close behind the relay's back: on
+ * a fatal error the workers halt and wait for the stop.
  */
 #include "relay_int.h"
 
@@ -19,6 +26,17 @@
 #include "message.h"
 #include "sql.h"
 #include "tls_options.h"
+
+static const char *const state_names[] = {
+    [R_CREATED] = "created",           [R_RUNNING] = "running", [R_STOPPING] = "stopping",
+    [R_CLOSING_LINK] = "closing-link", [R_STOPPED] = "stopped",
+};
+
+static void set_state(outbox_relay *r, relay_phase p) {
+    if (r->phase != p)
+        OB_DEBUG(&r->log, "relay: %s -> %s", state_names[r->phase], state_names[p]);
+    r->phase = p;
+}
 
 /* --- the seams: link and owner callbacks for the workers ----------------- */
 
@@ -296,7 +314,7 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     }
     r->loop = loop;
-    r->phase = R_CREATED;
+    set_state(r, R_CREATED);
     r->log.fn = o->log;
     r->log.data = o->log_data;
     r->log.level = o->log_level;
@@ -330,7 +348,7 @@ int outbox_relay_start(outbox_relay *r) {
         snprintf(r->errmsg, sizeof(r->errmsg), "relay already started");
         return OUTBOX_ESTATE;
     }
-    r->phase = R_RUNNING;
+    set_state(r, R_RUNNING);
     char *db = ob_url_redact(r->o.db_url), *nats = ob_url_redact(r->o.nats_url);
     OB_INFO(&r->log,
             "relay starting: table %s, stream %s, subjects %s.<aggregate>.<event>, %d "
@@ -418,13 +436,13 @@ static void timers_closed(void *data) {
  * then the link and the shutdown timer. */
 static void step(outbox_relay *r) {
     if (r->phase == R_STOPPING && r->open_workers == 0 && !r->timers_open && !r->order.lease_open) {
-        r->phase = R_CLOSING_LINK;
+        set_state(r, R_CLOSING_LINK);
         uv_close((uv_handle_t *)&r->shutdown_timer, shutdown_timer_closed);
         ob_link_close(r->link, link_closed, r);
         return; /* the close callbacks come back here */
     }
     if (r->phase == R_CLOSING_LINK && !r->link_open && !r->shutdown_timer_open) {
-        r->phase = R_STOPPED;
+        set_state(r, R_STOPPED);
         OB_INFO(&r->log, "relay stopped: %llu acked, %llu dead, %llu released",
                 (unsigned long long)r->stats.acked, (unsigned long long)r->stats.dead,
                 (unsigned long long)r->stats.released);
@@ -454,7 +472,7 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
     }
     OB_INFO(&r->log, "stopping: no new claims; waiting up to %u ms for in-flight acks",
             r->o.shutdown_timeout_ms);
-    r->phase = R_STOPPING;
+    set_state(r, R_STOPPING);
     r->stop_cb = cb;
     r->stop_data = data;
     uv_timer_start(&r->shutdown_timer, on_shutdown_deadline, r->o.shutdown_timeout_ms, 0);
