@@ -2,6 +2,22 @@
  * The maintenance handle: options, the dedicated connection, the job queue,
  * the named lock and the life cycle. The jobs themselves live in
  * maint_status.c, maint_partitions.c, maint_cleanup.c and maint_dead.c.
+ *
+ * The handle's state machine; every change goes through set_state():
+ *
+ *   DOWN --a job queued--> CONNECTING --ok--> READY --the head job begins--> RUNNING
+ *    ^                        | failed: every queued job fails with it          |
+ *    +------------------------+                                   the job ends  |
+ *    |                                                                          |
+ *    |                 holding the named lock: RELEASING (RELEASE_LOCK) <-------+
+ *    |                                               |                          |
+ *    |                                               v                          v
+ *    +--- the connection lost <--- the job is over, its callback runs <---------+
+ *                                    | the connection kept --> READY
+ *
+ *   RUNNING --the connection lost at a job's first statement--> DOWN; the job
+ *   starts over once on a new connection.
+ *   stop (any state) --> CLOSED: queued jobs fail, the connection closes.
  */
 #include "maint_int.h"
 
