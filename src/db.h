@@ -114,7 +114,9 @@ void ob_db_reset(ob_db *db);
 void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data);
 
 /* MariaDB's "Connections using insecure transport are prohibited while
- * --require_secure_transport=ON"; the client headers lack its name. */
+ * --require_secure_transport=ON". Error names come from <mysqld_error.h>
+ * (Connector/C installs it; Debian's libmariadb-dev ships it), but its copy
+ * in Connector/C 3.3 predates this error, so this one is named here. */
 #define OB_ER_SECURE_TRANSPORT_REQUIRED 4151
 
 /* True for client and server error numbers that mean the connection is gone. */

@@ -23,12 +23,12 @@
 
 #include "outbox/relay.h"
 
+#include <mysqld_error.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mysql_errors.h"
 #include "schema.h"
 #include "sql.h"
 
@@ -431,9 +431,9 @@ void ob_maint_done(outbox_maint *m, ob_job *j, int status, const char *fmt, ...)
 
 void ob_maint_db_failed(outbox_maint *m, ob_job *j, const char *what) {
     unsigned e = ob_db_errno(m->db);
-    if (e == OB_ER_NO_SUCH_TABLE)
+    if (e == ER_NO_SUCH_TABLE)
         ob_maint_done(m, j, OUTBOX_ENOTFOUND, "table %s does not exist", m->name);
-    else if (e == OB_ER_LOCK_WAIT_TIMEOUT)
+    else if (e == ER_LOCK_WAIT_TIMEOUT)
         ob_maint_done(m, j, OUTBOX_EDB,
                       "%s gave up after waiting %u s for a lock: a long transaction is using "
                       "table %s; the next round tries again",
