@@ -72,14 +72,16 @@ stream_delete() { streamcheck --stream "$1" --delete; }
 
 # restart_mid_run DB STREAM PREFIX SERVERS-COMMAND LOG: seeds 20,000 rows, starts
 # the relay, runs `servers.sh SERVERS-COMMAND` (restart-db, restart-nats) 0.4 s
-# into the run, waits until nothing is pending, stops the relay with SIGTERM,
-# and checks that every row was processed and each id is once in the stream.
+# into the run, waits until nothing is pending, keeps the relay's /metrics in
+# RUN_METRICS, stops the relay with SIGTERM, and checks that every row was
+# processed and each id is once in the stream.
 restart_mid_run() {
-  local db=$1 stream=$2 prefix=$3 what=$4 log=$5 i rc=0
+  local db=$1 stream=$2 prefix=$3 what=$4 log=$5 i rc=0 port
   db_fresh $db
   stream_delete $stream
   seed $db 20000 512
-  relay_bg "$log" $db $stream $prefix --connections 2 --batch 50
+  relay_bg "$log" $db $stream $prefix --connections 2 --batch 50 --http 127.0.0.1:0
+  port=$(http_port "$log")
   sleep 0.4
   echo "$what with $(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
   "$OUTBOX_TEST_SERVERS" "$what" "$OUTBOX_TEST_DIR"
@@ -87,6 +89,7 @@ restart_mid_run() {
     [ "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 0')" = 0 ] && break
     sleep 0.1
   done
+  RUN_METRICS=$(metrics $port)
   kill -TERM $RELAY_PID
   wait $RELAY_PID || rc=$?
   assert_eq "$rc" 0 "relay exit status"
@@ -114,7 +117,27 @@ http_port() {
 # http_code PORT PATH: the status code of GET PATH ("000" when no answer).
 http_code() { curl -s -o /dev/null -m 5 -w '%{http_code}' "http://127.0.0.1:$1$2" || true; }
 
+# metrics PORT: the relay's /metrics text, empty when it does not answer.
+metrics() { curl -sf -m 5 "http://127.0.0.1:$1/metrics" || true; }
+
+# metrics_until_exit PID PORT FILE: scrapes /metrics every 0.2 s while PID
+# runs (a relay that stops by itself, such as --drain), keeping the last
+# answer in FILE; the counters in it are final but for the last 0.2 s.
+metrics_until_exit() {
+  local pid=$1 port=$2 file=$3 text
+  : >"$file"
+  while kill -0 "$pid" 2>/dev/null; do
+    text=$(metrics "$port")
+    [ -n "$text" ] && echo "$text" >"$file"
+    sleep 0.2
+  done
+}
+
 # metric_sum TEXT NAME: the sum of every sample of metric NAME in TEXT.
 metric_sum() {
   echo "$1" | awk -v n="$2" '$1 == n || index($1, n "{") == 1 { s += $NF } END { printf "%d\n", s }'
 }
+
+# metric_value TEXT SERIES: the value of one series written as in TEXT
+# (name{label="...",...}), empty when TEXT lacks it.
+metric_value() { echo "$1" | awk -v s="$2" '$1 == s { print $NF; exit }'; }
