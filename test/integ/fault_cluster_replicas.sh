@@ -37,8 +37,10 @@ replica_warning() { grep -Ei 'replica' "$work/$1.log" | grep -Ei ' warn ' || tru
 
 # 1. A stream the relay creates, with no replica count given: R1, and a warning.
 run_drain created IT_FAULT_R1
-case "$(streamcheck --stream IT_FAULT_R1 --info-only | head -1)" in
+info=$(streamcheck --stream IT_FAULT_R1 --info-only | head -1)
+case "$info" in
   *"replicas=1 "*) echo "ok: the stream the relay created is R1" ;;
+  *) failures+=("without --stream-replicas the relay's stream is not R1: $info") ;;
 esac
 w=$(replica_warning created)
 if [ -n "$w" ]; then echo "ok: warned: $w"; else
