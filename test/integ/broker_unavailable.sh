@@ -1,19 +1,30 @@
 # JetStream stops answering for the relay's subjects (the stream is deleted
 # under it): the relay sees no responders, pauses without counting attempts,
-# re-creates the stream, and finishes.
+# re-creates the stream, and finishes. Its counters show the outage; the
+# stream exists again and holds what was published after it.
 . "$(dirname "$0")/../harness/lib.sh"
 db=it_unavail stream=IT_UNAVAIL prefix=itunavail
 work=$(mktemp -d); r=; trap 'kill $r 2>/dev/null || true; rm -rf "$work"' EXIT
 db_fresh $db
 stream_delete $stream
 seed $db 20000 512
-relay_bg "$work/relay.log" $db $stream $prefix --batch 50 --drain
+relay_bg "$work/relay.log" $db $stream $prefix --batch 50 --drain --http 127.0.0.1:0
 r=$RELAY_PID
+port=$(http_port "$work/relay.log")
 sleep 0.4
 stream_delete $stream
+metrics_until_exit $r $port "$work/metrics"
 rc=0; wait $r || rc=$?
 assert_eq "$rc" 0 "relay exit status"
-grep -Eq "JetStream unavailable|stream $stream does not exist; creating it" "$work/relay.log" || { cat "$work/relay.log"; fail "the outage was logged"; }
-grep -q "created stream $stream" "$work/relay.log" || fail "the stream was created again"
+text=$(cat "$work/metrics")
+[ -n "$text" ] || { cat "$work/relay.log"; fail "the relay's /metrics did not answer"; }
+outages=$(metric_value "$text" 'outbox_relay_nats_outages_total{table="outbox"}')
+echo "nats: ${outages:-no} outage(s) counted"
+[ "${outages:-0}" -ge 1 ] || { cat "$work/relay.log"; fail "the outage was not counted (nats_outages_total ${outages:-absent})"; }
+assert_eq "$(metric_value "$text" 'outbox_relay_dead_total{table="outbox"}')" 0 "dead_total"
+summary=$(stream_summary $stream) || fail "the stream was not created again"
+echo "$summary"
+[ "$(field "$summary" messages)" -ge 1 ] || fail "nothing was stored in the re-created stream"
+assert_eq "$(field "$summary" duplicates)" 0 "ids stored twice in the re-created stream"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 20000 "processed rows"
 assert_eq "$(sql $db 'SELECT MAX(attempt_count) FROM outbox')" 0 "largest attempt_count"
