@@ -168,6 +168,11 @@ struct ob_link {
     void *close_data;
 
     /* The client's (link_nats.c, link_mailbox.c, link_publish.c). */
+    int evloop; /* nats.c's socket on this loop (nats_loop.c), no reader or flusher thread */
+    struct ob_nats_loop *nl;
+    uv_timer_t probe; /* evloop: the liveness check that stands in for nats.c's pings */
+    int probes_out;   /* probes sent since the last read */
+    int lost;         /* evloop: the liveness check closed the connection */
     uv_async_t async;
     int connecting; /* a connect_job is on the thread pool */
     connect_job job;
@@ -224,8 +229,13 @@ void ob_link_mailbox_on_async(uv_async_t *h);
 /* Whether connection c confirmed its close (and its subscription's). */
 int ob_link_conn_done(ob_link *l, link_conn *c);
 
+/* Reads a reply on c's inbox into *r; -1 for a message that is not ours. */
+int ob_link_read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r);
+
 /* link_publish.c */
 /* Destroys the published messages kept back. */
 void ob_link_spent_flush(ob_link *l);
+/* Keeps msg back, to be destroyed with the others of its burst. */
+void ob_link_spend(ob_link *l, natsMsg *msg, size_t bytes);
 
 #endif

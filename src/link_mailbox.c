@@ -51,8 +51,7 @@ static void read_puback(natsMsg *msg, ob_ack *a) {
     }
 }
 
-/* Returns 0 with *r filled, or -1 for a message that is not ours. */
-static int read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r) {
+int ob_link_read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r) {
     const char *subj = natsMsg_GetSubject(msg);
     size_t n = strlen(subj);
     memset(r, 0, sizeof(*r));
@@ -91,7 +90,7 @@ static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
     link_conn *c = closure;
     ob_link *l = c->l;
     inbox_reply r;
-    if (read_reply(c, msg, &r) != 0) {
+    if (ob_link_read_reply(c, msg, &r) != 0) {
         natsMsg_Destroy(msg);
         return;
     }

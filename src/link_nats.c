@@ -5,11 +5,32 @@
  * JetStream API requests as plain publishes, and closes and frees the
  * connection. What nats.c's threads report comes to the loop through the
  * mailbox (link_mailbox.c).
+ *
+ * Two modes, one code path but for the lines marked evloop:
+ * - threaded (the default): nats.c reads and writes on its own reader and
+ *   flusher threads, reconnects on its own, and delivers the inbox's
+ *   messages on its delivery thread, which leaves them in the mailbox;
+ * - evloop (OUTBOX_NATS_EVENT_LOOP=1 in the environment): the socket is
+ *   polled on this loop (nats_loop.c), writes go out from the loop, and
+ *   the inbox and the doorbell are synchronous subscriptions drained on the
+ *   loop right after each read, so no message crosses a thread. nats.c's
+ *   reconnect, ping timer and flusher are off, so that nothing but the
+ *   loop touches the socket: a connection that fails is closed and the
+ *   link builds a new one (its own backoff), and a liveness probe on the
+ *   loop stands in for pings. The connect itself still runs on the thread
+ *   pool (nats.c attaches there; nats_loop.c defers the poll to the loop).
  */
 #include "link_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "nats_loop.h"
+
+/* evloop: with no read for this long a probe is sent; with PROBES_MAX
+ * probes unanswered the connection is declared lost. */
+#define PROBE_MS 2000
+#define PROBES_MAX 2
 
 static natsOptions *make_options(ob_link *l, link_conn *c) {
     natsOptions *o = NULL;
@@ -51,6 +72,14 @@ static natsOptions *make_options(ob_link *l, link_conn *c) {
             o, (int)(l->cfg.max_in_flight * 4 > 65536 ? l->cfg.max_in_flight * 4 : 65536));
     if (s == NATS_OK)
         s = ob_link_mailbox_options(o, c);
+    if (s == NATS_OK && l->evloop)
+        s = ob_nats_loop_options(l->nl, o);
+    if (s == NATS_OK && l->evloop)
+        s = natsOptions_SetAllowReconnect(o, false);
+    if (s == NATS_OK && l->evloop)
+        s = natsOptions_SetPingInterval(o, 0); /* no timer thread on the socket */
+    if (s == NATS_OK && l->evloop)
+        s = natsOptions_SetSendAsap(o, true); /* no flusher thread */
     char sec_err[512];
     if (s == NATS_OK && ob_nats_security_apply(o, &l->sec, sec_err, sizeof(sec_err)) != 0) {
         OB_WARN(l->log, "nats: %s; retrying", sec_err);
@@ -99,9 +128,13 @@ static void connect_done(uv_work_t *req, int status) {
     if (status == UV_ECANCELED)
         j->status = NATS_ERR;
     char error[sizeof(j->error) + 64];
+    if (l->evloop)
+        ob_nats_loop_sync(l->nl); /* the attach on the pool thread */
     if (j->status == NATS_OK) {
         l->nc = j->nc;
         j->nc = NULL;
+        l->probes_out = 0;
+        l->lost = 0;
         l->sink->connect_done(l, LC_OK, "");
         return;
     }
@@ -141,8 +174,83 @@ static int c_connect(ob_link *l) {
     return 0;
 }
 
+/* evloop: the inbox and the doorbell are read here, on the loop. */
+static natsStatus subscribe_sync(ob_link *l, link_conn *c) {
+    char subj[80];
+    snprintf(subj, sizeof(subj), "%s.>", c->inbox);
+    natsStatus s = natsConnection_SubscribeSync(&l->sub, l->nc, subj);
+    if (s == NATS_OK)
+        s = natsSubscription_SetPendingLimits(l->sub, -1, -1);
+    if (s == NATS_OK && l->cfg.wake_subject)
+        s = natsConnection_SubscribeSync(&l->wake_sub, l->nc, l->cfg.wake_subject);
+    if (s == NATS_OK && l->wake_sub)
+        s = natsSubscription_SetPendingLimits(l->wake_sub, -1, -1);
+    uv_mutex_lock(&l->mb.mu);
+    c->sub_done = 1; /* no delivery thread to wait for */
+    uv_mutex_unlock(&l->mb.mu);
+    return s;
+}
+
 static int c_subscribe(ob_link *l) {
-    return ob_link_mailbox_subscribe(l, l->conn) == NATS_OK ? 0 : -1;
+    natsStatus s = l->evloop ? subscribe_sync(l, l->conn) : ob_link_mailbox_subscribe(l, l->conn);
+    return s == NATS_OK ? 0 : -1;
+}
+
+/* evloop, after each read: what the read queued on the subscriptions goes
+ * to the state machine and the owner; the messages are destroyed together
+ * (one wake of nats.c's collector per burst). */
+static void drain(void *data) {
+    ob_link *l = data;
+    natsMsg *m = NULL;
+    while (l->sub && natsSubscription_NextMsg(&m, l->sub, 0) == NATS_OK) {
+        inbox_reply r;
+        if (ob_link_read_reply(l->conn, m, &r) != 0) {
+            natsMsg_Destroy(m);
+            continue;
+        }
+        if (r.control) {
+            link_reply c = {r.ack.slot, natsMsg_IsNoResponders(m), natsMsg_GetData(m),
+                            (size_t)natsMsg_GetDataLength(m)};
+            l->sink->control(l, &c);
+        } else {
+            l->sink->ack(l, &r.ack);
+        }
+        ob_link_spend(l, m, (size_t)natsMsg_GetDataLength(m));
+    }
+    int wakes = 0;
+    while (l->wake_sub && natsSubscription_NextMsg(&m, l->wake_sub, 0) == NATS_OK) {
+        natsMsg_Destroy(m);
+        wakes++;
+    }
+    if (wakes)
+        l->sink->wake(l);
+    ob_link_spent_flush(l);
+}
+
+/* evloop: nats.c's pings would need its timer thread on the socket, so the
+ * loop checks liveness itself. Any read counts; with none since the last
+ * tick a core message to our own inbox is sent, which the server echoes. */
+static void on_probe(uv_timer_t *t) {
+    ob_link *l = t->data;
+    static const char probe_suffix[] = ".p";
+    if (l->nc == NULL || l->connecting || natsConnection_IsClosed(l->nc)) {
+        l->probes_out = 0;
+        return;
+    }
+    uint64_t now = uv_now(l->loop), last = ob_nats_loop_last_read(l->nl);
+    if (last + PROBE_MS > now) {
+        l->probes_out = 0;
+        return;
+    }
+    if (l->probes_out >= PROBES_MAX) {
+        l->lost = 1;
+        natsConnection_Close(l->nc); /* on the loop: detach and close happen here */
+        return;
+    }
+    char subj[80];
+    snprintf(subj, sizeof(subj), "%s%s", l->conn->inbox, probe_suffix);
+    natsConnection_Publish(l->nc, subj, "", 0);
+    l->probes_out++;
 }
 
 static int c_request(ob_link *l, const char *subj, const char *reply, const char *body, size_t len,
@@ -154,6 +262,8 @@ static int c_request(ob_link *l, const char *subj, const char *reply, const char
 
 static const char *c_last_error(ob_link *l) {
     const char *why = NULL;
+    if (l->lost)
+        return "no answer from the server within 6 s: frozen or cut off";
     if (l->nc)
         natsConnection_GetLastError(l->nc, &why);
     return why ? why : "";
@@ -191,13 +301,20 @@ static void c_drop(ob_link *l) {
 }
 
 static int c_start(ob_link *l) {
+    if (l->evloop && (l->nl = ob_nats_loop_new(l->loop, drain, l)) == NULL)
+        return -1;
     if (uv_async_init(l->loop, &l->async, ob_link_mailbox_on_async) != 0)
         return -1;
     l->async.data = l;
-    return 1;
+    if (!l->evloop)
+        return 1;
+    uv_timer_init(l->loop, &l->probe);
+    l->probe.data = l;
+    uv_timer_start(&l->probe, on_probe, PROBE_MS, PROBE_MS);
+    return 2;
 }
 
-static void async_closed(uv_handle_t *h) {
+static void handle_closed(uv_handle_t *h) {
     ob_link *l = h->data;
     l->sink->handle_closed(l);
 }
@@ -210,8 +327,13 @@ static void c_stop(ob_link *l, int leak) {
         l->wake_sub = NULL;
     } else {
         c_drop(l);
+        if (l->nl)
+            ob_nats_loop_free(l->nl); /* once the destroyed connection's poll closed */
+        l->nl = NULL;
     }
-    uv_close((uv_handle_t *)&l->async, async_closed);
+    uv_close((uv_handle_t *)&l->async, handle_closed);
+    if (l->evloop)
+        uv_close((uv_handle_t *)&l->probe, handle_closed);
 }
 
 static void c_free(ob_link *l) {
