@@ -1,22 +1,28 @@
 /*
  * The link's state machine. Every input is an event; dispatch() hands it to
  * the handler of the current state and every change goes through
- * set_state(), which also tells the owner when readiness changes.
+ * set_state(), which also tells the owner when readiness changes. The
+ * client (nats.c) is reached only through l->ops, and reports only through
+ * the sink below, whose every entry is an event (link_int.h).
  *
- *   NEW --start--> CONNECTING (nats.c's connect on the thread pool)
+ *   NEW --start--> CONNECTING (the client connects off the loop)
  *                    | ok                         | failed
  *                    v                            v
  *                  STREAM (INFO, then CREATE) <-- CONNECT_WAIT --timer--> CONNECTING
- *                    | answered, window ok        (failed for good at first: FATAL)
+ *                    | answered, window ok        (refused for good before ever ready: FATAL)
  *                    v
  *                  READY --disconnected--> DOWN --reconnected--> STREAM
  *                    | unavailable / no reply      STREAM --no answer--> STREAM_WAIT
  *                    v                                    STREAM_WAIT --timer--> STREAM
  *                  STREAM_WAIT
  *
+ *   READY --no responders / 503--> CHECKING --the stream answers--> READY
+ *                                  CHECKING --no answer--> STREAM_WAIT
+ *   READY, CHECKING --stream full--> STREAM_WAIT (a pause that grows while it stays full)
+ *   STREAM --create refused before ever ready (not a cluster placing peers)--> FATAL
  *   closed for good by nats.c (any connected state) --> CONNECT_WAIT, a new connection
  *   strict duplicate-window check failed --> FATAL
- *   close (any state) --> CLOSING --nats.c confirmed, or deadline--> freed
+ *   close (any state) --> CLOSING --the client confirmed, or deadline--> freed
  */
 #include "link_int.h"
 
@@ -40,12 +46,14 @@
 
 typedef enum link_event {
     LE_START,
-    LE_CONNECTED,      /* the connect job succeeded */
-    LE_CONNECT_FAILED, /* it failed; see l->job */
+    LE_CONNECTED,       /* the connect succeeded */
+    LE_CONNECT_FAILED,  /* arg: the reason; another try may work */
+    LE_CONNECT_REFUSED, /* arg: the reason; the server refused (credentials, TLS) */
     LE_TIMER,
     LE_DISCONNECTED,
     LE_RECONNECTED,
     LE_CLOSED,      /* nats.c closed the connection for good */
+    LE_REPLY,       /* arg: a link_reply; the answer to a JetStream API request */
     LE_UNAVAILABLE, /* arg: why; JetStream did not answer (a silent broker) */
     LE_SUSPECT,     /* arg: why; a publish found no responders or a 503 */
     LE_FULL,        /* the stream refused a message because it is full */
@@ -61,6 +69,7 @@ static const char *const state_names[] = {
     [L_STREAM] = "stream",
     [L_STREAM_WAIT] = "stream-wait",
     [L_READY] = "ready",
+    [L_CHECKING] = "checking",
     [L_DOWN] = "down",
     [L_FATAL] = "fatal",
     [L_CLOSING] = "closing",
@@ -107,149 +116,12 @@ static void fatal(ob_link *l, const char *why) {
         l->cbs.on_fatal(l->cbs.data, why);
 }
 
-/* --- connecting, off the loop -------------------------------------------- */
-
-static natsOptions *make_options(ob_link *l, link_conn *c) {
-    natsOptions *o = NULL;
-    char *servers[OB_NATS_MAX_SERVERS] = {0};
-    natsStatus s = natsOptions_Create(&o);
-    int n = l->url.n;
-    for (int i = 0; s == NATS_OK && i < n; i++) {
-        servers[i] = ob_nats_server_url(&l->url.srv[i], l->url.srv[i].host);
-        if (servers[i] == NULL)
-            s = NATS_NO_MEMORY;
-    }
-    if (s == NATS_OK)
-        s = natsOptions_SetServers(o, (const char **)servers, n);
-    if (s == NATS_OK)
-        s = natsOptions_SetNoRandomize(o, true);
-    if (s == NATS_OK)
-        s = natsOptions_SetName(o, "outbox-uvrelay");
-    if (s == NATS_OK)
-        s = natsOptions_SetTimeout(o, 2000);
-    if (s == NATS_OK)
-        s = natsOptions_SetAllowReconnect(o, true);
-    if (s == NATS_OK)
-        s = natsOptions_SetMaxReconnect(o, -1);
-    if (s == NATS_OK)
-        s = natsOptions_SetReconnectWait(o, 250);
-    if (s == NATS_OK)
-        s = natsOptions_SetReconnectJitter(o, 100, 1000);
-    /* A frozen server is noticed after about two missed pings. */
-    if (s == NATS_OK)
-        s = natsOptions_SetPingInterval(o, 2000);
-    if (s == NATS_OK)
-        s = natsOptions_SetMaxPingsOut(o, 2);
-    if (s == NATS_OK)
-        s = natsOptions_SetIOBufSize(o, 1024 * 1024);
-    if (s == NATS_OK)
-        s = natsOptions_SetWriteDeadline(o, 2000);
-    if (s == NATS_OK)
-        s = natsOptions_SetMaxPendingMsgs(
-            o, (int)(l->cfg.max_in_flight * 4 > 65536 ? l->cfg.max_in_flight * 4 : 65536));
-    if (s == NATS_OK)
-        s = ob_link_mailbox_options(o, c);
-    char sec_err[512];
-    if (s == NATS_OK && ob_nats_security_apply(o, &l->sec, sec_err, sizeof(sec_err)) != 0) {
-        OB_WARN(l->log, "nats: %s; retrying", sec_err);
-        s = NATS_INVALID_ARG;
-    }
-    for (int i = 0; i < n; i++)
-        free(servers[i]);
-    if (s != NATS_OK) {
-        natsOptions_Destroy(o);
-        return NULL;
-    }
-    return o;
-}
-
-/* On a thread of libuv's pool: nats.c resolves, connects and shakes hands
- * with each listed server in turn, which can wait on the network. */
-static void connect_work(uv_work_t *req) {
-    connect_job *j = req->data;
-    j->nc = NULL;
-    j->status = natsConnection_Connect(&j->nc, j->opts);
-    j->error[0] = '\0';
-    if (j->status != NATS_OK) {
-        const char *t = nats_GetLastError(NULL);
-        if (t && *t == '(' && strstr(t, "): ")) /* drop nats.c's "(file.c:line): " */
-            t = strstr(t, "): ") + 3;
-        snprintf(j->error, sizeof(j->error), "%s", t && *t ? t : natsStatus_GetText(j->status));
-    }
-    /* nats.c keeps per-thread error state; this pool thread is not one of
-     * its own, so release it here. */
-    nats_ReleaseThreadMemory();
-}
-
-static void connect_done(uv_work_t *req, int status) {
-    connect_job *j = req->data;
-    ob_link *link = (ob_link *)((char *)j - offsetof(ob_link, job));
-    link->connecting = 0;
-    natsOptions_Destroy(j->opts);
-    j->opts = NULL;
-    if (status == UV_ECANCELED)
-        j->status = NATS_ERR;
-    dispatch(link, j->status == NATS_OK ? LE_CONNECTED : LE_CONNECT_FAILED, NULL);
-}
+/* --- connecting --------------------------------------------------------- */
 
 static void start_connect(ob_link *l) {
-    link_conn *c = calloc(1, sizeof(*c));
-    natsInbox *inbox = NULL;
-    if (c == NULL || natsInbox_Create(&inbox) != NATS_OK) {
-        free(c);
-        wait_then(l, L_CONNECT_WAIT);
-        return;
-    }
-    c->l = l;
-    c->id = ++l->next_conn_id;
-    snprintf(c->inbox, sizeof(c->inbox), "%s", (const char *)inbox);
-    c->inbox_len = strlen(c->inbox);
-    natsInbox_Destroy(inbox);
-    c->next = l->conns;
-    l->conns = c;
-    l->conn = c;
-    l->job.opts = make_options(l, c);
-    if (l->job.opts == NULL) {
-        wait_then(l, L_CONNECT_WAIT);
-        return;
-    }
-    uv_mutex_lock(&l->mb.mu);
-    l->mb.current = c->id;
-    l->mb.disconnects = l->mb.reconnects = 0;
-    l->mb.current_closed = 0;
-    uv_mutex_unlock(&l->mb.mu);
-    l->seen_disconnects = l->seen_reconnects = 0;
-    l->job.req.data = &l->job;
     set_state(l, L_CONNECTING);
-    l->connecting = 1;
-    if (uv_queue_work(l->loop, &l->job.req, connect_work, connect_done) != 0) {
-        l->connecting = 0;
-        natsOptions_Destroy(l->job.opts);
-        l->job.opts = NULL;
+    if (l->ops->connect(l) != 0)
         wait_then(l, L_CONNECT_WAIT);
-    }
-}
-
-static void drop_connection(ob_link *l) {
-    if (l->wake_sub) {
-        natsSubscription_Destroy(l->wake_sub);
-        l->wake_sub = NULL;
-    }
-    if (l->sub) {
-        natsSubscription_Destroy(l->sub);
-        l->sub = NULL;
-    }
-    if (l->nc) {
-        natsConnection_Destroy(l->nc);
-        l->nc = NULL;
-    }
-}
-
-/* Failures that another try cannot heal while nothing changes. */
-static int connect_failed_for_good(natsStatus s) {
-    return s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED ||
-           s == NATS_SECURE_CONNECTION_WANTED || s == NATS_SECURE_CONNECTION_REQUIRED ||
-           s == NATS_SSL_ERROR;
 }
 
 /* --- the stream ---------------------------------------------------------- */
@@ -285,11 +157,11 @@ static void request_stream_in(ob_link *l, int create, link_state waiting) {
         snprintf(subj, sizeof(subj), "$JS.API.STREAM.INFO.%s", l->cfg.stream);
     }
     set_state(l, waiting);
-    natsStatus s =
-        natsConnection_PublishRequest(l->nc, subj, reply_to, body.p ? body.p : "", (int)body.len);
+    const char *why = NULL;
+    int rc = l->ops->request(l, subj, reply_to, body.p ? body.p : "", body.len, &why);
     ob_buf_free(&body);
-    if (s != NATS_OK) {
-        OB_WARN(l->log, "nats: stream request failed: %s; retrying", natsStatus_GetText(s));
+    if (rc != 0) {
+        OB_WARN(l->log, "nats: stream request failed: %s; retrying", why ? why : "?");
         wait_then(l, L_STREAM_WAIT);
         return;
     }
@@ -360,15 +232,15 @@ static void check_stream(ob_link *l, json_t *info) {
 }
 
 /* A reply to the control request in flight, in state STREAM. */
-static void stream_reply(ob_link *l, natsMsg *msg) {
+static void stream_reply(ob_link *l, const link_reply *msg) {
     uv_timer_stop(&l->timer);
-    if (natsMsg_IsNoResponders(msg)) {
+    if (msg->no_responders) {
         OB_WARN(l->log, "nats: JetStream is not answering (no responders); retrying");
         wait_then(l, L_STREAM_WAIT);
         return;
     }
     json_error_t jerr;
-    json_t *root = json_loadb(natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg), 0, &jerr);
+    json_t *root = json_loadb(msg->data ? msg->data : "", msg->len, 0, &jerr);
     if (root == NULL) {
         OB_WARN(l->log, "nats: unreadable JetStream reply: %s; retrying", jerr.text);
         wait_then(l, L_STREAM_WAIT);
@@ -413,11 +285,6 @@ static void stream_reply(ob_link *l, natsMsg *msg) {
     json_decref(root);
 }
 
-void ob_link_control_reply(ob_link *l, uint32_t seq, natsMsg *msg) {
-    if ((l->state == L_STREAM || l->state == L_CHECKING) && seq == l->ctl_seq)
-        stream_reply(l, msg);
-}
-
 /* --- the states ---------------------------------------------------------- */
 
 static void begin_close(ob_link *l);
@@ -439,15 +306,13 @@ static void connected_common(ob_link *l, link_event ev) {
         request_stream(l, 0);
         return;
     case LE_CLOSED: {
-        const char *why = NULL;
-        if (l->nc)
-            natsConnection_GetLastError(l->nc, &why);
+        const char *why = l->ops->last_error(l);
         uv_timer_stop(&l->timer);
         OB_WARN(l->log,
                 "nats: the client closed the connection for good (%s); building a new "
                 "one",
                 why && *why ? why : "no reason given");
-        drop_connection(l);
+        l->ops->drop(l);
         l->say_ready = 1;
         wait_then(l, L_CONNECT_WAIT);
         return;
@@ -460,32 +325,31 @@ static void connected_common(ob_link *l, link_event ev) {
     }
 }
 
-static void st_connecting(ob_link *l, link_event ev) {
-    connect_job *j = &l->job;
+static void st_connecting(ob_link *l, link_event ev, const void *arg) {
     switch (ev) {
     case LE_CONNECTED:
-        l->nc = j->nc;
-        j->nc = NULL;
-        if (ob_link_mailbox_subscribe(l, l->conn) != NATS_OK) {
+        if (l->ops->subscribe(l) != 0) {
             OB_WARN(l->log, "nats: cannot subscribe to the reply inbox; retrying");
-            drop_connection(l);
+            l->ops->drop(l);
             wait_then(l, L_CONNECT_WAIT);
             return;
         }
-        l->reply_prefix = 0;
         OB_INFO(l->log, "nats: connected to %s", l->url_text);
         request_stream(l, 0);
         return;
+    case LE_CONNECT_REFUSED:
     case LE_CONNECT_FAILED:
-        if (!l->ever_ready && connect_failed_for_good(j->status)) {
+        /* A refusal is for good only before the first success: a server
+         * that took the credentials once may take them again. */
+        if (ev == LE_CONNECT_REFUSED && !l->ever_ready) {
             char why[400];
-            snprintf(why, sizeof(why), "nats: the server refused the connection: %s (%s)", j->error,
-                     natsStatus_GetText(j->status));
+            snprintf(why, sizeof(why), "nats: the server refused the connection: %s",
+                     (const char *)arg);
             OB_ERROR(l->log, "%s", why);
             fatal(l, why);
             return;
         }
-        OB_WARN(l->log, "nats: cannot connect to %s: %s; retrying", l->url_text, j->error);
+        OB_WARN(l->log, "nats: cannot connect to %s: %s; retrying", l->url_text, (const char *)arg);
         wait_then(l, L_CONNECT_WAIT);
         return;
     case LE_CLOSE:
@@ -496,8 +360,15 @@ static void st_connecting(ob_link *l, link_event ev) {
     }
 }
 
-static void st_stream(ob_link *l, link_event ev) {
-    if (ev == LE_TIMER) {
+/* The reply to the request in flight (an older one's is ignored). */
+static int is_current_reply(ob_link *l, link_event ev, const void *arg) {
+    return ev == LE_REPLY && ((const link_reply *)arg)->seq == l->ctl_seq;
+}
+
+static void st_stream(ob_link *l, link_event ev, const void *arg) {
+    if (is_current_reply(l, ev, arg)) {
+        stream_reply(l, arg);
+    } else if (ev == LE_TIMER) {
         OB_WARN(l->log, "nats: no reply from JetStream within %d ms; retrying", CTL_TIMEOUT_MS);
         wait_then(l, L_STREAM_WAIT);
     } else {
@@ -549,11 +420,13 @@ static void st_ready(ob_link *l, link_event ev, const void *arg) {
     }
 }
 
-/* A reply to the check arrives through stream_reply(): a stream that
+/* A reply to the check goes to stream_reply(): a stream that
  * answers makes the link READY again (the failure was the message's); no
  * answer at all makes it not ready (an outage, costing no attempts). */
 static void st_checking(ob_link *l, link_event ev, const void *arg) {
-    if (ev == LE_TIMER) {
+    if (is_current_reply(l, ev, arg)) {
+        stream_reply(l, arg);
+    } else if (ev == LE_TIMER) {
         OB_WARN(l->log, "nats: no reply from JetStream within %d ms; pausing", CTL_TIMEOUT_MS);
         wait_then(l, L_STREAM_WAIT);
     } else if (ev != LE_SUSPECT) {
@@ -569,26 +442,20 @@ static void st_closing(ob_link *l, link_event ev) {
     switch (ev) {
     case LE_CONNECTED:
         /* A connect that finished after the close was asked for. */
-        l->nc = l->job.nc;
-        l->job.nc = NULL;
-        natsConnection_Close(l->nc);
+        l->ops->close(l);
         begin_close(l);
         return;
     case LE_CONNECT_FAILED:
-        begin_close(l);
-        return;
+    case LE_CONNECT_REFUSED:
     case LE_CLOSED:
     case LE_DISCONNECTED:
     case LE_RECONNECTED:
-        if (l->conn == NULL || ob_link_conn_done(l, l->conn))
-            begin_close(l);
+        begin_close(l);
         return;
     case LE_TIMER:
         OB_WARN(l->log, "nats: the client did not report its close in time; leaving its memory "
                         "in place");
         l->leak_mailbox = 1;
-        l->nc = NULL;
-        l->sub = NULL;
         begin_close(l);
         return;
     default:
@@ -603,7 +470,7 @@ static void dispatch(ob_link *l, link_event ev, const void *arg) {
             start_connect(l);
         return;
     case L_CONNECTING:
-        st_connecting(l, ev);
+        st_connecting(l, ev, arg);
         return;
     case L_CONNECT_WAIT:
         if (ev == LE_TIMER)
@@ -612,7 +479,7 @@ static void dispatch(ob_link *l, link_event ev, const void *arg) {
             begin_close(l);
         return;
     case L_STREAM:
-        st_stream(l, ev);
+        st_stream(l, ev, arg);
         return;
     case L_STREAM_WAIT:
         st_stream_wait(l, ev);
@@ -636,7 +503,38 @@ static void dispatch(ob_link *l, link_event ev, const void *arg) {
     }
 }
 
-void ob_link_conn_event(ob_link *l, int disconnected, int reconnected, int closed) {
+/* --- what the client reports: every report is an event ----------------- */
+
+static void sink_connect_done(ob_link *l, link_connect_result r, const char *error) {
+    dispatch(l,
+             r == LC_OK       ? LE_CONNECTED
+             : r == LC_FAILED ? LE_CONNECT_FAILED
+                              : LE_CONNECT_REFUSED,
+             error);
+}
+
+static void sink_control(ob_link *l, const link_reply *r) {
+    l->last_answer = uv_now(l->loop);
+    dispatch(l, LE_REPLY, r);
+}
+
+/* Acks go straight to the owner: they belong to its batches, not to the
+ * link's state (a stored one only ends a full stream's streak). */
+static void sink_ack(ob_link *l, const ob_ack *a) {
+    l->last_answer = uv_now(l->loop);
+    if (l->state == L_CLOSING || l->cbs.on_ack == NULL)
+        return;
+    if (a->kind == OB_ACKED_STORED)
+        l->full = l->full_streak = 0;
+    l->cbs.on_ack(l->cbs.data, a);
+}
+
+static void sink_wake(ob_link *l) {
+    if (l->state != L_CLOSING && l->cbs.on_wake)
+        l->cbs.on_wake(l->cbs.data);
+}
+
+static void sink_conn_event(ob_link *l, int disconnected, int reconnected, int closed) {
     if (closed)
         dispatch(l, LE_CLOSED, NULL);
     else if (disconnected && !reconnected)
@@ -644,6 +542,11 @@ void ob_link_conn_event(ob_link *l, int disconnected, int reconnected, int close
     else if (reconnected)
         dispatch(l, LE_RECONNECTED, NULL);
 }
+
+static void handle_closed(ob_link *l);
+
+static const link_sink sink = {sink_connect_done, sink_control,    sink_ack,
+                               sink_wake,         sink_conn_event, handle_closed};
 
 /* --- closing ------------------------------------------------------------- */
 
@@ -656,15 +559,8 @@ static void free_link(ob_link *l) {
     free((char *)l->cfg.ce_source);
     free((char *)l->cfg.wake_subject);
     free(l->url_text);
-    ob_buf_free(&l->subject);
-    ob_buf_free(&l->scratch);
     if (!l->leak_mailbox) {
-        ob_link_mailbox_free(l);
-        while (l->conns) {
-            link_conn *c = l->conns;
-            l->conns = c->next;
-            free(c);
-        }
+        l->ops->free(l);
         free(l);
     }
     if (cb)
@@ -676,48 +572,49 @@ static void maybe_free(ob_link *l) {
         free_link(l);
 }
 
-static void handle_closed(uv_handle_t *h) {
-    ob_link *l = h->data;
+static void handle_closed(ob_link *l) {
     l->open_handles--;
     maybe_free(l);
 }
 
-/* Runs on each step of the close: asks nats.c to close, waits for its
+static void timer_closed(uv_handle_t *h) {
+    handle_closed(h->data);
+}
+
+/* Runs on each step of the close: asks the client to close, waits for its
  * confirmation (or the deadline), then closes the handles. */
 static void begin_close(ob_link *l) {
     if (l->state != L_CLOSING) {
         uv_timer_stop(&l->timer);
         set_state(l, L_CLOSING);
         uv_timer_start(&l->timer, on_timer, CLOSE_WAIT_MS, 0);
-        if (l->nc) {
-            if (l->wake_sub)
-                natsSubscription_Unsubscribe(l->wake_sub);
-            if (l->sub)
-                natsSubscription_Unsubscribe(l->sub);
-            natsConnection_Close(l->nc);
-        }
+        l->ops->close(l);
     }
-    if (l->connecting)
-        return; /* connect_done comes back here */
-    if (l->nc && !l->leak_mailbox && !ob_link_conn_done(l, l->conn))
-        return; /* the closed and complete events come through the mailbox */
+    if (!l->ops->close_done(l, l->leak_mailbox))
+        return; /* the closed and complete events come through the sink */
     if (l->final)
         return;
     uv_timer_stop(&l->timer);
-    uv_mutex_lock(&l->mb.mu);
-    l->mb.shut = 1;
-    uv_mutex_unlock(&l->mb.mu);
-    if (!l->leak_mailbox)
-        drop_connection(l);
     l->final = 1;
-    uv_close((uv_handle_t *)&l->async, handle_closed);
-    uv_close((uv_handle_t *)&l->timer, handle_closed);
+    l->ops->stop(l, l->leak_mailbox);
+    uv_close((uv_handle_t *)&l->timer, timer_closed);
 }
 
 /* --- public -------------------------------------------------------------- */
 
 ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_callbacks *cbs,
                      char *err, size_t errlen) {
+    ob_link *l = ob_link_new_ops(loop, cfg, cbs, &ob_link_nats_ops, err, errlen);
+    /* nats.c on this loop instead of its own threads (link_nats.c); off
+     * unless asked for while it proves itself. */
+    const char *ev = getenv("OUTBOX_NATS_EVENT_LOOP");
+    if (l && ev && strcmp(ev, "1") == 0)
+        l->evloop = 1;
+    return l;
+}
+
+ob_link *ob_link_new_ops(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_callbacks *cbs,
+                         const link_ops *ops, char *err, size_t errlen) {
     ob_link *l = calloc(1, sizeof(*l));
     if (l == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -734,6 +631,8 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
         return NULL;
     }
     l->loop = loop;
+    l->ops = ops;
+    l->sink = &sink;
     l->cfg = *cfg;
     l->cfg.url = NULL;
     l->cfg.stream = strdup(cfg->stream);
@@ -747,7 +646,7 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
     l->state = L_NEW;
     l->say_ready = 1;
     ob_retry_init(&l->retry, BACKOFF_MIN_MS, BACKOFF_MAX_MS);
-    if (ob_link_mailbox_init(l) != 0 || !l->cfg.stream || !l->cfg.subject_prefix || !l->url_text ||
+    if (l->ops->init(l) != 0 || !l->cfg.stream || !l->cfg.subject_prefix || !l->url_text ||
         (cfg->ce_source && !l->cfg.ce_source)) {
         snprintf(err, errlen, "out of memory");
         ob_nats_url_free(&l->url);
@@ -765,11 +664,12 @@ ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_c
 int ob_link_start(ob_link *l) {
     if (l->state != L_NEW)
         return -1;
-    uv_async_init(l->loop, &l->async, ob_link_on_async);
+    int n = l->ops->start(l);
+    if (n < 0)
+        return -1;
     uv_timer_init(l->loop, &l->timer);
-    l->async.data = l;
     l->timer.data = l;
-    l->open_handles = 2;
+    l->open_handles = n + 1;
     dispatch(l, LE_START, NULL);
     return 0;
 }

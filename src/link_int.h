@@ -41,8 +41,8 @@ typedef struct link_conn {
     struct link_conn *next;
 } link_conn;
 
-/* A reply on the inbox, as read on the delivery thread: an ack, or a
- * control reply (msg kept, sequence number in ack.slot). */
+/* A reply on the inbox, as read where it arrived: an ack, or a control
+ * reply (msg kept, sequence number in ack.slot). */
 typedef struct inbox_reply {
     ob_ack ack;
     int control;
@@ -70,38 +70,85 @@ typedef struct connect_job {
     char error[256];
 } connect_job;
 
+/* A reply to a JetStream API request, as the state machine reads it. */
+typedef struct link_reply {
+    uint32_t seq; /* from "<inbox>.c.<seq>" */
+    int no_responders;
+    const char *data;
+    size_t len;
+} link_reply;
+
+/* How a connect ended. */
+typedef enum link_connect_result {
+    LC_OK,
+    LC_FAILED,         /* another try may work */
+    LC_FAILED_FOR_GOOD /* refused: credentials, TLS; another try will not heal it */
+} link_connect_result;
+
+/* The seam between the state machine (link.c) and the client: link.c calls
+ * the client only through these, and the client reports only through
+ * link_sink. link_nats.c is the real one; the unit test has a fake. */
+typedef struct link_ops {
+    /* Sets up the client's part of a new link (nothing on the loop). 0 or
+     * -1. */
+    int (*init)(ob_link *l);
+    /* Puts the client's handles on the loop; returns how many, or -1. */
+    int (*start)(ob_link *l);
+    /* Starts a new connection; sink.connect_done follows. 0 or -1 (then
+     * nothing follows). */
+    int (*connect)(ob_link *l);
+    /* Subscribes the inbox (and the wake subject) on the new connection. */
+    int (*subscribe)(ob_link *l);
+    /* Publishes a JetStream API request whose reply comes back as
+     * sink.control. 0 or -1 with a reason in *why. */
+    int (*request)(ob_link *l, const char *subj, const char *reply, const char *body, size_t len,
+                   const char **why);
+    /* The client's last error on the connection ("" when none). */
+    const char *(*last_error)(ob_link *l);
+    /* Asks the client to close the connection; sink.conn_event(closed)
+     * follows. */
+    void (*close)(ob_link *l);
+    /* 1 once nothing of the client is under way (a connect off the loop
+     * cannot be stopped) and, unless leak, it confirmed the close of the
+     * connection in use (or there is none). */
+    int (*close_done)(ob_link *l, int leak);
+    /* Frees the connection in use and its subscriptions. */
+    void (*drop)(ob_link *l);
+    /* Closes the handles start opened (each closed one calls
+     * sink.handle_closed). leak: the client did not confirm its
+     * close, so what it may still touch is never freed. */
+    void (*stop)(ob_link *l, int leak);
+    /* Frees the client's memory (not called when leaking). */
+    void (*free)(ob_link *l);
+} link_ops;
+
+/* What the client reports, on the loop. Set by link.c. */
+typedef struct link_sink {
+    void (*connect_done)(ob_link *l, link_connect_result r, const char *error);
+    void (*control)(ob_link *l, const link_reply *r);
+    void (*ack)(ob_link *l, const ob_ack *a);
+    void (*wake)(ob_link *l);
+    void (*conn_event)(ob_link *l, int disconnected, int reconnected, int closed);
+    void (*handle_closed)(ob_link *l);
+} link_sink;
+
 struct ob_link {
+    /* The state machine's (link.c). */
     uv_loop_t *loop;
     link_state state;
+    const link_ops *ops;
+    const link_sink *sink;
     ob_link_config cfg; /* strings owned */
     ob_link_callbacks cbs;
     const ob_log *log;
     ob_nats_url url;
     char *url_text; /* redacted, for messages */
     ob_nats_security sec;
-
-    uv_async_t async;
     uv_timer_t timer; /* backoff, control-request timeout and close deadline */
     int open_handles;
-    int connecting; /* a connect_job is on the thread pool */
-    connect_job job;
-    mailbox mb;
-    inbox_reply *spare;
-    size_t spare_cap;
-
-    natsConnection *nc;
-    natsSubscription *sub;
-    natsSubscription *wake_sub;
-    uint32_t seen_wakes;
-    link_conn *conn;  /* of nc */
-    link_conn *conns; /* every one made, freed with the link */
-    uint32_t next_conn_id;
 
     int stream_create; /* the control request in flight is a create */
     uint32_t ctl_seq;
-
-    uint32_t seen_disconnects;
-    uint32_t seen_reconnects;
     uint32_t epoch;
     uint64_t last_answer;
     ob_retry retry;
@@ -117,6 +164,30 @@ struct ob_link {
     int say_ready;      /* the next "stream is ready" is worth an info line */
     int final;          /* the last handles are closing; free when none is left */
     int leak_mailbox;   /* nats.c did not confirm its close: never free what it may touch */
+    void (*close_cb)(void *data);
+    void *close_data;
+
+    /* The client's (link_nats.c, link_mailbox.c, link_publish.c). */
+    int evloop; /* nats.c's socket on this loop (nats_loop.c), no reader or flusher thread */
+    struct ob_nats_loop *nl;
+    uv_timer_t probe; /* evloop: the liveness check that stands in for nats.c's pings */
+    int probes_out;   /* probes sent since the last read */
+    int lost;         /* evloop: the liveness check closed the connection */
+    uv_async_t async;
+    int connecting; /* a connect_job is on the thread pool */
+    connect_job job;
+    mailbox mb;
+    inbox_reply *spare;
+    size_t spare_cap;
+    natsConnection *nc;
+    natsSubscription *sub;
+    natsSubscription *wake_sub;
+    uint32_t seen_wakes;
+    uint32_t seen_disconnects;
+    uint32_t seen_reconnects;
+    link_conn *conn;  /* of nc; its inbox names the control replies */
+    link_conn *conns; /* every one made, freed with the link */
+    uint32_t next_conn_id;
 
     /* Published messages whose destroy is put off. nats.c hands every
      * destroyed message to its collector thread and wakes that thread when
@@ -131,31 +202,40 @@ struct ob_link {
     ob_buf scratch;
     char reply[96];
     size_t reply_prefix; /* "<inbox>." length in reply */
-
-    void (*close_cb)(void *data);
-    void *close_data;
 };
 
-/* link_mailbox.c */
+/* link.c: a link over the given client (the unit test passes a fake). */
+ob_link *ob_link_new_ops(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_callbacks *cbs,
+                         const link_ops *ops, char *err, size_t errlen);
+
+/* link_nats.c: the client, nats.c. */
+extern const link_ops ob_link_nats_ops;
+
+/* link_mailbox.c: what nats.c's threads hand to the loop. */
 int ob_link_mailbox_init(ob_link *l);
 void ob_link_mailbox_free(ob_link *l);
+/* Makes c the connection whose events count. */
+void ob_link_mailbox_current(ob_link *l, link_conn *c);
+/* From now on nats.c's threads leave the async handle alone. */
+void ob_link_mailbox_shut(ob_link *l);
 /* Registers the callbacks that feed the mailbox for connection c. */
 natsStatus ob_link_mailbox_options(natsOptions *o, link_conn *c);
 /* Subscribes c's inbox with the mailbox's message handler, and the wake
  * subject when there is one. */
 natsStatus ob_link_mailbox_subscribe(ob_link *l, link_conn *c);
-/* The uv_async_t callback: replies to on_ack / the control handler, then
- * connection events to the state machine. */
-void ob_link_on_async(uv_async_t *h);
+/* The uv_async_t callback: hands replies, wakes and connection events to
+ * l->sink. */
+void ob_link_mailbox_on_async(uv_async_t *h);
 /* Whether connection c confirmed its close (and its subscription's). */
 int ob_link_conn_done(ob_link *l, link_conn *c);
+
+/* Reads a reply on c's inbox into *r; -1 for a message that is not ours. */
+int ob_link_read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r);
 
 /* link_publish.c */
 /* Destroys the published messages kept back. */
 void ob_link_spent_flush(ob_link *l);
-
-/* link.c, for the mailbox */
-void ob_link_control_reply(ob_link *l, uint32_t seq, natsMsg *msg);
-void ob_link_conn_event(ob_link *l, int disconnected, int reconnected, int closed);
+/* Keeps msg back, to be destroyed with the others of its burst. */
+void ob_link_spend(ob_link *l, natsMsg *msg, size_t bytes);
 
 #endif

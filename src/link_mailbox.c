@@ -1,13 +1,11 @@
 /*
- * From nats.c's threads to the loop. Replies are read where they arrive (on
- * nats.c's delivery thread) and become small records; their messages are
- * destroyed on the loop, together with the published messages kept back
- * (link_publish.c), so nats.c's collector thread is woken once per burst
- * rather than once per message. Records
- * and connection events go into a mailbox under a mutex; one uv_async_t
- * wakes the loop, which swaps the mailbox's array for a spare one so the
- * lock is held only briefly and neither array is reallocated once both
- * reached working size.
+ * From nats.c's threads to the loop (the threaded client, link_nats.c). Replies are read where they
+ * arrive (on nats.c's delivery thread) and become small records; their messages are destroyed on
+ * the loop, together with the published messages kept back (link_publish.c), so nats.c's collector
+ * thread is woken once per burst rather than once per message. Records and connection events go
+ * into a mailbox under a mutex; one uv_async_t wakes the loop, which swaps the mailbox's array for
+ * a spare one so the lock is held only briefly and neither array is reallocated once both reached
+ * working size.
  */
 #include "link_int.h"
 
@@ -53,8 +51,7 @@ static void read_puback(natsMsg *msg, ob_ack *a) {
     }
 }
 
-/* Returns 0 with *r filled, or -1 for a message that is not ours. */
-static int read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r) {
+int ob_link_read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r) {
     const char *subj = natsMsg_GetSubject(msg);
     size_t n = strlen(subj);
     memset(r, 0, sizeof(*r));
@@ -93,7 +90,7 @@ static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
     link_conn *c = closure;
     ob_link *l = c->l;
     inbox_reply r;
-    if (read_reply(c, msg, &r) != 0) {
+    if (ob_link_read_reply(c, msg, &r) != 0) {
         natsMsg_Destroy(msg);
         return;
     }
@@ -213,7 +210,22 @@ void ob_link_mailbox_free(ob_link *l) {
     uv_mutex_destroy(&l->mb.mu);
 }
 
-void ob_link_on_async(uv_async_t *h) {
+void ob_link_mailbox_current(ob_link *l, link_conn *c) {
+    uv_mutex_lock(&l->mb.mu);
+    l->mb.current = c->id;
+    l->mb.disconnects = l->mb.reconnects = 0;
+    l->mb.current_closed = 0;
+    uv_mutex_unlock(&l->mb.mu);
+    l->seen_disconnects = l->seen_reconnects = 0;
+}
+
+void ob_link_mailbox_shut(ob_link *l) {
+    uv_mutex_lock(&l->mb.mu);
+    l->mb.shut = 1;
+    uv_mutex_unlock(&l->mb.mu);
+}
+
+void ob_link_mailbox_on_async(uv_async_t *h) {
     ob_link *l = h->data;
     uv_mutex_lock(&l->mb.mu);
     inbox_reply *q = l->mb.q;
@@ -228,28 +240,25 @@ void ob_link_on_async(uv_async_t *h) {
     uint32_t wakes = l->mb.wakes;
     uv_mutex_unlock(&l->mb.mu);
 
-    if (n > 0)
-        l->last_answer = uv_now(l->loop);
     for (size_t i = 0; i < n; i++) {
-        if (l->state != L_CLOSING) {
-            if (q[i].control)
-                ob_link_control_reply(l, q[i].ack.slot, q[i].ack.msg);
-            else if (l->cbs.on_ack) {
-                if (q[i].ack.kind == OB_ACKED_STORED)
-                    l->full = l->full_streak = 0;
-                l->cbs.on_ack(l->cbs.data, &q[i].ack);
-            }
+        natsMsg *m = q[i].ack.msg;
+        if (q[i].control) {
+            link_reply r = {q[i].ack.slot, natsMsg_IsNoResponders(m), natsMsg_GetData(m),
+                            (size_t)natsMsg_GetDataLength(m)};
+            l->sink->control(l, &r);
+        } else {
+            l->sink->ack(l, &q[i].ack);
         }
-        natsMsg_Destroy(q[i].ack.msg);
+        natsMsg_Destroy(m);
     }
     if (wakes != l->seen_wakes) {
         l->seen_wakes = wakes;
-        if (l->state != L_CLOSING && l->cbs.on_wake)
-            l->cbs.on_wake(l->cbs.data);
+        l->sink->wake(l);
     }
     ob_link_spent_flush(l);
     int d = disc != l->seen_disconnects, r = reco != l->seen_reconnects;
     l->seen_disconnects = disc;
     l->seen_reconnects = reco;
-    ob_link_conn_event(l, d, r, closed);
+    if (d || r || closed)
+        l->sink->conn_event(l, d, r, closed);
 }

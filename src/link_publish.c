@@ -60,7 +60,7 @@ void ob_link_spent_flush(ob_link *l) {
 }
 
 /* At most 256 messages or 1 MiB of payload are kept back. */
-static void spend(ob_link *l, natsMsg *msg, size_t bytes) {
+void ob_link_spend(ob_link *l, natsMsg *msg, size_t bytes) {
     if (l->nspent == (int)(sizeof(l->spent) / sizeof(l->spent[0])) ||
         l->spent_bytes + bytes > 1024 * 1024)
         ob_link_spent_flush(l);
@@ -94,7 +94,7 @@ int ob_link_publish(ob_link *l, uint32_t worker, uint32_t gen, uint32_t slot, co
         natsMsg_Destroy(msg);
         return fail_with(fail, OUTBOX_FAIL_MAX_PAYLOAD, st, err);
     }
-    spend(l, msg, row->payload_len);
+    ob_link_spend(l, msg, row->payload_len);
     if (st == NATS_OK)
         return 0;
     return fail_with(fail, kind_of(st), st, natsStatus_GetText(st));

@@ -1,0 +1,256 @@
+/*
+ * nats.c's socket on the relay's libuv loop (see nats_loop.h for how the
+ * callbacks avoid the event-loop mode's known defects).
+ */
+#include "nats_loop.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* One socket of one connection, from attach to the close of its poll. */
+typedef struct nl_attach {
+    struct ob_nats_loop *nl;
+    natsConnection *nc;
+    int fd;       /* our duplicate of nats.c's socket */
+    int want;     /* UV_READABLE | UV_WRITABLE, as nats.c asked (under nl->mu) */
+    int detached; /* nats.c detached (under nl->mu) */
+    int have;     /* what the poll watches (loop only) */
+    int inited;   /* the poll handle exists (loop only) */
+    int closing;  /* uv_close was called on it (loop only) */
+    uv_poll_t poll;
+    struct nl_attach *next;
+} nl_attach;
+
+struct ob_nats_loop {
+    uv_loop_t *loop;
+    uv_thread_t thread; /* the loop's */
+    uv_mutex_t mu;
+    nl_attach *list; /* under mu */
+    int dirty;       /* a callback off the loop changed something (under mu) */
+    int freeing;     /* free once the list is empty (loop only) */
+    uint64_t last_read;
+    void (*on_read)(void *data);
+    void *data;
+};
+
+static int on_loop(ob_nats_loop *nl) {
+    uv_thread_t self = uv_thread_self();
+    return uv_thread_equal(&self, &nl->thread);
+}
+
+static void unlink_and_free(nl_attach *a) {
+    ob_nats_loop *nl = a->nl;
+    uv_mutex_lock(&nl->mu);
+    for (nl_attach **p = &nl->list; *p; p = &(*p)->next) {
+        if (*p == a) {
+            *p = a->next;
+            break;
+        }
+    }
+    int empty = nl->list == NULL;
+    uv_mutex_unlock(&nl->mu);
+    if (a->fd >= 0)
+        close(a->fd);
+    free(a);
+    if (empty && nl->freeing) {
+        uv_mutex_destroy(&nl->mu);
+        free(nl);
+    }
+}
+
+static void poll_closed(uv_handle_t *h) {
+    unlink_and_free(h->data);
+}
+
+static void apply(nl_attach *a);
+
+static void on_poll(uv_poll_t *h, int status, int events) {
+    nl_attach *a = h->data;
+    ob_nats_loop *nl = a->nl;
+    if (status < 0)
+        events = UV_READABLE; /* the read finds the error and closes */
+    if (events & UV_WRITABLE)
+        natsConnection_ProcessWriteEvent(a->nc);
+    if (events & UV_READABLE) {
+        nl->last_read = uv_now(nl->loop);
+        natsConnection_ProcessReadEvent(a->nc);
+    }
+    /* nats.c may have detached during the call (an end of file or an
+     * error closes the connection there, on this thread). */
+    if (!a->closing && natsConnection_IsClosed(a->nc)) {
+        uv_mutex_lock(&nl->mu);
+        a->want = 0;
+        uv_mutex_unlock(&nl->mu);
+    }
+    if (!a->closing)
+        apply(a);
+    if (nl->on_read)
+        nl->on_read(nl->data);
+}
+
+/* On the loop: makes the poll match what nats.c asked for. */
+static void apply(nl_attach *a) {
+    ob_nats_loop *nl = a->nl;
+    if (a->closing)
+        return;
+    uv_mutex_lock(&nl->mu);
+    int want = a->want, detached = a->detached;
+    uv_mutex_unlock(&nl->mu);
+    if (detached) {
+        if (!a->inited) {
+            unlink_and_free(a);
+            return;
+        }
+        a->closing = 1;
+        uv_close((uv_handle_t *)&a->poll, poll_closed);
+        return;
+    }
+    if (!a->inited) {
+        if (uv_poll_init(nl->loop, &a->poll, a->fd) != 0)
+            return; /* the read never comes; the liveness check closes it */
+        a->poll.data = a;
+        a->inited = 1;
+    }
+    if (want == a->have)
+        return;
+    if (want)
+        uv_poll_start(&a->poll, want, on_poll);
+    else
+        uv_poll_stop(&a->poll);
+    a->have = want;
+}
+
+void ob_nats_loop_sync(ob_nats_loop *nl) {
+    uv_mutex_lock(&nl->mu);
+    int dirty = nl->dirty;
+    nl->dirty = 0;
+    uv_mutex_unlock(&nl->mu);
+    if (!dirty)
+        return;
+    /* apply() may free an attachment: look the list up again each time. */
+    for (;;) {
+        nl_attach *todo = NULL;
+        int detached = 0;
+        uv_mutex_lock(&nl->mu);
+        for (nl_attach *a = nl->list; a; a = a->next) {
+            if (!a->closing && (a->detached || !a->inited || a->want != a->have)) {
+                todo = a;
+                detached = a->detached;
+                break;
+            }
+        }
+        uv_mutex_unlock(&nl->mu);
+        if (todo == NULL)
+            return;
+        apply(todo); /* a detached one is freed or closing after this */
+        if (!detached && !todo->inited)
+            return; /* could not make its poll: the liveness check closes it */
+    }
+}
+
+/* Records a change; applies it at once on the loop thread. */
+static natsStatus changed(nl_attach *a) {
+    ob_nats_loop *nl = a->nl;
+    if (on_loop(nl)) {
+        apply(a);
+        return NATS_OK;
+    }
+    uv_mutex_lock(&nl->mu);
+    nl->dirty = 1;
+    uv_mutex_unlock(&nl->mu);
+    return NATS_OK;
+}
+
+static natsStatus cb_attach(void **user, void *loop, natsConnection *nc, natsSock sock) {
+    ob_nats_loop *nl = loop;
+    if (*user != NULL) {
+        /* A reattach (nats.c reconnected): the old socket is done with. */
+        nl_attach *old = *user;
+        uv_mutex_lock(&nl->mu);
+        old->detached = 1;
+        uv_mutex_unlock(&nl->mu);
+        changed(old);
+        *user = NULL;
+    }
+    nl_attach *a = calloc(1, sizeof(*a));
+    if (a == NULL)
+        return NATS_NO_MEMORY;
+    a->fd = dup((int)sock);
+    if (a->fd < 0) {
+        free(a);
+        return NATS_SYS_ERROR;
+    }
+    a->nl = nl;
+    a->nc = nc;
+    a->want = UV_READABLE;
+    uv_mutex_lock(&nl->mu);
+    a->next = nl->list;
+    nl->list = a;
+    uv_mutex_unlock(&nl->mu);
+    *user = a;
+    return changed(a);
+}
+
+static natsStatus set_event(void *user, int ev, bool add) {
+    nl_attach *a = user;
+    uv_mutex_lock(&a->nl->mu);
+    if (add)
+        a->want |= ev;
+    else
+        a->want &= ~ev;
+    uv_mutex_unlock(&a->nl->mu);
+    return changed(a);
+}
+
+static natsStatus cb_read(void *user, bool add) {
+    return set_event(user, UV_READABLE, add);
+}
+
+static natsStatus cb_write(void *user, bool add) {
+    return set_event(user, UV_WRITABLE, add);
+}
+
+static natsStatus cb_detach(void *user) {
+    nl_attach *a = user;
+    uv_mutex_lock(&a->nl->mu);
+    a->detached = 1;
+    uv_mutex_unlock(&a->nl->mu);
+    return changed(a);
+}
+
+ob_nats_loop *ob_nats_loop_new(uv_loop_t *loop, void (*on_read)(void *data), void *data) {
+    ob_nats_loop *nl = calloc(1, sizeof(*nl));
+    if (nl == NULL)
+        return NULL;
+    if (uv_mutex_init(&nl->mu) != 0) {
+        free(nl);
+        return NULL;
+    }
+    nl->loop = loop;
+    nl->thread = uv_thread_self();
+    nl->on_read = on_read;
+    nl->data = data;
+    return nl;
+}
+
+natsStatus ob_nats_loop_options(ob_nats_loop *nl, natsOptions *o) {
+    return natsOptions_SetEventLoop(o, nl, cb_attach, cb_read, cb_write, cb_detach);
+}
+
+uint64_t ob_nats_loop_last_read(const ob_nats_loop *nl) {
+    return nl->last_read;
+}
+
+void ob_nats_loop_free(ob_nats_loop *nl) {
+    nl->on_read = NULL;
+    ob_nats_loop_sync(nl);
+    uv_mutex_lock(&nl->mu);
+    int empty = nl->list == NULL;
+    uv_mutex_unlock(&nl->mu);
+    nl->freeing = 1;
+    if (empty) {
+        uv_mutex_destroy(&nl->mu);
+        free(nl);
+    }
+}
