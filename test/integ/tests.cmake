@@ -45,6 +45,7 @@ ob_integ_sh(streamcheck 300)
 ob_integ_sh(uuid_v7_binlog 180)
 ob_integ_sh(secrets 300)
 ob_integ_sh(ops_cli 120)
+ob_integ_sh(ops_tables 120)
 
 # TLS to MariaDB and NATS, NATS credentials (the secure servers fixture).
 ob_integ_c_secure(db_tls 120)

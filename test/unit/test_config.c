@@ -159,6 +159,26 @@ int main(void) {
     CHECK_EQ(c.tables[1].relay.batch_size, 7);
     ob_cli_free(&c);
 
+    /* --table picks one section, by its name or by its table; the flag
+     * does not rename the section's table. A name the file does not declare
+     * is an error, never a table of its own (issue 20). */
+    CHECK_EQ(parse(&c, NULL, err, 5, "--config", path, "--table", "billing_outbox"), 0);
+    CHECK_EQ(c.ntables, 1);
+    CHECK_STR(c.tables[0].name, "billing");
+    CHECK_STR(c.tables[0].relay.table, "billing_outbox");
+    CHECK_STR(c.tables[0].relay.stream, "BILLING");
+    ob_cli_free(&c);
+    kv tenv[] = {{"OUTBOX_TABLE", "orders"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, tenv, err, 4, "status", "--config", path), 0);
+    CHECK_EQ(c.ntables, 1);
+    CHECK_STR(c.tables[0].relay.table, "orders");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 7, "dead", "purge", "--config", path, "--table", "outbox"), 2);
+    CHECK_CONTAINS(err, "--table 'outbox': the config file");
+    CHECK_CONTAINS(err, "declares no such table");
+    CHECK_CONTAINS(err, "orders billing");
+    ob_cli_free(&c);
+
     /* A section without keys is a table with the global settings. */
     write_file("db = mysql://h/d\nnats = nats://n\n[table lonely]\n");
     CHECK_EQ(parse(&c, NULL, err, 3, "--config", path), 0);
