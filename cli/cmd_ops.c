@@ -20,11 +20,19 @@ typedef struct ops_ctx {
     int done;
 } ops_ctx;
 
+/* Where errors and the library's lines go: stderr, in the chosen format. */
+static ob_logout *err_log;
+
 static int usage(const char *fmt, const char *arg) {
-    fputs("outbox-uvrelay: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\nTry 'outbox-uvrelay --help'.\n", stderr);
+    char msg[768];
+    snprintf(msg, sizeof(msg), fmt, arg);
+    ob_logout_fail(err_log, 1, "%s", msg);
     return 2;
+}
+
+static void log_line(outbox_log_level level, const char *msg, void *data) {
+    const ob_ops_out *out = data;
+    ob_logout_write(err_log, level, out->label, msg);
 }
 
 static const char *dead_action(const ob_cli *c) {
@@ -85,19 +93,32 @@ static void on_result(outbox_maint *m, const outbox_maint_result *r, void *data)
     ops_ctx *x = data;
     x->done = 1;
     if (r->status == OUTBOX_EBUSY) {
-        fprintf(stderr, "outbox-uvrelay: %s%s%s%s\n", x->out.label ? "table [" : "",
-                x->out.label ? x->out.label : "", x->out.label ? "]: " : "", r->message);
+        ob_logout_fail(err_log, 0, "%s%s%s%s", x->out.label ? "table [" : "",
+                       x->out.label ? x->out.label : "", x->out.label ? "]: " : "", r->message);
         ob_ops_print_skipped(&x->out, r);
         return;
     }
     if (r->status != OUTBOX_OK) {
-        fprintf(stderr, "outbox-uvrelay: %s%s%s%s: %s\n", outbox_maint_kind_name(r->kind),
-                x->out.label ? " [table " : "", x->out.label ? x->out.label : "",
-                x->out.label ? "]" : "", r->message);
+        ob_logout_fail(err_log, 0, "%s%s%s%s: %s", outbox_maint_kind_name(r->kind),
+                       x->out.label ? " [table " : "", x->out.label ? x->out.label : "",
+                       x->out.label ? "]" : "", r->message);
         x->exit_code = 1;
         return;
     }
     ob_ops_print(&x->out, r);
+    if (r->kind != OUTBOX_MAINT_DEAD_LIST)
+        return;
+    /* stdout is the TSV (or JSON) alone, for tools; the summary goes to
+     * stderr, in the log format. */
+    fflush(stdout);
+    char sum[256];
+    snprintf(sum, sizeof(sum), "dead list%s%s%s: %zu of %lld dead row(s) listed, 0 changed",
+             x->out.label ? " [" : "", x->out.label ? x->out.label : "", x->out.label ? "]" : "",
+             r->nrows, (long long)r->dead);
+    if (err_log->format == OB_LOG_TEXT)
+        fprintf(stderr, "%s\n", sum);
+    else
+        ob_logout_write(err_log, OUTBOX_LOG_INFO, NULL, sum);
 }
 
 static void on_stopped(outbox_maint *m, void *data) {
@@ -110,8 +131,8 @@ static int run_one(const ob_cli *c, uv_loop_t *loop, const outbox_maint_job *job
                    const ob_ops_out *out, const outbox_relay_options *relay) {
     outbox_relay_options ro = *relay;
     ob_cli_maint_options(c, &ro);
-    ro.log = outbox_log_stderr;
-    ro.log_data = NULL;
+    ro.log = log_line;
+    ro.log_data = (void *)out;
     outbox_maint_options o;
     outbox_maint_options_from_relay(&o, &ro);
     ops_ctx x = {c, *out, 0, 0};
@@ -126,12 +147,12 @@ static int run_one(const ob_cli *c, uv_loop_t *loop, const outbox_maint_job *job
     }
     rc = outbox_maint_run(m, job, on_result, &x);
     if (rc != OUTBOX_OK) {
-        fprintf(stderr, "outbox-uvrelay: %s\n", outbox_strerror(rc));
+        ob_logout_fail(err_log, 0, "%s", outbox_strerror(rc));
         x.exit_code = 1;
     }
     uv_run(loop, UV_RUN_DEFAULT);
     if (!x.done && rc == OUTBOX_OK) {
-        fprintf(stderr, "outbox-uvrelay: internal error: the job ended without a result\n");
+        ob_logout_fail(err_log, 0, "internal error: the job ended without a result");
         x.exit_code = 1;
     }
     outbox_maint_stop(m, on_stopped, NULL);
@@ -140,7 +161,8 @@ static int run_one(const ob_cli *c, uv_loop_t *loop, const outbox_maint_job *job
     return x.exit_code;
 }
 
-int ob_cmd_ops(ob_cli *c) {
+int ob_cmd_ops(ob_cli *c, ob_logout *log) {
+    err_log = log;
     outbox_maint_job job;
     outbox_id id;
     int rc = make_job(c, &job, &id);
@@ -163,7 +185,7 @@ int ob_cmd_ops(ob_cli *c) {
             break;
     }
     if (uv_loop_close(&loop) != 0) {
-        fprintf(stderr, "outbox-uvrelay: internal error: handles left open on the loop\n");
+        ob_logout_fail(err_log, 0, "internal error: handles left open on the loop");
         worst = worst ? worst : 1;
     }
     return worst;

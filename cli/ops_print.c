@@ -241,15 +241,6 @@ void ob_ops_print(const ob_ops_out *out, const outbox_maint_result *r) {
             json_dead(out, r);
         else
             print_dead(out, r);
-        /* stdout is the TSV (or JSON) alone, for tools; the summary goes to
-         * stderr. */
-        fflush(stdout);
-        if (out->label)
-            fprintf(stderr, "dead list [%s]: ", out->label);
-        else
-            fputs("dead list: ", stderr);
-        fprintf(stderr, "%zu of %lld dead row(s) listed, 0 changed\n", r->nrows,
-                (long long)r->dead);
         break;
     case OUTBOX_MAINT_DEAD_REPLAY:
         put_kind(out, "dead replay");

@@ -66,6 +66,7 @@ ob_integ_sh(http_readyz 180)
 set_tests_properties(integ.http_readyz PROPERTIES RUN_SERIAL ON)
 ob_integ_sh(config_tables 300)
 ob_integ_sh(log_file 120)
+ob_integ_sh(log_json 120)
 
 # Issue 12: faults the chaos suite did not cover. Each test that kills,
 # freezes or restarts a server starts its own (test/harness/private.sh).
