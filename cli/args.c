@@ -105,6 +105,7 @@ static const opt opts[] = {
     {"include-dead", "OUTBOX_CLEANUP_INCLUDE_DEAD", T_FLAG, C(include_dead), 1},
     {"id", NULL, T_STR, C(id), 0},
     {"all", NULL, T_FLAG, C(all), 1},
+    {"json", NULL, T_FLAG, C(json), 1},
     {"help", NULL, T_FLAG, C(help), 1},
     {"version", NULL, T_FLAG, C(version), 1},
 };
@@ -803,6 +804,45 @@ static int merge_tables(ob_cli *c, char *err, size_t errlen) {
     return 0;
 }
 
+/* With [table NAME] sections, --table (or OUTBOX_TABLE) picks one of them,
+ * by the section's name or by the table it relays. A name the file does not
+ * declare is an error: a command never falls back to a table of its own. */
+static int select_table(ob_cli *c, char *err, size_t errlen) {
+    size_t k = index_of(find_opt("table", 5));
+    if (c->ntables == 0 || c->src.origin[k] < OB_FROM_ENV)
+        return 0;
+    const char *want = c->relay.table;
+    int hit = -1;
+    for (int i = 0; i < c->ntables && hit < 0; i++)
+        if (strcmp(c->tables[i].name, want) == 0)
+            hit = i;
+    for (int i = 0; i < c->ntables && hit < 0; i++)
+        if (strcmp(c->tables[i].relay.table, want) == 0)
+            hit = i;
+    if (hit < 0) {
+        size_t o = (size_t)snprintf(err, errlen,
+                                    "%s '%s': the config file %s declares no such table (its "
+                                    "[table] sections:",
+                                    c->src.origin[k] == OB_FROM_FLAG ? "--table" : "OUTBOX_TABLE",
+                                    want, c->config ? c->config : "");
+        for (int i = 0; i < c->ntables && o < errlen; i++)
+            o += (size_t)snprintf(err + o, errlen - o, " %s", c->tables[i].name);
+        if (o < errlen)
+            snprintf(err + o, errlen - o, ")");
+        return -1;
+    }
+    for (int i = 0; i < c->ntables; i++)
+        if (i != hit)
+            free(c->tables[i].name);
+    if (hit != 0)
+        c->tables[0] = c->tables[hit];
+    c->ntables = 1;
+    /* The flag chose the section; it does not rename the section's table. */
+    c->src.origin[k] = OB_FROM_DEFAULT;
+    c->table_selected = 1;
+    return 0;
+}
+
 /* The value of --config or OUTBOX_CONFIG, read before anything else. */
 static const char *config_path(int argc, char **argv, ob_env_fn env, void *env_data) {
     const char *path = env ? env("OUTBOX_CONFIG", env_data) : NULL;
@@ -968,7 +1008,8 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
     }
     if (c->help || c->version)
         return 0;
-    if (merge_tables(c, err, errlen) != 0 || check_parsed(c, err, errlen) != 0)
+    if (select_table(c, err, errlen) != 0 || merge_tables(c, err, errlen) != 0 ||
+        check_parsed(c, err, errlen) != 0)
         return 2;
     return 0;
 }

@@ -79,6 +79,7 @@ typedef struct ob_cli {
     int include_dead;
     const char *id; /* dead replay --id */
     int all;        /* dead replay --all */
+    int json;       /* status, dead list: JSON lines on stdout */
     /* configuration file, monitoring and logs */
     const char *config; /* --config FILE */
     int print_config;
@@ -88,6 +89,7 @@ typedef struct ob_cli {
     ob_cli_sources src;   /* where each global value came from */
     ob_cli_table *tables; /* [table NAME] sections; none: one table from the options */
     int ntables;
+    int table_selected; /* --table or OUTBOX_TABLE chose one of the sections */
     /* owned copies of strings taken from argv, the environment or the file */
     char **owned;
     int nowned, owned_cap;

@@ -1,27 +1,38 @@
 /*
  * outbox-uvrelay status | partitions --once | cleanup --once |
  * dead list|replay|purge: one maintenance job on the CLI's own loop, through
- * the same outbox_maint API whose jobs the relay's timers run. Results go to
- * stdout, log lines and errors to stderr.
+ * the same outbox_maint API whose jobs the relay's timers run, on each table
+ * the config file declares (or the one --table chose), else on the table of
+ * the options. Results go to stdout (ops_print.c), log lines and errors to
+ * stderr.
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <uv.h>
 
 #include "commands.h"
+#include "ops_print.h"
 
 typedef struct ops_ctx {
     const ob_cli *c;
+    ob_ops_out out;
     int exit_code;
     int done;
 } ops_ctx;
 
+/* Where errors and the library's lines go: stderr, in the chosen format. */
+static ob_logout *err_log;
+
 static int usage(const char *fmt, const char *arg) {
-    fputs("outbox-uvrelay: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\nTry 'outbox-uvrelay --help'.\n", stderr);
+    char msg[768];
+    snprintf(msg, sizeof(msg), fmt, arg);
+    ob_logout_fail(err_log, 1, "%s", msg);
     return 2;
+}
+
+static void log_line(outbox_log_level level, const char *msg, void *data) {
+    const ob_ops_out *out = data;
+    ob_logout_write(err_log, level, out->label, msg);
 }
 
 static const char *dead_action(const ob_cli *c) {
@@ -36,6 +47,9 @@ static int make_job(const ob_cli *c, outbox_maint_job *job, outbox_id *id) {
         return usage("--id is only for dead list|replay|purge%s", "");
     if (c->all && !(is_dead && strcmp(dead_action(c), "replay") == 0))
         return usage("--all is only for dead replay%s", "");
+    if (c->json &&
+        !(c->command == OB_CMD_STATUS || (is_dead && strcmp(dead_action(c), "list") == 0)))
+        return usage("--json is only for status and dead list%s", "");
     if (c->id && outbox_id_parse(c->id, id) != OUTBOX_OK)
         return usage("--id: '%s' is not a row id (a UUID such as "
                      "019a6f1e-7c2b-7d3e-8f00-0123456789ab)",
@@ -74,165 +88,37 @@ static int make_job(const ob_cli *c, outbox_maint_job *job, outbox_id *id) {
     }
 }
 
-static void format_age(int64_t ms, char *out, size_t len) {
-    if (ms < 0)
-        snprintf(out, len, "unknown");
-    else if (ms < 1000)
-        snprintf(out, len, "%lld ms", (long long)ms);
-    else if (ms < 3600 * 1000)
-        snprintf(out, len, "%.1f s", (double)ms / 1000.0);
-    else
-        snprintf(out, len, "%.1f h", (double)ms / 3600000.0);
-}
-
-static void format_bound(uint64_t ms, char *out, size_t len) {
-    if (ms == 0) {
-        snprintf(out, len, "MAXVALUE");
-        return;
-    }
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, len, "%Y-%m-%dT%H:%MZ", &tm);
-}
-
-/* The ordered modes' shares: one line per relay session holding buckets. */
-static void print_owners(const outbox_maint_result *r) {
-    if (r->leader_holder)
-        printf("leader            session %lu\n", r->leader_holder);
-    unsigned long seen[64];
-    int nseen = 0;
-    for (int k = 0; k < 64; k++) {
-        unsigned long h = r->bucket_holder[k];
-        int known = 0;
-        for (int i = 0; i < nseen; i++)
-            known |= seen[i] == h;
-        if (h == 0 || known)
-            continue;
-        seen[nseen++] = h;
-        int n = 0;
-        for (int b = k; b < 64; b++)
-            n += r->bucket_holder[b] == h;
-        printf("buckets           session %lu owns %d of 64:", h, n);
-        for (int b = k; b < 64; b++)
-            if (r->bucket_holder[b] == h)
-                printf(" %d", b);
-        printf("\n");
-    }
-    if (nseen == 0 && r->leader_holder == 0)
-        printf("buckets           none owned (no ordered relay running)\n");
-}
-
-static void print_status(const ob_cli *c, const outbox_maint_result *r) {
-    char age[32];
-    format_age(r->pending > 0 ? r->oldest_pending_ms : 0, age, sizeof(age));
-    printf("table             %s\n", c->relay.table);
-    printf("pending           %lld\n", (long long)r->pending);
-    printf("oldest pending    %s\n", r->pending > 0 ? age : "-");
-    printf("processed         %lld\n", (long long)r->processed);
-    printf("dead              %lld\n", (long long)r->dead);
-    if (r->lock_holder)
-        printf("maintenance lock  held by session %lu\n", r->lock_holder);
-    else
-        printf("maintenance lock  free\n");
-    print_owners(r);
-    if (r->npartitions == 0) {
-        printf("partitions        none (not partitioned)\n");
-        return;
-    }
-    printf("partitions        %zu\n", r->npartitions);
-    for (size_t i = 0; i < r->npartitions; i++) {
-        char bound[32];
-        format_bound(r->partitions[i].bound_ms, bound, sizeof(bound));
-        printf("  %-12s below %-18s ~%lld rows\n", r->partitions[i].name, bound,
-               (long long)r->partitions[i].rows_estimate);
-    }
-}
-
-/* One TSV field: tab, newline, carriage return and backslash are written as
- * \t, \n, \r and \\, so every row stays one line of 7 fields. */
-static void put_field(const char *s, char after) {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '\t':
-            fputs("\\t", stdout);
-            break;
-        case '\n':
-            fputs("\\n", stdout);
-            break;
-        case '\r':
-            fputs("\\r", stdout);
-            break;
-        case '\\':
-            fputs("\\\\", stdout);
-            break;
-        default:
-            putchar(*s);
-        }
-    }
-    putchar(after);
-}
-
-static void print_dead(const outbox_maint_result *r) {
-    printf("id\tattempts\tcreated_at\taggregate_type\taggregate_id\tevent_type\tlast_error\n");
-    for (size_t i = 0; i < r->nrows; i++) {
-        const outbox_dead_row *d = &r->rows[i];
-        char id[OUTBOX_ID_TEXT_LEN + 1];
-        outbox_id_to_text(&d->id, id);
-        printf("%s\t%d\t", id, d->attempts);
-        put_field(d->created_at, '\t');
-        put_field(d->aggregate_type, '\t');
-        put_field(d->aggregate_id, '\t');
-        put_field(d->event_type, '\t');
-        put_field(d->last_error, '\n');
-    }
-}
-
 static void on_result(outbox_maint *m, const outbox_maint_result *r, void *data) {
     (void)m;
     ops_ctx *x = data;
     x->done = 1;
     if (r->status == OUTBOX_EBUSY) {
-        fprintf(stderr, "outbox-uvrelay: %s\n", r->message);
-        printf("%s: skipped, another instance is running it\n", outbox_maint_kind_name(r->kind));
+        ob_logout_fail(err_log, 0, "%s%s%s%s", x->out.label ? "table [" : "",
+                       x->out.label ? x->out.label : "", x->out.label ? "]: " : "", r->message);
+        ob_ops_print_skipped(&x->out, r);
         return;
     }
     if (r->status != OUTBOX_OK) {
-        fprintf(stderr, "outbox-uvrelay: %s: %s\n", outbox_maint_kind_name(r->kind), r->message);
+        ob_logout_fail(err_log, 0, "%s%s%s%s: %s", outbox_maint_kind_name(r->kind),
+                       x->out.label ? " [table " : "", x->out.label ? x->out.label : "",
+                       x->out.label ? "]" : "", r->message);
         x->exit_code = 1;
         return;
     }
-    switch (r->kind) {
-    case OUTBOX_MAINT_STATUS:
-        print_status(x->c, r);
-        break;
-    case OUTBOX_MAINT_PARTITIONS:
-        printf("partitions: %u created, %u dropped, %u kept (expired, but holding pending "
-               "rows)\n",
-               r->created, r->dropped, r->kept);
-        break;
-    case OUTBOX_MAINT_CLEANUP:
-        printf("cleanup: %llu row(s) deleted (%llu processed, %llu dead)\n",
-               (unsigned long long)r->changed, (unsigned long long)(r->changed - r->changed_dead),
-               (unsigned long long)r->changed_dead);
-        break;
-    case OUTBOX_MAINT_DEAD_LIST:
-        print_dead(r);
-        /* stdout is the TSV alone, for tools; the summary goes to stderr. */
-        fflush(stdout);
-        fprintf(stderr, "dead list: %zu of %lld dead row(s) listed, 0 changed\n", r->nrows,
-                (long long)r->dead);
-        break;
-    case OUTBOX_MAINT_DEAD_REPLAY:
-        printf("dead replay: %llu row(s) changed (pending again, attempts reset)\n",
-               (unsigned long long)r->changed);
-        break;
-    case OUTBOX_MAINT_DEAD_PURGE:
-        printf("dead purge: %llu row(s) changed (deleted)\n", (unsigned long long)r->changed);
-        break;
-    case OUTBOX_MAINT_SAMPLE:
-        break;
-    }
+    ob_ops_print(&x->out, r);
+    if (r->kind != OUTBOX_MAINT_DEAD_LIST)
+        return;
+    /* stdout is the TSV (or JSON) alone, for tools; the summary goes to
+     * stderr, in the log format. */
+    fflush(stdout);
+    char sum[256];
+    snprintf(sum, sizeof(sum), "dead list%s%s%s: %zu of %lld dead row(s) listed, 0 changed",
+             x->out.label ? " [" : "", x->out.label ? x->out.label : "", x->out.label ? "]" : "",
+             r->nrows, (long long)r->dead);
+    if (err_log->format == OB_LOG_TEXT)
+        fprintf(stderr, "%s\n", sum);
+    else
+        ob_logout_write(err_log, OUTBOX_LOG_INFO, NULL, sum);
 }
 
 static void on_stopped(outbox_maint *m, void *data) {
@@ -240,45 +126,67 @@ static void on_stopped(outbox_maint *m, void *data) {
     (void)data;
 }
 
-int ob_cmd_ops(ob_cli *c) {
+/* One job on one table, on the CLI's loop. Returns the exit status. */
+static int run_one(const ob_cli *c, uv_loop_t *loop, const outbox_maint_job *job,
+                   const ob_ops_out *out, const outbox_relay_options *relay) {
+    outbox_relay_options ro = *relay;
+    ob_cli_maint_options(c, &ro);
+    ro.log = log_line;
+    ro.log_data = (void *)out;
+    outbox_maint_options o;
+    outbox_maint_options_from_relay(&o, &ro);
+    ops_ctx x = {c, *out, 0, 0};
+    outbox_maint *m = NULL;
+    char err[512];
+    int rc = outbox_maint_create(&m, loop, &o, err, sizeof(err));
+    if (rc != OUTBOX_OK) {
+        char msg[600];
+        snprintf(msg, sizeof(msg), "%s%s%s%s", out->label ? "table [" : "",
+                 out->label ? out->label : "", out->label ? "]: " : "", err);
+        return usage("%s", msg);
+    }
+    rc = outbox_maint_run(m, job, on_result, &x);
+    if (rc != OUTBOX_OK) {
+        ob_logout_fail(err_log, 0, "%s", outbox_strerror(rc));
+        x.exit_code = 1;
+    }
+    uv_run(loop, UV_RUN_DEFAULT);
+    if (!x.done && rc == OUTBOX_OK) {
+        ob_logout_fail(err_log, 0, "internal error: the job ended without a result");
+        x.exit_code = 1;
+    }
+    outbox_maint_stop(m, on_stopped, NULL);
+    uv_run(loop, UV_RUN_DEFAULT);
+    outbox_maint_destroy(m);
+    return x.exit_code;
+}
+
+int ob_cmd_ops(ob_cli *c, ob_logout *log) {
+    err_log = log;
     outbox_maint_job job;
     outbox_id id;
     int rc = make_job(c, &job, &id);
     if (rc != 0)
         return rc;
-    outbox_relay_options ro = c->relay;
-    ob_cli_maint_options(c, &ro);
-    ro.log = outbox_log_stderr;
-    ro.log_data = NULL;
-    outbox_maint_options o;
-    outbox_maint_options_from_relay(&o, &ro);
-
     uv_loop_t loop;
     uv_loop_init(&loop);
-    ops_ctx x = {c, 0, 0};
-    outbox_maint *m = NULL;
-    char err[512];
-    rc = outbox_maint_create(&m, &loop, &o, err, sizeof(err));
-    if (rc != OUTBOX_OK) {
-        uv_loop_close(&loop);
-        return usage("%s", err);
+    /* With [table] sections, the job runs on each declared table (or the one
+     * --table chose), one after the other, and every result names its
+     * table. Without sections, on the one table of the options. */
+    int n = c->ntables ? c->ntables : 1, worst = 0;
+    for (int i = 0; i < n; i++) {
+        ob_ops_out out = {c->ntables ? c->tables[i].name : NULL,
+                          c->ntables ? c->tables[i].relay.table : c->relay.table, c->json, i == 0,
+                          i == n - 1};
+        rc = run_one(c, &loop, &job, &out, c->ntables ? &c->tables[i].relay : &c->relay);
+        if (rc > worst)
+            worst = rc;
+        if (rc == 2)
+            break;
     }
-    rc = outbox_maint_run(m, &job, on_result, &x);
-    if (rc != OUTBOX_OK) {
-        fprintf(stderr, "outbox-uvrelay: %s\n", outbox_strerror(rc));
-        x.exit_code = 1;
-    }
-    uv_run(&loop, UV_RUN_DEFAULT);
-    if (!x.done && rc == OUTBOX_OK) {
-        fprintf(stderr, "outbox-uvrelay: internal error: the job ended without a result\n");
-        x.exit_code = 1;
-    }
-    outbox_maint_stop(m, on_stopped, NULL);
-    uv_run(&loop, UV_RUN_DEFAULT);
-    outbox_maint_destroy(m);
     if (uv_loop_close(&loop) != 0) {
-        fprintf(stderr, "outbox-uvrelay: internal error: handles left open on the loop\n");
-        x.exit_code = 1;
+        ob_logout_fail(err_log, 0, "internal error: handles left open on the loop");
+        worst = worst ? worst : 1;
     }
-    return x.exit_code;
+    return worst;
 }

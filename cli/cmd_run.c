@@ -9,10 +9,12 @@
  * another's batch cycles: they share only the loop.
  *
  * Signals: SIGINT and SIGTERM stop gracefully (a second one stops at once);
- * SIGHUP reopens --log-file, for log rotation. Nothing else is reloaded: the
- * relays' options are fixed at create.
+ * SIGHUP reopens --log-file, for log rotation; SIGUSR1 logs one line with
+ * the totals (acked, dead, retried, pending, lag, in flight). Nothing is
+ * reloaded: the relays' options are fixed at create.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +42,7 @@ struct run_ctx {
     int running; /* relays started and not yet stopped */
     outbox_http *http;
     int http_running;
-    uv_signal_t sigint, sigterm, sighup;
+    uv_signal_t sigint, sigterm, sighup, sigusr1;
     uv_timer_t progress;
     int show_progress;
     int exit_code;
@@ -147,6 +149,7 @@ static void maybe_finished(run_ctx *x) {
     uv_close((uv_handle_t *)&x->sigint, close_cb);
     uv_close((uv_handle_t *)&x->sigterm, close_cb);
     uv_close((uv_handle_t *)&x->sighup, close_cb);
+    uv_close((uv_handle_t *)&x->sigusr1, close_cb);
     uv_close((uv_handle_t *)&x->progress, close_cb);
 }
 
@@ -178,17 +181,31 @@ static void stop(run_ctx *x) {
     maybe_finished(x);
 }
 
+/* SIGUSR1: one line with the totals, whatever the log level. */
+static void log_totals(run_ctx *x) {
+    outbox_stats s;
+    sum_stats(x, &s);
+    char msg[400];
+    snprintf(msg, sizeof(msg),
+             "SIGUSR1: acked %llu, dead %llu, retried %llu, pending %lld, lag %lld ms, in flight "
+             "%u, NATS %s",
+             (unsigned long long)s.acked, (unsigned long long)s.dead, (unsigned long long)s.failed,
+             (long long)s.pending, (long long)(s.oldest_pending_ms < 0 ? 0 : s.oldest_pending_ms),
+             s.in_flight, s.broker_ready ? "ready" : "not ready");
+    log_main(x, OUTBOX_LOG_INFO, msg);
+}
+
 static void on_signal(uv_signal_t *s, int signum) {
     run_ctx *x = s->data;
+    if (signum == SIGUSR1) {
+        log_totals(x);
+        return;
+    }
     if (signum == SIGHUP) {
         if (x->out.path == NULL) {
             log_main(x, OUTBOX_LOG_INFO, "SIGHUP: logging to stderr, nothing to reopen");
         } else if (ob_logout_reopen(&x->out) != 0) {
-            char msg[512];
-            snprintf(msg, sizeof(msg),
-                     "SIGHUP: cannot reopen %s (%s); still writing to the old file", x->out.path,
-                     strerror(errno));
-            log_main(x, OUTBOX_LOG_ERROR, msg);
+            /* The output fell back to stderr and said so there, once. */
         } else {
             log_main(x, OUTBOX_LOG_INFO, "SIGHUP: log file reopened");
         }
@@ -337,21 +354,21 @@ static int create_all(ob_cli *c, run_ctx *x, char *err, size_t errlen, int *http
     return rc;
 }
 
-int ob_cmd_run(ob_cli *c) {
+int ob_cmd_run(ob_cli *c, ob_logout *err_log) {
     run_ctx x;
     memset(&x, 0, sizeof(x));
     x.show_progress = c->progress < 0 ? isatty(STDERR_FILENO) : c->progress;
     if (ob_logout_open(&x.out, c->log_format, c->log_file) != 0) {
-        fprintf(stderr, "outbox-uvrelay: cannot open log file %s: %s\n", c->log_file,
-                strerror(errno));
-        return 2;
+        ob_logout_printf(err_log, OUTBOX_LOG_ERROR, "cannot open log file %s: %s", c->log_file,
+                         strerror(errno));
+        return 1;
     }
     if (x.out.f != stderr)
         x.show_progress = 0;
     x.ntables = c->ntables ? c->ntables : 1;
     x.tables = calloc((size_t)x.ntables, sizeof(*x.tables));
     if (x.tables == NULL) {
-        fprintf(stderr, "outbox-uvrelay: out of memory\n");
+        ob_logout_printf(&x.out, OUTBOX_LOG_ERROR, "out of memory");
         ob_logout_close(&x.out);
         return 1;
     }
@@ -360,10 +377,8 @@ int ob_cmd_run(ob_cli *c) {
     int http_failed = 0;
     int rc = create_all(c, &x, err, sizeof(err), &http_failed);
     if (rc != OUTBOX_OK) {
-        if (rc == OUTBOX_EREFUSED)
-            fprintf(stderr, "outbox-uvrelay: %s\n", err);
-        else
-            fprintf(stderr, "outbox-uvrelay: %s\nTry 'outbox-uvrelay --help'.\n", err);
+        ob_logout_printf(&x.out, OUTBOX_LOG_ERROR, "%s%s", err,
+                         rc == OUTBOX_EREFUSED ? "" : " (see 'outbox-uvrelay --help')");
         if (http_failed) /* the responder closes its listener on the next turn */
             uv_run(&x.loop, UV_RUN_NOWAIT);
         destroy_all(&x);
@@ -375,11 +390,13 @@ int ob_cmd_run(ob_cli *c) {
     uv_signal_init(&x.loop, &x.sigint);
     uv_signal_init(&x.loop, &x.sigterm);
     uv_signal_init(&x.loop, &x.sighup);
+    uv_signal_init(&x.loop, &x.sigusr1);
     uv_timer_init(&x.loop, &x.progress);
-    x.sigint.data = x.sigterm.data = x.sighup.data = x.progress.data = &x;
+    x.sigint.data = x.sigterm.data = x.sighup.data = x.sigusr1.data = x.progress.data = &x;
     uv_signal_start(&x.sigint, on_signal, SIGINT);
     uv_signal_start(&x.sigterm, on_signal, SIGTERM);
     uv_signal_start(&x.sighup, on_signal, SIGHUP);
+    uv_signal_start(&x.sigusr1, on_signal, SIGUSR1);
     if (x.show_progress) {
         x.last_ms = uv_now(&x.loop);
         uv_timer_start(&x.progress, on_progress, 1000, 1000);
@@ -401,6 +418,8 @@ int ob_cmd_run(ob_cli *c) {
     if (x.exit_code)
         stop(&x);
     uv_run(&x.loop, UV_RUN_DEFAULT);
+    /* Closing the handle restored the default action, which kills. */
+    signal(SIGUSR1, SIG_IGN);
     destroy_all(&x);
     if (uv_loop_close(&x.loop) != 0) {
         log_main(&x, OUTBOX_LOG_ERROR, "internal error: handles left open on the loop");

@@ -6,9 +6,12 @@
 #define OB_CLI_COMMANDS_H
 
 #include "args.h"
+#include "logout.h"
 
-int ob_cmd_run(ob_cli *c);
+/* err_log: where a failure before the run's own log output is open goes
+ * (stderr, in the chosen format). */
+int ob_cmd_run(ob_cli *c, ob_logout *err_log);
 int ob_cmd_schema(ob_cli *c);
-int ob_cmd_ops(ob_cli *c); /* status, partitions, cleanup, dead */
+int ob_cmd_ops(ob_cli *c, ob_logout *log); /* status, partitions, cleanup, dead */
 
 #endif

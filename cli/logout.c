@@ -1,33 +1,62 @@
 #include "logout.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 #include <time.h>
+
+static FILE *open_file(const char *path) {
+    FILE *f = fopen(path, "a");
+    if (f)
+        setvbuf(f, NULL, _IOLBF, 0);
+    return f;
+}
 
 int ob_logout_open(ob_logout *l, ob_log_format format, const char *path) {
     l->format = format;
     l->path = path;
     l->f = stderr;
+    l->failing = 0;
     if (path == NULL)
         return 0;
-    FILE *f = fopen(path, "a");
+    FILE *f = open_file(path);
     if (f == NULL)
         return -1;
-    setvbuf(f, NULL, _IOLBF, 0);
     l->f = f;
     return 0;
+}
+
+/* The file failed (why: errno): lines go to stderr from now on, and stderr
+ * says so once, until a reopen works. */
+static void fall_back(ob_logout *l, const char *what, int why) {
+    if (l->f && l->f != stderr)
+        fclose(l->f);
+    l->f = stderr;
+    if (l->failing)
+        return;
+    l->failing = 1;
+    ob_logout_printf(l, OUTBOX_LOG_ERROR,
+                     "log file %s: %s: %s; logging to stderr until a reopen (SIGHUP) "
+                     "succeeds",
+                     l->path, what, strerror(why));
 }
 
 int ob_logout_reopen(ob_logout *l) {
     if (l->path == NULL)
         return 0;
-    FILE *f = fopen(l->path, "a");
-    if (f == NULL)
+    FILE *f = open_file(l->path);
+    if (f == NULL) {
+        int why = errno;
+        fall_back(l, "cannot reopen", why);
+        errno = why;
         return -1;
-    setvbuf(f, NULL, _IOLBF, 0);
+    }
     if (l->f && l->f != stderr)
         fclose(l->f);
     l->f = f;
+    if (l->failing)
+        ob_logout_printf(l, OUTBOX_LOG_INFO, "log file %s reopened; logging there again", l->path);
+    l->failing = 0;
     return 0;
 }
 
@@ -74,28 +103,62 @@ static size_t put_quoted(char *out, size_t o, size_t n, const char *s, int json)
     return o;
 }
 
+/* Appends text; returns the new length, never past n - 1. */
+static size_t put(char *out, size_t o, size_t n, const char *s) {
+    while (*s && o + 1 < n)
+        out[o++] = *s++;
+    out[o] = '\0';
+    return o;
+}
+
+/* Appends ` key=value` (logfmt) or `,"key":value` (JSON), the value quoted
+ * unless it is the number `num` (when s is NULL). */
+static size_t put_field(char *out, size_t o, size_t n, int json, const char *key, const char *s,
+                        int num) {
+    o = put(out, o, n, json ? ",\"" : " ");
+    o = put(out, o, n, key);
+    o = put(out, o, n, json ? "\":" : "=");
+    if (s)
+        return put_quoted(out, o, n, s, json);
+    char d[16];
+    snprintf(d, sizeof(d), "%d", num);
+    return put(out, o, n, d);
+}
+
+/* The row's fields, as logfmt or JSON fields. */
+static size_t put_row(char *out, size_t o, size_t n, int json, const outbox_log_fields *f) {
+    if (f == NULL)
+        return o;
+    if (f->id)
+        o = put_field(out, o, n, json, "id", f->id, 0);
+    if (f->aggregate_type)
+        o = put_field(out, o, n, json, "aggregate_type", f->aggregate_type, 0);
+    if (f->aggregate_id)
+        o = put_field(out, o, n, json, "aggregate_id", f->aggregate_id, 0);
+    if (f->attempt > 0)
+        o = put_field(out, o, n, json, "attempt", NULL, f->attempt);
+    return o;
+}
+
 void ob_logout_format(ob_log_format format, const char *ts, outbox_log_level level,
-                      const char *table, const char *msg, char *out, size_t n) {
+                      const char *table, const outbox_log_fields *f, const char *msg, char *out,
+                      size_t n) {
     const char *lv = outbox_log_level_name(level);
+    int json = format == OB_LOG_JSON;
     size_t o;
     switch (format) {
     case OB_LOG_LOGFMT:
-        if (table)
-            o = (size_t)snprintf(out, n, "ts=%s level=%s table=%s msg=", ts, lv, table);
-        else
-            o = (size_t)snprintf(out, n, "ts=%s level=%s msg=", ts, lv);
-        if (o < n)
-            put_quoted(out, o, n, msg, 0);
-        return;
     case OB_LOG_JSON:
+        o = put(out, 0, n, json ? "{\"ts\":\"" : "ts=");
+        o = put(out, o, n, ts);
+        o = put(out, o, n, json ? "\",\"level\":\"" : " level=");
+        o = put(out, o, n, lv);
+        o = put(out, o, n, json ? "\"" : "");
         if (table)
-            o = (size_t)snprintf(
-                out, n, "{\"ts\":\"%s\",\"level\":\"%s\",\"table\":\"%s\",\"msg\":", ts, lv, table);
-        else
-            o = (size_t)snprintf(out, n, "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":", ts, lv);
-        if (o < n)
-            o = put_quoted(out, o, n, msg, 1);
-        if (o + 2 <= n) {
+            o = put_field(out, o, n, json, "table", table, 0);
+        o = put_row(out, o, n, json, f);
+        o = put_field(out, o, n, json, "msg", msg, 0);
+        if (json && o + 2 <= n) {
             out[o++] = '}';
             out[o] = '\0';
         }
@@ -112,15 +175,45 @@ void ob_logout_format(ob_log_format format, const char *ts, outbox_log_level lev
 void ob_logout_write(ob_logout *l, outbox_log_level level, const char *table, const char *msg) {
     struct timespec now;
     struct tm tm;
-    char ts[64], clean[1200], line[2600];
+    char ts[64], clean[1200], line[3200];
     clock_gettime(CLOCK_REALTIME, &now);
     gmtime_r(&now.tv_sec, &tm);
     snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
              tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
              (long)(now.tv_nsec / 1000000) % 1000);
     ob_cli_redact(msg, clean, sizeof(clean));
-    ob_logout_format(l->format, ts, level, table, clean, line, sizeof(line));
+    ob_logout_format(l->format, ts, level, table, outbox_log_fields_current(), clean, line,
+                     sizeof(line));
     FILE *f = l->f ? l->f : stderr;
-    fputs(line, f);
-    fputc('\n', f);
+    if ((fputs(line, f) == EOF || fputc('\n', f) == EOF || fflush(f) != 0) && f != stderr) {
+        /* The line is not lost: it goes to stderr after the notice. */
+        fall_back(l, "cannot write", errno);
+        fputs(line, stderr);
+        fputc('\n', stderr);
+    }
+}
+
+void ob_logout_printf(ob_logout *l, outbox_log_level level, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    ob_logout_write(l, level, NULL, msg);
+}
+
+void ob_logout_fail(ob_logout *l, int hint, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (l == NULL || l->format == OB_LOG_TEXT) {
+        fprintf(stderr, "outbox-uvrelay: %s\n%s", msg,
+                hint ? "Try 'outbox-uvrelay --help'.\n" : "");
+        return;
+    }
+    if (hint)
+        strncat(msg, " (see 'outbox-uvrelay --help')", sizeof(msg) - strlen(msg) - 1);
+    ob_logout_write(l, OUTBOX_LOG_ERROR, NULL, msg);
 }

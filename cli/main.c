@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <uv.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -15,10 +16,28 @@
 
 #include "args.h"
 #include "commands.h"
+#include "logout.h"
 
 static const char *env_lookup(const char *name, void *data) {
     (void)data;
     return getenv(name);
+}
+
+/* The log format named by --log-format or OUTBOX_LOG_FORMAT, for a line
+ * written before (or instead of) a complete parse. */
+static ob_log_format guess_format(int argc, char **argv) {
+    const char *v = getenv("OUTBOX_LOG_FORMAT");
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--log-format") == 0 && a + 1 < argc)
+            v = argv[a + 1];
+        else if (strncmp(argv[a], "--log-format=", 13) == 0)
+            v = argv[a] + 13;
+    }
+    if (v && strcmp(v, "json") == 0)
+        return OB_LOG_JSON;
+    if (v && strcmp(v, "logfmt") == 0)
+        return OB_LOG_LOGFMT;
+    return OB_LOG_TEXT;
 }
 
 int main(int argc, char **argv) {
@@ -41,12 +60,20 @@ int main(int argc, char **argv) {
 #endif
     /* A peer closing a socket must surface as an error, not kill us. */
     signal(SIGPIPE, SIG_IGN);
+    /* SIGUSR1 asks the running relay for its totals (cmd_run.c); it must
+     * never kill the process, before or after the relay listens for it. */
+    signal(SIGUSR1, SIG_IGN);
+    ob_logout log;
     if (ob_cli_parse(&c, argc, argv, env_lookup, NULL, err, sizeof(err)) != 0) {
-        fprintf(stderr, "outbox-uvrelay: %s\nTry 'outbox-uvrelay --help'.\n", err);
+        /* Even a usage error is a line in the chosen format, when the
+         * format could be told. */
+        ob_logout_open(&log, c.log_format ? c.log_format : guess_format(argc, argv), NULL);
+        ob_logout_fail(&log, 1, "%s", err);
         ob_cli_free(&c);
         return 2;
     }
     ob_cli_hide_secrets(argc, argv);
+    ob_logout_open(&log, c.log_format, NULL);
     int rc = 0;
     if (c.help) {
         fputs(ob_cli_usage(), stdout);
@@ -58,13 +85,13 @@ int main(int argc, char **argv) {
     } else {
         switch (c.command) {
         case OB_CMD_RUN:
-            rc = ob_cmd_run(&c);
+            rc = ob_cmd_run(&c, &log);
             break;
         case OB_CMD_SCHEMA:
             rc = ob_cmd_schema(&c);
             break;
         default:
-            rc = ob_cmd_ops(&c);
+            rc = ob_cmd_ops(&c, &log);
             break;
         }
     }

@@ -2,7 +2,47 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
+
+#include "outbox/id.h"
+
+/* The fields of the row line being logged, for the callback's thread. */
+static _Thread_local const outbox_log_fields *current;
+
+const outbox_log_fields *outbox_log_fields_current(void) {
+    return current;
+}
+
+void ob_logf_row(const ob_log *l, outbox_log_level level, const ob_log_row *row, const char *fmt,
+                 ...) {
+    if (l == NULL || l->fn == NULL || level > l->level)
+        return;
+    char line[1024], id[OUTBOX_ID_TEXT_LEN + 1], type[256], agg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    outbox_log_fields f = {NULL, NULL, NULL, row->attempt};
+    if (row->id) {
+        outbox_id oid;
+        memcpy(oid.b, row->id, sizeof(oid.b));
+        outbox_id_to_text(&oid, id);
+        f.id = id;
+    }
+    if (row->aggregate_type) {
+        snprintf(type, sizeof(type), "%.*s", (int)row->aggregate_type_len, row->aggregate_type);
+        f.aggregate_type = type;
+    }
+    if (row->aggregate_id) {
+        snprintf(agg, sizeof(agg), "%.*s", (int)row->aggregate_id_len, row->aggregate_id);
+        f.aggregate_id = agg;
+    }
+    const outbox_log_fields *outer = current;
+    current = &f;
+    l->fn(level, line, l->data);
+    current = outer;
+}
 
 void ob_logf(const ob_log *l, outbox_log_level level, const char *fmt, ...) {
     if (l == NULL || l->fn == NULL || level > l->level)

@@ -476,7 +476,9 @@ static void isolate_failed(ob_worker *w) {
     char why[600];
     int n = snprintf(why, sizeof(why), "the database refused to write this row: %u %s",
                      ob_db_errno(w->db), ob_db_error(w->db));
-    OB_WARN(w->env->log, "%s: %s; marking it dead", w->name, why);
+    const ob_slot *s = w->iso >= 0 ? &b->slots[w->iso] : NULL;
+    ob_log_row lr = {s ? s->id : NULL, NULL, 0, NULL, 0, s ? s->row.attempts + 1 : 0};
+    OB_ROW_WARN(w->env->log, &lr, "%s: %s; marking it dead", w->name, why);
     size_t len = ob_batch_refused_sql(b, &w->env->batch, w->iso, why, (size_t)n);
     query(w, W_REFUSING, b->sql.p, len);
 }

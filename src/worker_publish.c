@@ -196,9 +196,16 @@ void ob_worker_log_passed(ob_worker *w) {
         outbox_id id;
         memcpy(id.b, s->row.id, sizeof(id.b));
         outbox_id_to_text(&id, text);
-        OB_WARN(e->log,
-                "%s: event %s of %.*s/%.*s is dead; the later events of that aggregate now pass it",
-                w->name, text, (int)s->row.aggregate_type_len, s->row.aggregate_type,
-                (int)s->row.aggregate_id_len, s->row.aggregate_id);
+        ob_log_row lr = {s->id,
+                         s->row.aggregate_type,
+                         s->row.aggregate_type_len,
+                         s->row.aggregate_id,
+                         s->row.aggregate_id_len,
+                         s->row.attempts + 1};
+        OB_ROW_WARN(
+            e->log, &lr,
+            "%s: event %s of %.*s/%.*s is dead; the later events of that aggregate now pass it",
+            w->name, text, (int)s->row.aggregate_type_len, s->row.aggregate_type,
+            (int)s->row.aggregate_id_len, s->row.aggregate_id);
     }
 }

@@ -68,6 +68,20 @@ OUTBOX_EXPORT void outbox_log_stderr(outbox_log_level level, const char *msg, vo
 /* The lower-case name of a level: "error", "warn", "info", "debug". */
 OUTBOX_EXPORT const char *outbox_log_level_name(outbox_log_level level);
 
+/* The structured fields of a log line about one row, beside its text. */
+typedef struct outbox_log_fields {
+    const char *id;             /* the row's id, canonical UUID text; NULL when unknown */
+    const char *aggregate_type; /* NULL when the line does not know it */
+    const char *aggregate_id;   /* NULL when the line does not know it */
+    int attempt;                /* the attempt the line is about, from 1; 0 unknown */
+} outbox_log_fields;
+
+/* Called from inside a log callback: the fields of the line being logged
+ * when it is about one row, else NULL. Valid only during the callback. A
+ * callback that ignores it gets the same text as before, so existing
+ * callbacks keep working unchanged. */
+OUTBOX_EXPORT const outbox_log_fields *outbox_log_fields_current(void);
+
 #ifdef __cplusplus
 }
 #endif

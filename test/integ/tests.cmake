@@ -46,6 +46,7 @@ ob_integ_sh(streamcheck 300)
 ob_integ_sh(uuid_v7_binlog 180)
 ob_integ_sh(secrets 300)
 ob_integ_sh(ops_cli 120)
+ob_integ_sh(ops_tables 120)
 
 # TLS to MariaDB and NATS, NATS credentials (the secure servers fixture).
 ob_integ_c_secure(db_tls 120)
@@ -66,6 +67,7 @@ ob_integ_sh(http_readyz 180)
 set_tests_properties(integ.http_readyz PROPERTIES RUN_SERIAL ON)
 ob_integ_sh(config_tables 300)
 ob_integ_sh(log_file 120)
+ob_integ_sh(log_json 120)
 
 # Issue 12: faults the chaos suite did not cover. Each test that kills,
 # freezes or restarts a server starts its own (test/harness/private.sh).

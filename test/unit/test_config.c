@@ -5,12 +5,27 @@
 
 #include "args.h"
 #include "check.h"
+#include "log.h"
 #include "logout.h"
 
 #define OB_TEST_ERRLEN 512
 #include "cli_parse.h"
 
 static char path[64];
+
+/* What a log callback saw of the row's fields. */
+static char seen[256];
+
+static void capture(outbox_log_level level, const char *msg, void *data) {
+    (void)level;
+    (void)data;
+    const outbox_log_fields *f = outbox_log_fields_current();
+    if (f)
+        snprintf(seen, sizeof(seen), "%s|%s|%s|%d|%s", f->id, f->aggregate_type, f->aggregate_id,
+                 f->attempt, msg);
+    else
+        snprintf(seen, sizeof(seen), "none|%s", msg);
+}
 
 static void write_file(const char *text) {
     FILE *f = fopen(path, "w");
@@ -159,6 +174,26 @@ int main(void) {
     CHECK_EQ(c.tables[1].relay.batch_size, 7);
     ob_cli_free(&c);
 
+    /* --table picks one section, by its name or by its table; the flag
+     * does not rename the section's table. A name the file does not declare
+     * is an error, never a table of its own (issue 20). */
+    CHECK_EQ(parse(&c, NULL, err, 5, "--config", path, "--table", "billing_outbox"), 0);
+    CHECK_EQ(c.ntables, 1);
+    CHECK_STR(c.tables[0].name, "billing");
+    CHECK_STR(c.tables[0].relay.table, "billing_outbox");
+    CHECK_STR(c.tables[0].relay.stream, "BILLING");
+    ob_cli_free(&c);
+    kv tenv[] = {{"OUTBOX_TABLE", "orders"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, tenv, err, 4, "status", "--config", path), 0);
+    CHECK_EQ(c.ntables, 1);
+    CHECK_STR(c.tables[0].relay.table, "orders");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 7, "dead", "purge", "--config", path, "--table", "outbox"), 2);
+    CHECK_CONTAINS(err, "--table 'outbox': the config file");
+    CHECK_CONTAINS(err, "declares no such table");
+    CHECK_CONTAINS(err, "orders billing");
+    ob_cli_free(&c);
+
     /* A section without keys is a table with the global settings. */
     write_file("db = mysql://h/d\nnats = nats://n\n[table lonely]\n");
     CHECK_EQ(parse(&c, NULL, err, 3, "--config", path), 0);
@@ -180,14 +215,34 @@ int main(void) {
     CHECK_STR(line, "connect mysql://u:***@h:3306/d failed; nats://***@n:1 and http://h/x@y");
 
     /* Log line formats. */
-    ob_logout_format(OB_LOG_JSON, "T", OUTBOX_LOG_WARN, "orders", "a \"quoted\"\nline\x01", line,
-                     sizeof(line));
+    ob_logout_format(OB_LOG_JSON, "T", OUTBOX_LOG_WARN, "orders", NULL, "a \"quoted\"\nline\x01",
+                     line, sizeof(line));
     CHECK_STR(line, "{\"ts\":\"T\",\"level\":\"warn\",\"table\":\"orders\",\"msg\":\"a "
                     "\\\"quoted\\\"\\nline\\u0001\"}");
-    ob_logout_format(OB_LOG_LOGFMT, "T", OUTBOX_LOG_INFO, NULL, "x=1 y", line, sizeof(line));
+    ob_logout_format(OB_LOG_LOGFMT, "T", OUTBOX_LOG_INFO, NULL, NULL, "x=1 y", line, sizeof(line));
     CHECK_STR(line, "ts=T level=info msg=\"x=1 y\"");
-    ob_logout_format(OB_LOG_TEXT, "T", OUTBOX_LOG_ERROR, "b", "boom", line, sizeof(line));
+    ob_logout_format(OB_LOG_TEXT, "T", OUTBOX_LOG_ERROR, "b", NULL, "boom", line, sizeof(line));
     CHECK_STR(line, "T error [b] boom");
+    /* A line about one row carries its id, aggregate and attempt as fields. */
+    outbox_log_fields rf = {"019a6f1e-7c2b-7d3e-8f00-0123456789ab", "order", "4\"2", 3};
+    ob_logout_format(OB_LOG_JSON, "T", OUTBOX_LOG_WARN, "orders", &rf, "dead", line, sizeof(line));
+    CHECK_STR(line, "{\"ts\":\"T\",\"level\":\"warn\",\"table\":\"orders\",\"id\":"
+                    "\"019a6f1e-7c2b-7d3e-8f00-0123456789ab\",\"aggregate_type\":\"order\","
+                    "\"aggregate_id\":\"4\\\"2\",\"attempt\":3,\"msg\":\"dead\"}");
+    ob_logout_format(OB_LOG_LOGFMT, "T", OUTBOX_LOG_WARN, NULL, &rf, "dead", line, sizeof(line));
+    CHECK_STR(line, "ts=T level=warn id=\"019a6f1e-7c2b-7d3e-8f00-0123456789ab\" "
+                    "aggregate_type=\"order\" aggregate_id=\"4\\\"2\" attempt=3 msg=\"dead\"");
+    /* Outside a row's line, the library gives no fields. */
+    CHECK(outbox_log_fields_current() == NULL);
+    ob_log lg = {capture, NULL, OUTBOX_LOG_INFO};
+    unsigned char rid[16] = {0x01, 0x9a, 0x6f, 0x1e, 0x7c, 0x2b, 0x7d, 0x3e,
+                             0x8f, 0x00, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab};
+    ob_log_row lr = {rid, "order", 5, "42xyz", 2, 2};
+    OB_ROW_WARN(&lg, &lr, "row %d", 7);
+    CHECK_STR(seen, "019a6f1e-7c2b-7d3e-8f00-0123456789ab|order|42|2|row 7");
+    CHECK(outbox_log_fields_current() == NULL);
+    OB_WARN(&lg, "plain");
+    CHECK_STR(seen, "none|plain");
 
     unlink(path);
     puts("test_config: ok");
