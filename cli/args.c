@@ -93,6 +93,7 @@ static const opt opts[] = {
     {"once", NULL, T_FLAG, C(once), 1},
     {"ordered", "OUTBOX_ORDERED", T_FLAG, R(ordered), 1},
     {"leader", "OUTBOX_LEADER", T_FLAG, R(leader), 1},
+    {"lease-timeout", "OUTBOX_LEASE_TIMEOUT", T_MS32, R(lease_timeout_ms), 0},
     {"partitioned", NULL, T_FLAG, C(partitioned), 1},
     {"migrate", NULL, T_FLAG, C(migrate), 1},
     {"monthly", "OUTBOX_PARTITION_MONTHLY", T_FLAG, C(monthly), 1},
@@ -180,6 +181,7 @@ static const char *const usage_parts[] = {
     "                        instances share the aggregates' buckets\n"
     "  --leader              OUTBOX_LEADER         one active relay per table, strict insertion\n"
     "                        order; the others stand by\n"
+    "  --lease-timeout D     OUTBOX_LEASE_TIMEOUT  a silent owner's share moves within D (15s)\n"
     "Failures:\n"
     "  --max-attempts N      OUTBOX_MAX_ATTEMPTS   attempts before a row is dead (5)\n"
     "  --backoff KIND        OUTBOX_BACKOFF        exponential or fixed (exponential)\n"

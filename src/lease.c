@@ -2,16 +2,27 @@
  * The lease connection's state machine (see lease.h for what leases are).
  *
  *   start --> CONNECTING --ok--> CHECKING (SELECT seq, bucket ... LIMIT 0)
- *                 | fail             | ok            | permanent error: fatal --> HALTED
- *                 v                  v
- *           CONNECT_WAIT      +--> SURVEYING (who holds which lock)
- *                 ^           |      | nothing to change --> RESTING
- *                 |           |      v
- *      lost ------+           |   CLAIMING (GET_LOCK / RELEASE_LOCK) --> RESTING
- *                             +------------------------- timer ------------+
+ *              |     | no memory   | ok            | permanent error: fatal --> HALTED
+ *              |     +-------------|---------------------------------------------^
+ *              | fail              v                                             |
+ *              v            +--> SURVEYING (who holds which lock; idle sessions) |
+ *        CONNECT_WAIT       |      | permanent error before it ever worked ------+
+ *              ^            |      | nothing to change --> RESTING               |
+ *              |            |      | a holder is stale                           |
+ *     lost ----+            |      |      v                                      |
+ *                           |      |   FENCING (the stale holder's worker sessions)
+ *                           |      |      v                                      |
+ *                           |      |   KILLING (KILL CONNECTION, one by one) --> RESTING (0 ms)
+ *                           |      v                                             |
+ *                           |   CLAIMING (GET_LOCK / RELEASE_LOCK) --> RESTING   |
+ *                           |      | permanent error before it ever worked ------+
+ *                           +----------------------------- timer ------------+
  *
- * Leader mode skips the survey: CLAIMING asks for the leadership lock, or,
- * while leading, checks that the lock is still this session's.
+ *   any state --close--> CLOSING; NEW --start--> CONNECTING
+ *
+ * Leader mode: a standby's survey asks for the leadership lock (and lists
+ * the idle sessions); while leading, CLAIMING checks that the lock is still
+ * this session's.
  *
  * A lost connection loses every lock with it: the owned set becomes empty at
  * once, before reconnecting.
@@ -20,6 +31,7 @@
 
 #include <mysqld_error.h>
 #include <stdio.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,16 +39,21 @@
 #include "retry.h"
 
 typedef enum lease_state {
-    L_NEW,          /* created, not started */
-    L_CONNECTING,   /* waiting for the connection */
-    L_CONNECT_WAIT, /* waiting before connecting again */
-    L_CHECKING,     /* waiting for the check of the ordering columns */
-    L_SURVEYING,    /* waiting for IS_USED_LOCK of every bucket and presence lock */
-    L_CLAIMING,     /* waiting for GET_LOCK / RELEASE_LOCK */
-    L_RESTING,      /* waiting for the next round */
-    L_HALTED,       /* the table cannot be used; waiting for the close */
-    L_CLOSING       /* waiting for the timer and the connection to close */
+    LS_NEW,          /* created, not started */
+    LS_CONNECTING,   /* waiting for the connection */
+    LS_CONNECT_WAIT, /* waiting before connecting again */
+    LS_CHECKING,     /* waiting for the check of the ordering columns */
+    LS_SURVEYING,    /* waiting for the lock holders and the idle sessions */
+    LS_FENCING,      /* waiting for the worker sessions of a stale holder */
+    LS_KILLING,      /* waiting for KILL CONNECTION of one of them */
+    LS_CLAIMING,     /* waiting for GET_LOCK / RELEASE_LOCK */
+    LS_RESTING,      /* waiting for the next round */
+    LS_HALTED,       /* the table cannot be used; waiting for the close */
+    LS_CLOSING       /* waiting for the timer and the connection to close */
 } lease_state;
+
+/* The most sessions of one stale holder ended: its workers and itself. */
+#define OB_MAX_KILLS 258
 
 typedef enum lease_event { LE_START, LE_DB_OK, LE_DB_FAILED, LE_TIMER } lease_event;
 
@@ -63,14 +80,22 @@ struct ob_lease {
     claim claims[OB_BUCKETS * 2 + 1];
     int nclaims;
     ob_buf sql;
+    uint32_t stale_ms;                 /* a holder idle this long is ended */
+    uint32_t valid_ms;                 /* the lease holds this long after a round was sent */
+    uint64_t sent_ns;                  /* uv_hrtime() when the statement under way was sent */
+    uint64_t proven_ns;                /* sent_ns of the last answered round, 0 never */
+    unsigned long victim;              /* the stale holder being ended */
+    unsigned long kills[OB_MAX_KILLS]; /* its sessions, workers first */
+    int nkills, killed;
 };
 
 static void dispatch(ob_lease *l, lease_event ev);
 
 static const char *const state_names[] = {
-    [L_NEW] = "new",           [L_CONNECTING] = "connecting", [L_CONNECT_WAIT] = "connect-wait",
-    [L_CHECKING] = "checking", [L_SURVEYING] = "surveying",   [L_CLAIMING] = "claiming",
-    [L_RESTING] = "resting",   [L_HALTED] = "halted",         [L_CLOSING] = "closing",
+    [LS_NEW] = "new",           [LS_CONNECTING] = "connecting", [LS_CONNECT_WAIT] = "connect-wait",
+    [LS_CHECKING] = "checking", [LS_SURVEYING] = "surveying",   [LS_FENCING] = "fencing",
+    [LS_KILLING] = "killing",   [LS_CLAIMING] = "claiming",     [LS_RESTING] = "resting",
+    [LS_HALTED] = "halted",     [LS_CLOSING] = "closing",
 };
 
 static void set_state(ob_lease *l, lease_state s) {
@@ -115,12 +140,13 @@ static void tell(ob_lease *l) {
 }
 
 static void rest(ob_lease *l, uint64_t ms) {
-    set_state(l, L_RESTING);
+    set_state(l, LS_RESTING);
     uv_timer_start(&l->timer, on_timer, ms, 0);
 }
 
 static void query(ob_lease *l, lease_state s) {
     set_state(l, s);
+    l->sent_ns = uv_hrtime();
     if (l->sql.oom || ob_db_query(l->db, l->sql.p, l->sql.len, on_db, l) != 0) {
         OB_WARN(l->cfg.log, "lease: cannot send a statement; trying again");
         rest(l, l->cfg.interval_ms);
@@ -128,9 +154,9 @@ static void query(ob_lease *l, lease_state s) {
 }
 
 static void connect_db(ob_lease *l) {
-    set_state(l, L_CONNECTING);
+    set_state(l, LS_CONNECTING);
     if (ob_db_connect(l->db, on_db, l) != 0) {
-        set_state(l, L_CONNECT_WAIT);
+        set_state(l, LS_CONNECT_WAIT);
         uv_timer_start(&l->timer, on_timer, ob_retry_delay(&l->retry, ++l->failures), 0);
     }
 }
@@ -142,23 +168,120 @@ static void lock_name(ob_lease *l, char kind, int k) {
         ob_buf_printf(&l->sql, "'%s:%c%d'", l->cfg.base, kind, k);
 }
 
-/* The start of a round: who holds what (ordered), or the leadership claim. */
+/* The sessions of this user idle past the stale time, as rows of a UNION
+ * whose other columns are NULL. Reading PROCESSLIST for one's own user needs
+ * no privilege. */
+static void idle_sessions(ob_lease *l, int nulls) {
+    ob_buf_puts(&l->sql, " UNION ALL SELECT ");
+    for (int i = 0; i < nulls; i++)
+        ob_buf_puts(&l->sql, "NULL, ");
+    ob_buf_printf(&l->sql,
+                  "ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Sleep' AND "
+                  "TIME_MS > %" PRIu32,
+                  l->stale_ms);
+}
+
+/* The start of a round: who holds what (ordered), or the leadership claim;
+ * with either, the sessions that went silent. */
 static void survey(ob_lease *l) {
     ob_buf_reset(&l->sql);
-    if (l->cfg.leader) {
+    if (l->cfg.leader && l->owned) {
         l->nclaims = 1;
         l->claims[0] = (claim){'l', 0};
-        ob_buf_puts(&l->sql, l->owned ? "SELECT IS_USED_LOCK(" : "SELECT GET_LOCK(");
+        ob_buf_puts(&l->sql, "SELECT IS_USED_LOCK(");
         lock_name(l, 'l', 0);
-        ob_buf_puts(&l->sql, l->owned ? ") = CONNECTION_ID()" : ", 0)");
-        query(l, L_CLAIMING);
+        ob_buf_puts(&l->sql, ") = CONNECTION_ID()");
+        query(l, LS_CLAIMING);
+        return;
+    }
+    if (l->cfg.leader) {
+        ob_buf_puts(&l->sql, "SELECT GET_LOCK(");
+        lock_name(l, 'l', 0);
+        ob_buf_puts(&l->sql, ", 0), IS_USED_LOCK(");
+        lock_name(l, 'l', 0);
+        ob_buf_puts(&l->sql, "), NULL");
+        idle_sessions(l, 2);
+        query(l, LS_SURVEYING);
         return;
     }
     ob_buf_printf(&l->sql,
                   "SELECT seq, IS_USED_LOCK(CONCAT('%s:b', seq)), IS_USED_LOCK(CONCAT('%s:m', "
-                  "seq)) FROM seq_0_to_%d",
+                  "seq)), NULL FROM seq_0_to_%d",
                   l->cfg.base, l->cfg.base, OB_BUCKETS - 1);
-    query(l, L_SURVEYING);
+    idle_sessions(l, 3);
+    query(l, LS_SURVEYING);
+}
+
+/* Asks for the sessions of the stale holder's workers, by their locks. */
+static void fence(ob_lease *l, unsigned long victim) {
+    l->victim = victim;
+    l->nkills = l->killed = 0;
+    ob_buf_reset(&l->sql);
+    ob_buf_printf(&l->sql,
+                  "SELECT IS_USED_LOCK(CONCAT('%s:w%lu.', seq)) FROM seq_0_to_%d WHERE "
+                  "IS_USED_LOCK(CONCAT('%s:w%lu.', seq)) IS NOT NULL",
+                  l->cfg.base, victim, OB_MAX_KILLS - 3, l->cfg.base, victim);
+    query(l, LS_FENCING);
+}
+
+/* Ends the next session of the stale holder; the holder itself last, so that
+ * an instance interrupted here finds the holder, and so its workers, again. */
+static void kill_next(ob_lease *l) {
+    if (l->killed == l->nkills) {
+        OB_WARN(l->cfg.log,
+                "lease: session %lu held %s and was silent for over %" PRIu32
+                " ms; ended it and %d worker session(s)",
+                l->victim, l->cfg.leader ? "the leadership" : "buckets", l->stale_ms,
+                l->nkills - 1);
+        rest(l, 0); /* its locks are free now: survey again at once */
+        return;
+    }
+    ob_buf_reset(&l->sql);
+    ob_buf_printf(&l->sql, "KILL CONNECTION %lu", l->kills[l->killed++]);
+    query(l, LS_KILLING);
+}
+
+static void fenced(ob_lease *l) {
+    char **row;
+    while ((row = ob_db_next_row(l->db, 0, NULL)) != NULL)
+        if (row[0] && l->nkills < OB_MAX_KILLS - 1)
+            l->kills[l->nkills++] = strtoul(row[0], NULL, 10);
+    l->kills[l->nkills++] = l->victim;
+    kill_next(l);
+}
+
+/* A holder of one of this table's leases among the silent sessions, or 0. */
+static unsigned long stale_holder(const unsigned long *idle, int nidle, const unsigned long *held,
+                                  int nheld) {
+    for (int i = 0; i < nidle; i++)
+        for (int j = 0; j < nheld; j++)
+            if (idle[i] == held[j])
+                return idle[i];
+    return 0;
+}
+
+/* The standby's survey: the leadership if it was free, else whether its
+ * holder went silent. */
+static void decide_leader(ob_lease *l) {
+    unsigned long idle[64], holder = 0;
+    int nidle = 0, got = 0;
+    char **row;
+    while ((row = ob_db_next_row(l->db, 0, NULL)) != NULL) {
+        if (row[2] != NULL) {
+            if (nidle < 64)
+                idle[nidle++] = strtoul(row[2], NULL, 10);
+        } else {
+            got = row[0] && strcmp(row[0], "1") == 0;
+            holder = row[1] ? strtoul(row[1], NULL, 10) : 0;
+        }
+    }
+    l->owned = got ? OB_ALL_BUCKETS : 0;
+    tell(l);
+    unsigned long victim = got ? 0 : stale_holder(idle, nidle, &holder, holder != 0);
+    if (victim)
+        fence(l, victim);
+    else
+        rest(l, l->cfg.interval_ms);
 }
 
 static void add_claim(ob_lease *l, char kind, int k, int release) {
@@ -173,9 +296,15 @@ static void add_claim(ob_lease *l, char kind, int k, int release) {
 static void decide(ob_lease *l) {
     unsigned long me = ob_db_thread_id(l->db);
     uint64_t free_b = 0, mine = 0;
-    int live = 0, free_m = -1;
+    int live = 0, free_m = -1, nidle = 0, nheld = 0;
+    unsigned long idle[64], held[2 * OB_BUCKETS];
     char **row;
     while ((row = ob_db_next_row(l->db, 0, NULL)) != NULL) {
+        if (row[0] == NULL) { /* a silent session */
+            if (row[3] && nidle < 64)
+                idle[nidle++] = strtoul(row[3], NULL, 10);
+            continue;
+        }
         int k = atoi(row[0]);
         if (k < 0 || k >= OB_BUCKETS)
             continue;
@@ -183,12 +312,23 @@ static void decide(ob_lease *l) {
             free_b |= 1ULL << k;
         else if (strtoul(row[1], NULL, 10) == me)
             mine |= 1ULL << k;
-        if (row[2] != NULL)
+        else
+            held[nheld++] = strtoul(row[1], NULL, 10);
+        if (row[2] != NULL) {
             live++;
-        else if (free_m < 0)
+            if (strtoul(row[2], NULL, 10) != me)
+                held[nheld++] = strtoul(row[2], NULL, 10);
+        } else if (free_m < 0) {
             free_m = k;
+        }
     }
     l->owned = mine; /* the server's word is the truth */
+    unsigned long victim = stale_holder(idle, nidle, held, nheld);
+    if (victim) {
+        tell(l);
+        fence(l, victim);
+        return;
+    }
     if (l->presence < 0)
         live++;
     int target = (OB_BUCKETS + live - 1) / live, have = ob_bucket_count(mine);
@@ -218,7 +358,7 @@ static void decide(ob_lease *l) {
         rest(l, l->cfg.interval_ms);
         return;
     }
-    query(l, L_CLAIMING);
+    query(l, LS_CLAIMING);
 }
 
 static void claimed(ob_lease *l) {
@@ -245,12 +385,16 @@ static void lose_all(ob_lease *l) {
 
 static void db_failed(ob_lease *l) {
     unsigned no = ob_db_errno(l->db);
+    if (l->state == LS_KILLING && no == ER_NO_SUCH_THREAD && !ob_db_lost(l->db)) {
+        kill_next(l); /* it ended meanwhile (another instance was quicker) */
+        return;
+    }
     if (ob_db_lost(l->db)) {
-        if (l->state != L_CONNECTING)
+        if (l->state != LS_CONNECTING)
             OB_WARN(l->cfg.log, "lease: connection lost (%s); every lease goes with it",
                     ob_db_error(l->db));
         lose_all(l);
-        set_state(l, L_CONNECT_WAIT);
+        set_state(l, LS_CONNECT_WAIT);
         uv_timer_start(&l->timer, on_timer, ob_retry_delay(&l->retry, l->failures++), 0);
         return;
     }
@@ -258,12 +402,12 @@ static void db_failed(ob_lease *l) {
      * the relay stops with its cause rather than retry it forever. */
     if (!l->settled && ob_db_errno_is_permanent(no)) {
         char why[512];
-        if (l->state == L_CHECKING && (no == ER_BAD_FIELD_ERROR || no == ER_NO_SUCH_TABLE))
+        if (l->state == LS_CHECKING && (no == ER_BAD_FIELD_ERROR || no == ER_NO_SUCH_TABLE))
             snprintf(why, sizeof(why),
                      "ordered delivery needs the seq and bucket columns in table %s (%u %s); add "
                      "them with: outbox-uvrelay schema --migrate --table %s | mariadb <database>",
                      l->cfg.table, no, ob_db_error(l->db), l->cfg.table);
-        else if (l->state == L_SURVEYING && no == ER_NO_SUCH_TABLE)
+        else if (l->state == LS_SURVEYING && no == ER_NO_SUCH_TABLE)
             snprintf(why, sizeof(why),
                      "the lease's survey needs MariaDB's Sequence engine (table seq_0_to_%d): "
                      "%u %s",
@@ -271,7 +415,7 @@ static void db_failed(ob_lease *l) {
         else
             snprintf(why, sizeof(why), "the lease's %s statement failed: %u %s%s",
                      state_names[l->state], no, ob_db_error(l->db), ob_db_error_hint(no));
-        set_state(l, L_HALTED);
+        set_state(l, LS_HALTED);
         l->cbs.fatal(l->cbs.data, why);
         return;
     }
@@ -287,25 +431,38 @@ static void db_failed(ob_lease *l) {
 
 static void on_ok(ob_lease *l) {
     switch (l->state) {
-    case L_CONNECTING:
+    case LS_CONNECTING:
         l->failures = 0;
         l->presence = -1;
         ob_buf_reset(&l->sql);
         ob_buf_printf(&l->sql, "SELECT seq, bucket FROM %s LIMIT 0", l->cfg.qtable);
-        query(l, L_CHECKING);
+        query(l, LS_CHECKING);
         return;
-    case L_CHECKING:
+    case LS_CHECKING:
         survey(l);
         return;
-    case L_SURVEYING:
+    case LS_SURVEYING:
         l->settled = 1;
         l->last_err = 0;
-        decide(l);
+        l->proven_ns = l->sent_ns;
+        if (l->cfg.leader)
+            decide_leader(l);
+        else
+            decide(l);
         return;
-    case L_CLAIMING:
+    case LS_CLAIMING:
         l->settled = 1;
         l->last_err = 0;
+        l->proven_ns = l->sent_ns;
         claimed(l);
+        return;
+    case LS_FENCING:
+        l->proven_ns = l->sent_ns;
+        fenced(l);
+        return;
+    case LS_KILLING:
+        l->proven_ns = l->sent_ns;
+        kill_next(l);
         return;
     default:
         return;
@@ -315,21 +472,21 @@ static void on_ok(ob_lease *l) {
 static void dispatch(ob_lease *l, lease_event ev) {
     switch (ev) {
     case LE_START:
-        if (l->state == L_NEW)
+        if (l->state == LS_NEW)
             connect_db(l);
         return;
     case LE_DB_OK:
         on_ok(l);
         return;
     case LE_DB_FAILED:
-        if (l->state == L_CONNECTING || l->state == L_CHECKING || l->state == L_SURVEYING ||
-            l->state == L_CLAIMING)
+        if (l->state == LS_CONNECTING || l->state == LS_CHECKING || l->state == LS_SURVEYING ||
+            l->state == LS_FENCING || l->state == LS_KILLING || l->state == LS_CLAIMING)
             db_failed(l);
         return;
     case LE_TIMER:
-        if (l->state == L_CONNECT_WAIT)
+        if (l->state == LS_CONNECT_WAIT)
             connect_db(l);
-        else if (l->state == L_RESTING)
+        else if (l->state == LS_RESTING)
             survey(l);
         return;
     }
@@ -344,6 +501,12 @@ ob_lease *ob_lease_new(const ob_lease_config *cfg, const ob_lease_callbacks *cbs
     l->cfg = *cfg;
     if (l->cfg.interval_ms == 0)
         l->cfg.interval_ms = 1000;
+    if (l->cfg.takeover_ms == 0)
+        l->cfg.takeover_ms = 15000;
+    l->stale_ms = l->cfg.takeover_ms / 3 * 2;
+    l->valid_ms = l->stale_ms / 2;
+    if (l->cfg.interval_ms > l->stale_ms / 4)
+        l->cfg.interval_ms = l->stale_ms / 4 > 0 ? l->stale_ms / 4 : 1;
     l->cbs = *cbs;
     l->presence = -1;
     ob_retry_init(&l->retry, 250, 5000);
@@ -361,8 +524,34 @@ void ob_lease_start(ob_lease *l) {
     l->db = ob_db_new(l->cfg.loop, &l->cfg.db, l->cfg.log, "lease");
     uv_timer_init(l->cfg.loop, &l->timer);
     l->timer.data = l;
-    l->handles_open = 2;
+    l->handles_open = l->db ? 2 : 1;
+    if (l->db == NULL) {
+        set_state(l, LS_HALTED);
+        l->cbs.fatal(l->cbs.data, "out of memory for the lease's connection");
+        return;
+    }
     dispatch(l, LE_START);
+}
+
+int ob_lease_valid(const ob_lease *l) {
+    return l && l->owned && l->proven_ns &&
+           uv_hrtime() - l->proven_ns < (uint64_t)l->valid_ms * 1000000u;
+}
+
+unsigned long ob_lease_session(const ob_lease *l) {
+    return l && l->db ? ob_db_thread_id(l->db) : 0;
+}
+
+void ob_lease_worker_lock(char *out, const char *base, unsigned long session, int index) {
+    snprintf(out, 64, "'%s:w%lu.%d'", base, session, index);
+}
+
+uint32_t ob_lease_stale_ms(const ob_lease *l) {
+    return l->stale_ms;
+}
+
+uint32_t ob_lease_valid_ms(const ob_lease *l) {
+    return l->valid_ms;
 }
 
 static void handle_closed(ob_lease *l) {
@@ -383,7 +572,7 @@ static void db_closed(void *data) {
 }
 
 void ob_lease_close(ob_lease *l) {
-    if (l->state == L_NEW) {
+    if (l->state == LS_NEW) {
         ob_lease_callbacks cbs = l->cbs;
         ob_lease_free(l);
         if (cbs.closed)
@@ -391,8 +580,10 @@ void ob_lease_close(ob_lease *l) {
         return;
     }
     /* The owner is told nothing more: it is stopping. */
-    set_state(l, L_CLOSING);
+    set_state(l, LS_CLOSING);
+    l->owned = 0;
     uv_close((uv_handle_t *)&l->timer, timer_closed);
-    ob_db_close(l->db, db_closed, l);
+    if (l->db)
+        ob_db_close(l->db, db_closed, l);
     l->db = NULL;
 }

@@ -18,6 +18,15 @@
  * a bucket take turns on its rows (see the README, "Ordering"). Leases only
  * keep instances from waiting on each other.
  *
+ * A silent owner (frozen, paused, partitioned) keeps its session and so its
+ * locks. Every round also lists the sessions of the relay's user that have
+ * been idle longer than the stale time (two thirds of takeover_ms); one of
+ * them that holds a lease here is ended with KILL CONNECTION, together with
+ * its workers' sessions, which each hold the lock ob_lease_worker_lock()
+ * names, and its buckets go free. Its own side of the bargain: it publishes
+ * only while ob_lease_valid(), that is while its last answered round was sent
+ * less than half the stale time ago, so it stops before anyone may end it.
+ *
  * Life cycle: ob_lease_new -> ob_lease_start -> ob_lease_close, which calls
  * `closed` from the last close callback and frees the lease. Every function
  * runs on the loop thread.
@@ -52,7 +61,8 @@ typedef struct ob_lease_config {
     const char *table;    /* the table's name as configured, for messages */
     char base[32];        /* lock name prefix, from ob_lease_base() */
     int leader;           /* one leadership lock instead of bucket leases */
-    uint32_t interval_ms; /* between rounds (1000) */
+    uint32_t interval_ms; /* between rounds (1000, at most a quarter of the stale time) */
+    uint32_t takeover_ms; /* a silent owner's share moves within this (15000) */
 } ob_lease_config;
 
 typedef struct ob_lease_callbacks {
@@ -78,5 +88,18 @@ void ob_lease_start(ob_lease *l);
 void ob_lease_close(ob_lease *l);
 /* Frees a lease that was never started. */
 void ob_lease_free(ob_lease *l);
+
+/* 1 while this instance owns buckets and its lease was proven (a round sent
+ * and answered) recently enough that no other instance can have ended it:
+ * the check before each publish. */
+int ob_lease_valid(const ob_lease *l);
+/* The lease session's id while connected, else 0: the worker locks name it. */
+unsigned long ob_lease_session(const ob_lease *l);
+/* The name of the lock worker `index` of the instance whose lease session is
+ * `session` holds, quoted for SQL: '<base>:w<session>.<index>'. out: 64 bytes. */
+void ob_lease_worker_lock(char *out, const char *base, unsigned long session, int index);
+/* The derived times, for tests and logs. */
+uint32_t ob_lease_stale_ms(const ob_lease *l);
+uint32_t ob_lease_valid_ms(const ob_lease *l);
 
 #endif

@@ -250,7 +250,7 @@ static int prepare(outbox_relay *r) {
                             .max_bytes = pub_max_bytes,
                             .data = r};
     e->owner = (ob_worker_owner){
-        owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r, NULL};
+        owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r, NULL, NULL};
     e->flow = &r->flow;
     e->stats = &r->stats;
     e->unmarked = &r->unmarked;

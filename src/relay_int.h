@@ -60,6 +60,7 @@ struct outbox_relay {
         ob_buf *sql;     /* per worker: two fetch statements, the one in use and the next */
         char *cur;       /* per worker: which of the two is in use */
         char *fresh;     /* per worker: the other one is newer */
+        char base[32];   /* the lease's lock name prefix */
     } order;
 
     int drained; /* on_drained was called */

@@ -35,6 +35,7 @@ void outbox_relay_options_init(outbox_relay_options *o) {
     outbox_maint_options_init(&o->maint);
     o->log_level = OUTBOX_LOG_INFO;
     o->max_in_flight_bytes = 32u * 1024 * 1024;
+    o->lease_timeout_ms = 15000;
 }
 
 outbox_verdict outbox_classify_default(const outbox_failure *f, void *data) {
@@ -100,6 +101,9 @@ int ob_relay_check_options(const outbox_relay_options *o, char *errbuf, size_t e
                            "wake subject '%s' falls under the stream's subjects '%s.>'",
                            o->wake_subject, o->subject_prefix);
     }
+    if (o->lease_timeout_ms < 3000 || o->lease_timeout_ms > 3600000)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "lease timeout must be 3 s to 1 hour (got %u ms)", o->lease_timeout_ms);
     if (o->max_in_flight < 1)
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "max in flight must be at least 1");
     if (o->ack_timeout_ms < 10)

@@ -10,11 +10,20 @@
  * worker switches to the new one when it starts its next fetch. In leader mode the one
  * worker owns everything while the instance leads, and reads the whole
  * table in seq order.
+ *
+ * Fencing: each fetch statement that reads owned buckets ends with
+ * DO GET_LOCK of the worker's lock (in the same round trip), named after the lease session, so that
+ * an instance that finds this one's lease session silent can find and end
+ * the worker sessions that hold its row locks too. While the lease is not
+ * proven recently (ob_lease_valid) the workers fetch nothing and publish
+ * nothing: by the time another instance may end this one, it has stopped.
  */
 #include "relay_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+static const char no_fetch[] = "START TRANSACTION; SELECT 1 FROM DUAL WHERE 0";
 
 static void build_fetch(outbox_relay *r, int i) {
     ob_buf *b = &r->order.sql[2 * i + !r->order.cur[i]];
@@ -24,10 +33,21 @@ static void build_fetch(outbox_relay *r, int i) {
         ob_sql_fetch_strict(b, r->qtable, r->o.batch_size);
     else
         ob_sql_fetch_buckets(b, r->qtable, r->order.share[i], r->o.batch_size);
+    /* After the rows' statement, whose result the worker reads second. */
+    unsigned long session = ob_lease_session(r->order.lease);
+    if (r->order.share[i] && session) {
+        char name[64];
+        ob_lease_worker_lock(name, r->order.base, session, i);
+        ob_buf_printf(b, "; DO GET_LOCK(%s, 0)", name);
+    }
 }
 
 static size_t fetch_sql(void *data, uint32_t index, const char **sql) {
     outbox_relay *r = data;
+    if (r->order.share[index] && !ob_lease_valid(r->order.lease)) {
+        *sql = no_fetch; /* not sure of the lease: claim nothing */
+        return sizeof(no_fetch) - 1;
+    }
     if (!r->order.fresh[index] && r->order.sql[2 * index + r->order.cur[index]].oom)
         build_fetch(r, index); /* the last build ran out of memory: try again */
     if (r->order.fresh[index]) {
@@ -59,6 +79,13 @@ static void lease_changed(void *data, uint64_t owned) {
     ob_flow_wake_all(&r->flow, NULL);
 }
 
+/* Before each publish. A stopping relay finishes its batches: its lease is
+ * closing, but its workers' row locks still hold the rows. */
+static int may_publish(void *data) {
+    outbox_relay *r = data;
+    return r->phase >= R_STOPPING || ob_lease_valid(r->order.lease);
+}
+
 static void lease_fatal(void *data, const char *why) {
     ob_relay_fatal(data, why);
 }
@@ -76,6 +103,7 @@ int ob_relay_order_prepare(outbox_relay *r) {
     ob_worker_env *e = &r->env;
     e->order = r->o.leader ? OB_ORDER_STRICT : OB_ORDER_AGGREGATE;
     e->owner.fetch_sql = fetch_sql;
+    e->owner.may_publish = may_publish;
     r->stats.buckets_total = OB_BUCKETS;
     r->order.share = calloc((size_t)r->nworkers, sizeof(uint64_t));
     r->order.sql = calloc((size_t)r->nworkers * 2, sizeof(ob_buf));
@@ -96,6 +124,8 @@ int ob_relay_order_prepare(outbox_relay *r) {
     lc.qtable = r->qtable;
     lc.table = r->o.table;
     ob_lease_base(lc.base, r->db.database, r->o.table);
+    memcpy(r->order.base, lc.base, sizeof(r->order.base));
+    lc.takeover_ms = r->o.lease_timeout_ms;
     lc.leader = r->o.leader;
     lc.interval_ms = 1000;
     ob_lease_callbacks cbs = {lease_changed, lease_fatal, lease_closed, r};

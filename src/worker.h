@@ -85,6 +85,10 @@ typedef struct ob_worker_owner {
     /* Ordered modes: the fetch statement for worker `index` now (its share
      * of the buckets can change between batches); NULL: env->sql_fetch. */
     size_t (*fetch_sql)(void *data, uint32_t index, const char **sql);
+    /* Ordered modes: 0 when this instance may no longer be sure it owns
+     * what it fetched (its lease was not proven recently): the batch's
+     * unsent rows go back untouched. NULL: always 1. */
+    int (*may_publish)(void *data);
 } ob_worker_owner;
 
 /* Rows published but left unmarked by lost connections, across a relay's

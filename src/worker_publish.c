@@ -49,8 +49,10 @@ static void publish_ready(ob_worker *w) {
     ob_batch *b = &w->batch;
     int i;
     while ((i = ob_batch_next_ready(b)) >= 0) {
-        if (!e->pub.ready(e->pub.data)) {
-            ob_worker_give_back(w, ob_batch_release_open(b)); /* the broker went away */
+        if (!e->pub.ready(e->pub.data) ||
+            (e->owner.may_publish && !e->owner.may_publish(e->owner.data))) {
+            /* the broker went away, or the lease may have */
+            ob_worker_give_back(w, ob_batch_release_open(b));
             break;
         }
         if (!ob_flow_acquire(e->flow, &w->fm))

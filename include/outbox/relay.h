@@ -192,6 +192,11 @@ typedef struct outbox_relay_options {
      * has seen, at least one row and at most batch_size; a row is never
      * split. 0: no byte limit, every fetch asks for batch_size rows. */
     uint64_t max_in_flight_bytes;
+    /* --- ordered and leader modes (added last) --- */
+    /* A silent owner (frozen, paused, cut off from the database) loses its
+     * buckets or the leadership within this; it stops publishing before
+     * another instance may take them. 3 s to 1 hour (15 s). */
+    uint32_t lease_timeout_ms;
 } outbox_relay_options;
 
 /* Upper bounds, in seconds, of the buckets of every histogram in the stats;

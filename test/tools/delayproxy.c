@@ -4,7 +4,11 @@
  * a round trip of 2 x DELAY away, for tests.
  *   delayproxy LISTEN_PORT TARGET_PORT DELAY_MS
  * Prints "ready" once it listens. Runs until killed.
+ * SIGUSR1 cuts every connection off without closing it (a network
+ * partition): data in both directions is held, nothing is forwarded, no
+ * connection ends. SIGUSR2 heals it: what was held goes on, in order.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +27,7 @@ typedef struct pair {
 
 /* A chunk on its way: sent when its timer fires. */
 typedef struct chunk {
+    struct chunk *next_held; /* while cut off */
     uv_timer_t t;
     uv_write_t w;
     uv_stream_t *to;
@@ -81,6 +86,20 @@ static void alloc_cb(uv_handle_t *h, size_t size, uv_buf_t *buf) {
     buf->len = buf->base ? size : 0;
 }
 
+static int cut;
+static chunk *held, **held_tail = &held;
+
+static void on_signal(uv_signal_t *s, int signum) {
+    (void)s;
+    cut = signum == SIGUSR1;
+    if (cut)
+        return;
+    for (chunk *c = held; c; c = c->next_held)
+        uv_timer_start(&c->t, due, delay_ms, 0);
+    held = NULL;
+    held_tail = &held;
+}
+
 static void on_read(uv_stream_t *from, ssize_t n, const uv_buf_t *buf) {
     pair *p = from->data;
     if (n == 0) {
@@ -97,6 +116,11 @@ static void on_read(uv_stream_t *from, ssize_t n, const uv_buf_t *buf) {
     }
     uv_timer_init(loop, &c->t);
     c->t.data = c;
+    if (cut) {
+        *held_tail = c;
+        held_tail = &c->next_held;
+        return;
+    }
     uv_timer_start(&c->t, due, delay_ms, 0);
 }
 
@@ -148,6 +172,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "delayproxy: cannot listen on %s\n", argv[1]);
         return 1;
     }
+    uv_signal_t cut_on, cut_off;
+    uv_signal_init(loop, &cut_on);
+    uv_signal_init(loop, &cut_off);
+    uv_signal_start(&cut_on, on_signal, SIGUSR1);
+    uv_signal_start(&cut_off, on_signal, SIGUSR2);
     printf("ready\n");
     fflush(stdout);
     return uv_run(loop, UV_RUN_DEFAULT);

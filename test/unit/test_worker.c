@@ -133,7 +133,7 @@ static ob_worker *make_worker(void) {
                              .settled = f_settled,
                              .full = f_full,
                              .window_ms = f_window};
-    env.owner = (ob_worker_owner){NULL, f_table_empty, NULL, f_closed, NULL, NULL};
+    env.owner = (ob_worker_owner){NULL, f_table_empty, NULL, f_closed, NULL, NULL, NULL};
     env.flow = &flow;
     env.stats = &stats;
     ob_flow_init(&flow, 100, 5, 20);

@@ -1,0 +1,55 @@
+# Sourced by the lease takeover tests (lease_*.sh) after lib.sh: a producer
+# that keeps writing while an owner is frozen or cut off, and the checks.
+
+# produce DB FROM TO: inserts rows n = FROM..TO-1, 100 per statement, ten
+# statements a second, over 300 aggregates; header n is the global
+# sequence (insertion order), agg_seq the same number (per aggregate it
+# only grows).
+produce() {
+  local db=$1 n=$2 to=$3
+  while [ "$n" -lt "$to" ]; do
+    sql "$db" "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, headers)
+      SELECT outbox_uuid_v7(), 'order', CONCAT('a', seq % 300), 'created', JSON_OBJECT('n', seq),
+             JSON_OBJECT('n', CAST(seq AS CHAR), 'agg_seq', CAST(seq AS CHAR))
+      FROM seq_${n}_to_$((n + 99))"
+    n=$((n + 100))
+    sleep 0.1
+  done
+}
+
+processed() { sql "$1" 'SELECT COUNT(*) FROM outbox WHERE status = 1'; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# wait_log FILE PATTERN SECONDS: 0 once FILE has a line matching PATTERN.
+wait_log() {
+  local i
+  for i in $(seq 1 $(($3 * 20))); do
+    grep -q "$2" "$1" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# wait_processed DB N SECONDS: 0 once N rows are processed.
+wait_processed() {
+  local i
+  for i in $(seq 1 $(($3 * 4))); do
+    [ "$(processed "$1")" -ge "$2" ] && return 0
+    sleep 0.25
+  done
+  return 1
+}
+
+# check_stream STREAM N [fifo]: N messages, each id once, no aggregate out
+# of order (and with fifo, the whole stream in insertion order).
+check_stream() {
+  local out summary
+  out=$(streamcheck --stream "$1" --subject '>' --check-order agg_seq ${3:+--check-fifo n}) ||
+    { echo "$out"; fail "stream check"; }
+  echo "$out"
+  summary=$(echo "$out" | grep '^messages=')
+  assert_eq "$(field "$summary" distinct)" "$2" "distinct ids in the stream"
+  assert_eq "$(field "$summary" messages)" "$2" "messages in the stream"
+  assert_eq "$(echo "$out" | sed -n 's/.*order_violations=\([0-9]*\).*/\1/p')" 0 \
+    "aggregates out of order"
+}

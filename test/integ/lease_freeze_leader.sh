@@ -1,0 +1,52 @@
+# Leader mode, the leader frozen with SIGSTOP for 30 s while a producer
+# keeps writing: the standby takes over within the lease timeout (15 s, the
+# default) and delivers during the freeze; after SIGCONT the old leader
+# publishes nothing out of order: the whole stream is in insertion order
+# (header n only grows), each id once. Prints the takeover time.
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/lease.sh"
+db=it_lease_freeze_leader stream=IT_LEASE_FREEZE_LEADER prefix=itlfl
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill -KILL "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+db_fresh $db --ordered
+stream_delete $stream
+total=30000
+produce $db 0 2000
+relay_bg "$work/a.log" $db $stream $prefix --leader --batch 200 --log-level debug
+pids+=($RELAY_PID)
+wait_log "$work/a.log" "lease: leading" 10 || fail "relay a does not lead"
+relay_bg "$work/b.log" $db $stream $prefix --leader --batch 200
+pids+=($RELAY_PID)
+produce $db 2000 $total &
+pids+=($!)
+wait_processed $db 1000 30 || fail "the leader does not deliver"
+kill -STOP "${pids[0]}"
+frozen=$(now_ms)
+echo "froze the leader with $(processed $db) rows processed"
+wait_log "$work/b.log" "lease: leading" 30 || fail "the standby did not take over within 30 s"
+took=$(($(now_ms) - frozen))
+echo "takeover: the standby leads ${took} ms after the freeze"
+[ "$took" -le 15000 ] || fail "takeover took ${took} ms, over the 15 s lease timeout"
+grep "ended it" "$work/b.log" || fail "the standby did not end the frozen leader's sessions"
+at=$(processed $db)
+wait_processed $db $((at + 1000)) 20 || fail "the standby does not deliver during the freeze"
+echo "the standby delivered while the leader was frozen: $(processed $db) rows processed"
+left=$((30000 - ($(now_ms) - frozen)))
+[ $left -gt 0 ] && sleep "$(awk -v m=$left 'BEGIN { printf "%.3f", m / 1000 }')"
+kill -CONT "${pids[0]}"
+echo "thawed the old leader after $(($(now_ms) - frozen)) ms"
+wait "${pids[2]}" || fail "the producer failed"
+wait_processed $db $total 120 || fail "not every row was processed: $(processed $db) of $total"
+for i in 0 1; do kill -TERM "${pids[$i]}"; done
+for i in 0 1; do
+  rc=0; wait "${pids[$i]}" || rc=$?
+  assert_eq "$rc" 0 "exit status of relay $i"
+done
+grep -E "lease: (connection lost|standing by)" "$work/a.log" | head -3
+check_stream $stream $total fifo
+echo "lease_freeze_leader: ok"

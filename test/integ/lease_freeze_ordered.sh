@@ -1,0 +1,65 @@
+# Ordered mode, three relays, one frozen with SIGSTOP for 30 s while a
+# producer keeps writing: the other two own all 64 buckets within the lease
+# timeout (15 s, the default) and deliver its aggregates during the freeze;
+# after SIGCONT no aggregate is out of order and each id is in the stream
+# once. Prints the takeover time.
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/lease.sh"
+db=it_lease_freeze_ord stream=IT_LEASE_FREEZE_ORD prefix=itlfo
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill -KILL "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+db_fresh $db --ordered
+stream_delete $stream
+total=30000
+produce $db 0 2000
+for i in 1 2 3; do
+  relay_bg "$work/r$i.log" $db $stream $prefix --ordered --connections 2 --batch 100
+  pids+=($RELAY_PID)
+done
+owned() { sed -n 's/.*lease: \([0-9]*\) of 64 buckets owned.*/\1/p' "$1" | tail -1; }
+for t in $(seq 1 200); do
+  a=$(owned "$work/r1.log"); b=$(owned "$work/r2.log"); c=$(owned "$work/r3.log")
+  [ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] && break
+  sleep 0.05
+done
+[ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] ||
+  fail "the three relays did not share the buckets within 10 s"
+produce $db 2000 $total &
+pids+=($!)
+sleep 2
+kill -STOP "${pids[0]}"
+frozen=$(now_ms)
+echo "froze relay 1 (owning $a buckets) with $(processed $db) rows processed"
+took=
+for t in $(seq 1 600); do
+  b=$(owned "$work/r2.log"); c=$(owned "$work/r3.log")
+  if [ $((${b:-0} + ${c:-0})) = 64 ]; then took=$(($(now_ms) - frozen)); break; fi
+  sleep 0.05
+done
+[ -n "$took" ] || fail "the others did not take every bucket within 30 s"
+echo "takeover: relays 2 and 3 own all 64 buckets ${took} ms after the freeze ($b + $c)"
+[ "$took" -le 15000 ] || fail "takeover took ${took} ms, over the 15 s lease timeout"
+cat "$work/r2.log" "$work/r3.log" | grep "ended it" || fail "nobody ended relay 1's sessions"
+left=$((30000 - ($(now_ms) - frozen)))
+[ $left -gt 0 ] && sleep "$(awk -v m=$left 'BEGIN { printf "%.3f", m / 1000 }')"
+# Every aggregate moved during the freeze: each has a row processed after it.
+moved=$(sql $db "SELECT COUNT(DISTINCT aggregate_id) FROM outbox
+  WHERE status = 1 AND processed_at > NOW(6) - INTERVAL 12 SECOND")
+echo "aggregates delivered in the last 12 s of the freeze: $moved of 300"
+[ "$moved" = 300 ] || fail "relay 1's aggregates did not move during the freeze"
+kill -CONT "${pids[0]}"
+echo "thawed relay 1 after $(($(now_ms) - frozen)) ms"
+wait "${pids[3]}" || fail "the producer failed"
+wait_processed $db $total 120 || fail "not every row was processed: $(processed $db) of $total"
+for i in 0 1 2; do kill -TERM "${pids[$i]}"; done
+for i in 0 1 2; do
+  rc=0; wait "${pids[$i]}" || rc=$?
+  assert_eq "$rc" 0 "exit status of relay $((i + 1))"
+done
+check_stream $stream $total
+echo "lease_freeze_ordered: ok"
