@@ -22,6 +22,7 @@
 
 #include "commands.h"
 #include "logout.h"
+#include "sd_notify.h"
 
 typedef struct run_ctx run_ctx;
 
@@ -169,6 +170,7 @@ static void on_http_stopped(outbox_http *h, void *data) {
 
 static void stop(run_ctx *x) {
     x->stopping++;
+    ob_sd_stopping();
     uv_timer_stop(&x->progress);
     if (x->http_running && x->stopping == 1)
         outbox_http_stop(x->http, on_http_stopped, x);
@@ -400,6 +402,8 @@ int ob_cmd_run(ob_cli *c) {
     }
     if (x.exit_code)
         stop(&x);
+    else
+        ob_sd_ready(&x.loop);
     uv_run(&x.loop, UV_RUN_DEFAULT);
     destroy_all(&x);
     if (uv_loop_close(&x.loop) != 0) {
