@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "logout.h"
+#include "sd_notify.h"
 
 typedef struct run_ctx run_ctx;
 
@@ -172,6 +173,7 @@ static void on_http_stopped(outbox_http *h, void *data) {
 
 static void stop(run_ctx *x) {
     x->stopping++;
+    ob_sd_stopping();
     uv_timer_stop(&x->progress);
     if (x->http_running && x->stopping == 1)
         outbox_http_stop(x->http, on_http_stopped, x);
@@ -417,6 +419,8 @@ int ob_cmd_run(ob_cli *c, ob_logout *err_log) {
     }
     if (x.exit_code)
         stop(&x);
+    else
+        ob_sd_ready(&x.loop);
     uv_run(&x.loop, UV_RUN_DEFAULT);
     /* Closing the handle restored the default action, which kills. */
     signal(SIGUSR1, SIG_IGN);
