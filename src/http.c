@@ -27,6 +27,13 @@ typedef enum client_state {
     C_CLOSING,  /* uv_close called on both handles; freed by the last close cb */
 } client_state;
 
+static const char *const state_names[] = {"reading", "writing", "shutting", "closing"};
+
+/* Refused connections (over max_clients) are counted, and said at most once
+ * per this interval, with the count, so that a client opening connections in
+ * a loop cannot flood the log. */
+#define REFUSED_LOG_INTERVAL_MS 10000
+
 typedef struct client {
     uv_tcp_t tcp;
     uv_timer_t timer;
@@ -51,8 +58,11 @@ struct outbox_http {
     outbox_http_options o;
     char *listen;
     struct sockaddr_storage addr;
-    uv_tcp_t listener;
+    uv_tcp_t *listener; /* heap: freed by its close callback, so a failed start
+                         * leaves nothing on the loop that the handle must wait for */
     int started, stopping, listener_open;
+    uint64_t refused;         /* connections refused and not yet logged */
+    uint64_t refused_said_ms; /* loop time of the last warning about them; 0: never */
     int port;
     bound_relay *relays;
     outbox_stats *snap;
@@ -205,10 +215,16 @@ static void client_closed(uv_handle_t *handle) {
     maybe_stopped(h);
 }
 
+static void set_state(client *c, client_state to) {
+    OB_DEBUG(&c->h->log, "http: connection %p: %s -> %s", (void *)c, state_names[c->state],
+             state_names[to]);
+    c->state = to;
+}
+
 static void client_close(client *c) {
     if (c->state == C_CLOSING)
         return;
-    c->state = C_CLOSING;
+    set_state(c, C_CLOSING);
     uv_close((uv_handle_t *)&c->timer, client_closed);
     uv_close((uv_handle_t *)&c->tcp, client_closed);
 }
@@ -226,7 +242,7 @@ static void on_written(uv_write_t *req, int status) {
         client_close(c);
         return;
     }
-    c->state = C_SHUTTING;
+    set_state(c, C_SHUTTING);
 }
 
 static const char *reason_phrase(int code) {
@@ -264,7 +280,7 @@ static void respond(client *c, int code, const char *type, const char *body, siz
         return;
     }
     uv_buf_t b = uv_buf_init(c->out.p, (unsigned)c->out.len);
-    c->state = C_WRITING;
+    set_state(c, C_WRITING);
     if (uv_write(&c->wr, (uv_stream_t *)&c->tcp, &b, 1, on_written) != 0)
         client_close(c);
 }
@@ -312,6 +328,7 @@ static void serve_metrics(client *c, int head_only) {
         outbox_relay_stats(h->relays[i].relay, &h->snap[i]);
     ob_buf_reset(&h->body);
     ob_metrics_write(&h->body, h->snap, h->labels, h->nrelays);
+    ob_metrics_process(&h->body);
     if (h->body.oom) {
         ob_buf_free(&h->body);
         client_close(c);
@@ -427,6 +444,21 @@ static void on_timeout(uv_timer_t *t) {
         client_close(c);
 }
 
+/* Says how many connections were refused since the last warning: at once for
+ * the first, then at most once per interval (or at the stop, with `now`). */
+static void say_refused(outbox_http *h, int now) {
+    uint64_t t = uv_now(h->loop);
+    if (h->refused == 0 ||
+        (!now && h->refused_said_ms && t - h->refused_said_ms < REFUSED_LOG_INTERVAL_MS))
+        return;
+    OB_WARN(&h->log,
+            "http: more than %u connections: refused %llu connection(s) since the last warning "
+            "(said at most every %d s)",
+            h->o.max_clients, (unsigned long long)h->refused, REFUSED_LOG_INTERVAL_MS / 1000);
+    h->refused = 0;
+    h->refused_said_ms = t ? t : 1;
+}
+
 static void on_connection(uv_stream_t *server, int status) {
     outbox_http *h = server->data;
     if (status < 0) {
@@ -457,10 +489,12 @@ static void on_connection(uv_stream_t *server, int status) {
         return;
     }
     if (h->nclients > h->o.max_clients) {
-        OB_WARN(&h->log, "http: more than %u connections; closing a new one", h->o.max_clients);
+        h->refused++;
+        say_refused(h, 0);
         client_close(c);
         return;
     }
+    say_refused(h, 0);
     uv_tcp_nodelay(&c->tcp, 1);
     uv_timer_start(&c->timer, on_timeout, h->o.request_timeout_ms, 0);
     if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0)
@@ -469,6 +503,9 @@ static void on_connection(uv_stream_t *server, int status) {
 
 static void listener_closed(uv_handle_t *handle) {
     outbox_http *h = handle->data;
+    free(handle);
+    if (h == NULL) /* a failed start: the responder did not wait for it */
+        return;
     h->listener_open = 0;
     maybe_stopped(h);
 }
@@ -476,24 +513,32 @@ static void listener_closed(uv_handle_t *handle) {
 int outbox_http_start(outbox_http *h, char *errbuf, size_t errlen) {
     if (h->started)
         return ob_errf(errbuf, errlen, OUTBOX_ESTATE, "already started");
-    int rc = uv_tcp_init(h->loop, &h->listener);
-    if (rc != 0)
-        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "http: %s", uv_strerror(rc));
-    h->started = 1;
-    h->listener_open = 1;
-    h->listener.data = h;
-    rc = uv_tcp_bind(&h->listener, (const struct sockaddr *)&h->addr, 0);
-    if (rc == 0)
-        rc = uv_listen((uv_stream_t *)&h->listener, 64, on_connection);
+    uv_tcp_t *l = malloc(sizeof(*l));
+    if (l == NULL)
+        return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "http: out of memory");
+    int rc = uv_tcp_init(h->loop, l);
     if (rc != 0) {
-        h->stopping = 1;
-        uv_close((uv_handle_t *)&h->listener, listener_closed);
+        free(l);
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "http: %s", uv_strerror(rc));
+    }
+    l->data = h;
+    rc = uv_tcp_bind(l, (const struct sockaddr *)&h->addr, 0);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)l, 64, on_connection);
+    if (rc != 0) {
+        /* The listener frees itself on the loop's next turn; the responder
+         * stays unstarted and can be destroyed at once. */
+        l->data = NULL;
+        uv_close((uv_handle_t *)l, listener_closed);
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "http: cannot listen on %s: %s", h->listen,
                        uv_strerror(rc));
     }
+    h->listener = l;
+    h->started = 1;
+    h->listener_open = 1;
     struct sockaddr_storage ss;
     int sl = sizeof(ss);
-    if (uv_tcp_getsockname(&h->listener, (struct sockaddr *)&ss, &sl) == 0)
+    if (uv_tcp_getsockname(h->listener, (struct sockaddr *)&ss, &sl) == 0)
         h->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                                  : ((struct sockaddr_in *)&ss)->sin_port);
     OB_INFO(&h->log, "http: serving /metrics, /healthz and /readyz on %s (port %d)", h->listen,
@@ -511,9 +556,10 @@ int outbox_http_stop(outbox_http *h, outbox_http_stop_cb cb, void *data) {
     h->stopping = 1;
     h->stop_cb = cb;
     h->stop_data = data;
+    say_refused(h, 1);
     for (client *c = h->clients; c; c = c->next)
         client_close(c);
-    uv_close((uv_handle_t *)&h->listener, listener_closed);
+    uv_close((uv_handle_t *)h->listener, listener_closed);
     return OUTBOX_OK;
 }
 

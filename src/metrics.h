@@ -10,4 +10,8 @@
 
 void ob_metrics_write(ob_buf *b, const outbox_stats *stats, const char *const *tables, size_t n);
 
+/* The process-wide series (process_*, outbox_relay_build_info): once per
+ * exposition, after the relays' series. In src/metrics_process.c. */
+void ob_metrics_process(ob_buf *b);
+
 #endif

@@ -8,11 +8,6 @@
 
 enum { T_SAMPLE, T_PARTITIONS, T_CLEANUP, T_COUNT };
 
-/* The pending sample is logged at info at most this often, at debug
- * otherwise, so that a fast sampler (the progress line samples every second)
- * does not flood the log. */
-#define SAMPLE_LOG_INTERVAL_MS 60000
-
 struct ob_timers {
     uv_loop_t *loop;
     const outbox_relay_options *o;
@@ -23,7 +18,7 @@ struct ob_timers {
     int busy[T_COUNT]; /* the timer's job is queued or running */
     int open;          /* timers and the handle still closing */
     int started;
-    uint64_t sample_logged_ms;
+    ob_sample_log sample_log;
     void (*closed_cb)(void *data);
     void *closed_data;
 };
@@ -58,16 +53,22 @@ void ob_timers_free(ob_timers *t) {
     free(t);
 }
 
+int ob_sample_log_info(ob_sample_log *s, uint64_t now_ms, int64_t pending) {
+    if (s->said && (pending == s->pending || now_ms - s->at_ms < OB_SAMPLE_LOG_INTERVAL_MS))
+        return 0;
+    s->said = 1;
+    s->at_ms = now_ms;
+    s->pending = pending;
+    return 1;
+}
+
 static void on_sample(ob_timers *t, const outbox_maint_result *res) {
     uint64_t now = uv_now(t->loop);
     t->stats->pending = res->pending;
     t->stats->oldest_pending_ms = res->oldest_pending_ms;
     t->stats->pending_sampled_at_ms = now;
-    outbox_log_level level = OUTBOX_LOG_DEBUG;
-    if (t->sample_logged_ms == 0 || now - t->sample_logged_ms >= SAMPLE_LOG_INTERVAL_MS) {
-        level = OUTBOX_LOG_INFO;
-        t->sample_logged_ms = now;
-    }
+    outbox_log_level level =
+        ob_sample_log_info(&t->sample_log, now, res->pending) ? OUTBOX_LOG_INFO : OUTBOX_LOG_DEBUG;
     ob_logf(t->log, level, "pending: %lld row(s), oldest %lld ms", (long long)res->pending,
             (long long)res->oldest_pending_ms);
 }

@@ -30,4 +30,20 @@ void ob_timers_stop(ob_timers *t, void (*cb)(void *data), void *data);
 /* Frees timers that were never started or are closed. */
 void ob_timers_free(ob_timers *t);
 
+/* The pending sample's log line goes at info for the first sample, then only
+ * when the count changed, and at most once per this interval (the progress
+ * line samples every second); at debug otherwise, so an idle relay says
+ * "pending: 0" once and then nothing. */
+#define OB_SAMPLE_LOG_INTERVAL_MS 60000
+
+typedef struct ob_sample_log {
+    int said;        /* a sample was logged at info */
+    uint64_t at_ms;  /* when */
+    int64_t pending; /* with this count */
+} ob_sample_log;
+
+/* 1 when the sample of `pending` rows at `now_ms` goes at info (and records
+ * it as said), 0 for debug. */
+int ob_sample_log_info(ob_sample_log *s, uint64_t now_ms, int64_t pending);
+
 #endif

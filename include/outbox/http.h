@@ -63,9 +63,10 @@ OUTBOX_EXPORT int outbox_http_create(outbox_http **out, uv_loop_t *loop,
 OUTBOX_EXPORT int outbox_http_add_relay(outbox_http *h, outbox_relay *r, const char *table);
 
 /* Binds, listens and starts serving. OUTBOX_EINVAL when the address cannot
- * be bound (in use, not local), with the reason in errbuf; the listener is
- * then being closed, and destroy must wait until the loop ran once more
- * (uv_run(loop, UV_RUN_NOWAIT) is enough). */
+ * be bound (in use, not local), with the reason in errbuf; the responder is
+ * then as before the call: destroy it at once, or start it again. (The
+ * refused socket closes itself on the loop's next turn, as any closed handle
+ * does before uv_loop_close.) */
 OUTBOX_EXPORT int outbox_http_start(outbox_http *h, char *errbuf, size_t errlen);
 
 /* The port listened on (useful with port 0), or -1 before start. */

@@ -202,7 +202,7 @@ typedef struct outbox_relay_options {
 /* Upper bounds, in seconds, of the buckets of every histogram in the stats;
  * a last bucket (+Inf) takes what is above the largest. */
 #define OUTBOX_HIST_BOUNDS 15
-extern const double outbox_hist_bounds[OUTBOX_HIST_BOUNDS];
+OUTBOX_EXPORT extern const double outbox_hist_bounds[OUTBOX_HIST_BOUNDS];
 
 /* A histogram of durations in seconds. bucket[i] counts the observations
  * in (bound[i-1], bound[i]]: per bucket, not cumulative; bucket[OUTBOX_HIST_BOUNDS]

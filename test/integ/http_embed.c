@@ -116,6 +116,18 @@ int main(void) {
     CHECK(port > 0);
     CHECK_EQ(outbox_http_add_relay(h, r, "late"), OUTBOX_ESTATE);
 
+    /* A second responder on the taken port: its start fails, and it can be
+     * destroyed at once, without a turn of the loop. */
+    char taken[32];
+    snprintf(taken, sizeof(taken), "127.0.0.1:%d", port);
+    ho.listen = taken;
+    outbox_http *h2;
+    CHECK_EQ(outbox_http_create(&h2, &loop, &ho, err, sizeof(err)), OUTBOX_OK);
+    CHECK_EQ(outbox_http_start(h2, err, sizeof(err)), OUTBOX_EINVAL);
+    CHECK_CONTAINS(err, "cannot listen on");
+    CHECK_EQ(outbox_http_port(h2), -1);
+    CHECK_EQ(outbox_http_destroy(h2), OUTBOX_OK);
+
     /* Before the relay starts, nothing is up. */
     fetch f;
     fetch_start(&f, &loop, port, "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n");

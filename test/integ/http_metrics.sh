@@ -1,12 +1,15 @@
 # The --http responder on the relay's loop: /metrics scraped during and after
-# a 5,000-row run agrees with the stream; /healthz and /readyz answer; garbage,
-# oversized and slow requests are refused while the relay keeps relaying.
+# a 5,000-row run agrees with the stream, the histograms fill, the process
+# metrics hold plausible values; /healthz and /readyz answer; garbage,
+# oversized and slow requests are refused while the relay keeps relaying, and
+# a flood of connections over the limit is logged once per interval.
 . "$(dirname "$0")/../harness/lib.sh"
 db=it_http stream=IT_HTTP prefix=ithttp
 work=$(mktemp -d); RELAY_PID=; trap 'kill $RELAY_PID 2>/dev/null || true; rm -rf "$work"' EXIT
 db_fresh $db
 stream_delete $stream
 seed $db 5000 512
+t_start=$(date +%s)
 relay_bg "$work/relay.log" $db $stream $prefix --batch 50 --connections 2 \
   --http 127.0.0.1:0 --pending-interval 200ms
 port=$(http_port "$work/relay.log")
@@ -42,6 +45,35 @@ for m in 'outbox_relay_pending_rows{table="outbox"}' 'outbox_relay_oldest_pendin
   grep -qF "$m" "$work/metrics.txt" || { cat "$work/metrics.txt"; fail "metric line '$m'"; }
 done
 echo "ok: pending, lag, up and histogram series present"
+for h in outbox_relay_batch_duration_seconds_count outbox_relay_delivery_lag_seconds_count; do
+  n=$(metric_sum "$text" $h)
+  [ "$n" -gt 0 ] || fail "$h fills: $n"
+  echo "ok: $h = $n"
+done
+
+# The process metrics: values, not only names.
+value() { awk -v n="$1" '$1 == n { print $2 }' "$work/metrics.txt"; }
+t_now=$(date +%s)
+start=$(value process_start_time_seconds)
+awk -v s="$start" -v a="$t_start" -v b="$t_now" 'BEGIN { exit !(s >= a - 2 && s <= b + 1) }' ||
+  fail "process_start_time_seconds $start within [$t_start, $t_now]"
+rss=$(value process_resident_memory_bytes)
+awk -v r="$rss" 'BEGIN { exit !(r > 1048576 && r < 4 * 1073741824) }' ||
+  fail "process_resident_memory_bytes $rss between 1 MiB and 4 GiB"
+fds=$(value process_open_fds)
+own=$(ls /proc/$RELAY_PID/fd | wc -l)
+[ "$fds" -gt 3 ] && [ $((fds - own)) -le 3 ] && [ $((own - fds)) -le 3 ] ||
+  fail "process_open_fds $fds, the relay has $own"
+[ "$fds" -lt "$(value process_max_fds)" ] || fail "process_open_fds below process_max_fds"
+cpu=$(value process_cpu_seconds_total)
+awk -v c="$cpu" 'BEGIN { exit !(c > 0 && c < 600) }' || fail "process_cpu_seconds_total $cpu"
+version=$("$OUTBOX_TEST_RELAY" --version | awk '{ print $2; exit }')
+grep -qx "outbox_relay_build_info{version=\"$version\"} 1" "$work/metrics.txt" ||
+  fail "build info with version $version: $(grep build_info "$work/metrics.txt")"
+echo "ok: start $start, rss $rss, fds $fds (relay $own), cpu $cpu s, version $version"
+if command -v promtool >/dev/null; then
+  promtool check metrics <"$work/metrics.txt" || fail "promtool check metrics"
+fi
 assert_eq "$(http_code $port /healthz)" 200 "/healthz"
 assert_eq "$(http_code $port /readyz)" 200 "/readyz with both servers up"
 assert_eq "$(http_code $port '/metrics?x=1')" 200 "/metrics with a query string"
@@ -84,11 +116,14 @@ exec 4>&- 5>&-
 # More connections than the responder takes (64) are closed, and it serves
 # again once they are gone.
 pids=()
-for i in $(seq 1 80); do (exec 3<>"/dev/tcp/127.0.0.1/$port"; sleep 2) 2>/dev/null & pids+=($!); done
-sleep 0.5
+for i in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port"; sleep 5) 2>/dev/null & pids+=($!); done
+sleep 1.5
 kill "${pids[@]}" 2>/dev/null || true; wait "${pids[@]}" 2>/dev/null || true
 sleep 0.3
-assert_eq "$(http_code $port /healthz)" 200 "/healthz after a burst of 80 connections"
+assert_eq "$(http_code $port /healthz)" 200 "/healthz after a burst of 100 connections"
+# The refusals are said once, not once per connection.
+warned=$(grep -c 'more than 64 connections' "$work/relay.log" || true)
+assert_eq "$warned" 1 "warnings about refused connections during the burst"
 
 # The relay kept relaying through all of it.
 seed $db 1000 256
@@ -101,3 +136,11 @@ kill -TERM $RELAY_PID
 rc=0; wait $RELAY_PID || rc=$?
 assert_eq "$rc" 0 "relay exit status"
 assert_eq "$(field "$(stream_summary $stream)" messages)" 6000 "messages in the stream"
+# At the stop, the refusals not yet said are, with their count: several
+# refusals (up to the burst's 36 over the limit) in at most two lines.
+refused=$(sed -n 's/.*more than 64 connections: refused \([0-9]*\) .*/\1/p' "$work/relay.log" |
+  awk '{ s += $1 } END { print s + 0 }')
+lines=$(grep -c 'more than 64 connections' "$work/relay.log" || true)
+[ "$lines" -le 2 ] || fail "$lines warnings about refused connections"
+[ "$refused" -ge 3 ] && [ "$refused" -le 100 ] || fail "refused connections counted: $refused"
+echo "ok: $refused refused connections said in $lines line(s)"
