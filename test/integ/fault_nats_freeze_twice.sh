@@ -18,8 +18,8 @@ seed $db 3000 512
 ( while [ ! -f "$work/stop-producer" ]; do seed $db 40 512; sleep 0.1; done ) &
 PROD_PID=$!
 relay_bg "$work/relay.log" $db $stream $prefix --connections 2 --batch 100 --http 127.0.0.1:0
-port=$(http_port "$work/relay.log")
-outages() { metric_value "$(metrics $port)" 'outbox_relay_nats_outages_total{table="outbox"}'; }
+hport=$(http_port "$work/relay.log")
+outages() { metric_value "$(metrics $hport)" 'outbox_relay_nats_outages_total{table="outbox"}'; }
 sleep 2
 for round in 1 2; do
   flowing=$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')
