@@ -14,7 +14,8 @@ streamcheck --stream $stream --create "$prefix.>" --max-msgs 100 --discard-new
 seed $db 300 256
 
 relay_bg "$work/relay.log" $db $stream $prefix --batch 50 --max-attempts 3 \
-  --backoff fixed --backoff-base 200ms --backoff-max 200ms --backoff-jitter 0
+  --backoff fixed --backoff-base 200ms --backoff-max 200ms --backoff-jitter 0 --http 127.0.0.1:0
+hport=$(http_port "$work/relay.log")
 sleep 8
 kill -0 $RELAY_PID 2>/dev/null || { show_log "$work/relay.log"; fail "the relay exited"; }
 sql $db "SELECT status, COUNT(*), MAX(attempt_count) FROM outbox GROUP BY status" | sed 's/^/    status count max_attempts: /'
@@ -25,6 +26,15 @@ grep -Ei 'maximum messages|stream is full|is full|full stream|no room|limit' "$w
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 100 "rows processed while the stream fills"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = -1')" 0 "dead rows while the stream is full"
 assert_eq "$(sql $db 'SELECT MAX(attempt_count) FROM outbox')" 0 "largest attempt_count while the stream is full"
+# The counters class the full stream as the broker's outage, not as failed
+# publishes of rows.
+text=$(metrics $hport)
+outages=$(metric_value "$text" 'outbox_relay_nats_outages_total{table="outbox"}')
+echo "after 8 s: ${outages:-no} NATS outage(s) counted"
+[ "${outages:-0}" -ge 1 ] || fail "the full stream was not counted as a NATS outage (${outages:-no metrics})"
+assert_eq "$(metric_value "$text" 'outbox_relay_failures_total{table="outbox",reason="stream_error"}')" 0 \
+  "failures_total{reason=stream_error} while the stream is full"
+assert_eq "$(metric_value "$text" 'outbox_relay_dead_total{table="outbox"}')" 0 "dead_total while the stream is full"
 # The log checks are reported at the end, so that the resume is tried as well.
 log_fail=
 [ "$full" -ge 1 ] || log_fail="the log does not say the stream is full"

@@ -15,14 +15,19 @@ sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, paylo
   SELECT outbox_uuid_v7(), 'order', CONCAT('a', seq % 300), 'created', JSON_OBJECT('n', seq),
          JSON_OBJECT('agg_seq', CAST(seq DIV 300 AS CHAR)) FROM seq_0_to_49999"
 for i in 1 2 3; do
-  relay_bg "$work/r$i.log" $db $stream $prefix --ordered --connections 4 --batch 200 --drain
+  relay_bg "$work/r$i.log" $db $stream $prefix --ordered --connections 4 --batch 200 --drain \
+    --http 127.0.0.1:0
   pids+=($RELAY_PID)
 done
 started=$(date +%s%N)
-owned() { sed -n 's/.*lease: \([0-9]*\) of 64 buckets owned.*/\1/p' "$1" | tail -1; }
+ports=()
+for i in 1 2 3; do ports+=($(http_port "$work/r$i.log")); done
+# owned I: relay I's outbox_relay_buckets_owned gauge.
+owned() { metric_value "$(metrics "${ports[$(($1 - 1))]}")" 'outbox_relay_buckets_owned{table="outbox"}'; }
+since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 # Instances that start together share the buckets among themselves.
-for i in $(seq 1 60); do
-  a=$(owned "$work/r1.log"); b=$(owned "$work/r2.log"); c=$(owned "$work/r3.log")
+while [ "$(since $started)" -le 3000 ]; do
+  a=$(owned 1); b=$(owned 2); c=$(owned 3)
   [ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] && break
   sleep 0.05
 done
@@ -35,9 +40,9 @@ echo "killing relay 1 with $(sql $db 'SELECT COUNT(*) FROM outbox WHERE status =
 kill -KILL "${pids[0]}"
 killed=$(date +%s%N)
 took=
-for i in $(seq 1 100); do
-  a=$(owned "$work/r2.log"); b=$(owned "$work/r3.log")
-  if [ $((${a:-0} + ${b:-0})) = 64 ]; then took=$((($(date +%s%N) - killed) / 1000000)); break; fi
+while [ "$(since $killed)" -le 5000 ]; do
+  a=$(owned 2); b=$(owned 3)
+  if [ $((${a:-0} + ${b:-0})) = 64 ]; then took=$(since $killed); break; fi
   sleep 0.05
 done
 [ -n "$took" ] || fail "the survivors did not take every bucket within 5 s"

@@ -14,30 +14,36 @@ sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, paylo
   SELECT outbox_uuid_v7(), 'order', CONCAT('a', seq % 300), 'created', JSON_OBJECT('n', seq),
          JSON_OBJECT('n', CAST(seq AS CHAR), 'agg_seq', CAST(seq DIV 300 AS CHAR))
   FROM seq_0_to_29999"
+ports=()
 for i in 1 2 3; do
-  relay_bg "$work/r$i.log" $db $stream $prefix --leader --batch 200 --drain
+  relay_bg "$work/r$i.log" $db $stream $prefix --leader --batch 200 --drain --http 127.0.0.1:0
   pids+=($RELAY_PID)
 done
+for i in 1 2 3; do ports+=($(http_port "$work/r$i.log")); done
+# leads I: 0 when relay I's outbox_relay_leader gauge is 1.
+leads() {
+  [ "$(metric_value "$(metrics "${ports[$(($1 - 1))]}")" 'outbox_relay_leader{table="outbox"}')" = 1 ]
+}
 leader=
 for t in $(seq 1 100); do
-  for i in 1 2 3; do grep -q "lease: leading" "$work/r$i.log" && leader=$i; done
+  for i in 1 2 3; do leads $i && leader=$i; done
   [ -n "$leader" ] && break
   sleep 0.05
 done
-[ -n "$leader" ] || fail "no relay leads"
+[ -n "$leader" ] || fail "no relay leads (outbox_relay_leader is 1 on none)"
 sleep 1
 echo "killing the leader (relay $leader) with $(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
 kill -KILL "${pids[$((leader - 1))]}"
 killed=$(date +%s%N)
-next= took=
-for t in $(seq 1 100); do
+next= took=0
+while [ -z "$next" ] && [ "$took" -le 5000 ]; do
   for i in 1 2 3; do
-    [ $i != $leader ] && grep -q "lease: leading" "$work/r$i.log" && next=$i
+    [ $i != $leader ] && leads $i && next=$i
   done
-  if [ -n "$next" ]; then took=$((($(date +%s%N) - killed) / 1000000)); break; fi
-  sleep 0.05
+  took=$((($(date +%s%N) - killed) / 1000000))
+  [ -n "$next" ] || sleep 0.05
 done
-[ -n "$next" ] || fail "no standby took over within 5 s"
+[ -n "$next" ] || fail "no standby took over within 5 s (outbox_relay_leader is 1 on none)"
 echo "takeover: relay $next leads ${took} ms after the leader's death"
 for i in 1 2 3; do
   [ $i = $leader ] && continue

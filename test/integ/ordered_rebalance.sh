@@ -9,33 +9,39 @@ cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done;
 trap cleanup EXIT
 db_fresh $db --ordered
 stream_delete $stream
-owned() { sed -n 's/.*lease: \([0-9]*\) of 64 buckets owned.*/\1/p' "$1" | tail -1; }
-# wait_owned LOG N: until the relay logging to LOG owns N buckets (10 s at most).
+# owned PORT: the buckets_owned gauge of the relay whose /metrics is on PORT.
+owned() { metric_value "$(metrics "$1")" 'outbox_relay_buckets_owned{table="outbox"}'; }
+# wait_owned PORT N: until that relay owns N buckets (10 s at most).
 wait_owned() {
-  local i
-  for i in $(seq 1 200); do [ "$(owned "$1")" = "$2" ] && return 0; sleep 0.05; done
-  fail "$1: owns $(owned "$1") buckets, not $2"
+  local t0=$(date +%s%N)
+  while [ $((($(date +%s%N) - t0) / 1000000)) -le 10000 ]; do
+    [ "$(owned "$1")" = "$2" ] && return 0
+    sleep 0.05
+  done
+  fail "the relay on port $1 owns $(owned "$1") buckets (outbox_relay_buckets_owned), not $2"
 }
 status() { "$OUTBOX_TEST_RELAY" status --db "${OUTBOX_TEST_DB_URL}$db"; }
 
-relay_bg "$work/a.log" $db $stream $prefix --ordered --connections 2
+relay_bg "$work/a.log" $db $stream $prefix --ordered --connections 2 --http 127.0.0.1:0
 pids+=($RELAY_PID)
-wait_owned "$work/a.log" 64
+a=$(http_port "$work/a.log")
+wait_owned $a 64
 status | tee "$work/status1"
 assert_eq "$(grep -c '^buckets .*owns 64 of 64' "$work/status1")" 1 "status: one session owns every bucket"
 
 t0=$(date +%s%N)
-relay_bg "$work/b.log" $db $stream $prefix --ordered --connections 2
+relay_bg "$work/b.log" $db $stream $prefix --ordered --connections 2 --http 127.0.0.1:0
 pids+=($RELAY_PID)
-wait_owned "$work/b.log" 32
-wait_owned "$work/a.log" 32
+b=$(http_port "$work/b.log")
+wait_owned $b 32
+wait_owned $a 32
 echo "a joiner got its half $((($(date +%s%N) - t0) / 1000000)) ms after it started"
 status | tee "$work/status2"
 assert_eq "$(grep -c '^buckets .*owns 32 of 64' "$work/status2")" 2 "status: two sessions own 32 each"
 
 kill -KILL "${pids[1]}"
 t0=$(date +%s%N)
-wait_owned "$work/a.log" 64
+wait_owned $a 64
 echo "the survivor owned every bucket again $((($(date +%s%N) - t0) / 1000000)) ms after the kill"
 kill -TERM "${pids[0]}"
 rc=0; wait "${pids[0]}" || rc=$?

@@ -20,9 +20,12 @@ wait_processed() {
   return 1
 }
 
-relay_bg "$work/relay.log" $db $stream $prefix --poll-interval 10s --connections 2
+relay_bg "$work/relay.log" $db $stream $prefix --poll-interval 10s --connections 2 \
+  --http 127.0.0.1:0
 r=$RELAY_PID
-for i in $(seq 1 100); do grep -q "is ready" "$work/relay.log" && break; sleep 0.1; done
+port=$(http_port "$work/relay.log")
+for i in $(seq 1 100); do [ "$(http_code $port /readyz)" = 200 ] && break; sleep 0.1; done
+assert_eq "$(http_code $port /readyz)" 200 "/readyz once the relay is up (database and NATS ready)"
 sleep 1 # both workers idle, the scout's next poll 10 s away
 
 seed $db 1 100
