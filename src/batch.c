@@ -198,8 +198,9 @@ int ob_batch_expire(ob_batch *b, uint64_t before, int release, const char *msg, 
 int ob_batch_suspect(const ob_batch *b) {
     for (int i = 0; i < b->n; i++) {
         const ob_slot *s = &b->slots[i];
-        if (s->state == OB_SLOT_FAILED && (s->kind == OUTBOX_FAIL_NO_RESPONDERS ||
-                                           (s->kind == OUTBOX_FAIL_STREAM_ERROR && s->code == 503)))
+        if (s->state == OB_SLOT_FAILED &&
+            (s->kind == OUTBOX_FAIL_NO_RESPONDERS || s->kind == OUTBOX_FAIL_ACK_TIMEOUT ||
+             (s->kind == OUTBOX_FAIL_STREAM_ERROR && s->code >= 500)))
             return 1;
     }
     return 0;

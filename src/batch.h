@@ -112,7 +112,8 @@ int ob_batch_release_open(ob_batch *b);
  * releases them when `release` is set; returns how many were in flight. */
 int ob_batch_expire(ob_batch *b, uint64_t before, int release, const char *msg, size_t len);
 
-/* A row failed with no responders or a 503: maybe the broker's fault. */
+/* A row failed with no responders, a server error or no ack: maybe the
+ * broker's fault. */
 int ob_batch_suspect(const ob_batch *b);
 /* Every row published and answered. */
 int ob_batch_complete(const ob_batch *b);

@@ -118,6 +118,8 @@ struct ob_link {
     int final;          /* the last handles are closing; free when none is left */
     int leak_mailbox;   /* nats.c did not confirm its close: never free what it may touch */
 
+    char refused[200]; /* why JetStream refused a message as it would any (while `full`) */
+
     /* Published messages whose destroy is put off. nats.c hands every
      * destroyed message to its collector thread and wakes that thread when
      * it sleeps: destroyed one by one, each message costs a thread switch;

@@ -51,8 +51,8 @@ static int pub_settled(void *data) {
     return ob_link_settled(((outbox_relay *)data)->link);
 }
 
-static void pub_full(void *data) {
-    ob_link_full(((outbox_relay *)data)->link);
+static void pub_refused(void *data, const char *why) {
+    ob_link_refused(((outbox_relay *)data)->link, why);
 }
 
 static uint64_t pub_window_ms(void *data) {
@@ -89,8 +89,11 @@ static void owner_db_failed(void *data, ob_worker *w, unsigned err, const char *
     (void)w;
     outbox_relay *r = data;
     /* A misconfiguration found before anything worked is not retried: the
-     * relay refuses to run, with the cause named. */
-    if (ever_ok || r->fatal || r->stats.batches || !ob_db_errno_is_permanent(err))
+     * relay refuses to run, with the cause named. So does a drain, which
+     * must end, at any time. */
+    if (r->fatal || !ob_db_errno_is_permanent(err))
+        return;
+    if ((ever_ok || r->stats.batches) && !owner_drain_wanted(r))
         return;
     char why[400];
     snprintf(why, sizeof(why), "database: %u %s%s", err, msg, ob_db_error_hint(err));
@@ -227,7 +230,7 @@ static int prepare(outbox_relay *r) {
                             .unavailable = pub_unavailable,
                             .suspect = pub_suspect,
                             .settled = pub_settled,
-                            .full = pub_full,
+                            .refused = pub_refused,
                             .window_ms = pub_window_ms,
                             .max_bytes = pub_max_bytes,
                             .data = r};
@@ -365,6 +368,13 @@ void outbox_relay_stats(const outbox_relay *r, outbox_stats *out) {
 
 const char *outbox_relay_errmsg(const outbox_relay *r) {
     return r->errmsg;
+}
+
+const char *outbox_relay_paused(const outbox_relay *r) {
+    const char *why = r->link ? ob_link_refusal(r->link) : NULL;
+    for (int i = 0; why == NULL && i < r->nworkers; i++)
+        why = r->workers[i] ? ob_worker_refusal(r->workers[i]) : NULL;
+    return why;
 }
 
 /* --- stopping ------------------------------------------------------------ */

@@ -10,25 +10,28 @@
 #include "worker.h"
 
 typedef enum worker_state {
-    W_NEW,          /* created, not started */
-    W_CONNECTING,   /* waiting for the database connection */
-    W_CONNECT_WAIT, /* waiting before connecting again */
-    W_BROKER_WAIT,  /* connected; waiting for NATS and the stream to be ready */
-    W_FETCHING,     /* waiting for START TRANSACTION; SELECT ... FOR UPDATE SKIP LOCKED */
-    W_PUBLISHING,   /* rows claimed; publishing them (capacity permitting), waiting for acks */
-    W_FINISHING,    /* waiting for UPDATE ...; COMMIT of the batch */
-    W_ISOLATING,    /* the finishing statement failed on a row: writing the rows one by one */
-    W_REFUSING,     /* waiting for the statement that marks a refused row dead */
-    W_ENDING_EMPTY, /* waiting for COMMIT [; SELECT EXISTS pending] after an empty fetch */
-    W_ROLLING_BACK, /* waiting for ROLLBACK of a batch with nothing to write, or of a conflict */
-    W_ABORTING,     /* waiting for ROLLBACK after a statement error */
-    W_RETRY_WAIT,   /* waiting before fetching again after a statement error */
-    W_POLL_WAIT,    /* the scout: waiting out the poll interval */
-    W_PROBING,      /* the scout: waiting for SELECT 1 ... LIMIT 1 (is any row due?) */
-    W_PARKED,       /* idle: waiting to be woken by the scout or a full batch */
-    W_HALTED,       /* the relay cannot go on: connection kept, waiting for the stop */
-    W_CLOSING,      /* waiting for the timer and the connection to close */
-    W_CLOSED        /* nothing left on the loop */
+    W_NEW,            /* created, not started */
+    W_CONNECTING,     /* waiting for the database connection */
+    W_CONNECT_WAIT,   /* waiting before connecting again */
+    W_BROKER_WAIT,    /* connected; waiting for NATS and the stream to be ready */
+    W_FETCHING,       /* waiting for START TRANSACTION; SELECT ... FOR UPDATE SKIP LOCKED */
+    W_PUBLISHING,     /* rows claimed; publishing them (capacity permitting), waiting for acks */
+    W_FINISHING,      /* waiting for UPDATE ...; COMMIT of the batch */
+    W_ISOLATING,      /* the finishing statement failed on a row: writing the rows one by one */
+    W_REFUSING,       /* waiting for the statement that marks a refused row dead */
+    W_ISO_COMMITTING, /* every row written one by one: waiting for their COMMIT */
+    W_ENDING_EMPTY,   /* waiting for COMMIT [; SELECT EXISTS pending] after an empty fetch */
+    W_ROLLING_BACK,   /* waiting for ROLLBACK of a batch with nothing to write, or of a conflict */
+    W_ABORTING,       /* waiting for ROLLBACK after a statement error */
+    W_RETRY_WAIT,     /* waiting before fetching again after a statement error */
+    W_REFUSED_WAIT,   /* the database refuses what every row needs (a privilege): waiting */
+    W_GRANT_PROBING,  /* waiting for UPDATE ... WHERE 1 = 0: does it accept the writes again? */
+    W_POLL_WAIT,      /* the scout: waiting out the poll interval */
+    W_PROBING,        /* the scout: waiting for SELECT 1 ... LIMIT 1 (is any row due?) */
+    W_PARKED,         /* idle: waiting to be woken by the scout or a full batch */
+    W_HALTED,         /* the relay cannot go on: connection kept, waiting for the stop */
+    W_CLOSING,        /* waiting for the timer and the connection to close */
+    W_CLOSED          /* nothing left on the loop */
 } worker_state;
 
 typedef enum worker_event {
@@ -66,8 +69,11 @@ struct ob_worker {
     ob_fetch_budget fb; /* the LIMIT of the next fetch, from the byte budget */
     uint64_t batch_published_at;
     uint64_t fetch_sent_at; /* loop time the batch's fetch was sent */
-    int iso;                /* the slot being written while isolating; -1 when not, -2 once done */
+    int iso;                /* the slot being written while isolating */
     ob_pub_fail pf;
+    int refusing;      /* the database refuses what every row needs; claim nothing */
+    char refusal[400]; /* why, while refusing */
+    ob_buf grant_sql;  /* the statement that writes nothing but needs every write privilege */
 };
 
 /* worker.c */

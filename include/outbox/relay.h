@@ -294,6 +294,12 @@ OUTBOX_EXPORT int outbox_nats_check(const outbox_relay_options *o, uint32_t time
 /* The detail message of the last error on the relay. Never NULL. */
 OUTBOX_EXPORT const char *outbox_relay_errmsg(const outbox_relay *r);
 
+/* Why the relay pauses although its servers are up, or NULL: JetStream
+ * refusing every message (a full store, a resource limit) or the database
+ * refusing what every row needs (a privilege taken away). Valid until the
+ * loop runs again. */
+OUTBOX_EXPORT const char *outbox_relay_paused(const outbox_relay *r);
+
 #ifdef __cplusplus
 }
 #endif
