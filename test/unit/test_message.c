@@ -106,15 +106,9 @@ static void headers(void) {
     natsMsg_Destroy(m);
 
     /* A member that is not a string is refused, not dropped. */
-    const char *bad[] = {"[1,2]",
-                         "{\"a b\":\"x\"}",
-                         "{\"k\":\"line\\nbreak\"}",
-                         "{oops",
-                         "{\"trace\":\"t\",\"n\":5}",
-                         "{\"Nats-Msg-Id\":1}",
-                         "{\"k\":null}",
-                         "{\"k\":{\"a\":\"b\"}}",
-                         "{\"k\":true}"};
+    const char *bad[] = {"[1,2]",        "{\"a b\":\"x\"}",           "{\"k\":\"line\\nbreak\"}",
+                         "{oops",        "{\"trace\":\"t\",\"n\":5}", "{\"Nats-Msg-Id\":1}",
+                         "{\"k\":null}", "{\"k\":{\"a\":\"b\"}}",     "{\"k\":true}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         r = make_row("order", "1", "created", bad[i]);
         CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
