@@ -68,7 +68,7 @@ static int owner_drain_wanted(void *data) {
     return r->o.on_drained != NULL && !r->drained;
 }
 
-static void owner_table_empty(void *data, ob_worker *w) {
+static void owner_table_empty(void *data, ob_worker *w, const char *later, const char *next_at) {
     outbox_relay *r = data;
     if (r->drained || r->phase != R_RUNNING)
         return;
@@ -78,7 +78,11 @@ static void owner_table_empty(void *data, ob_worker *w) {
         if (r->workers[i] != w && ob_worker_busy(r->workers[i]))
             return;
     r->drained = 1;
-    OB_INFO(&r->log, "no pending rows left (drained)");
+    if (later && strcmp(later, "0") != 0)
+        OB_INFO(&r->log, "drained: no row is due; %s row(s) scheduled later, the next at %s UTC",
+                later, next_at ? next_at : "?");
+    else
+        OB_INFO(&r->log, "no pending rows left (drained)");
     if (r->o.on_drained)
         r->o.on_drained(r, r->o.drained_data);
 }
@@ -188,8 +192,21 @@ static int prepare(outbox_relay *r) {
     r->qtable = b.p;
     ob_sql_fetch(&r->sql_fetch, r->qtable, o->batch_size);
     ob_sql_probe(&r->sql_probe, r->qtable);
-    ob_buf_printf(&r->sql_drain, "COMMIT; SELECT EXISTS(SELECT 1 FROM %s WHERE status = 0)",
-                  r->qtable ? r->qtable : "");
+    /* A drain waits for the rows due within the longest backoff (the
+     * relay's own retries always are) and reports those scheduled later. */
+    uint64_t h = (uint64_t)(o->backoff_max_ms > o->backoff_base_ms ? o->backoff_max_ms
+                                                                   : o->backoff_base_ms) +
+                 1000;
+    const char *t = r->qtable ? r->qtable : "";
+    ob_buf_printf(
+        &r->sql_drain,
+        "COMMIT; SELECT (SELECT COUNT(*) FROM %s WHERE status = 0 AND (next_attempt_at IS "
+        "NULL OR next_attempt_at <= TIMESTAMPADD(MICROSECOND, %llu, NOW(6)))), (SELECT "
+        "COUNT(*) FROM %s WHERE status = 0 AND next_attempt_at > "
+        "TIMESTAMPADD(MICROSECOND, %llu, NOW(6))), (SELECT MIN(next_attempt_at) FROM %s "
+        "WHERE status = 0 AND next_attempt_at > TIMESTAMPADD(MICROSECOND, %llu, NOW(6)))",
+        t, (unsigned long long)h * 1000, t, (unsigned long long)h * 1000, t,
+        (unsigned long long)h * 1000);
     ob_ce_encode(&c, o->ce_source, strlen(o->ce_source));
     r->ce_source = c.p;
     if (!r->qtable || !r->ce_source || r->sql_fetch.oom || r->sql_probe.oom || r->sql_drain.oom)

@@ -466,6 +466,7 @@ static void fetched(ob_worker *w) {
         return;
     }
     e->stats->fetched += (uint64_t)n;
+    w->drain_said = 0;
     ob_flow_activity(e->flow, uv_now(e->loop));
     set_state(w, W_PUBLISHING);
     if (n >= asked)
@@ -519,11 +520,22 @@ static void isolate_failed(ob_worker *w) {
     query(w, W_REFUSING, b->sql.p, len);
 }
 
+/* While a drain is awaited: the drain probe's row says how many pending
+ * rows are due (within the longest backoff), how many are scheduled later
+ * and when the first of those is. */
 static void ended_empty(ob_worker *w) {
     const ob_worker_env *e = w->env;
     char **row = ob_db_next_row(w->db, 1, NULL);
-    if (row && row[0] && strcmp(row[0], "0") == 0 && e->owner.table_empty)
-        e->owner.table_empty(e->owner.data, w);
+    if (row && row[0] && strcmp(row[0], "0") == 0) {
+        if (e->owner.table_empty)
+            e->owner.table_empty(e->owner.data, w, row[1], row[2]);
+    } else if (row && row[0] && !w->drain_said) {
+        OB_INFO(e->log,
+                "%s: draining: waiting for %s pending row(s) due now or retried within the "
+                "backoff (held by other connections or waiting for their retry)",
+                w->name, row[0]);
+        w->drain_said = 1;
+    }
     go_idle(w);
 }
 

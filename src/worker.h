@@ -75,8 +75,10 @@ typedef struct ob_worker_owner {
     /* 1 while someone waits for the table to drain: an empty fetch then
      * also asks whether any pending row is left. */
     int (*drain_wanted)(void *data);
-    /* An empty fetch found no pending row left in the table. */
-    void (*table_empty)(void *data, ob_worker *w);
+    /* An empty fetch found no pending row due within the longest backoff
+     * left in the table; `later` counts the rows scheduled after that
+     * (decimal text), `next_at` is the earliest of them (NULL when none). */
+    void (*table_empty)(void *data, ob_worker *w, const char *later, const char *next_at);
     /* A database operation failed; `ever_ok` is 0 until a worker of the
      * relay has completed a fetch, so an owner can refuse to start on errors
      * that cannot heal (a login refused, a missing table). */

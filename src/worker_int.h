@@ -71,6 +71,7 @@ struct ob_worker {
     uint64_t fetch_sent_at; /* loop time the batch's fetch was sent */
     int iso;                /* the slot being written while isolating */
     ob_pub_fail pf;
+    int drain_said;    /* the rows a drain waits for were logged since the last rows came */
     int refusing;      /* the database refuses what every row needs; claim nothing */
     char refusal[400]; /* why, while refusing */
     ob_buf grant_sql;  /* the statement that writes nothing but needs every write privilege */

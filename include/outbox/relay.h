@@ -117,9 +117,10 @@ typedef struct outbox_relay_options {
 
     /* --- shutdown and drain --- */
     uint32_t shutdown_timeout_ms; /* how long stop waits for in-flight acks (5000) */
-    /* Called once when no pending row is left (status=0 rows, including rows
-     * waiting for a retry). The relay keeps running; call stop from here to
-     * drain-and-exit. */
+    /* Called once when no pending row is due (status=0 rows due now or
+     * within the longest backoff, so including rows waiting for a retry);
+     * rows scheduled later than that are logged, not waited for. The relay
+     * keeps running; call stop from here to drain-and-exit. */
     void (*on_drained)(outbox_relay *r, void *data);
     void *drained_data;
     /* Called when the relay cannot go on (for example a strict duplicate-window

@@ -84,9 +84,11 @@ static void f_closed(void *d, ob_worker *w) {
     (void)w;
     fp.closed++;
 }
-static void f_table_empty(void *d, ob_worker *w) {
+static void f_table_empty(void *d, ob_worker *w, const char *later, const char *next_at) {
     (void)d;
     (void)w;
+    (void)later;
+    (void)next_at;
     fp.table_empty++;
 }
 
