@@ -141,6 +141,13 @@ void ob_batch_set_binary(ob_batch *b, int binary) {
         b->slots[i].row.payload_binary = binary;
 }
 
+void ob_batch_sent(ob_batch *b, int i, uint64_t now) {
+    ob_slot *s = &b->slots[i];
+    s->state = OB_SLOT_INFLIGHT;
+    s->sent_at = now;
+    b->outstanding++;
+}
+
 int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int err_code,
                   const char *msg, size_t len) {
     ob_slot *s = &b->slots[i];

@@ -99,6 +99,8 @@ void ob_batch_set_binary(ob_batch *b, int binary);
  * return the next unsent slot. */
 int ob_batch_next_ready(ob_batch *b);
 
+/* Slot i was published at loop time `now`: in flight until its answer. */
+void ob_batch_sent(ob_batch *b, int i, uint64_t now);
 /* Slot i failed; returns 1 when it was in flight (capacity to give back). */
 int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int err_code,
                   const char *msg, size_t len);

@@ -4,21 +4,20 @@
  * halt, stop, deadline); dispatch() hands it to the handler of the current
  * state, and every change of state goes through set_state().
  *
- *            start
- *              v
- *   +----> CONNECTING --fail--> CONNECT_WAIT --timer--+
- *   |          | ok                                   |
- *   |          v                                      |
- *   |   (next: HALTED | BROKER_WAIT | FETCHING) <-----+-- broker up / wake / timer
+ *     NEW --start--> CONNECTING --fail--> CONNECT_WAIT --timer--+
+ *   +---------------->  | ok                 ^                   |
+ *   |                   v                    +-------------------+
+ *   |   (next) <--- broker up (BROKER_WAIT) / wake / timer
+ *   |     = CLOSING | HALTED | GRANT_PROBING | BROKER_WAIT | FETCHING
  *   |          |
- *   |       FETCHING --rows--> PUBLISHING --all answered (and, after no responders
- *   |          |               or a 503, the link's verdict) / broker down / deadline-->
- *   |          |                                    FINISHING (UPDATE...; COMMIT)
+ *   |       FETCHING --rows--> PUBLISHING --all answered (and, after no responders,
+ *   |          |               a server error or no ack, the link's verdict) / broker
+ *   |          |               down / deadline--> FINISHING (UPDATE...; COMMIT)
  *   |          | empty                                  |  nothing to write:
  *   |          v                                      |  ROLLING_BACK --> (next)
- *   |     ENDING_EMPTY (COMMIT [; EXISTS pending])    |  a row refused by the database:
+ *   |     ENDING_EMPTY (COMMIT [; drain probe])       |  a row refused by the database:
  *   |          |                                      |  ISOLATING <-> REFUSING, one row
- *   |          v                                      |  at a time, then FINISHING (COMMIT)
+ *   |          v                                      |  at a time, then ISO_COMMITTING (COMMIT)
  *   |       (idle) <--------- batch not full ---------+
  *   |          |                                      +-- full batch --> (next), waking the others
  *   |          | a wake kept while all were busy --> (next)
@@ -31,6 +30,10 @@
  *   | error edges:
  *   |   connection lost in any statement    --> CONNECT_WAIT (backoff) --> CONNECTING
  *   +-- deadlock / lock wait timeout        --> ROLLING_BACK --> (next) at once
+ *       an error every row would meet (a privilege revoked, read-only)
+ *                                           --> ABORTING (ROLLBACK) --> REFUSED_WAIT (backoff)
+ *                                               --> (next) = GRANT_PROBING (UPDATE ... WHERE
+ *                                               1 = 0) --ok--> (next) | --refused--> ABORTING
  *       other statement error               --> ABORTING (ROLLBACK) --> RETRY_WAIT --> (next)
  *
  *   halt: waiting states --> HALTED; busy states reach HALTED at (next).
@@ -112,7 +115,7 @@ static void on_wake(ob_flow_member *m) {
 
 static void close_worker(ob_worker *w);
 
-void ob_worker_start_timer(ob_worker *w, uint64_t ms) {
+static void start_timer(ob_worker *w, uint64_t ms) {
     uv_timer_start(&w->timer, on_timer, ms, 0);
 }
 
@@ -148,7 +151,7 @@ static void query(ob_worker *w, worker_state s, const char *sql, size_t len) {
         w->failures++;
         ob_db_reset(w->db);
         set_state(w, W_CONNECT_WAIT);
-        ob_worker_start_timer(w, ob_retry_delay(&w->retry, w->failures));
+        start_timer(w, ob_retry_delay(&w->retry, w->failures));
     }
 }
 
@@ -158,7 +161,7 @@ static void connect_db(ob_worker *w) {
         w->db = ob_db_new(w->env->loop, &w->env->db, w->env->log, w->name);
     if (w->db == NULL || ob_db_connect(w->db, on_db, w) != 0) {
         set_state(w, W_CONNECT_WAIT);
-        ob_worker_start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
+        start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
     }
 }
 
@@ -172,7 +175,7 @@ static void fetch(ob_worker *w) {
             OB_WARN(w->env->log, "%s: out of memory for the fetch statement; trying again",
                     w->name);
             set_state(w, W_POLL_WAIT);
-            ob_worker_start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
+            start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
             return;
         }
         query(w, W_FETCHING, sql, len);
@@ -222,7 +225,7 @@ static void go_idle(ob_worker *w) {
      * scout's probe can speak for: every idle worker polls with its fetch. */
     if (ob_flow_idle(e->flow, &w->fm) || e->order) {
         set_state(w, W_POLL_WAIT);
-        ob_worker_start_timer(w, ob_flow_poll_delay(e->flow, uv_now(e->loop)));
+        start_timer(w, ob_flow_poll_delay(e->flow, uv_now(e->loop)));
     } else {
         set_state(w, W_PARKED);
     }
@@ -251,7 +254,7 @@ static void db_failed_act(ob_worker *w, const char *during) {
             return;
         }
         set_state(w, W_CONNECT_WAIT);
-        ob_worker_start_timer(w, ob_retry_delay(&w->retry, w->failures++));
+        start_timer(w, ob_retry_delay(&w->retry, w->failures++));
         return;
     }
     if (ob_db_errno_is_refusal(no)) {
@@ -298,7 +301,8 @@ static void db_failed(ob_worker *w, const char *during) {
 
 /* --- finishing ----------------------------------------------------------- */
 
-void ob_worker_finish_batch(ob_worker *w) {
+/* Every row has its answer (or the batch was cut short): write the outcome. */
+static void finish_batch(ob_worker *w) {
     const ob_worker_env *e = w->env;
     ob_batch *b = &w->batch;
     uv_timer_stop(&w->timer);
@@ -333,6 +337,39 @@ static void batch_committed(ob_worker *w) {
     if (b->n_dead)
         OB_WARN(e->log, "%s: %d row(s) marked dead; see last_error (outbox-uvrelay dead list)",
                 w->name, b->n_dead);
+}
+
+/* --- publishing (worker_publish.c publishes; the timer and the finishing
+ * are the worker's) ------------------------------------------------------- */
+
+/* Arms the ack deadline of the oldest publish in flight, unless armed. */
+static void arm_ack_deadline(ob_worker *w) {
+    if (uv_is_active((uv_handle_t *)&w->timer))
+        return;
+    uint64_t ms = ob_worker_ack_due_in(w);
+    if (ms != UINT64_MAX)
+        start_timer(w, ms);
+}
+
+static void publish_some(ob_worker *w) {
+    if (ob_worker_publish_some(w))
+        finish_batch(w);
+    else
+        arm_ack_deadline(w);
+}
+
+static void after_answers(ob_worker *w) {
+    switch (ob_worker_after_answers(w)) {
+    case OB_AFTER_ACKS:
+        arm_ack_deadline(w);
+        return;
+    case OB_AFTER_VERDICT:
+        uv_timer_stop(&w->timer);
+        return;
+    case OB_AFTER_FINISH:
+        finish_batch(w);
+        return;
+    }
 }
 
 static char **next_row(void *cur, unsigned long **lengths) {
@@ -473,10 +510,10 @@ static void fetched(ob_worker *w) {
         ob_flow_wake_all(e->flow, &w->fm); /* a full batch: there is likely more */
     if (w->stop) {
         ob_worker_give_back(w, ob_batch_release_open(&w->batch));
-        ob_worker_finish_batch(w);
+        finish_batch(w);
         return;
     }
-    ob_worker_publish_some(w);
+    publish_some(w);
 }
 
 static void committed(ob_worker *w) {
@@ -545,7 +582,7 @@ static void aborted(ob_worker *w) {
         return;
     }
     set_state(w, w->refusing ? W_REFUSED_WAIT : W_RETRY_WAIT);
-    ob_worker_start_timer(w, ob_retry_delay(&w->retry, w->failures));
+    start_timer(w, ob_retry_delay(&w->retry, w->failures));
 }
 
 static void grant_probed(ob_worker *w) {
@@ -621,24 +658,24 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
     case EV_ACK:
         ob_worker_take_ack(w, arg);
         if (w->state == W_PUBLISHING) /* telling the link may have ended the batch */
-            ob_worker_after_answers(w);
+            after_answers(w);
         return;
     case EV_CAPACITY:
-        ob_worker_publish_some(w);
+        publish_some(w);
         return;
     case EV_BROKER_UP:
-        ob_worker_after_answers(w); /* the link's verdict after a suspect failure */
+        after_answers(w); /* the link's verdict after a suspect failure */
         return;
     case EV_TIMER:
         ob_worker_ack_deadline(w);
         if (w->state == W_PUBLISHING)
-            ob_worker_after_answers(w);
+            after_answers(w);
         return;
     case EV_BROKER_DOWN:
     case EV_DEADLINE:
         /* What is not answered goes back untouched. */
         ob_worker_give_back(w, ob_batch_release_open(&w->batch));
-        ob_worker_finish_batch(w);
+        finish_batch(w);
         return;
     case EV_STOP_NOW:
         ob_worker_give_back(w, ob_batch_release_open(&w->batch));

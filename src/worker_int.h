@@ -77,22 +77,26 @@ struct ob_worker {
     ob_buf grant_sql;  /* the statement that writes nothing but needs every write privilege */
 };
 
-/* worker.c */
-void ob_worker_start_timer(ob_worker *w, uint64_t ms);
-/* Every row has its answer (or the batch was cut short): write the outcome. */
-void ob_worker_finish_batch(ob_worker *w);
+/* worker_publish.c, called by worker.c only (never the other way): it
+ * publishes and takes answers; worker.c owns the timer and the finishing. */
 
-/* worker_publish.c */
 /* Gives back in-flight capacity for n publishes. */
 void ob_worker_give_back(ob_worker *w, int n);
-/* Publishes as many unsent rows as the capacity allows; finishes the batch
- * once every row has its answer. */
-void ob_worker_publish_some(ob_worker *w);
+/* Publishes as many unsent rows as the capacity allows; returns 1 once
+ * every row has its answer (the batch is to be finished). */
+int ob_worker_publish_some(ob_worker *w);
+/* ms until the ack deadline of the oldest publish in flight, UINT64_MAX
+ * when none is. */
+uint64_t ob_worker_ack_due_in(const ob_worker *w);
 void ob_worker_take_ack(ob_worker *w, const ob_answer *a);
 void ob_worker_ack_deadline(ob_worker *w);
-/* After answers came in: finish a complete batch, or keep the ack deadline
- * armed. */
-void ob_worker_after_answers(ob_worker *w);
+/* What follows answers (or the link's verdict). */
+typedef enum ob_after {
+    OB_AFTER_ACKS,    /* rows still in flight or unsent: keep the ack deadline armed */
+    OB_AFTER_VERDICT, /* all answered, a failure may be the broker's: wait for the link */
+    OB_AFTER_FINISH   /* all answered: write the outcome */
+} ob_after;
+ob_after ob_worker_after_answers(ob_worker *w);
 /* Ordered: names each row of the batch being finished that goes dead, which
  * the later events of its aggregate then pass. */
 void ob_worker_log_passed(ob_worker *w);

@@ -21,8 +21,7 @@ void ob_worker_give_back(ob_worker *w, int n) {
 static void publish_one(ob_worker *w, int i) {
     const ob_worker_env *e = w->env;
     ob_batch *b = &w->batch;
-    ob_slot *s = &b->slots[i];
-    if (e->pub.publish(e->pub.data, w->index, b->gen, (uint32_t)i, &s->row, &w->pf) != 0) {
+    if (e->pub.publish(e->pub.data, w->index, b->gen, (uint32_t)i, &b->slots[i].row, &w->pf) != 0) {
         ob_batch_fail(b, i, w->pf.kind, w->pf.code, 0, w->pf.text, w->pf.len);
         ob_stats_failure(e->stats, w->pf.kind);
         /* Refused before it left: the capacity taken for it goes back, the
@@ -30,19 +29,17 @@ static void publish_one(ob_worker *w, int i) {
         ob_flow_release(e->flow, 1);
         return;
     }
-    s->state = OB_SLOT_INFLIGHT;
-    s->sent_at = uv_now(e->loop);
-    b->outstanding++;
+    ob_batch_sent(b, i, uv_now(e->loop));
     e->stats->in_flight++;
     e->stats->published++;
 }
 
-static void arm_ack_deadline(ob_worker *w) {
+uint64_t ob_worker_ack_due_in(const ob_worker *w) {
     uint64_t oldest = ob_batch_oldest_inflight(&w->batch);
     if (oldest == UINT64_MAX)
-        return;
+        return UINT64_MAX;
     uint64_t now = uv_now(w->env->loop), due = oldest + w->env->ack_timeout_ms;
-    ob_worker_start_timer(w, due > now ? due - now : 0);
+    return due > now ? due - now : 0;
 }
 
 /* Publishes the rows that may leave now (in an ordered batch, those whose
@@ -62,17 +59,9 @@ static void publish_ready(ob_worker *w) {
     }
 }
 
-/* Publishes as many unsent rows as the capacity allows; finishes the batch
- * once every row has its answer. */
-void ob_worker_publish_some(ob_worker *w) {
-    ob_batch *b = &w->batch;
+int ob_worker_publish_some(ob_worker *w) {
     publish_ready(w);
-    if (ob_batch_complete(b)) {
-        ob_worker_finish_batch(w);
-        return;
-    }
-    if (!uv_is_active((uv_handle_t *)&w->timer))
-        arm_ack_deadline(w);
+    return ob_batch_complete(&w->batch);
 }
 
 /* A message larger than the whole stream may hold is the row's fault: no
@@ -174,23 +163,19 @@ void ob_worker_ack_deadline(ob_worker *w) {
         e->pub.suspect(e->pub.data, "no ack within the ack timeout");
 }
 
-void ob_worker_after_answers(ob_worker *w) {
+ob_after ob_worker_after_answers(ob_worker *w) {
     const ob_worker_env *e = w->env;
     /* In an ordered batch an answer can free the next row of its aggregate. */
     if (w->batch.order)
         publish_ready(w);
-    if (ob_batch_complete(&w->batch)) {
-        uv_timer_stop(&w->timer);
-        /* A row failed in a way that may be the broker's (no responders, a
-         * server error, no ack): wait for the link's verdict, which comes as
-         * broker up (the rows' fault) or broker down (an outage: no
-         * attempts). */
-        if (ob_batch_suspect(&w->batch) && !e->pub.settled(e->pub.data))
-            return;
-        ob_worker_finish_batch(w);
-    } else if (!uv_is_active((uv_handle_t *)&w->timer)) {
-        arm_ack_deadline(w);
-    }
+    if (!ob_batch_complete(&w->batch))
+        return OB_AFTER_ACKS;
+    /* A row failed in a way that may be the broker's (no responders, a
+     * server error, no ack): wait for the link's verdict, which comes as
+     * broker up (the rows' fault) or broker down (an outage: no attempts). */
+    if (ob_batch_suspect(&w->batch) && !e->pub.settled(e->pub.data))
+        return OB_AFTER_VERDICT;
+    return OB_AFTER_FINISH;
 }
 
 void ob_worker_log_passed(ob_worker *w) {
