@@ -141,6 +141,13 @@ void ob_batch_set_binary(ob_batch *b, int binary) {
         b->slots[i].row.payload_binary = binary;
 }
 
+void ob_batch_sent(ob_batch *b, int i, uint64_t now) {
+    ob_slot *s = &b->slots[i];
+    s->state = OB_SLOT_INFLIGHT;
+    s->sent_at = now;
+    b->outstanding++;
+}
+
 int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int err_code,
                   const char *msg, size_t len) {
     ob_slot *s = &b->slots[i];
@@ -198,8 +205,9 @@ int ob_batch_expire(ob_batch *b, uint64_t before, int release, const char *msg, 
 int ob_batch_suspect(const ob_batch *b) {
     for (int i = 0; i < b->n; i++) {
         const ob_slot *s = &b->slots[i];
-        if (s->state == OB_SLOT_FAILED && (s->kind == OUTBOX_FAIL_NO_RESPONDERS ||
-                                           (s->kind == OUTBOX_FAIL_STREAM_ERROR && s->code == 503)))
+        if (s->state == OB_SLOT_FAILED &&
+            (s->kind == OUTBOX_FAIL_NO_RESPONDERS || s->kind == OUTBOX_FAIL_ACK_TIMEOUT ||
+             (s->kind == OUTBOX_FAIL_STREAM_ERROR && s->code >= 500)))
             return 1;
     }
     return 0;

@@ -99,6 +99,8 @@ void ob_batch_set_binary(ob_batch *b, int binary);
  * return the next unsent slot. */
 int ob_batch_next_ready(ob_batch *b);
 
+/* Slot i was published at loop time `now`: in flight until its answer. */
+void ob_batch_sent(ob_batch *b, int i, uint64_t now);
 /* Slot i failed; returns 1 when it was in flight (capacity to give back). */
 int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int err_code,
                   const char *msg, size_t len);
@@ -112,7 +114,8 @@ int ob_batch_release_open(ob_batch *b);
  * releases them when `release` is set; returns how many were in flight. */
 int ob_batch_expire(ob_batch *b, uint64_t before, int release, const char *msg, size_t len);
 
-/* A row failed with no responders or a 503: maybe the broker's fault. */
+/* A row failed with no responders, a server error or no ack: maybe the
+ * broker's fault. */
 int ob_batch_suspect(const ob_batch *b);
 /* Every row published and answered. */
 int ob_batch_complete(const ob_batch *b);

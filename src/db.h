@@ -127,6 +127,12 @@ int ob_db_errno_is_lost(unsigned err);
  * an unknown database, a missing table or column, a missing privilege. */
 int ob_db_errno_is_permanent(unsigned err);
 
+/* True for errors that every row would meet alike, so that they are the
+ * database's fault, never a row's: a privilege taken away (a table's or a
+ * column's), a server or table made read-only, a full disk or table, a
+ * table or column gone. */
+int ob_db_errno_is_refusal(unsigned err);
+
 /* What an operator should do about an error, as " (...)" to append to a
  * message; "" when there is nothing to add. */
 const char *ob_db_error_hint(unsigned err);

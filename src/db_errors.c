@@ -50,6 +50,26 @@ int ob_db_errno_is_permanent(unsigned e) {
     }
 }
 
+int ob_db_errno_is_refusal(unsigned e) {
+    switch (e) {
+    case ER_TABLEACCESS_DENIED_ERROR:  /* 1142: SELECT/UPDATE/DELETE command denied */
+    case ER_COLUMNACCESS_DENIED_ERROR: /* 1143: on a column */
+    case ER_SPECIFIC_ACCESS_DENIED_ERROR:
+    case ER_DBACCESS_DENIED_ERROR:
+    case ER_OPTION_PREVENTS_STATEMENT: /* 1290: the server runs --read-only */
+    case ER_READ_ONLY_MODE:
+    case ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION:
+    case ER_OPEN_AS_READONLY:
+    case ER_DISK_FULL:
+    case ER_RECORD_FILE_FULL: /* 1114: the table is full */
+    case ER_NO_SUCH_TABLE:
+    case ER_BAD_FIELD_ERROR:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 const char *ob_db_error_hint(unsigned e) {
     switch (e) {
     case ER_NO_SUCH_TABLE:
@@ -63,6 +83,14 @@ const char *ob_db_error_hint(unsigned e) {
         return " (the database named in the URL does not exist)";
     case OB_ER_SECURE_TRANSPORT_REQUIRED:
         return " (the server requires TLS: use --db-tls or --db-tls-ca)";
+    case ER_TABLEACCESS_DENIED_ERROR:
+    case ER_COLUMNACCESS_DENIED_ERROR:
+        return " (grant the relay's user the privilege named on the outbox table: it needs "
+               "SELECT and UPDATE, and DELETE with --delete-processed; GRANT SELECT, UPDATE ON "
+               "<database>.<table> TO <user>)";
+    case ER_OPTION_PREVENTS_STATEMENT:
+    case ER_READ_ONLY_MODE:
+        return " (the server is read-only: point the relay at the primary)";
     default:
         return "";
     }

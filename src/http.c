@@ -296,12 +296,11 @@ static void serve_readyz(client *c, int head_only) {
     for (size_t i = 0; i < h->nrelays && used < sizeof(reason) - 1; i++) {
         outbox_stats s;
         outbox_relay_stats(h->relays[i].relay, &s);
-        const char *what = NULL;
-        if (s.db_connected == 0 && !s.broker_ready)
-            what = "database and NATS not ready";
-        else if (s.db_connected == 0)
-            what = "no database connection";
-        else if (!s.broker_ready)
+        /* The reason of a pause while the servers are up comes first. */
+        const char *what = outbox_relay_paused(h->relays[i].relay);
+        if (what == NULL && s.db_connected == 0)
+            what = s.broker_ready ? "no database connection" : "database and NATS not ready";
+        else if (what == NULL && !s.broker_ready)
             what = "NATS or the stream not ready";
         if (what == NULL)
             continue;

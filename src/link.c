@@ -56,7 +56,7 @@ typedef enum link_event {
     LE_REPLY,       /* arg: a link_reply; the answer to a JetStream API request */
     LE_UNAVAILABLE, /* arg: why; JetStream did not answer (a silent broker) */
     LE_SUSPECT,     /* arg: why; a publish found no responders or a 503 */
-    LE_FULL,        /* the stream refused a message because it is full */
+    LE_REFUSED,     /* arg: why; JetStream refused a message as every row would be */
     LE_CLOSE
 } link_event;
 
@@ -392,15 +392,16 @@ static void ready_common(ob_link *l, link_event ev, const void *arg) {
         l->say_ready = 1;
         wait_then(l, L_STREAM_WAIT);
         return;
-    case LE_FULL:
+    case LE_REFUSED:
         if (!l->full)
             OB_WARN(l->log,
-                    "nats: stream %s is full and refuses new messages; pausing, rows keep their "
-                    "attempts, until it has room",
-                    l->cfg.stream);
+                    "nats: JetStream refuses new messages on stream %s: %s; pausing, rows keep "
+                    "their attempts, until it takes them again",
+                    l->cfg.stream, (const char *)arg);
         l->full = 1;
-        /* The pause grows while the stream stays full (a stored ack ends
-         * the streak): a full stream is not asked about many times a second. */
+        snprintf(l->refused, sizeof(l->refused), "%s", (const char *)arg);
+        /* The pause grows while the refusals go on (a stored ack ends the
+         * streak): a full stream is not asked about many times a second. */
         set_state(l, L_STREAM_WAIT);
         uv_timer_start(&l->timer, on_timer, ob_retry_delay(&l->retry, l->full_streak++), 0);
         return;
@@ -686,8 +687,12 @@ void ob_link_suspect(ob_link *l, const char *why) {
     dispatch(l, LE_SUSPECT, why);
 }
 
-void ob_link_full(ob_link *l) {
-    dispatch(l, LE_FULL, NULL);
+void ob_link_refused(ob_link *l, const char *why) {
+    dispatch(l, LE_REFUSED, why);
+}
+
+const char *ob_link_refusal(const ob_link *l) {
+    return l->full ? l->refused : NULL;
 }
 
 uint32_t ob_link_epoch(const ob_link *l) {

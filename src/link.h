@@ -110,9 +110,13 @@ void ob_link_suspect(ob_link *l, const char *why);
 /* 0 while such a check is under way. */
 int ob_link_settled(const ob_link *l);
 
-/* The stream refused a message because it is full (discard new): pause,
- * say so once, and try again later. */
-void ob_link_full(ob_link *l);
+/* JetStream refused a message as it would refuse any (a full stream or
+ * store, a resource limit, no leader: the broker's fault, `why`): pause, say
+ * so once, and try again later. */
+void ob_link_refused(ob_link *l, const char *why);
+/* The reason of the refusal that holds (until a message is stored again),
+ * or NULL. */
+const char *ob_link_refusal(const ob_link *l);
 
 /* Closes the subscription and the connection, waits for nats.c to report
  * both closed (and for a connect under way to end), closes the handles,

@@ -189,6 +189,8 @@ struct ob_link {
     link_conn *conns; /* every one made, freed with the link */
     uint32_t next_conn_id;
 
+    char refused[200]; /* why JetStream refused a message as it would any (while `full`) */
+
     /* Published messages whose destroy is put off. nats.c hands every
      * destroyed message to its collector thread and wakes that thread when
      * it sleeps: destroyed one by one, each message costs a thread switch;

@@ -107,8 +107,15 @@ static int row_headers(natsMsg *msg, const ob_row *row, json_t **root_out,
     json_t *val;
     int rc = 0;
     json_object_foreach(root, key, val) {
-        if (!json_is_string(val))
-            continue;
+        if (!json_is_string(val)) {
+            /* Dropping it unseen would lose what the producer meant. */
+            *kind = OUTBOX_FAIL_BAD_HEADERS;
+            snprintf(err, errlen,
+                     "headers member '%.64s' is refused: a header value must be a JSON string",
+                     key);
+            rc = -1;
+            break;
+        }
         const char *v = json_string_value(val);
         if (!ob_header_key_ok(key) || !ob_header_value_ok(v, json_string_length(val))) {
             *kind = OUTBOX_FAIL_BAD_HEADERS;
@@ -186,6 +193,12 @@ static natsStatus ce_headers(natsMsg *msg, const ob_row *row, const char *idtext
         s = natsMsgHeader_Set(msg, "ce-time", when);
     if (s == NATS_OK && ct != NULL && *ct != '\0')
         s = natsMsgHeader_Set(msg, "ce-datacontenttype", scratch->p + ct_off);
+    /* Content-Type too, as the binary content mode allows (never
+     * application/cloudevents*, which would mean structured mode): SDKs
+     * such as Go's read it rather than ce-datacontenttype. A row's own
+     * Content-Type is already set. */
+    if (s == NATS_OK && content_type == NULL && ct != NULL && *ct != '\0')
+        s = natsMsgHeader_Set(msg, "Content-Type", ct);
     return s;
 }
 

@@ -2,15 +2,17 @@
  * From an outbox row to a NATS message: subject, headers and data.
  *
  *   subject  <prefix>.<aggregate_type>.<event_type>
- *   headers  every string member of the row's `headers` object, then
- *            Nats-Msg-Id, ce-specversion, ce-id, ce-type, ce-source,
- *            ce-subject, ce-time, ce-datacontenttype
+ *   headers  every member of the row's `headers` object (each must be a
+ *            string), then Nats-Msg-Id, ce-specversion, ce-id, ce-type,
+ *            ce-source, ce-subject, ce-time, ce-datacontenttype, and
+ *            Content-Type with the same value unless the row set one
  *   data     the payload bytes, unchanged
  *
  * A row may not set a header the relay owns or one that steers JetStream:
- * a member named Nats-* or ce-* (in any letter case), or a Content-Type of
- * application/cloudevents*, makes the row fail with OUTBOX_FAIL_BAD_HEADERS
- * (dead, with the reason), rather than being dropped unseen.
+ * a member named Nats-* or ce-* (in any letter case), a Content-Type of
+ * application/cloudevents*, or a member that is not a string makes the row
+ * fail with OUTBOX_FAIL_BAD_HEADERS (dead, with the reason), rather than
+ * being dropped unseen.
  *
  * CloudEvents values are percent-encoded as the binary content mode asks:
  * space, '"', '%' and bytes outside printable ASCII.

@@ -78,3 +78,87 @@ int ob_puback_parse(const char *data, size_t len, ob_puback *out) {
         out->duplicate = 1;
     return 0;
 }
+
+/* JetStream's error codes (nats-server 2.9.10, server/errors.json) that can
+ * answer a publish, and whose fault each is. Resource exhaustion and a
+ * stream or cluster that cannot take messages now are the broker's: every
+ * row would meet them alike. What a message carries (its size, its header
+ * block, the Nats-Expected-* and rollup headers the relay never lets a row
+ * set) is the row's. The other codes of errors.json answer stream and
+ * consumer administration, never a publish: were one to come, it is treated
+ * by its status (5xx suspect, else the row's). */
+static const struct js_code {
+    int err_code;
+    ob_js_fault fault;
+    const char *why;
+} js_codes[] = {
+    {10002, OB_JS_BROKER, "resource limits exceeded for the account"},
+    {10008, OB_JS_BROKER, "JetStream system temporarily unavailable"},
+    {10009, OB_JS_BROKER, "the cluster cannot handle the request (no leader)"},
+    {10023, OB_JS_BROKER, "insufficient resources (the store is full)"},
+    {10028, OB_JS_BROKER, "insufficient memory resources"},
+    {10035, OB_JS_BROKER, "the account is not found"},
+    {10039, OB_JS_BROKER, "JetStream is not enabled for the account"},
+    {10047, OB_JS_BROKER, "insufficient storage resources"},
+    {10054, OB_JS_ROW, "the message is larger than the stream's max_msg_size"},
+    {10060, OB_JS_ROW, "the expected stream does not match"},
+    {10063, OB_JS_BROKER, "a replica's stream sequence does not match (catching up)"},
+    {10070, OB_JS_ROW, "wrong last msg id"},
+    {10071, OB_JS_ROW, "wrong last sequence"},
+    {10076, OB_JS_BROKER, "JetStream is not enabled"},
+    {10077, OB_JS_BROKER, "the stream's store failed"}, /* refined by the description */
+    {10097, OB_JS_ROW, "the header block is larger than 64 KiB"},
+    {10109, OB_JS_BROKER, "the stream is sealed"},
+    {10111, OB_JS_ROW, "rollup not permitted"},
+    {10118, OB_JS_BROKER, "the stream is offline"},
+    {10120, OB_JS_BROKER, "no JetStream limits for the account"},
+};
+
+/* 10077 ("store failed") carries the store's own error as description. */
+static const struct js_store_error {
+    const char *desc;
+    ob_js_fault fault;
+    const char *why;
+} js_store_errors[] = {
+    {"maximum messages exceeded", OB_JS_FULL, "the stream is full (max_msgs)"},
+    {"maximum bytes exceeded", OB_JS_FULL, "the stream is full (max_bytes)"},
+    {"maximum messages per subject exceeded", OB_JS_ROW,
+     "the subject is full (max_msgs_per_subject)"},
+    {"message to large", OB_JS_ROW, "the message is too large for the store"},
+    {"store is closed", OB_JS_BROKER, "the stream's store is closed"},
+};
+
+static int ends_with(const char *s, size_t len, const char *tail) {
+    size_t n = strlen(tail);
+    return s && len >= n && memcmp(s + len - n, tail, n) == 0;
+}
+
+ob_js_fault ob_js_fault_of(int code, int err_code, const char *desc, size_t desc_len,
+                           const char **why) {
+    const char *w = NULL;
+    ob_js_fault f = code >= 500 ? OB_JS_SUSPECT : OB_JS_ROW;
+    if (err_code == 0 && code == 503) {
+        /* A clustered stream too far behind answers 503 with no err_code. */
+        f = OB_JS_BROKER;
+        w = "JetStream is not able to store messages now (503)";
+    }
+    for (size_t i = 0; i < sizeof(js_codes) / sizeof(js_codes[0]); i++) {
+        if (js_codes[i].err_code == err_code) {
+            f = js_codes[i].fault;
+            w = js_codes[i].why;
+            break;
+        }
+    }
+    if (err_code == 10077) {
+        for (size_t i = 0; i < sizeof(js_store_errors) / sizeof(js_store_errors[0]); i++) {
+            if (ends_with(desc, desc_len, js_store_errors[i].desc)) {
+                f = js_store_errors[i].fault;
+                w = js_store_errors[i].why;
+                break;
+            }
+        }
+    }
+    if (why)
+        *why = w;
+    return f;
+}

@@ -26,4 +26,20 @@ typedef struct ob_puback {
  * (the caller then treats the raw text as the error). */
 int ob_puback_parse(const char *data, size_t len, ob_puback *out);
 
+/* Whose fault JetStream's refusal of a publish is (the table in puback.c,
+ * and the README's "When things fail"). */
+typedef enum ob_js_fault {
+    OB_JS_ROW,    /* the message's: the row goes through its attempts to dead */
+    OB_JS_BROKER, /* the broker's: every row would meet it alike; pause, no attempt */
+    OB_JS_FULL,   /* the stream is full: the broker's, unless the message alone is
+                     larger than the stream's max_bytes (then the row's) */
+    OB_JS_SUSPECT /* not known: an attempt, and the link asks whether JetStream answers */
+} ob_js_fault;
+
+/* Classifies an error answer (its code, err_code and description as
+ * written). *why gets a short reason for the log and /readyz (static text;
+ * may be NULL). */
+ob_js_fault ob_js_fault_of(int code, int err_code, const char *desc, size_t desc_len,
+                           const char **why);
+
 #endif

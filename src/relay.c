@@ -69,8 +69,8 @@ static int pub_settled(void *data) {
     return ob_link_settled(((outbox_relay *)data)->link);
 }
 
-static void pub_full(void *data) {
-    ob_link_full(((outbox_relay *)data)->link);
+static void pub_refused(void *data, const char *why) {
+    ob_link_refused(((outbox_relay *)data)->link, why);
 }
 
 static uint64_t pub_window_ms(void *data) {
@@ -86,7 +86,7 @@ static int owner_drain_wanted(void *data) {
     return r->o.on_drained != NULL && !r->drained;
 }
 
-static void owner_table_empty(void *data, ob_worker *w) {
+static void owner_table_empty(void *data, ob_worker *w, const char *later, const char *next_at) {
     outbox_relay *r = data;
     if (r->drained || r->phase != R_RUNNING)
         return;
@@ -96,7 +96,11 @@ static void owner_table_empty(void *data, ob_worker *w) {
         if (r->workers[i] != w && ob_worker_busy(r->workers[i]))
             return;
     r->drained = 1;
-    OB_INFO(&r->log, "no pending rows left (drained)");
+    if (later && strcmp(later, "0") != 0)
+        OB_INFO(&r->log, "drained: no row is due; %s row(s) scheduled later, the next at %s UTC",
+                later, next_at ? next_at : "?");
+    else
+        OB_INFO(&r->log, "no pending rows left (drained)");
     if (r->o.on_drained)
         r->o.on_drained(r, r->o.drained_data);
 }
@@ -107,8 +111,11 @@ static void owner_db_failed(void *data, ob_worker *w, unsigned err, const char *
     (void)w;
     outbox_relay *r = data;
     /* A misconfiguration found before anything worked is not retried: the
-     * relay refuses to run, with the cause named. */
-    if (ever_ok || r->fatal || r->stats.batches || !ob_db_errno_is_permanent(err))
+     * relay refuses to run, with the cause named. So does a drain, which
+     * must end, at any time. */
+    if (r->fatal || !ob_db_errno_is_permanent(err))
+        return;
+    if ((ever_ok || r->stats.batches) && !owner_drain_wanted(r))
         return;
     char why[400];
     snprintf(why, sizeof(why), "database: %u %s%s", err, msg, ob_db_error_hint(err));
@@ -203,8 +210,21 @@ static int prepare(outbox_relay *r) {
     r->qtable = b.p;
     ob_sql_fetch(&r->sql_fetch, r->qtable, o->batch_size);
     ob_sql_probe(&r->sql_probe, r->qtable);
-    ob_buf_printf(&r->sql_drain, "COMMIT; SELECT EXISTS(SELECT 1 FROM %s WHERE status = 0)",
-                  r->qtable ? r->qtable : "");
+    /* A drain waits for the rows due within the longest backoff (the
+     * relay's own retries always are) and reports those scheduled later. */
+    uint64_t h = (uint64_t)(o->backoff_max_ms > o->backoff_base_ms ? o->backoff_max_ms
+                                                                   : o->backoff_base_ms) +
+                 1000;
+    const char *t = r->qtable ? r->qtable : "";
+    ob_buf_printf(
+        &r->sql_drain,
+        "COMMIT; SELECT (SELECT COUNT(*) FROM %s WHERE status = 0 AND (next_attempt_at IS "
+        "NULL OR next_attempt_at <= TIMESTAMPADD(MICROSECOND, %llu, NOW(6)))), (SELECT "
+        "COUNT(*) FROM %s WHERE status = 0 AND next_attempt_at > "
+        "TIMESTAMPADD(MICROSECOND, %llu, NOW(6))), (SELECT MIN(next_attempt_at) FROM %s "
+        "WHERE status = 0 AND next_attempt_at > TIMESTAMPADD(MICROSECOND, %llu, NOW(6)))",
+        t, (unsigned long long)h * 1000, t, (unsigned long long)h * 1000, t,
+        (unsigned long long)h * 1000);
     ob_ce_encode(&c, o->ce_source, strlen(o->ce_source));
     r->ce_source = c.p;
     if (!r->qtable || !r->ce_source || r->sql_fetch.oom || r->sql_probe.oom || r->sql_drain.oom)
@@ -245,7 +265,7 @@ static int prepare(outbox_relay *r) {
                             .unavailable = pub_unavailable,
                             .suspect = pub_suspect,
                             .settled = pub_settled,
-                            .full = pub_full,
+                            .refused = pub_refused,
                             .window_ms = pub_window_ms,
                             .max_bytes = pub_max_bytes,
                             .data = r};
@@ -383,6 +403,13 @@ void outbox_relay_stats(const outbox_relay *r, outbox_stats *out) {
 
 const char *outbox_relay_errmsg(const outbox_relay *r) {
     return r->errmsg;
+}
+
+const char *outbox_relay_paused(const outbox_relay *r) {
+    const char *why = r->link ? ob_link_refusal(r->link) : NULL;
+    for (int i = 0; why == NULL && i < r->nworkers; i++)
+        why = r->workers[i] ? ob_worker_refusal(r->workers[i]) : NULL;
+    return why;
 }
 
 /* --- stopping ------------------------------------------------------------ */

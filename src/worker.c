@@ -4,21 +4,20 @@
  * halt, stop, deadline); dispatch() hands it to the handler of the current
  * state, and every change of state goes through set_state().
  *
- *            start
- *              v
- *   +----> CONNECTING --fail--> CONNECT_WAIT --timer--+
- *   |          | ok                                   |
- *   |          v                                      |
- *   |   (next: HALTED | BROKER_WAIT | FETCHING) <-----+-- broker up / wake / timer
+ *     NEW --start--> CONNECTING --fail--> CONNECT_WAIT --timer--+
+ *   +---------------->  | ok                 ^                   |
+ *   |                   v                    +-------------------+
+ *   |   (next) <--- broker up (BROKER_WAIT) / wake / timer
+ *   |     = CLOSING | HALTED | GRANT_PROBING | BROKER_WAIT | FETCHING
  *   |          |
- *   |       FETCHING --rows--> PUBLISHING --all answered (and, after no responders
- *   |          |               or a 503, the link's verdict) / broker down / deadline-->
- *   |          |                                    FINISHING (UPDATE...; COMMIT)
+ *   |       FETCHING --rows--> PUBLISHING --all answered (and, after no responders,
+ *   |          |               a server error or no ack, the link's verdict) / broker
+ *   |          |               down / deadline--> FINISHING (UPDATE...; COMMIT)
  *   |          | empty                                  |  nothing to write:
  *   |          v                                      |  ROLLING_BACK --> (next)
- *   |     ENDING_EMPTY (COMMIT [; EXISTS pending])    |  a row refused by the database:
+ *   |     ENDING_EMPTY (COMMIT [; drain probe])       |  a row refused by the database:
  *   |          |                                      |  ISOLATING <-> REFUSING, one row
- *   |          v                                      |  at a time, then FINISHING (COMMIT)
+ *   |          v                                      |  at a time, then ISO_COMMITTING (COMMIT)
  *   |       (idle) <--------- batch not full ---------+
  *   |          |                                      +-- full batch --> (next), waking the others
  *   |          | a wake kept while all were busy --> (next)
@@ -31,6 +30,10 @@
  *   | error edges:
  *   |   connection lost in any statement    --> CONNECT_WAIT (backoff) --> CONNECTING
  *   +-- deadlock / lock wait timeout        --> ROLLING_BACK --> (next) at once
+ *       an error every row would meet (a privilege revoked, read-only)
+ *                                           --> ABORTING (ROLLBACK) --> REFUSED_WAIT (backoff)
+ *                                               --> (next) = GRANT_PROBING (UPDATE ... WHERE
+ *                                               1 = 0) --ok--> (next) | --refused--> ABORTING
  *       other statement error               --> ABORTING (ROLLBACK) --> RETRY_WAIT --> (next)
  *
  *   halt: waiting states --> HALTED; busy states reach HALTED at (next).
@@ -60,10 +63,13 @@ static const char *const state_names[] = {
     [W_FINISHING] = "finishing",
     [W_ISOLATING] = "isolating",
     [W_REFUSING] = "refusing",
+    [W_ISO_COMMITTING] = "iso-committing",
     [W_ENDING_EMPTY] = "ending-empty",
     [W_ROLLING_BACK] = "rolling-back",
     [W_ABORTING] = "aborting",
     [W_RETRY_WAIT] = "retry-wait",
+    [W_REFUSED_WAIT] = "refused-wait",
+    [W_GRANT_PROBING] = "grant-probing",
     [W_POLL_WAIT] = "poll-wait",
     [W_PROBING] = "probing",
     [W_PARKED] = "parked",
@@ -74,6 +80,10 @@ static const char *const state_names[] = {
 
 const char *ob_worker_state_name(const ob_worker *w) {
     return state_names[w->state];
+}
+
+const char *ob_worker_refusal(const ob_worker *w) {
+    return w->refusing ? w->refusal : NULL;
 }
 
 static void set_state(ob_worker *w, worker_state s) {
@@ -105,7 +115,7 @@ static void on_wake(ob_flow_member *m) {
 
 static void close_worker(ob_worker *w);
 
-void ob_worker_start_timer(ob_worker *w, uint64_t ms) {
+static void start_timer(ob_worker *w, uint64_t ms) {
     uv_timer_start(&w->timer, on_timer, ms, 0);
 }
 
@@ -114,10 +124,20 @@ void ob_worker_start_timer(ob_worker *w, uint64_t ms) {
 static void note_unmarked(ob_worker *w) {
     ob_unmarked *u = w->env->unmarked;
     if (u && w->batch.n_acked > 0 &&
-        (w->state == W_FINISHING || w->state == W_ISOLATING || w->state == W_REFUSING)) {
+        (w->state == W_FINISHING || w->state == W_ISOLATING || w->state == W_REFUSING ||
+         w->state == W_ISO_COMMITTING)) {
         if (u->rows == 0 || w->batch_published_at < u->oldest_at)
             u->oldest_at = w->batch_published_at;
         u->rows += w->batch.n_acked;
+    }
+}
+
+/* The connection is gone: the gauge of connections up follows. */
+static void db_down(ob_worker *w) {
+    if (w->db_up) {
+        w->db_up = 0;
+        w->env->stats->db_connected--;
+        w->env->stats->db_reconnects++;
     }
 }
 
@@ -127,18 +147,21 @@ static void query(ob_worker *w, worker_state s, const char *sql, size_t len) {
     if (ob_db_query(w->db, sql, len, on_db, w) != 0) {
         OB_ERROR(w->env->log, "%s: cannot send a statement; closing the connection", w->name);
         note_unmarked(w);
+        db_down(w);
         w->failures++;
         ob_db_reset(w->db);
         set_state(w, W_CONNECT_WAIT);
-        ob_worker_start_timer(w, ob_retry_delay(&w->retry, w->failures));
+        start_timer(w, ob_retry_delay(&w->retry, w->failures));
     }
 }
 
 static void connect_db(ob_worker *w) {
     set_state(w, W_CONNECTING);
-    if (ob_db_connect(w->db, on_db, w) != 0) {
+    if (w->db == NULL) /* out of memory when the worker started */
+        w->db = ob_db_new(w->env->loop, &w->env->db, w->env->log, w->name);
+    if (w->db == NULL || ob_db_connect(w->db, on_db, w) != 0) {
         set_state(w, W_CONNECT_WAIT);
-        ob_worker_start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
+        start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
     }
 }
 
@@ -152,7 +175,7 @@ static void fetch(ob_worker *w) {
             OB_WARN(w->env->log, "%s: out of memory for the fetch statement; trying again",
                     w->name);
             set_state(w, W_POLL_WAIT);
-            ob_worker_start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
+            start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
             return;
         }
         query(w, W_FETCHING, sql, len);
@@ -168,12 +191,15 @@ static void fetch(ob_worker *w) {
 }
 
 /* The one place that decides what follows a finished step: close, halt,
- * wait for the broker, or claim the next batch. */
+ * ask whether the database accepts the writes again, wait for the broker,
+ * or claim the next batch. */
 static void next(ob_worker *w) {
     if (w->stop) {
         close_worker(w);
     } else if (w->halted) {
         set_state(w, W_HALTED);
+    } else if (w->refusing) {
+        query(w, W_GRANT_PROBING, w->grant_sql.p, w->grant_sql.len);
     } else if (!w->env->pub.ready(w->env->pub.data)) {
         set_state(w, W_BROKER_WAIT);
     } else {
@@ -199,7 +225,7 @@ static void go_idle(ob_worker *w) {
      * scout's probe can speak for: every idle worker polls with its fetch. */
     if (ob_flow_idle(e->flow, &w->fm) || e->order) {
         set_state(w, W_POLL_WAIT);
-        ob_worker_start_timer(w, ob_flow_poll_delay(e->flow, uv_now(e->loop)));
+        start_timer(w, ob_flow_poll_delay(e->flow, uv_now(e->loop)));
     } else {
         set_state(w, W_PARKED);
     }
@@ -211,11 +237,7 @@ static void db_failed_act(ob_worker *w, const char *during) {
     unsigned no = ob_db_errno(w->db);
     e->stats->db_errors++;
     if (ob_db_lost(w->db)) {
-        if (w->db_up) {
-            w->db_up = 0;
-            e->stats->db_connected--;
-            e->stats->db_reconnects++;
-        }
+        db_down(w);
         if (w->state == W_CONNECTING)
             OB_WARN(e->log, "%s: cannot connect to the database: %s; retrying", w->name,
                     ob_db_error(w->db));
@@ -232,7 +254,23 @@ static void db_failed_act(ob_worker *w, const char *during) {
             return;
         }
         set_state(w, W_CONNECT_WAIT);
-        ob_worker_start_timer(w, ob_retry_delay(&w->retry, w->failures++));
+        start_timer(w, ob_retry_delay(&w->retry, w->failures++));
+        return;
+    }
+    if (ob_db_errno_is_refusal(no)) {
+        /* Every row would meet it (a privilege taken away, a read-only
+         * server): claim nothing, and publish nothing again, until a
+         * statement that writes nothing but needs every privilege passes. */
+        if (!w->refusing)
+            OB_WARN(e->log,
+                    "%s: the database refuses the relay's statements while %s: %u %s%s; "
+                    "claiming no rows until it accepts them again",
+                    w->name, during, no, ob_db_error(w->db), ob_db_error_hint(no));
+        snprintf(w->refusal, sizeof(w->refusal), "the database refuses the relay's writes: %u %s",
+                 no, ob_db_error(w->db));
+        w->refusing = 1;
+        w->failures++;
+        rollback(w, W_ABORTING);
         return;
     }
     if (no == ER_LOCK_DEADLOCK || no == ER_LOCK_WAIT_TIMEOUT) {
@@ -263,7 +301,8 @@ static void db_failed(ob_worker *w, const char *during) {
 
 /* --- finishing ----------------------------------------------------------- */
 
-void ob_worker_finish_batch(ob_worker *w) {
+/* Every row has its answer (or the batch was cut short): write the outcome. */
+static void finish_batch(ob_worker *w) {
     const ob_worker_env *e = w->env;
     ob_batch *b = &w->batch;
     uv_timer_stop(&w->timer);
@@ -272,7 +311,6 @@ void ob_worker_finish_batch(ob_worker *w) {
     size_t len = ob_batch_finish_sql(b, &e->batch, interrupted);
     if (b->n_dead && b->order)
         ob_worker_log_passed(w); /* while the rows are still readable */
-    w->iso = -1;
     w->batch_published_at = uv_now(e->loop);
     if (len == 0) {
         /* Nothing to write: end the transaction, which unlocks the rows. */
@@ -299,6 +337,39 @@ static void batch_committed(ob_worker *w) {
     if (b->n_dead)
         OB_WARN(e->log, "%s: %d row(s) marked dead; see last_error (outbox-uvrelay dead list)",
                 w->name, b->n_dead);
+}
+
+/* --- publishing (worker_publish.c publishes; the timer and the finishing
+ * are the worker's) ------------------------------------------------------- */
+
+/* Arms the ack deadline of the oldest publish in flight, unless armed. */
+static void arm_ack_deadline(ob_worker *w) {
+    if (uv_is_active((uv_handle_t *)&w->timer))
+        return;
+    uint64_t ms = ob_worker_ack_due_in(w);
+    if (ms != UINT64_MAX)
+        start_timer(w, ms);
+}
+
+static void publish_some(ob_worker *w) {
+    if (ob_worker_publish_some(w))
+        finish_batch(w);
+    else
+        arm_ack_deadline(w);
+}
+
+static void after_answers(ob_worker *w) {
+    switch (ob_worker_after_answers(w)) {
+    case OB_AFTER_ACKS:
+        arm_ack_deadline(w);
+        return;
+    case OB_AFTER_VERDICT:
+        uv_timer_stop(&w->timer);
+        return;
+    case OB_AFTER_FINISH:
+        finish_batch(w);
+        return;
+    }
 }
 
 static char **next_row(void *cur, unsigned long **lengths) {
@@ -334,6 +405,7 @@ static const waiting_state waiting_states[] = {
     [W_CONNECT_WAIT] = {EV_TIMER, connect_db},
     [W_BROKER_WAIT] = {EV_BROKER_UP, next},
     [W_RETRY_WAIT] = {EV_TIMER, next},
+    [W_REFUSED_WAIT] = {EV_TIMER, next},
     [W_PARKED] = {EV_WAKE, next},
 };
 
@@ -391,18 +463,20 @@ static void st_connecting(ob_worker *w, worker_event ev) {
 static void isolate_next(ob_worker *w) {
     ob_batch *b = &w->batch;
     w->iso = ob_batch_next_written(b, w->iso + 1);
-    if (w->iso < 0) {
-        w->iso = -2; /* every row written: a failure of the COMMIT is not a row's */
-        query(w, W_FINISHING, "COMMIT", 6);
+    if (w->iso < 0) { /* every row written: a failure of the COMMIT is not a row's */
+        query(w, W_ISO_COMMITTING, "COMMIT", 6);
         return;
     }
     size_t len = ob_batch_row_sql(b, &w->env->batch, w->iso);
     query(w, W_ISOLATING, b->sql.p, len);
 }
 
+/* A statement's failure that may be one row's: not a lost connection, a
+ * conflict, or an error that every row would meet. */
 static int row_level(ob_worker *w) {
     unsigned no = ob_db_errno(w->db);
-    return !ob_db_lost(w->db) && no != ER_LOCK_DEADLOCK && no != ER_LOCK_WAIT_TIMEOUT;
+    return !ob_db_lost(w->db) && no != ER_LOCK_DEADLOCK && no != ER_LOCK_WAIT_TIMEOUT &&
+           !ob_db_errno_is_refusal(no);
 }
 
 /* --- the states that wait for a statement ----------------------------------
@@ -429,16 +503,17 @@ static void fetched(ob_worker *w) {
         return;
     }
     e->stats->fetched += (uint64_t)n;
+    w->drain_said = 0;
     ob_flow_activity(e->flow, uv_now(e->loop));
     set_state(w, W_PUBLISHING);
     if (n >= asked)
         ob_flow_wake_all(e->flow, &w->fm); /* a full batch: there is likely more */
     if (w->stop) {
         ob_worker_give_back(w, ob_batch_release_open(&w->batch));
-        ob_worker_finish_batch(w);
+        finish_batch(w);
         return;
     }
-    ob_worker_publish_some(w);
+    publish_some(w);
 }
 
 static void committed(ob_worker *w) {
@@ -453,7 +528,7 @@ static void committed(ob_worker *w) {
 }
 
 static void commit_failed(ob_worker *w) {
-    if (!row_level(w) || w->iso != -1) {
+    if (!row_level(w)) {
         db_failed(w, "committing a batch");
         return;
     }
@@ -464,6 +539,7 @@ static void commit_failed(ob_worker *w) {
             "%s: the database refused the batch's update (%u %s); writing its %d row(s) one by "
             "one to find the row at fault",
             w->name, ob_db_errno(w->db), ob_db_error(w->db), w->batch.n);
+    w->iso = -1;
     isolate_next(w);
 }
 
@@ -483,11 +559,22 @@ static void isolate_failed(ob_worker *w) {
     query(w, W_REFUSING, b->sql.p, len);
 }
 
+/* While a drain is awaited: the drain probe's row says how many pending
+ * rows are due (within the longest backoff), how many are scheduled later
+ * and when the first of those is. */
 static void ended_empty(ob_worker *w) {
     const ob_worker_env *e = w->env;
     char **row = ob_db_next_row(w->db, 1, NULL);
-    if (row && row[0] && strcmp(row[0], "0") == 0 && e->owner.table_empty)
-        e->owner.table_empty(e->owner.data, w);
+    if (row && row[0] && strcmp(row[0], "0") == 0) {
+        if (e->owner.table_empty)
+            e->owner.table_empty(e->owner.data, w, row[1], row[2]);
+    } else if (row && row[0] && !w->drain_said) {
+        OB_INFO(e->log,
+                "%s: draining: waiting for %s pending row(s) due now or retried within the "
+                "backoff (held by other connections or waiting for their retry)",
+                w->name, row[0]);
+        w->drain_said = 1;
+    }
     go_idle(w);
 }
 
@@ -496,8 +583,17 @@ static void aborted(ob_worker *w) {
         next(w);
         return;
     }
-    set_state(w, W_RETRY_WAIT);
-    ob_worker_start_timer(w, ob_retry_delay(&w->retry, w->failures));
+    set_state(w, w->refusing ? W_REFUSED_WAIT : W_RETRY_WAIT);
+    start_timer(w, ob_retry_delay(&w->retry, w->failures));
+}
+
+static void grant_probed(ob_worker *w) {
+    OB_INFO(w->env->log, "%s: the database accepts the relay's writes again; claiming rows",
+            w->name);
+    w->refusing = 0;
+    w->refusal[0] = '\0';
+    w->failures = 0;
+    next(w);
 }
 
 static void probed(ob_worker *w) {
@@ -529,6 +625,8 @@ static const statement_state statement_states[] = {
     [W_FINISHING] = {committed, commit_failed, "committing a batch"},
     [W_ISOLATING] = {isolate_next, isolate_failed, "writing a batch row by row"},
     [W_REFUSING] = {isolate_next, NULL, "marking a refused row dead"},
+    [W_ISO_COMMITTING] = {committed, NULL, "committing the rows written one by one"},
+    [W_GRANT_PROBING] = {grant_probed, NULL, "probing the privileges"},
     [W_ENDING_EMPTY] = {ended_empty, NULL, "ending a transaction"},
     [W_ROLLING_BACK] = {next, NULL, "rolling back"},
     [W_ABORTING] = {aborted, NULL, "rolling back"},
@@ -562,24 +660,24 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
     case EV_ACK:
         ob_worker_take_ack(w, arg);
         if (w->state == W_PUBLISHING) /* telling the link may have ended the batch */
-            ob_worker_after_answers(w);
+            after_answers(w);
         return;
     case EV_CAPACITY:
-        ob_worker_publish_some(w);
+        publish_some(w);
         return;
     case EV_BROKER_UP:
-        ob_worker_after_answers(w); /* the link's verdict after a suspect failure */
+        after_answers(w); /* the link's verdict after a suspect failure */
         return;
     case EV_TIMER:
         ob_worker_ack_deadline(w);
         if (w->state == W_PUBLISHING)
-            ob_worker_after_answers(w);
+            after_answers(w);
         return;
     case EV_BROKER_DOWN:
     case EV_DEADLINE:
         /* What is not answered goes back untouched. */
         ob_worker_give_back(w, ob_batch_release_open(&w->batch));
-        ob_worker_finish_batch(w);
+        finish_batch(w);
         return;
     case EV_STOP_NOW:
         ob_worker_give_back(w, ob_batch_release_open(&w->batch));
@@ -643,6 +741,7 @@ static void dispatch(ob_worker *w, worker_event ev, const void *arg) {
     case W_CONNECT_WAIT:
     case W_BROKER_WAIT:
     case W_RETRY_WAIT:
+    case W_REFUSED_WAIT:
     case W_PARKED:
         st_waiting(w, ev);
         return;
@@ -650,10 +749,12 @@ static void dispatch(ob_worker *w, worker_event ev, const void *arg) {
     case W_FINISHING:
     case W_ISOLATING:
     case W_REFUSING:
+    case W_ISO_COMMITTING:
     case W_ENDING_EMPTY:
     case W_ROLLING_BACK:
     case W_ABORTING:
     case W_PROBING:
+    case W_GRANT_PROBING:
         st_statement(w, ev);
         return;
     case W_PUBLISHING:
@@ -699,7 +800,10 @@ static void close_worker(ob_worker *w) {
     ob_flow_leave(w->env->flow, &w->fm);
     set_state(w, W_CLOSING);
     uv_close((uv_handle_t *)&w->timer, timer_closed);
-    ob_db_close(w->db, db_closed, w);
+    if (w->db)
+        ob_db_close(w->db, db_closed, w);
+    else
+        handle_closed(w); /* never made: nothing to close, the timer's callback is to come */
     w->db = NULL;
 }
 
@@ -722,6 +826,20 @@ ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
     ob_retry_init(&w->retry, 250, 10000);
     w->state = W_NEW;
     w->iso = -1;
+    /* Writes nothing, yet needs every privilege the finishing statements
+     * need (reading a column in SET needs SELECT on it). */
+    ob_buf_printf(&w->grant_sql,
+                  "UPDATE %s SET status = status, attempt_count = attempt_count, last_error = "
+                  "last_error, next_attempt_at = next_attempt_at, processed_at = processed_at "
+                  "WHERE 1 = 0",
+                  env->batch.qtable ? env->batch.qtable : "outbox");
+    if (env->batch.processing == OUTBOX_DELETE_PROCESSED)
+        ob_buf_printf(&w->grant_sql, "; DELETE FROM %s WHERE 1 = 0",
+                      env->batch.qtable ? env->batch.qtable : "outbox");
+    if (w->grant_sql.oom) {
+        ob_worker_free(w);
+        return NULL;
+    }
     return w;
 }
 
@@ -730,6 +848,7 @@ void ob_worker_free(ob_worker *w) {
         return;
     ob_batch_free(&w->batch);
     ob_fetch_budget_free(&w->fb);
+    ob_buf_free(&w->grant_sql);
     free(w);
 }
 
@@ -737,6 +856,9 @@ void ob_worker_start(ob_worker *w) {
     if (w->state != W_NEW)
         return;
     w->db = ob_db_new(w->env->loop, &w->env->db, w->env->log, w->name);
+    if (w->db == NULL)
+        OB_ERROR(w->env->log, "%s: out of memory for the database connection; trying again",
+                 w->name);
     uv_timer_init(w->env->loop, &w->timer);
     w->timer.data = w;
     w->handles_open = 2; /* the timer and the connection */
@@ -774,6 +896,7 @@ int ob_worker_busy(const ob_worker *w) {
     case W_FINISHING:
     case W_ISOLATING:
     case W_REFUSING:
+    case W_ISO_COMMITTING:
     case W_ENDING_EMPTY:
     case W_ROLLING_BACK:
     case W_ABORTING:

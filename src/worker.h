@@ -58,8 +58,10 @@ typedef struct ob_publisher {
     void (*suspect)(void *data, const char *why);
     /* 0 while such a check is under way. */
     int (*settled)(void *data);
-    /* The stream is full: pause without counting attempts. */
-    void (*full)(void *data);
+    /* JetStream refused a message as it would any (a full stream, a
+     * resource limit: the broker's fault, `why`): pause without counting
+     * attempts. */
+    void (*refused)(void *data, const char *why);
     /* The stream's duplicate window in ms, 0 when not known yet. */
     uint64_t (*window_ms)(void *data);
     /* The stream's max_bytes, 0 or less when unlimited or not known (may be
@@ -73,8 +75,10 @@ typedef struct ob_worker_owner {
     /* 1 while someone waits for the table to drain: an empty fetch then
      * also asks whether any pending row is left. */
     int (*drain_wanted)(void *data);
-    /* An empty fetch found no pending row left in the table. */
-    void (*table_empty)(void *data, ob_worker *w);
+    /* An empty fetch found no pending row due within the longest backoff
+     * left in the table; `later` counts the rows scheduled after that
+     * (decimal text), `next_at` is the earliest of them (NULL when none). */
+    void (*table_empty)(void *data, ob_worker *w, const char *later, const char *next_at);
     /* A database operation failed; `ever_ok` is 0 until a worker of the
      * relay has completed a fetch, so an owner can refuse to start on errors
      * that cannot heal (a login refused, a missing table). */
@@ -159,6 +163,9 @@ void ob_worker_deadline(ob_worker *w);
 void ob_worker_free(ob_worker *w);
 /* Nonzero while the worker is inside a batch transaction or its statement. */
 int ob_worker_busy(const ob_worker *w);
+/* Why the database refuses what every row needs (a privilege taken away),
+ * while it does; NULL otherwise. */
+const char *ob_worker_refusal(const ob_worker *w);
 /* The state's name, for logs and tests. */
 const char *ob_worker_state_name(const ob_worker *w);
 

@@ -10,25 +10,28 @@
 #include "worker.h"
 
 typedef enum worker_state {
-    W_NEW,          /* created, not started */
-    W_CONNECTING,   /* waiting for the database connection */
-    W_CONNECT_WAIT, /* waiting before connecting again */
-    W_BROKER_WAIT,  /* connected; waiting for NATS and the stream to be ready */
-    W_FETCHING,     /* waiting for START TRANSACTION; SELECT ... FOR UPDATE SKIP LOCKED */
-    W_PUBLISHING,   /* rows claimed; publishing them (capacity permitting), waiting for acks */
-    W_FINISHING,    /* waiting for UPDATE ...; COMMIT of the batch */
-    W_ISOLATING,    /* the finishing statement failed on a row: writing the rows one by one */
-    W_REFUSING,     /* waiting for the statement that marks a refused row dead */
-    W_ENDING_EMPTY, /* waiting for COMMIT [; SELECT EXISTS pending] after an empty fetch */
-    W_ROLLING_BACK, /* waiting for ROLLBACK of a batch with nothing to write, or of a conflict */
-    W_ABORTING,     /* waiting for ROLLBACK after a statement error */
-    W_RETRY_WAIT,   /* waiting before fetching again after a statement error */
-    W_POLL_WAIT,    /* the scout: waiting out the poll interval */
-    W_PROBING,      /* the scout: waiting for SELECT 1 ... LIMIT 1 (is any row due?) */
-    W_PARKED,       /* idle: waiting to be woken by the scout or a full batch */
-    W_HALTED,       /* the relay cannot go on: connection kept, waiting for the stop */
-    W_CLOSING,      /* waiting for the timer and the connection to close */
-    W_CLOSED        /* nothing left on the loop */
+    W_NEW,            /* created, not started */
+    W_CONNECTING,     /* waiting for the database connection */
+    W_CONNECT_WAIT,   /* waiting before connecting again */
+    W_BROKER_WAIT,    /* connected; waiting for NATS and the stream to be ready */
+    W_FETCHING,       /* waiting for START TRANSACTION; SELECT ... FOR UPDATE SKIP LOCKED */
+    W_PUBLISHING,     /* rows claimed; publishing them (capacity permitting), waiting for acks */
+    W_FINISHING,      /* waiting for UPDATE ...; COMMIT of the batch */
+    W_ISOLATING,      /* the finishing statement failed on a row: writing the rows one by one */
+    W_REFUSING,       /* waiting for the statement that marks a refused row dead */
+    W_ISO_COMMITTING, /* every row written one by one: waiting for their COMMIT */
+    W_ENDING_EMPTY,   /* waiting for COMMIT [; SELECT EXISTS pending] after an empty fetch */
+    W_ROLLING_BACK,   /* waiting for ROLLBACK of a batch with nothing to write, or of a conflict */
+    W_ABORTING,       /* waiting for ROLLBACK after a statement error */
+    W_RETRY_WAIT,     /* waiting before fetching again after a statement error */
+    W_REFUSED_WAIT,   /* the database refuses what every row needs (a privilege): waiting */
+    W_GRANT_PROBING,  /* waiting for UPDATE ... WHERE 1 = 0: does it accept the writes again? */
+    W_POLL_WAIT,      /* the scout: waiting out the poll interval */
+    W_PROBING,        /* the scout: waiting for SELECT 1 ... LIMIT 1 (is any row due?) */
+    W_PARKED,         /* idle: waiting to be woken by the scout or a full batch */
+    W_HALTED,         /* the relay cannot go on: connection kept, waiting for the stop */
+    W_CLOSING,        /* waiting for the timer and the connection to close */
+    W_CLOSED          /* nothing left on the loop */
 } worker_state;
 
 typedef enum worker_event {
@@ -66,26 +69,34 @@ struct ob_worker {
     ob_fetch_budget fb; /* the LIMIT of the next fetch, from the byte budget */
     uint64_t batch_published_at;
     uint64_t fetch_sent_at; /* loop time the batch's fetch was sent */
-    int iso;                /* the slot being written while isolating; -1 when not, -2 once done */
+    int iso;                /* the slot being written while isolating */
     ob_pub_fail pf;
+    int drain_said;    /* the rows a drain waits for were logged since the last rows came */
+    int refusing;      /* the database refuses what every row needs; claim nothing */
+    char refusal[400]; /* why, while refusing */
+    ob_buf grant_sql;  /* the statement that writes nothing but needs every write privilege */
 };
 
-/* worker.c */
-void ob_worker_start_timer(ob_worker *w, uint64_t ms);
-/* Every row has its answer (or the batch was cut short): write the outcome. */
-void ob_worker_finish_batch(ob_worker *w);
+/* worker_publish.c, called by worker.c only (never the other way): it
+ * publishes and takes answers; worker.c owns the timer and the finishing. */
 
-/* worker_publish.c */
 /* Gives back in-flight capacity for n publishes. */
 void ob_worker_give_back(ob_worker *w, int n);
-/* Publishes as many unsent rows as the capacity allows; finishes the batch
- * once every row has its answer. */
-void ob_worker_publish_some(ob_worker *w);
+/* Publishes as many unsent rows as the capacity allows; returns 1 once
+ * every row has its answer (the batch is to be finished). */
+int ob_worker_publish_some(ob_worker *w);
+/* ms until the ack deadline of the oldest publish in flight, UINT64_MAX
+ * when none is. */
+uint64_t ob_worker_ack_due_in(const ob_worker *w);
 void ob_worker_take_ack(ob_worker *w, const ob_answer *a);
 void ob_worker_ack_deadline(ob_worker *w);
-/* After answers came in: finish a complete batch, or keep the ack deadline
- * armed. */
-void ob_worker_after_answers(ob_worker *w);
+/* What follows answers (or the link's verdict). */
+typedef enum ob_after {
+    OB_AFTER_ACKS,    /* rows still in flight or unsent: keep the ack deadline armed */
+    OB_AFTER_VERDICT, /* all answered, a failure may be the broker's: wait for the link */
+    OB_AFTER_FINISH   /* all answered: write the outcome */
+} ob_after;
+ob_after ob_worker_after_answers(ob_worker *w);
 /* Ordered: names each row of the batch being finished that goes dead, which
  * the later events of its aggregate then pass. */
 void ob_worker_log_passed(ob_worker *w);

@@ -6,6 +6,7 @@
  */
 #include "worker_int.h"
 
+#include "puback.h"
 #include "stats.h"
 
 #include <string.h>
@@ -20,26 +21,25 @@ void ob_worker_give_back(ob_worker *w, int n) {
 static void publish_one(ob_worker *w, int i) {
     const ob_worker_env *e = w->env;
     ob_batch *b = &w->batch;
-    ob_slot *s = &b->slots[i];
-    if (e->pub.publish(e->pub.data, w->index, b->gen, (uint32_t)i, &s->row, &w->pf) != 0) {
+    if (e->pub.publish(e->pub.data, w->index, b->gen, (uint32_t)i, &b->slots[i].row, &w->pf) != 0) {
         ob_batch_fail(b, i, w->pf.kind, w->pf.code, 0, w->pf.text, w->pf.len);
         ob_stats_failure(e->stats, w->pf.kind);
-        ob_worker_give_back(w, 1);
+        /* Refused before it left: the capacity taken for it goes back, the
+         * in-flight gauge never counted it. */
+        ob_flow_release(e->flow, 1);
         return;
     }
-    s->state = OB_SLOT_INFLIGHT;
-    s->sent_at = uv_now(e->loop);
-    b->outstanding++;
+    ob_batch_sent(b, i, uv_now(e->loop));
     e->stats->in_flight++;
     e->stats->published++;
 }
 
-static void arm_ack_deadline(ob_worker *w) {
+uint64_t ob_worker_ack_due_in(const ob_worker *w) {
     uint64_t oldest = ob_batch_oldest_inflight(&w->batch);
     if (oldest == UINT64_MAX)
-        return;
+        return UINT64_MAX;
     uint64_t now = uv_now(w->env->loop), due = oldest + w->env->ack_timeout_ms;
-    ob_worker_start_timer(w, due > now ? due - now : 0);
+    return due > now ? due - now : 0;
 }
 
 /* Publishes the rows that may leave now (in an ordered batch, those whose
@@ -61,33 +61,46 @@ static void publish_ready(ob_worker *w) {
     }
 }
 
-/* Publishes as many unsent rows as the capacity allows; finishes the batch
- * once every row has its answer. */
-void ob_worker_publish_some(ob_worker *w) {
-    ob_batch *b = &w->batch;
+int ob_worker_publish_some(ob_worker *w) {
     publish_ready(w);
-    if (ob_batch_complete(b)) {
-        ob_worker_finish_batch(w);
-        return;
-    }
-    if (!uv_is_active((uv_handle_t *)&w->timer))
-        arm_ack_deadline(w);
+    return ob_batch_complete(&w->batch);
 }
 
-/* A stream with the discard-new policy refuses messages past its limits
- * with "maximum messages exceeded" or "maximum bytes exceeded": the
- * stream's fault. "maximum messages per subject exceeded" is one subject's,
- * so the row's: it goes through its attempts while other subjects flow. */
-static int stream_full(const ob_answer *a) {
-    static const char *const full[] = {"maximum messages exceeded", "maximum bytes exceeded"};
-    if (a->text == NULL)
-        return 0;
-    for (size_t k = 0; k < sizeof(full) / sizeof(full[0]); k++) {
-        size_t n = strlen(full[k]);
-        if (a->text_len >= n && memcmp(a->text + a->text_len - n, full[k], n) == 0)
-            return 1;
+/* A message larger than the whole stream may hold is the row's fault: no
+ * emptier stream would take it. Its size is at least the payload and about
+ * the headers object (whose JSON text is no shorter than the header block
+ * made of it). */
+static int over_max_bytes(const ob_worker_env *e, const ob_row *row) {
+    int64_t max = e->pub.max_bytes ? e->pub.max_bytes(e->pub.data) : 0;
+    return max > 0 && row->payload_len + row->headers_len > (uint64_t)max;
+}
+
+/* JetStream refused the message (see ob_js_fault_of in puback.c for whose
+ * fault each refusal is). Returns 1 when the slot was in flight. */
+static int refused(ob_worker *w, const ob_answer *a) {
+    const ob_worker_env *e = w->env;
+    ob_batch *b = &w->batch;
+    const char *why = NULL;
+    ob_js_fault f = ob_js_fault_of(a->code, a->err_code, a->text, a->text_len, &why);
+    int too_big = f == OB_JS_FULL && over_max_bytes(e, &b->slots[a->slot].row);
+    if (f == OB_JS_BROKER || (f == OB_JS_FULL && !too_big)) {
+        /* The broker's fault, not the row's: no attempt is counted. */
+        char t[300];
+        snprintf(t, sizeof(t), "%s (%d/%d)", why ? why : "refused", a->code, a->err_code);
+        int was = ob_batch_release(b, (int)a->slot);
+        e->pub.refused(e->pub.data, t);
+        return was;
     }
-    return 0;
+    char t[OB_LAST_ERROR_MAX];
+    int n = snprintf(t, sizeof(t), "JetStream error %d/%d: %.*s%s", a->code, a->err_code,
+                     (int)(a->text_len > 900 ? 900 : a->text_len), a->text,
+                     too_big ? " (the message is larger than the stream's max_bytes)" : "");
+    int was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, a->code, a->err_code, t,
+                            (size_t)n);
+    ob_stats_failure(e->stats, OUTBOX_FAIL_STREAM_ERROR);
+    if (f == OB_JS_SUSPECT)
+        e->pub.suspect(e->pub.data, "JetStream answered with a server error");
+    return was;
 }
 
 void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
@@ -112,28 +125,9 @@ void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
         e->pub.suspect(e->pub.data, "no responders");
         break;
     }
-    case OB_ACKED_ERROR: {
-        /* A payload larger than the whole stream may hold is the row's
-         * fault: no emptier stream would take it. */
-        int64_t max = e->pub.max_bytes ? e->pub.max_bytes(e->pub.data) : 0;
-        int too_big =
-            stream_full(a) && max > 0 && b->slots[a->slot].row.payload_len > (uint64_t)max;
-        if (stream_full(a) && !too_big) {
-            /* The stream's fault, not the row's: no attempt is counted. */
-            was = ob_batch_release(b, (int)a->slot);
-            e->pub.full(e->pub.data);
-            break;
-        }
-        n = snprintf(t, sizeof(t), "JetStream error %d/%d: %.*s%s", a->code, a->err_code,
-                     (int)(a->text_len > 900 ? 900 : a->text_len), a->text,
-                     too_big ? " (the payload is larger than the stream's max_bytes)" : "");
-        was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, a->code, a->err_code, t,
-                            (size_t)n);
-        ob_stats_failure(e->stats, OUTBOX_FAIL_STREAM_ERROR);
-        if (a->code == 503 && !too_big)
-            e->pub.suspect(e->pub.data, "JetStream answered 503");
+    case OB_ACKED_ERROR:
+        was = refused(w, a);
         break;
-    }
     case OB_ACKED_GARBLED:
         n = snprintf(t, sizeof(t), "unexpected reply from JetStream: %.*s",
                      (int)(a->text_len > 200 ? 200 : a->text_len), a->text);
@@ -147,7 +141,9 @@ void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
 /* The ack deadline passed for the oldest publishes. A broker that answered
  * nothing since they left is silent (frozen, or its connection is dead):
  * that is its fault, so they go back without an attempt and the link is
- * told. A broker that answers others but not these failed these rows. */
+ * told. A broker that answers others but not these may be electing the
+ * stream's leader: the link asks whether the stream answers, and the rows
+ * are charged an attempt only if it does (see ob_worker_after_answers). */
 void ob_worker_ack_deadline(ob_worker *w) {
     const ob_worker_env *e = w->env;
     static const char t[] = "no ack from JetStream within the ack timeout";
@@ -165,24 +161,23 @@ void ob_worker_ack_deadline(ob_worker *w) {
     ob_worker_give_back(w, expired);
     if (silent)
         e->pub.unavailable(e->pub.data, "no answer within the ack timeout");
+    else if (expired > 0)
+        e->pub.suspect(e->pub.data, "no ack within the ack timeout");
 }
 
-void ob_worker_after_answers(ob_worker *w) {
+ob_after ob_worker_after_answers(ob_worker *w) {
     const ob_worker_env *e = w->env;
     /* In an ordered batch an answer can free the next row of its aggregate. */
     if (w->batch.order)
         publish_ready(w);
-    if (ob_batch_complete(&w->batch)) {
-        uv_timer_stop(&w->timer);
-        /* A row failed in a way that may be the broker's (no responders, a
-         * 503): wait for the link's verdict, which comes as broker up (the
-         * rows' fault) or broker down (an outage: no attempts). */
-        if (ob_batch_suspect(&w->batch) && !e->pub.settled(e->pub.data))
-            return;
-        ob_worker_finish_batch(w);
-    } else if (!uv_is_active((uv_handle_t *)&w->timer)) {
-        arm_ack_deadline(w);
-    }
+    if (!ob_batch_complete(&w->batch))
+        return OB_AFTER_ACKS;
+    /* A row failed in a way that may be the broker's (no responders, a
+     * server error, no ack): wait for the link's verdict, which comes as
+     * broker up (the rows' fault) or broker down (an outage: no attempts). */
+    if (ob_batch_suspect(&w->batch) && !e->pub.settled(e->pub.data))
+        return OB_AFTER_VERDICT;
+    return OB_AFTER_FINISH;
 }
 
 void ob_worker_log_passed(ob_worker *w) {

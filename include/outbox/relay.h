@@ -117,9 +117,10 @@ typedef struct outbox_relay_options {
 
     /* --- shutdown and drain --- */
     uint32_t shutdown_timeout_ms; /* how long stop waits for in-flight acks (5000) */
-    /* Called once when no pending row is left (status=0 rows, including rows
-     * waiting for a retry). The relay keeps running; call stop from here to
-     * drain-and-exit. */
+    /* Called once when no pending row is due (status=0 rows due now or
+     * within the longest backoff, so including rows waiting for a retry);
+     * rows scheduled later than that are logged, not waited for. The relay
+     * keeps running; call stop from here to drain-and-exit. */
     void (*on_drained)(outbox_relay *r, void *data);
     void *drained_data;
     /* Called when the relay cannot go on (for example a strict duplicate-window
@@ -298,6 +299,12 @@ OUTBOX_EXPORT int outbox_nats_check(const outbox_relay_options *o, uint32_t time
 
 /* The detail message of the last error on the relay. Never NULL. */
 OUTBOX_EXPORT const char *outbox_relay_errmsg(const outbox_relay *r);
+
+/* Why the relay pauses although its servers are up, or NULL: JetStream
+ * refusing every message (a full store, a resource limit) or the database
+ * refusing what every row needs (a privilege taken away). Valid until the
+ * loop runs again. */
+OUTBOX_EXPORT const char *outbox_relay_paused(const outbox_relay *r);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
-# One row whose payload is larger than the stream's whole max_bytes: no
-# emptier stream would ever take it, so it is the row's fault, not a full
-# stream. It goes through its attempts (--max-attempts 2) to dead with the
-# reason, while the 300 small rows around it are stored and --drain exits 0.
+# One row whose payload is larger than the stream's whole max_bytes, and one
+# whose headers (not its payload) push its message over it: no emptier stream
+# would ever take them, so it is the row's fault, not a full stream. Each goes
+# through its attempts (--max-attempts 2) to dead with the reason, while the
+# 300 small rows around them are stored and --drain exits 0.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/private.sh"
 db=it_fault_overbytes stream=IT_FAULT_OVERBYTES prefix=itfoverbytes
@@ -13,6 +14,9 @@ streamcheck --stream $stream --create "$prefix.>" --max-bytes 200000 --discard-n
 seed $db 150 256
 sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload) VALUES
   (outbox_uuid_v7(), 'invoice', 'huge', 'created', JSON_OBJECT('pad', REPEAT('x', 300000)))"
+sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, headers) VALUES
+  (outbox_uuid_v7(), 'invoice', 'headers', 'created', JSON_OBJECT('pad', REPEAT('x', 150000)),
+   JSON_OBJECT('x-pad', REPEAT('h', 60000)))"
 seed $db 150 256
 
 relay_bg "$work/relay.log" $db $stream $prefix --drain --batch 100 --connections 1 --max-attempts 2 \
@@ -24,12 +28,14 @@ sql $db "SELECT status, COUNT(*), MAX(attempt_count) FROM outbox GROUP BY status
 assert_eq "$WAIT_RC" 0 "exit status of --drain (within 30 s)"
 assert_eq "$(sql $db "SELECT COUNT(*) FROM outbox WHERE status = 1 AND aggregate_type = 'order'")" 300 \
   "small rows processed"
-assert_eq "$(sql $db "SELECT status FROM outbox WHERE aggregate_id = 'huge'")" -1 "status of the huge row"
-assert_eq "$(sql $db "SELECT attempt_count FROM outbox WHERE aggregate_id = 'huge'")" 2 \
-  "attempts of the huge row"
-err=$(sql $db "SELECT last_error FROM outbox WHERE aggregate_id = 'huge'")
-echo "huge row's last_error: $err"
-echo "$err" | grep -q "max_bytes" || fail "last_error names the reason: '$err'"
+for row in huge headers; do
+  assert_eq "$(sql $db "SELECT status FROM outbox WHERE aggregate_id = '$row'")" -1 "status of the $row row"
+  assert_eq "$(sql $db "SELECT attempt_count FROM outbox WHERE aggregate_id = '$row'")" 2 \
+    "attempts of the $row row"
+  err=$(sql $db "SELECT last_error FROM outbox WHERE aggregate_id = '$row'")
+  echo "$row row's last_error: $err"
+  echo "$err" | grep -q "max_bytes" || fail "last_error names the reason: '$err'"
+done
 summary=$(stream_summary $stream)
 echo "$summary"
 assert_eq "$(field "$summary" messages)" 300 "messages in the stream"

@@ -89,6 +89,9 @@ static void bad_entries_insert_nothing(outbox_producer *p, MYSQL *m) {
     CHECK_EQ(outbox_enqueue_many(p, m, batch, 3, NULL), OUTBOX_EINVAL);
     CHECK_CONTAINS(outbox_producer_errmsg(p), "cannot be a message header");
     /* What the relay would refuse is refused at enqueue. */
+    batch[0].headers = "{\"n\": 5}";
+    CHECK_EQ(outbox_enqueue_many(p, m, batch, 3, NULL), OUTBOX_EINVAL);
+    CHECK_CONTAINS(outbox_producer_errmsg(p), "entry 0: headers value of 'n' must be a string");
     batch[0].headers = "{\"Nats-Rollup\": \"all\"}";
     CHECK_EQ(outbox_enqueue_many(p, m, batch, 3, NULL), OUTBOX_EINVAL);
     CHECK_CONTAINS(outbox_producer_errmsg(p), "entry 0: headers member 'Nats-Rollup' is refused");

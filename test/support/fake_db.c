@@ -79,11 +79,25 @@ void fake_db_complete(ob_db *db, int ok, unsigned err, const char *msg, int lost
     cb(db, ok, db->data);
 }
 
+static int fail_news, fail_queries;
+
+void fake_db_fail_next_new(void) {
+    fail_news++;
+}
+
+void fake_db_fail_next_query(void) {
+    fail_queries++;
+}
+
 ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name) {
     (void)loop;
     (void)cfg;
     (void)log;
     (void)name;
+    if (fail_news > 0) {
+        fail_news--;
+        return NULL;
+    }
     last = calloc(1, sizeof(*last));
     return last;
 }
@@ -100,6 +114,10 @@ int ob_db_connect(ob_db *db, ob_db_cb cb, void *data) {
 int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data) {
     if (!db->up || db->op != FAKE_NONE)
         return -1;
+    if (fail_queries > 0) {
+        fail_queries--;
+        return -1;
+    }
     clear_rows(db);
     db->nres = 0;
     free(db->sql);
@@ -149,15 +167,6 @@ void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data) {
     closed_count++;
     if (cb)
         cb(data);
-}
-
-int ob_db_errno_is_permanent(unsigned err) {
-    return err == 1045 || err == 1146;
-}
-
-const char *ob_db_error_hint(unsigned err) {
-    (void)err;
-    return "";
 }
 
 int ob_db_col_binary(const ob_db *db, int i, unsigned col) {

@@ -21,6 +21,10 @@ const char *fake_db_sql(const ob_db *db);
 void fake_db_add_row(ob_db *db, int i, char *const *cols, const unsigned long *lens);
 /* Completes the pending operation: ok, or an error (errno, text, lost). */
 void fake_db_complete(ob_db *db, int ok, unsigned err, const char *msg, int lost);
+/* The next ob_db_new returns NULL (out of memory); the next ob_db_query
+ * fails to send. */
+void fake_db_fail_next_new(void);
+void fake_db_fail_next_query(void);
 /* Nonzero once closed. */
 int fake_db_closed_count(void);
 

@@ -89,7 +89,7 @@ static void headers(void) {
     char err[256];
     outbox_failure_kind kind;
     natsMsg *m = NULL;
-    ob_row r = make_row("order", "o 1", "created", "{\"trace\":\"t-1\",\"n\":5}");
+    ob_row r = make_row("order", "o 1", "created", "{\"trace\":\"t-1\"}");
     CHECK_EQ(natsMsg_Create(&m, "s", NULL, r.payload, (int)r.payload_len), NATS_OK);
     CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
     CHECK_STR(hdr(m, "Nats-Msg-Id"), "019a6f1e-7c2b-7d3e-8f00-0123456789ab");
@@ -100,11 +100,15 @@ static void headers(void) {
     CHECK_STR(hdr(m, "ce-subject"), "o%201");
     CHECK_STR(hdr(m, "ce-time"), "2026-11-21T19:50:00.123456Z");
     CHECK_STR(hdr(m, "ce-datacontenttype"), "application/json");
+    /* The binary content mode's Content-Type beside it, for SDKs that read it. */
+    CHECK_STR(hdr(m, "Content-Type"), "application/json");
     CHECK_STR(hdr(m, "trace"), "t-1");
-    CHECK(hdr(m, "n") == NULL); /* only string members become headers */
     natsMsg_Destroy(m);
 
-    const char *bad[] = {"[1,2]", "{\"a b\":\"x\"}", "{\"k\":\"line\\nbreak\"}", "{oops"};
+    /* A member that is not a string is refused, not dropped. */
+    const char *bad[] = {"[1,2]",        "{\"a b\":\"x\"}",           "{\"k\":\"line\\nbreak\"}",
+                         "{oops",        "{\"trace\":\"t\",\"n\":5}", "{\"Nats-Msg-Id\":1}",
+                         "{\"k\":null}", "{\"k\":{\"a\":\"b\"}}",     "{\"k\":true}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         r = make_row("order", "1", "created", bad[i]);
         CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
@@ -127,6 +131,7 @@ static void headers(void) {
     CHECK_STR(hdr(m, "trace"), "t-2");
     CHECK(hdr(m, "ce-id") == NULL);
     CHECK(hdr(m, "ce-specversion") == NULL);
+    CHECK(hdr(m, "Content-Type") == NULL);
     natsMsg_Destroy(m);
     ob_buf_free(&scratch);
 }
@@ -177,11 +182,19 @@ static void cloudevents_content_type_and_type(void) {
     CHECK_STR(hdr(m, "ce-datacontenttype"), "text/plain;%20charset=utf-8");
     CHECK_STR(hdr(m, "Content-Type"), "text/plain; charset=utf-8");
     natsMsg_Destroy(m);
+    /* A JSON payload whose row sets its own Content-Type keeps it. */
+    r = make_row("order", "1", "created", "{\"Content-Type\":\"application/vnd.x+json\"}");
+    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
+    CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
+    CHECK_STR(hdr(m, "Content-Type"), "application/vnd.x+json");
+    CHECK_STR(hdr(m, "ce-datacontenttype"), "application/json");
+    natsMsg_Destroy(m);
     r = make_row("order", "1", "created", NULL);
     r.payload_binary = 1;
     CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
     CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
     CHECK(hdr(m, "ce-datacontenttype") == NULL);
+    CHECK(hdr(m, "Content-Type") == NULL);
     natsMsg_Destroy(m);
     /* ce-type qualified by the aggregate type, when asked for. */
     r = make_row("order", "1", "created", NULL);

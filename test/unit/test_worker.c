@@ -18,6 +18,7 @@ typedef struct fake_pub {
     uint32_t gen[64], slot[64];
     int fail_slot; /* this slot's publish fails with a bad subject; -1 none */
     int unavailable, suspect, checking, full;
+    char refused_why[300];
     int closed;
     int table_empty;
 } fake_pub;
@@ -69,9 +70,10 @@ static int f_settled(void *d) {
     (void)d;
     return !fp.checking;
 }
-static void f_full(void *d) {
+static void f_refused(void *d, const char *why) {
     (void)d;
     fp.full++;
+    snprintf(fp.refused_why, sizeof(fp.refused_why), "%s", why);
 }
 static uint64_t f_window(void *d) {
     (void)d;
@@ -82,9 +84,11 @@ static void f_closed(void *d, ob_worker *w) {
     (void)w;
     fp.closed++;
 }
-static void f_table_empty(void *d, ob_worker *w) {
+static void f_table_empty(void *d, ob_worker *w, const char *later, const char *next_at) {
     (void)d;
     (void)w;
+    (void)later;
+    (void)next_at;
     fp.table_empty++;
 }
 
@@ -131,7 +135,7 @@ static ob_worker *make_worker(void) {
                              .unavailable = f_unavailable,
                              .suspect = f_suspect,
                              .settled = f_settled,
-                             .full = f_full,
+                             .refused = f_refused,
                              .window_ms = f_window};
     env.owner = (ob_worker_owner){NULL, f_table_empty, NULL, f_closed, NULL, NULL, NULL};
     env.flow = &flow;
@@ -269,8 +273,14 @@ static void an_unanswered_row_of_a_live_broker_fails(void) {
     ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_STORED, 0, 0, NULL, 0};
     ob_worker_ack(w, &a);
     fp.last_answer = uv_now(&loop) + 1; /* the broker answers others */
-    while (fake_db_pending(fake_db_last()) != FAKE_QUERY)
+    while (fp.suspect == 0)
         uv_run(&loop, UV_RUN_ONCE);
+    /* The link asks whether the stream answers (a leader election would
+     * not): the worker waits for its verdict. */
+    CHECK_STR(ob_worker_state_name(w), "publishing");
+    CHECK_EQ(fake_db_pending(fake_db_last()), FAKE_NONE);
+    fp.checking = 0;
+    ob_worker_broker(w, 1); /* it does: the row's fault */
     expect_sql("UPDATE `outbox` SET status = 1");
     CHECK_CONTAINS(fake_db_sql(fake_db_last()), "attempt_count = attempt_count + 1");
     CHECK_EQ(fp.unavailable, 0);
@@ -349,6 +359,7 @@ static void a_row_the_database_refuses_is_isolated(void) {
     expect_sql("UPDATE `outbox` SET status = 1"); /* row 3 */
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
     expect_sql("COMMIT");
+    CHECK_STR(ob_worker_state_name(w), "iso-committing");
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
     CHECK_EQ(stats.acked, 2);
     CHECK_EQ(stats.dead, 1);
@@ -431,6 +442,190 @@ static void a_payload_larger_than_the_stream_is_the_rows_fault(void) {
     close_worker(w);
 }
 
+/* Refusals every row would meet (resources, limits, no leader): released
+ * without an attempt, the link told why, nothing left in flight. */
+static void broker_refusals_cost_no_attempts(void) {
+    static const struct {
+        int code, err_code;
+        const char *text, *why;
+    } cases[] = {
+        {503, 10023, "insufficient resources", "insufficient resources"},
+        {400, 10002, "resource limits exceeded for account", "resource limits"},
+        {500, 10028, "insufficient memory resources available", "memory"},
+        {500, 10047, "insufficient storage resources available", "storage"},
+        {503, 10077, "maximum bytes exceeded", "max_bytes"},
+        {500, 10009, "JetStream cluster can not handle request", "no leader"},
+        {503, 0, "JetStream stream 'A > S' has high message lag", "503"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ob_worker *w = make_worker();
+        add_rows(fake_db_last(), 2);
+        fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+        ob_answer a = {fp.gen[0],         fp.slot[0],    OB_ACKED_ERROR,       cases[i].code,
+                       cases[i].err_code, cases[i].text, strlen(cases[i].text)};
+        ob_worker_ack(w, &a);
+        CHECK_EQ(fp.full, 1);
+        CHECK_CONTAINS(fp.refused_why, cases[i].why);
+        CHECK_EQ(fp.suspect, 0);
+        fp.ready = 0; /* the link pauses */
+        fp.epoch++;
+        ob_worker_broker(w, 0);
+        expect_sql("ROLLBACK");
+        CHECK_EQ(stats.released, 2);
+        CHECK_EQ(stats.failed, 0);
+        CHECK_EQ(stats.in_flight, 0);
+        close_worker(w);
+    }
+}
+
+/* A row whose headers, not its payload, make it larger than the stream's
+ * max_bytes never fits either. */
+static int64_t f_max_bytes_100(void *d) {
+    (void)d;
+    return 100;
+}
+
+static void headers_larger_than_the_stream_are_the_rows_fault(void) {
+    ob_worker *w = make_worker();
+    env.pub.max_bytes = f_max_bytes_100;
+    char id[16] = {0};
+    id[15] = 1;
+    char headers[200];
+    memset(headers, 'h', sizeof(headers));
+    char *cols[8] = {id, "order", "1", "created", "{}", headers, "0", "2026-11-23 00:00:00"};
+    unsigned long lens[8] = {16, 5, 1, 7, 2, sizeof(headers), 1, 19};
+    fake_db_add_row(fake_db_last(), 1, cols, lens);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    static const char full[] = "maximum bytes exceeded";
+    ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_ERROR, 503, 10077, full, sizeof(full) - 1};
+    ob_worker_ack(w, &a);
+    CHECK_EQ(fp.full, 0);
+    expect_sql("UPDATE `outbox` SET attempt_count = attempt_count + 1");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.failed, 1);
+    env.pub.max_bytes = NULL;
+    close_worker(w);
+}
+
+/* A privilege taken away: every row would meet it. The worker claims
+ * nothing and publishes nothing until a statement that writes nothing
+ * passes again. */
+static void a_revoked_privilege_stops_claiming_until_granted(void) {
+    ob_worker *w = make_worker();
+    add_rows(fake_db_last(), 3);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    ack_all(w, 0);
+    expect_sql("UPDATE `outbox` SET status = 1");
+    fake_db_complete(fake_db_last(), 0, ER_TABLEACCESS_DENIED_ERROR,
+                     "UPDATE command denied to user 'relay'@'localhost' for table `outbox`", 0);
+    expect_sql("ROLLBACK"); /* not written row by row: no row is at fault */
+    CHECK(ob_worker_refusal(w) != NULL);
+    CHECK_CONTAINS(ob_worker_refusal(w), "1142");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_STR(ob_worker_state_name(w), "refused-wait");
+    int published = fp.published;
+    for (int round = 0; round < 3; round++) {
+        while (fake_db_pending(fake_db_last()) != FAKE_QUERY)
+            uv_run(&loop, UV_RUN_ONCE);
+        expect_sql("UPDATE `outbox` SET status = status");
+        CHECK_CONTAINS(fake_db_sql(fake_db_last()), "WHERE 1 = 0");
+        CHECK_STR(ob_worker_state_name(w), "grant-probing");
+        fake_db_complete(fake_db_last(), 0, ER_TABLEACCESS_DENIED_ERROR, "UPDATE command denied",
+                         0);
+        expect_sql("ROLLBACK");
+        fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+        CHECK_STR(ob_worker_state_name(w), "refused-wait");
+    }
+    CHECK_EQ(fp.published, published); /* nothing published again meanwhile */
+    CHECK_EQ(stats.failed, 0);
+    CHECK_EQ(stats.dead, 0);
+    while (fake_db_pending(fake_db_last()) != FAKE_QUERY)
+        uv_run(&loop, UV_RUN_ONCE);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* granted again */
+    CHECK(ob_worker_refusal(w) == NULL);
+    expect_sql("START TRANSACTION");
+    close_worker(w);
+}
+
+/* The in-flight gauge counts what left and came back, across every path:
+ * a publish refused before it left, an error, an expiry, an outage. */
+static void the_in_flight_gauge_stays_in_range(void) {
+    ob_worker *w = make_worker();
+    fp.fail_slot = 0; /* refused before it leaves (a bad subject, bad headers) */
+    add_rows(fake_db_last(), 4);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.in_flight, 3);
+    static const char big[] = "message size exceeds maximum allowed";
+    ob_answer e = {fp.gen[0], fp.slot[0], OB_ACKED_ERROR, 400, 10054, big, sizeof(big) - 1};
+    ob_worker_ack(w, &e);
+    CHECK_EQ(stats.in_flight, 2);
+    ob_worker_ack(w, &e); /* the same answer again changes nothing */
+    CHECK_EQ(stats.in_flight, 2);
+    fp.ready = 0;
+    fp.epoch++;
+    ob_worker_broker(w, 0);
+    CHECK_EQ(stats.in_flight, 0);
+    expect_sql("UPDATE `outbox` SET attempt_count");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.in_flight, 0);
+    close_worker(w);
+    CHECK_EQ(stats.in_flight, 0);
+
+    w = make_worker();
+    fp.fail_slot = 1;
+    add_rows(fake_db_last(), 3);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.in_flight, 2);
+    while (fake_db_pending(fake_db_last()) != FAKE_QUERY) /* expiry of a silent broker */
+        uv_run(&loop, UV_RUN_ONCE);
+    CHECK_EQ(stats.in_flight, 0);
+    close_worker(w);
+    CHECK_EQ(stats.in_flight, 0);
+}
+
+/* A statement that cannot be sent drops the connection: the gauge of
+ * connections up follows. */
+static void a_send_failure_counts_the_connection_down(void) {
+    ob_worker *w = make_worker();
+    CHECK_EQ(stats.db_connected, 1);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* an empty fetch */
+    fake_db_fail_next_query();
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* COMMIT; then the probe cannot be sent */
+    while (strcmp(ob_worker_state_name(w), "connect-wait") != 0)
+        uv_run(&loop, UV_RUN_ONCE);
+    CHECK_EQ(stats.db_connected, 0);
+    while (fake_db_pending(fake_db_last()) != FAKE_CONNECT)
+        uv_run(&loop, UV_RUN_ONCE);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.db_connected, 1);
+    close_worker(w);
+    CHECK_EQ(stats.db_connected, 0);
+}
+
+/* No memory for the connection at start: the worker tries again later
+ * and closes cleanly meanwhile. */
+static void no_memory_for_the_connection_is_retried(void) {
+    memset(&fp, 0, sizeof(fp));
+    fp.ready = 1;
+    fake_db_fail_next_new();
+    ob_worker *w = ob_worker_new(&env, 0);
+    fake_db_fail_next_new(); /* the first try in connect_db fails too */
+    ob_worker_start(w);
+    CHECK_STR(ob_worker_state_name(w), "connect-wait");
+    while (fake_db_last() == NULL || fake_db_pending(fake_db_last()) != FAKE_CONNECT)
+        uv_run(&loop, UV_RUN_ONCE);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    expect_sql("START TRANSACTION");
+    close_worker(w);
+
+    fake_db_fail_next_new();
+    fake_db_fail_next_new();
+    memset(&fp, 0, sizeof(fp));
+    w = ob_worker_new(&env, 0);
+    ob_worker_start(w);
+    close_worker(w); /* closes without a connection */
+}
+
 static void a_ring_while_busy_is_kept_for_the_next_idle_worker(void) {
     ob_worker *w = make_worker();
     ob_flow_ring(&flow);                             /* nobody idle: the wake is kept */
@@ -463,6 +658,12 @@ int main(void) {
     a_full_stream_costs_no_attempts();
     a_payload_larger_than_the_stream_is_the_rows_fault();
     a_ring_while_busy_is_kept_for_the_next_idle_worker();
+    broker_refusals_cost_no_attempts();
+    headers_larger_than_the_stream_are_the_rows_fault();
+    a_revoked_privilege_stops_claiming_until_granted();
+    the_in_flight_gauge_stays_in_range();
+    a_send_failure_counts_the_connection_down();
+    no_memory_for_the_connection_is_retried();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("ok\n");
     return 0;
