@@ -1,6 +1,8 @@
 /*
  * The relay's ordered modes: the lease that says which buckets this
- * instance owns, and each worker's share of them.
+ * instance owns, and each worker's share of them. In the unordered mode
+ * the lease only holds this relay's mode lock and watches for relays of
+ * another mode on the table (see lease.h).
  *
  * The owned buckets are dealt to the workers by their rank: the i-th owned
  * bucket goes to worker i % connections, so that one worker reads a bucket
@@ -86,6 +88,12 @@ static int may_publish(void *data) {
     return r->phase >= R_STOPPING || ob_lease_valid(r->order.lease);
 }
 
+/* Unordered: nothing leaves before the lease has looked for another mode. */
+static int plain_may_publish(void *data) {
+    outbox_relay *r = data;
+    return r->phase >= R_STOPPING || ob_lease_checked(r->order.lease);
+}
+
 static void lease_fatal(void *data, const char *why) {
     ob_relay_fatal(data, why);
 }
@@ -97,9 +105,34 @@ static void lease_closed(void *data) {
     ob_relay_step(r);
 }
 
+/* The lease's settings for this relay: a plain lease (the mode check alone)
+ * in the unordered mode. */
+static ob_lease *make_lease(outbox_relay *r) {
+    ob_lease_config lc;
+    memset(&lc, 0, sizeof(lc));
+    lc.loop = r->loop;
+    lc.log = &r->log;
+    lc.db = r->env.db;
+    lc.db.init_command = NULL;
+    lc.db.op_timeout_ms = 10000;
+    lc.qtable = r->qtable;
+    lc.table = r->o.table;
+    ob_lease_base(lc.base, r->db.database, r->o.table);
+    memcpy(r->order.base, lc.base, sizeof(r->order.base));
+    lc.leader = r->o.leader;
+    lc.plain = !r->o.ordered && !r->o.leader;
+    lc.interval_ms = 1000;
+    lc.takeover_ms = r->o.lease_timeout_ms;
+    ob_lease_callbacks cbs = {lease_changed, lease_fatal, lease_closed, r};
+    return ob_lease_new(&lc, &cbs);
+}
+
 int ob_relay_order_prepare(outbox_relay *r) {
-    if (!r->o.ordered && !r->o.leader)
-        return 0;
+    if (!r->o.ordered && !r->o.leader) {
+        r->env.owner.may_publish = plain_may_publish;
+        r->order.lease = make_lease(r);
+        return r->order.lease ? 0 : -1;
+    }
     ob_worker_env *e = &r->env;
     e->order = r->o.leader ? OB_ORDER_STRICT : OB_ORDER_AGGREGATE;
     e->owner.fetch_sql = fetch_sql;
@@ -114,22 +147,7 @@ int ob_relay_order_prepare(outbox_relay *r) {
     for (int i = 0; i < r->nworkers; i++)
         build_fetch(r, i); /* nothing owned yet: empty fetches */
 
-    ob_lease_config lc;
-    memset(&lc, 0, sizeof(lc));
-    lc.loop = r->loop;
-    lc.log = &r->log;
-    lc.db = e->db;
-    lc.db.init_command = NULL;
-    lc.db.op_timeout_ms = 10000;
-    lc.qtable = r->qtable;
-    lc.table = r->o.table;
-    ob_lease_base(lc.base, r->db.database, r->o.table);
-    memcpy(r->order.base, lc.base, sizeof(r->order.base));
-    lc.takeover_ms = r->o.lease_timeout_ms;
-    lc.leader = r->o.leader;
-    lc.interval_ms = 1000;
-    ob_lease_callbacks cbs = {lease_changed, lease_fatal, lease_closed, r};
-    r->order.lease = ob_lease_new(&lc, &cbs);
+    r->order.lease = make_lease(r);
     return r->order.lease ? 0 : -1;
 }
 
