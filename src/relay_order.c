@@ -95,14 +95,15 @@ static int plain_may_publish(void *data) {
 }
 
 static void lease_fatal(void *data, const char *why) {
-    ob_relay_fatal(data, why);
+    outbox_relay *r = data;
+    r->order.fatal(r, why);
 }
 
 static void lease_closed(void *data) {
     outbox_relay *r = data;
     r->order.lease = NULL;
     r->order.lease_open = 0;
-    ob_relay_step(r);
+    r->order.closed(r);
 }
 
 /* The lease's settings for this relay: a plain lease (the mode check alone)
@@ -127,7 +128,10 @@ static ob_lease *make_lease(outbox_relay *r) {
     return ob_lease_new(&lc, &cbs);
 }
 
-int ob_relay_order_prepare(outbox_relay *r) {
+int ob_relay_order_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),
+                           void (*closed)(outbox_relay *r)) {
+    r->order.fatal = fatal;
+    r->order.closed = closed;
     if (!r->o.ordered && !r->o.leader) {
         r->env.owner.may_publish = plain_may_publish;
         r->order.lease = make_lease(r);
