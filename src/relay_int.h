@@ -57,9 +57,9 @@ struct outbox_relay {
         ob_lease *lease;
         int lease_open;  /* started and not yet closed */
         uint64_t *share; /* per worker: the buckets it reads */
-        ob_buf *sql;     /* per worker: two fetch statements, the one in use and the next */
-        char *cur;       /* per worker: which of the two is in use */
-        char *fresh;     /* per worker: the other one is newer */
+        ob_buf *sql;     /* per worker: its fetch statement */
+        int *built;      /* per worker: the row limit sql was built for, 0 to rebuild */
+        unsigned *turn;  /* per worker: the round robin over its buckets */
         char base[32];   /* the lease's lock name prefix */
         /* relay.c's, handed down at prepare: relay_order calls nothing of
          * relay.c by name, so the pair calls in one direction. */
