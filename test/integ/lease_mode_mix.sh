@@ -1,4 +1,5 @@
-# One mode per table: a relay of another mode than one already running on
+# The lease timeout's three spellings are read and checked. One mode per
+# table: a relay of another mode than one already running on
 # the table exits 1 at start naming the mode it found (an unordered relay
 # beside an ordered one, a leader-mode relay beside it, an ordered relay
 # beside an unordered one), and a running relay that sees another mode's
@@ -6,12 +7,7 @@
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/lease.sh"
 db=it_lease_mode_mix stream=IT_LEASE_MODE_MIX prefix=itlmm
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-db_fresh $db --ordered
-stream_delete $stream
+lease_setup $db $stream
 seed $db 100
 
 # The leases' lock name prefix: "obx:" and FNV-1a 64 of "<database>.<table>".
@@ -25,6 +21,13 @@ base=$(printf 'obx:%016x' "$h")
 # A relay that would run until stopped (no --drain): exit 1 is the refusal.
 R=(timeout 20 "$OUTBOX_TEST_RELAY" --db "${OUTBOX_TEST_DB_URL}$db" --nats "$OUTBOX_TEST_NATS_URL"
   --stream $stream --subject-prefix $prefix --no-progress)
+
+echo "== --lease-timeout, OUTBOX_LEASE_TIMEOUT and the config key lease-timeout"
+expect_exit 2 "--lease-timeout 1s" relay $db $stream $prefix --ordered --lease-timeout 1s
+printf '[relay]\nlease-timeout = 2s\n' >"$work/relay.ini"
+expect_exit 2 "lease-timeout = 2s in a config file" relay $db $stream $prefix --config "$work/relay.ini"
+assert_eq "$(OUTBOX_LEASE_TIMEOUT=20s relay $db $stream $prefix --print-config | grep -c '^lease-timeout = 20s ')" \
+  1 "OUTBOX_LEASE_TIMEOUT in the effective configuration"
 
 echo "== an ordered relay runs; other modes are refused"
 relay_bg "$work/ord.log" $db $stream $prefix --ordered
