@@ -1,24 +1,27 @@
 /*
  * The lease connection's state machine (see lease.h for what leases are).
  *
- *   start --> CONNECTING --ok--> CHECKING (SELECT seq, bucket ... LIMIT 0)
- *              |     | no memory   | ok            | permanent error: fatal --> HALTED
- *              |     +-------------|---------------------------------------------^
- *              | fail              v                                             |
- *              v            +--> SURVEYING (who holds which lock; idle sessions) |
- *        CONNECT_WAIT       |      | permanent error before it ever worked ------+
- *              ^            |      | nothing to change --> RESTING               |
- *              |            |      | a holder is stale                           |
- *     lost ----+            |      |      v                                      |
- *                           |      |   FENCING (the stale holder's worker sessions)
- *                           |      |      v                                      |
- *                           |      |   KILLING (KILL CONNECTION, one by one) --> RESTING (0 ms)
- *                           |      v                                             |
- *                           |   CLAIMING (GET_LOCK / RELEASE_LOCK) --> RESTING   |
- *                           |      | permanent error before it ever worked ------+
- *                           +----------------------------- timer ------------+
- *
- *   any state --close--> CLOSING; NEW --start--> CONNECTING
+ *   NEW ----------start--> CONNECTING
+ *    |  no memory for the connection --> HALTED (fatal)
+ *   CONNECTING ------ok--> CHECKING (ordered modes: SELECT seq, bucket ... LIMIT 0)
+ *    |                ok--> SURVEYING (unordered: the mode check alone)
+ *    |              fail--> CONNECT_WAIT --timer--> CONNECTING
+ *   CHECKING -------- ok--> SURVEYING
+ *    |   permanent error--> HALTED (fatal: the ordering columns are missing)
+ *   SURVEYING ------------> RESTING (nothing to change)
+ *    |                  --> CLAIMING (free buckets below the fair share, or some above it)
+ *    |                  --> FENCING (a lock holder's session is silent)
+ *    |                  --> HALTED (fatal: another mode at start, or a permanent error
+ *    |                              before a round ever worked; unordered, such an
+ *    |                              error only ends the check, with a warning)
+ *   FENCING --------------> KILLING (its worker sessions, found by their locks)
+ *   KILLING --------------> KILLING (the next session) --> RESTING at 0 ms (the holder, last)
+ *   CLAIMING -------------> RESTING
+ *    |                  --> HALTED (fatal: as from SURVEYING)
+ *   RESTING -------timer--> SURVEYING (the leader: CLAIMING, its check)
+ *   any query state -lost-> CONNECT_WAIT (every lease goes with the session, at once)
+ *    |       other error--> RESTING (warned once per distinct error)
+ *   any state ----close---> CLOSING
  *
  * Leader mode: a standby's survey asks for the leadership lock (and lists
  * the idle sessions); while leading, CLAIMING checks that the lock is still
