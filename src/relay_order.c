@@ -12,8 +12,8 @@
  * leader mode the one worker owns everything while the instance leads, and
  * reads the whole table in seq order.
  *
- * Fencing: each fetch statement that reads owned buckets ends with
- * DO GET_LOCK of the worker's lock (in the same round trip), named after the lease session, so that
+ * Fencing: each fetch statement that reads owned buckets takes the
+ * worker's lock before it reads a row, named after the lease session, so that
  * an instance that finds this one's lease session silent can find and end
  * the worker sessions that hold its row locks too. While the lease is not
  * proven recently (ob_lease_valid) the workers fetch nothing and publish
@@ -52,22 +52,21 @@ static void build_fetch(outbox_relay *r, int i, int limit) {
     uint64_t share = r->order.share[i];
     ob_buf_reset(b);
     r->order.built[i] = limit;
-    if (r->o.leader && share == OB_ALL_BUCKETS) {
-        ob_sql_fetch_strict(b, r->qtable, limit);
-    } else {
-        if (ob_bucket_count(share) > limit) {
-            share = some_buckets(share, limit, r->order.turn[i]++);
-            r->order.built[i] = 0; /* another turn next time */
-        }
-        ob_sql_fetch_buckets(b, r->qtable, share, limit);
-    }
-    /* After the rows' statement, whose result the worker reads second. */
+    /* The worker's lock, taken before the fetch reads a row. */
+    char name[64];
     unsigned long session = ob_lease_session(r->order.lease);
-    if (share && session) {
-        char name[64];
+    if (session)
         ob_lease_worker_lock(name, r->order.base, session, i);
-        ob_buf_printf(b, "; DO GET_LOCK(%s, 0)", name);
+    const char *lock = session ? name : NULL;
+    if (r->o.leader && share == OB_ALL_BUCKETS) {
+        ob_sql_fetch_strict(b, r->qtable, limit, lock);
+        return;
     }
+    if (ob_bucket_count(share) > limit) {
+        share = some_buckets(share, limit, r->order.turn[i]++);
+        r->order.built[i] = 0; /* another turn next time */
+    }
+    ob_sql_fetch_buckets(b, r->qtable, share, limit, lock);
 }
 
 /* Called when the worker starts a fetch, so its last statement is done
