@@ -11,9 +11,26 @@ void ob_fetch_budget_init(ob_fetch_budget *f, uint64_t bytes, int max_rows) {
     f->estimate = 0;
     f->sql_limit = 0;
     f->sql = (ob_buf)OB_BUF_INIT;
+    f->held = 0;
+    f->total = f->peak = NULL;
+}
+
+void ob_fetch_budget_count(ob_fetch_budget *f, uint64_t *total, uint64_t *peak) {
+    f->total = total;
+    f->peak = peak;
+}
+
+static void hold(ob_fetch_budget *f, uint64_t bytes) {
+    if (f->total) {
+        *f->total = *f->total - f->held + bytes;
+        if (*f->total > *f->peak)
+            *f->peak = *f->total;
+    }
+    f->held = bytes;
 }
 
 void ob_fetch_budget_free(ob_fetch_budget *f) {
+    hold(f, 0);
     ob_buf_free(&f->sql);
     f->sql_limit = 0;
 }
@@ -26,6 +43,11 @@ int ob_fetch_budget_limit(const ob_fetch_budget *f) {
     if (n < 1)
         return 1;
     return n < (uint64_t)f->max_rows ? (int)n : f->max_rows;
+}
+
+int ob_fetch_budget_next(ob_fetch_budget *f) {
+    f->sql_limit = ob_fetch_budget_limit(f);
+    return f->sql_limit;
 }
 
 int ob_fetch_budget_asked(const ob_fetch_budget *f) {
@@ -56,11 +78,12 @@ uint64_t ob_fetch_row_bytes(const ob_row *r) {
 }
 
 void ob_fetch_budget_seen(ob_fetch_budget *f, const ob_batch *b) {
-    if (b->n <= 0)
-        return;
     uint64_t sum = 0;
     for (int i = 0; i < b->n; i++)
         sum += ob_fetch_row_bytes(&b->slots[i].row);
+    hold(f, sum);
+    if (b->n <= 0)
+        return;
     uint64_t avg = sum / (uint64_t)b->n;
     if (avg >= f->estimate || f->estimate == 0)
         f->estimate = avg; /* rows grew: follow at once */

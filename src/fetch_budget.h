@@ -39,6 +39,9 @@ typedef struct ob_fetch_budget {
     uint64_t estimate; /* bytes per row, 0 before any row was seen */
     int sql_limit;     /* the LIMIT written in sql, 0 before it was built */
     ob_buf sql;        /* START TRANSACTION; SELECT ... LIMIT n FOR UPDATE SKIP LOCKED */
+    uint64_t held;     /* bytes of the last fetched batch */
+    uint64_t *total;   /* the sum of every worker's held bytes (may be NULL) */
+    uint64_t *peak;    /* the highest *total seen */
 } ob_fetch_budget;
 
 void ob_fetch_budget_init(ob_fetch_budget *f, uint64_t bytes, int max_rows);
@@ -51,6 +54,14 @@ int ob_fetch_budget_limit(const ob_fetch_budget *f);
  * NULL when there is no byte limit (the shared batch_size statement
  * serves) or when out of memory. */
 const char *ob_fetch_budget_sql(ob_fetch_budget *f, const char *qtable, size_t *len);
+
+/* The LIMIT of the next fetch, remembered as asked: for fetches built by
+ * someone else (the ordered modes' statements). */
+int ob_fetch_budget_next(ob_fetch_budget *f);
+
+/* Counts this worker's held bytes into a shared gauge and its peak (the
+ * relay's stats); ob_fetch_budget_free takes them out again. */
+void ob_fetch_budget_count(ob_fetch_budget *f, uint64_t *total, uint64_t *peak);
 
 /* The LIMIT the last fetch asked for: fewer rows than that means the table
  * had no more to give. */

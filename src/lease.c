@@ -1,24 +1,27 @@
 /*
  * The lease connection's state machine (see lease.h for what leases are).
  *
- *   start --> CONNECTING --ok--> CHECKING (SELECT seq, bucket ... LIMIT 0)
- *              |     | no memory   | ok            | permanent error: fatal --> HALTED
- *              |     +-------------|---------------------------------------------^
- *              | fail              v                                             |
- *              v            +--> SURVEYING (who holds which lock; idle sessions) |
- *        CONNECT_WAIT       |      | permanent error before it ever worked ------+
- *              ^            |      | nothing to change --> RESTING               |
- *              |            |      | a holder is stale                           |
- *     lost ----+            |      |      v                                      |
- *                           |      |   FENCING (the stale holder's worker sessions)
- *                           |      |      v                                      |
- *                           |      |   KILLING (KILL CONNECTION, one by one) --> RESTING (0 ms)
- *                           |      v                                             |
- *                           |   CLAIMING (GET_LOCK / RELEASE_LOCK) --> RESTING   |
- *                           |      | permanent error before it ever worked ------+
- *                           +----------------------------- timer ------------+
- *
- *   any state --close--> CLOSING; NEW --start--> CONNECTING
+ *   NEW ----------start--> CONNECTING
+ *    |  no memory for the connection --> HALTED (fatal)
+ *   CONNECTING ------ok--> CHECKING (ordered modes: SELECT seq, bucket ... LIMIT 0)
+ *    |                ok--> SURVEYING (unordered: the mode check alone)
+ *    |              fail--> CONNECT_WAIT --timer--> CONNECTING
+ *   CHECKING -------- ok--> SURVEYING
+ *    |   permanent error--> HALTED (fatal: the ordering columns are missing)
+ *   SURVEYING ------------> RESTING (nothing to change)
+ *    |                  --> CLAIMING (free buckets below the fair share, or some above it)
+ *    |                  --> FENCING (a lock holder's session is silent)
+ *    |                  --> HALTED (fatal: another mode at start, or a permanent error
+ *    |                              before a round ever worked; unordered, such an
+ *    |                              error only ends the check, with a warning)
+ *   FENCING --------------> KILLING (its worker sessions, found by their locks)
+ *   KILLING --------------> KILLING (the next session) --> RESTING at 0 ms (the holder, last)
+ *   CLAIMING -------------> RESTING
+ *    |                  --> HALTED (fatal: as from SURVEYING)
+ *   RESTING -------timer--> SURVEYING (the leader: CLAIMING, its check)
+ *   any query state -lost-> CONNECT_WAIT (every lease goes with the session, at once)
+ *    |       other error--> RESTING (warned once per distinct error)
+ *   any state ----close---> CLOSING
  *
  * Leader mode: a standby's survey asks for the leadership lock (and lists
  * the idle sessions); while leading, CLAIMING checks that the lock is still
@@ -75,6 +78,8 @@ struct ob_lease {
     int settled;       /* a survey or claim succeeded once: later errors are not start-up's */
     unsigned last_err; /* the error last warned of, 0 after a success */
     int presence;      /* the presence slot held, -1 none */
+    int mode_lock;     /* plain and leader modes: the mode lock is held */
+    int mode_warned;   /* another mode's relay was warned of (until it leaves) */
     uint64_t owned;    /* buckets held */
     uint64_t shown;    /* the set last told to the owner */
     claim claims[OB_BUCKETS * 2 + 1];
@@ -168,6 +173,73 @@ static void lock_name(ob_lease *l, char kind, int k) {
         ob_buf_printf(&l->sql, "'%s:%c%d'", l->cfg.base, kind, k);
 }
 
+static const char *mode_name(char kind) {
+    return kind == 'p' ? "unordered" : kind == 'm' ? "--ordered" : "--leader";
+}
+
+static char own_mode(const ob_lease *l) {
+    return l->cfg.plain ? 'p' : l->cfg.leader ? 's' : 'm';
+}
+
+/* Every round's statement is followed by two: the claim of the mode lock
+ * (plain and leader modes, while not held) and the count of each mode's
+ * locks, results 1 and 2. */
+static void mode_tail(ob_lease *l) {
+    char mine = own_mode(l);
+    if (mine != 'm' && !l->mode_lock)
+        ob_buf_printf(&l->sql,
+                      "; SELECT GET_LOCK(CONCAT('%s:%c', (SELECT MIN(seq) FROM seq_0_to_%d WHERE "
+                      "IS_FREE_LOCK(CONCAT('%s:%c', seq)))), 0)",
+                      l->cfg.base, mine, OB_BUCKETS - 1, l->cfg.base, mine);
+    else
+        ob_buf_puts(&l->sql, "; DO 0");
+    ob_buf_printf(&l->sql,
+                  "; SELECT SUM(IS_USED_LOCK(CONCAT('%s:p', seq)) IS NOT NULL), "
+                  "SUM(IS_USED_LOCK(CONCAT('%s:m', seq)) IS NOT NULL), "
+                  "SUM(IS_USED_LOCK(CONCAT('%s:s', seq)) IS NOT NULL) FROM seq_0_to_%d",
+                  l->cfg.base, l->cfg.base, l->cfg.base, OB_BUCKETS - 1);
+}
+
+/* Reads results 1 and 2 of a round. Returns -1 when another mode runs on
+ * the table before this relay ever settled: it must not start. */
+static int check_modes(ob_lease *l) {
+    char **row = ob_db_next_row(l->db, 1, NULL);
+    if (row && row[0] && strcmp(row[0], "1") == 0)
+        l->mode_lock = 1;
+    row = ob_db_next_row(l->db, 2, NULL);
+    if (row == NULL)
+        return 0;
+    static const char kinds[3] = {'p', 'm', 's'};
+    char mine = own_mode(l), other = 0;
+    long n = 0;
+    for (int i = 0; i < 3; i++)
+        if (kinds[i] != mine && row[i] && atol(row[i]) > 0 && other == 0) {
+            other = kinds[i];
+            n = atol(row[i]);
+        }
+    if (other == 0) {
+        l->mode_warned = 0;
+        return 0;
+    }
+    if (!l->settled) {
+        char why[320];
+        snprintf(why, sizeof(why),
+                 "table %s is already relayed in %s mode by %ld relay(s); every relay on one "
+                 "table must run in the same mode (this one: %s)",
+                 l->cfg.table, mode_name(other), n, mode_name(mine));
+        set_state(l, LS_HALTED);
+        l->cbs.fatal(l->cbs.data, why);
+        return -1;
+    }
+    if (!l->mode_warned)
+        OB_WARN(l->cfg.log,
+                "lease: %ld relay(s) in %s mode started on table %s beside this %s one: every "
+                "relay on one table must run in the same mode; stop one of them",
+                n, mode_name(other), l->cfg.table, mode_name(mine));
+    l->mode_warned = 1;
+    return 0;
+}
+
 /* The sessions of this user idle past the stale time, as rows of a UNION
  * whose other columns are NULL. Reading PROCESSLIST for one's own user needs
  * no privilege. */
@@ -185,12 +257,19 @@ static void idle_sessions(ob_lease *l, int nulls) {
  * with either, the sessions that went silent. */
 static void survey(ob_lease *l) {
     ob_buf_reset(&l->sql);
+    if (l->cfg.plain) {
+        ob_buf_puts(&l->sql, "DO 0");
+        mode_tail(l);
+        query(l, LS_SURVEYING);
+        return;
+    }
     if (l->cfg.leader && l->owned) {
         l->nclaims = 1;
         l->claims[0] = (claim){'l', 0};
         ob_buf_puts(&l->sql, "SELECT IS_USED_LOCK(");
         lock_name(l, 'l', 0);
         ob_buf_puts(&l->sql, ") = CONNECTION_ID()");
+        mode_tail(l);
         query(l, LS_CLAIMING);
         return;
     }
@@ -201,6 +280,7 @@ static void survey(ob_lease *l) {
         lock_name(l, 'l', 0);
         ob_buf_puts(&l->sql, "), NULL");
         idle_sessions(l, 2);
+        mode_tail(l);
         query(l, LS_SURVEYING);
         return;
     }
@@ -209,6 +289,7 @@ static void survey(ob_lease *l) {
                   "seq)), NULL FROM seq_0_to_%d",
                   l->cfg.base, l->cfg.base, OB_BUCKETS - 1);
     idle_sessions(l, 3);
+    mode_tail(l);
     query(l, LS_SURVEYING);
 }
 
@@ -400,6 +481,14 @@ static void db_failed(ob_lease *l) {
     }
     /* A permanent error before the lease ever worked is a misconfiguration:
      * the relay stops with its cause rather than retry it forever. */
+    if (!l->settled && ob_db_errno_is_permanent(no) && l->cfg.plain) {
+        OB_WARN(l->cfg.log,
+                "lease: cannot check that every relay on table %s runs unordered: %u %s",
+                l->cfg.table, no, ob_db_error(l->db));
+        l->settled = 1; /* the relay runs without the check, as it did before it existed */
+        set_state(l, LS_HALTED);
+        return;
+    }
     if (!l->settled && ob_db_errno_is_permanent(no)) {
         char why[512];
         if (l->state == LS_CHECKING && (no == ER_BAD_FIELD_ERROR || no == ER_NO_SUCH_TABLE))
@@ -434,6 +523,11 @@ static void on_ok(ob_lease *l) {
     case LS_CONNECTING:
         l->failures = 0;
         l->presence = -1;
+        l->mode_lock = 0;
+        if (l->cfg.plain) {
+            survey(l);
+            return;
+        }
         ob_buf_reset(&l->sql);
         ob_buf_printf(&l->sql, "SELECT seq, bucket FROM %s LIMIT 0", l->cfg.qtable);
         query(l, LS_CHECKING);
@@ -442,15 +536,21 @@ static void on_ok(ob_lease *l) {
         survey(l);
         return;
     case LS_SURVEYING:
+        if (check_modes(l) != 0)
+            return;
         l->settled = 1;
         l->last_err = 0;
         l->proven_ns = l->sent_ns;
-        if (l->cfg.leader)
+        if (l->cfg.plain)
+            rest(l, l->cfg.interval_ms);
+        else if (l->cfg.leader)
             decide_leader(l);
         else
             decide(l);
         return;
     case LS_CLAIMING:
+        if (l->cfg.leader && l->owned && check_modes(l) != 0)
+            return;
         l->settled = 1;
         l->last_err = 0;
         l->proven_ns = l->sent_ns;
@@ -536,6 +636,10 @@ void ob_lease_start(ob_lease *l) {
 int ob_lease_valid(const ob_lease *l) {
     return l && l->owned && l->proven_ns &&
            uv_hrtime() - l->proven_ns < (uint64_t)l->valid_ms * 1000000u;
+}
+
+int ob_lease_checked(const ob_lease *l) {
+    return l && l->settled;
 }
 
 unsigned long ob_lease_session(const ob_lease *l) {

@@ -27,6 +27,13 @@
  * only while ob_lease_valid(), that is while its last answered round was sent
  * less than half the stale time ago, so it stops before anyone may end it.
  *
+ * One mode per table: every relay, ordered or not, holds a mode lock of its
+ * mode ('<base>:p<k>' unordered, the presence lock '<base>:m<k>' ordered,
+ * '<base>:s<k>' leader mode) and every round counts the other modes' locks.
+ * A relay that finds another mode at start stops (fatal); one that sees it
+ * later warns once. An unordered relay runs a lease for that alone
+ * (`plain`): it owns nothing and its rounds only look.
+ *
  * Life cycle: ob_lease_new -> ob_lease_start -> ob_lease_close, which calls
  * `closed` from the last close callback and frees the lease. Every function
  * runs on the loop thread.
@@ -61,6 +68,7 @@ typedef struct ob_lease_config {
     const char *table;    /* the table's name as configured, for messages */
     char base[32];        /* lock name prefix, from ob_lease_base() */
     int leader;           /* one leadership lock instead of bucket leases */
+    int plain;            /* unordered: only the mode lock and the mode check */
     uint32_t interval_ms; /* between rounds (1000, at most a quarter of the stale time) */
     uint32_t takeover_ms; /* a silent owner's share moves within this (15000) */
 } ob_lease_config;
@@ -69,7 +77,8 @@ typedef struct ob_lease_callbacks {
     /* The owned buckets changed (a bit per bucket; all of them when
      * leading). Buckets are dropped here before their locks are released. */
     void (*changed)(void *data, uint64_t owned);
-    /* The table lacks the ordering columns: the relay cannot run. */
+    /* The table lacks the ordering columns, or another mode runs on it: the
+     * relay cannot run. */
     void (*fatal)(void *data, const char *why);
     void (*closed)(void *data);
     void *data;
@@ -93,6 +102,9 @@ void ob_lease_free(ob_lease *l);
  * and answered) recently enough that no other instance can have ended it:
  * the check before each publish. */
 int ob_lease_valid(const ob_lease *l);
+/* 1 once a round found no other mode on the table (or, for a plain lease,
+ * once the check proved impossible: a server without the Sequence engine). */
+int ob_lease_checked(const ob_lease *l);
 /* The lease session's id while connected, else 0: the worker locks name it. */
 unsigned long ob_lease_session(const ob_lease *l);
 /* The name of the lock worker `index` of the instance whose lease session is

@@ -284,7 +284,7 @@ static int prepare(outbox_relay *r) {
 
     r->nworkers = o->leader ? 1 : o->connections; /* a leader reads in one seq order */
     r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
-    if (r->workers == NULL || ob_relay_order_prepare(r) != 0)
+    if (r->workers == NULL || ob_relay_order_prepare(r, ob_relay_fatal, ob_relay_step) != 0)
         return -1;
     for (int i = 0; i < r->nworkers; i++)
         if ((r->workers[i] = ob_worker_new(e, i)) == NULL)

@@ -57,10 +57,14 @@ struct outbox_relay {
         ob_lease *lease;
         int lease_open;  /* started and not yet closed */
         uint64_t *share; /* per worker: the buckets it reads */
-        ob_buf *sql;     /* per worker: two fetch statements, the one in use and the next */
-        char *cur;       /* per worker: which of the two is in use */
-        char *fresh;     /* per worker: the other one is newer */
+        ob_buf *sql;     /* per worker: its fetch statement */
+        int *built;      /* per worker: the row limit sql was built for, 0 to rebuild */
+        unsigned *turn;  /* per worker: the round robin over its buckets */
         char base[32];   /* the lease's lock name prefix */
+        /* relay.c's, handed down at prepare: relay_order calls nothing of
+         * relay.c by name, so the pair calls in one direction. */
+        void (*fatal)(outbox_relay *r, const char *why);
+        void (*closed)(outbox_relay *r); /* the lease closed: step the phase */
     } order;
 
     int drained; /* on_drained was called */
@@ -84,10 +88,13 @@ void ob_relay_fatal(outbox_relay *r, const char *why);
 /* Moves the phase on when the children it waits for are closed. */
 void ob_relay_step(outbox_relay *r);
 
-/* relay_order.c: nothing happens in the unordered mode. */
+/* relay_order.c, called by relay.c only (it calls back through the two
+ * functions given to prepare). In the unordered mode only the mode check. */
 /* Sets up the workers' ordered fetches and the lease; before the workers
- * are made. Returns 0, or -1 when out of memory. */
-int ob_relay_order_prepare(outbox_relay *r);
+ * are made. `fatal` stops the relay with a cause; `closed` tells it the
+ * lease is closed. Returns 0, or -1 when out of memory. */
+int ob_relay_order_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),
+                           void (*closed)(outbox_relay *r));
 void ob_relay_order_start(outbox_relay *r);
 void ob_relay_order_stop(outbox_relay *r);
 void ob_relay_order_free(outbox_relay *r);

@@ -76,7 +76,19 @@ static void ordered_guard(ob_buf *b, const char *qtable) {
                    "NULL ORDER BY o.seq LIMIT ");
 }
 
-void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limit) {
+/* A first branch of the fetch's UNION that returns no row and takes the
+ * named lock before any row is read. */
+static void lock_branch(ob_buf *b, const char *lock) {
+    if (lock == NULL)
+        return;
+    ob_buf_puts(b, "(SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM DUAL WHERE "
+                   "GET_LOCK(");
+    ob_buf_puts(b, lock);
+    ob_buf_puts(b, ", 0) IS NULL) UNION ALL ");
+}
+
+void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limit,
+                          const char *lock) {
     int n = 0;
     for (uint64_t m = mask; m; m &= m - 1)
         n++;
@@ -85,6 +97,7 @@ void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limi
         ob_buf_puts(b, "SELECT 1 FROM DUAL WHERE 0");
         return;
     }
+    lock_branch(b, lock);
     int each = limit / n > 0 ? limit / n : 1;
     int first = 1;
     for (int k = 0; k < 64; k++) {
@@ -100,12 +113,15 @@ void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limi
     }
 }
 
-void ob_sql_fetch_strict(ob_buf *b, const char *qtable, int limit) {
+void ob_sql_fetch_strict(ob_buf *b, const char *qtable, int limit, const char *lock) {
     ob_buf_puts(b, "START TRANSACTION; ");
+    lock_branch(b, lock);
+    if (lock)
+        ob_buf_putc(b, '(');
     ordered_select(b, qtable);
     ordered_guard(b, qtable);
     ob_buf_i64(b, limit);
-    ob_buf_puts(b, " FOR UPDATE");
+    ob_buf_puts(b, lock ? " FOR UPDATE)" : " FOR UPDATE");
 }
 
 void ob_sql_probe(ob_buf *b, const char *qtable) {

@@ -48,12 +48,16 @@ void ob_sql_fetch(ob_buf *b, const char *qtable, int limit);
  * never SKIP LOCKED, so each aggregate's rows in the result are a prefix of
  * its pending rows in seq order; rows of an aggregate that has a row waiting
  * for its retry are left out, so they cannot fill the batch. */
+/* `lock` (a quoted name, or NULL for none): the statement takes that named
+ * lock (GET_LOCK, no wait) before it reads a row, in a first UNION branch
+ * that returns nothing; the lease's fencing finds the session by it. */
 /* The pending rows of the buckets in `mask` (bit k: bucket k), at most
  * max(limit / buckets, 1) of each: START TRANSACTION; (SELECT ... WHERE
  * bucket = k ...) UNION ALL ...; an empty mask gives an empty result. */
-void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limit);
+void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limit,
+                          const char *lock);
 /* The first `limit` pending rows of the table in seq order (leader mode). */
-void ob_sql_fetch_strict(ob_buf *b, const char *qtable, int limit);
+void ob_sql_fetch_strict(ob_buf *b, const char *qtable, int limit, const char *lock);
 
 /* SELECT 1 ... LIMIT 1: is any row due? A non-locking read without a
  * transaction, for the idle poll: one round trip, no locks held. */

@@ -170,7 +170,7 @@ static void fetch(ob_worker *w) {
     const ob_worker_owner *o = &w->env->owner;
     if (o->fetch_sql) { /* ordered: the owned buckets' statement */
         const char *sql;
-        size_t len = o->fetch_sql(o->data, w->index, &sql);
+        size_t len = o->fetch_sql(o->data, w->index, ob_fetch_budget_next(&w->fb), &sql);
         if (len == 0) { /* no memory for the statement: the owner builds it again next time */
             OB_WARN(w->env->log, "%s: out of memory for the fetch statement; trying again",
                     w->name);
@@ -818,6 +818,7 @@ ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
         return NULL;
     }
     ob_fetch_budget_init(&w->fb, env->fetch_bytes, env->batch_size);
+    ob_fetch_budget_count(&w->fb, &env->stats->claimed_bytes, &env->stats->claimed_bytes_peak);
     w->env = env;
     w->index = (uint32_t)index;
     snprintf(w->name, sizeof(w->name), "worker %d", index);

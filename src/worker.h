@@ -87,8 +87,9 @@ typedef struct ob_worker_owner {
     void (*on_closed)(void *data, ob_worker *w);
     void *data;
     /* Ordered modes: the fetch statement for worker `index` now (its share
-     * of the buckets can change between batches); NULL: env->sql_fetch. */
-    size_t (*fetch_sql)(void *data, uint32_t index, const char **sql);
+     * of the buckets can change between batches), for at most `limit` rows
+     * (the byte budget's); NULL: env->sql_fetch. */
+    size_t (*fetch_sql)(void *data, uint32_t index, int limit, const char **sql);
     /* Ordered modes: 0 when this instance may no longer be sure it owns
      * what it fetched (its lease was not proven recently): the batch's
      * unsent rows go back untouched. NULL: always 1. */

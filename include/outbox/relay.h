@@ -245,6 +245,10 @@ typedef struct outbox_stats {
     uint32_t buckets_total; /* 64 in ordered and leader modes, 0 otherwise */
     int leader;             /* gauge: 1 while this instance leads (leader mode) */
     uint64_t held_back;     /* rows left for a later batch to keep their aggregate's order */
+    /* memory: bytes of the rows of each connection's last fetched batch, as
+     * max_in_flight_bytes counts them (column bytes and a per-row overhead) */
+    uint64_t claimed_bytes;      /* gauge */
+    uint64_t claimed_bytes_peak; /* the highest claimed_bytes since start */
 } outbox_stats;
 
 /* Fills `o` with the defaults given in the comments above. */

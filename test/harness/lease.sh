@@ -1,5 +1,25 @@
-# Sourced by the lease takeover tests (lease_*.sh) after lib.sh: a producer
-# that keeps writing while an owner is frozen or cut off, and the checks.
+# Sourced by the lease tests (lease_*.sh) after lib.sh: their set-up, a
+# producer that keeps writing while an owner is frozen or cut off, and the
+# checks.
+
+# lease_setup DB STREAM: a fresh ordered table and an empty stream, a work
+# folder in $work, and on exit every pid in the array `pids` thawed, killed
+# and the folder removed.
+lease_setup() {
+  work=$(mktemp -d)
+  pids=()
+  trap lease_cleanup EXIT
+  db_fresh "$1" --ordered
+  stream_delete "$2"
+}
+lease_cleanup() {
+  local p
+  for p in "${pids[@]}"; do
+    kill -CONT "$p" 2>/dev/null || true
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  rm -rf "$work"
+}
 
 # produce DB FROM TO: inserts rows n = FROM..TO-1, 100 per statement, ten
 # statements a second, over 300 aggregates; header n is the global

@@ -6,15 +6,7 @@
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/lease.sh"
 db=it_lease_freeze_leader stream=IT_LEASE_FREEZE_LEADER prefix=itlfl
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill -KILL "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-db_fresh $db --ordered
-stream_delete $stream
+lease_setup $db $stream
 total=30000
 produce $db 0 2000
 relay_bg "$work/a.log" $db $stream $prefix --leader --batch 200 --log-level debug

@@ -7,15 +7,7 @@
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/lease.sh"
 db=it_lease_partition stream=IT_LEASE_PARTITION prefix=itlpa
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-db_fresh $db --ordered
-stream_delete $stream
+lease_setup $db $stream
 for i in $(seq 1 50); do
   pport=$(( (RANDOM * 32768 + RANDOM) % 30000 + 20000 ))
   (exec 3<>"/dev/tcp/127.0.0.1/$pport") 2>/dev/null || break

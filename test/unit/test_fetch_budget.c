@@ -86,6 +86,32 @@ int main(void) {
     CHECK_EQ(f.estimate, before);
 
     ob_fetch_budget_free(&f);
+
+    /* Two workers' held bytes add up in a shared gauge with its peak; the
+     * ordered modes' fetches ask through ob_fetch_budget_next. */
+    uint64_t total = 0, peak = 0;
+    ob_fetch_budget g;
+    ob_fetch_budget_init(&f, 100 * row_bytes(1000), 500);
+    ob_fetch_budget_init(&g, 100 * row_bytes(1000), 500);
+    ob_fetch_budget_count(&f, &total, &peak);
+    ob_fetch_budget_count(&g, &total, &peak);
+    CHECK_EQ(ob_fetch_budget_next(&f), 1); /* large rows assumed before any was seen */
+    CHECK_EQ(ob_fetch_budget_asked(&f), 1);
+    fill(&b, 1, 1000);
+    ob_fetch_budget_seen(&f, &b);
+    CHECK_EQ(ob_fetch_budget_next(&f), 100);
+    CHECK_EQ(ob_fetch_budget_asked(&f), 100);
+    fill(&b, 100, 1000);
+    ob_fetch_budget_seen(&f, &b);
+    ob_fetch_budget_seen(&g, &b);
+    CHECK_EQ(total, 200 * row_bytes(1000));
+    fill(&b, 0, 0);
+    ob_fetch_budget_seen(&f, &b); /* an empty fetch holds nothing */
+    CHECK_EQ(total, 100 * row_bytes(1000));
+    CHECK_EQ(peak, 200 * row_bytes(1000));
+    ob_fetch_budget_free(&g);
+    CHECK_EQ(total, 0);
+    ob_fetch_budget_free(&f);
     ob_batch_free(&b);
     puts("test_fetch_budget: ok");
     return 0;

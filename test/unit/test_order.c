@@ -127,10 +127,10 @@ static void unordered_is_unchanged(void) {
 
 static void fetch_statements(void) {
     ob_buf b = OB_BUF_INIT;
-    ob_sql_fetch_buckets(&b, "`outbox`", 0, 100);
+    ob_sql_fetch_buckets(&b, "`outbox`", 0, 100, NULL);
     CHECK_STR(b.p, "START TRANSACTION; SELECT 1 FROM DUAL WHERE 0");
     ob_buf_reset(&b);
-    ob_sql_fetch_buckets(&b, "`outbox`", (1ULL << 3) | (1ULL << 63), 100);
+    ob_sql_fetch_buckets(&b, "`outbox`", (1ULL << 3) | (1ULL << 63), 100, NULL);
     CHECK_CONTAINS(b.p, "START TRANSACTION; (SELECT o.id, o.aggregate_type");
     CHECK_CONTAINS(b.p, "IFNULL(o.next_attempt_at > NOW(6), 0) FROM `outbox` o");
     CHECK_CONTAINS(b.p, "o.bucket = 3 AND o.status = 0 AND (SELECT 1 FROM `outbox` h");
@@ -138,9 +138,19 @@ static void fetch_statements(void) {
     CHECK_CONTAINS(b.p, "o.bucket = 63");
     CHECK(strstr(b.p, "SKIP LOCKED") == NULL); /* a skipped row would be passed */
     ob_buf_reset(&b);
-    ob_sql_fetch_strict(&b, "`outbox`", 200);
+    ob_sql_fetch_strict(&b, "`outbox`", 200, NULL);
     CHECK_CONTAINS(b.p, "ORDER BY o.seq LIMIT 200 FOR UPDATE");
     CHECK(strstr(b.p, "bucket") == NULL);
+    /* With the worker's lock: taken in a first branch, before any row. */
+    ob_buf_reset(&b);
+    ob_sql_fetch_strict(&b, "`outbox`", 200, "'obx:1:w7.0'");
+    CHECK_CONTAINS(b.p, "START TRANSACTION; (SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+                        "NULL, NULL FROM DUAL WHERE GET_LOCK('obx:1:w7.0', 0) IS NULL) UNION "
+                        "ALL (SELECT o.id");
+    CHECK_CONTAINS(b.p, "LIMIT 200 FOR UPDATE)");
+    ob_buf_reset(&b);
+    ob_sql_fetch_buckets(&b, "`outbox`", 1ULL << 5, 100, "'obx:1:w7.0'");
+    CHECK_CONTAINS(b.p, "IS NULL) UNION ALL (SELECT o.id");
     ob_buf_free(&b);
 }
 

@@ -1,0 +1,287 @@
+/*
+ * The lease's state machine without a server: a fake connection (fake_db.c)
+ * whose every statement the test answers by hand. The fake's session id is
+ * 42. Covers the takeover of a silent holder (its workers' sessions ended
+ * before it), the validity window that fences a silent owner, the mode
+ * check at start and while running, the halts, and a lost connection.
+ */
+#include <mysqld_error.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "check.h"
+#include "fake_db.h"
+#include "lease.h"
+
+typedef struct seen {
+    int changed;
+    uint64_t owned;
+    int fatal;
+    char why[512];
+    int closed;
+} seen;
+
+static seen sn;
+static uv_loop_t loop;
+static int mode_warnings;
+
+static void log_line(outbox_log_level level, const char *line, void *data) {
+    (void)level;
+    (void)data;
+    if (strstr(line, "mode started on table"))
+        mode_warnings++;
+}
+static ob_log lg = {log_line, NULL, OUTBOX_LOG_WARN};
+
+static void on_changed(void *d, uint64_t owned) {
+    (void)d;
+    sn.changed++;
+    sn.owned = owned;
+}
+static void on_fatal(void *d, const char *why) {
+    (void)d;
+    sn.fatal++;
+    snprintf(sn.why, sizeof(sn.why), "%s", why);
+}
+static void on_closed(void *d) {
+    (void)d;
+    sn.closed++;
+}
+
+static ob_lease *make(int leader, int plain) {
+    memset(&sn, 0, sizeof(sn));
+    ob_lease_config c;
+    memset(&c, 0, sizeof(c));
+    c.loop = &loop;
+    c.log = &lg;
+    c.qtable = "`db`.`outbox`";
+    c.table = "outbox";
+    ob_lease_base(c.base, "db", "outbox");
+    c.leader = leader;
+    c.plain = plain;
+    c.takeover_ms = 3000; /* stale after 2 s, valid for 1 s, rounds every 500 ms */
+    ob_lease_callbacks cb = {on_changed, on_fatal, on_closed, NULL};
+    ob_lease *l = ob_lease_new(&c, &cb);
+    CHECK(l != NULL);
+    return l;
+}
+
+/* Runs the loop until the fake has a statement pending (a round's timer). */
+static ob_db *next_query(void) {
+    for (int i = 0; i < 400; i++) {
+        ob_db *db = fake_db_last();
+        if (db && fake_db_pending(db) == FAKE_QUERY)
+            return db;
+        uv_run(&loop, UV_RUN_ONCE);
+    }
+    CHECK_FAIL_("no statement came");
+    return NULL;
+}
+
+static void row(ob_db *db, int result, const char *a, const char *b, const char *c, const char *d) {
+    char *cols[8] = {(char *)a, (char *)b, (char *)c, (char *)d};
+    unsigned long lens[8] = {0};
+    for (int i = 0; i < 4; i++)
+        lens[i] = cols[i] ? strlen(cols[i]) : 0;
+    fake_db_add_row(db, result, cols, lens);
+}
+
+/* The mode check's results: the mode lock claim (1) and the counts (2). */
+static void modes(ob_db *db, const char *plain, const char *ordered, const char *leader) {
+    row(db, 1, "1", NULL, NULL, NULL);
+    row(db, 2, plain, ordered, leader, NULL);
+}
+
+static void connect_ok(ob_lease *l) {
+    ob_lease_start(l);
+    ob_db *db = fake_db_last();
+    CHECK_EQ(fake_db_pending(db), FAKE_CONNECT);
+    fake_db_complete(db, 1, 0, NULL, 0);
+}
+
+static void finish(ob_lease *l) {
+    ob_lease_close(l);
+    for (int i = 0; i < 10 && !sn.closed; i++)
+        uv_run(&loop, UV_RUN_NOWAIT);
+    CHECK_EQ(sn.closed, 1);
+}
+
+/* A standby finds the leader's session silent: it asks for the leader's
+ * workers by their locks, ends them, then the leader (one of them already
+ * gone), and takes the leadership in the next survey. */
+static void test_takeover(void) {
+    ob_lease *l = make(1, 0);
+    CHECK_EQ(ob_lease_stale_ms(l), 2000);
+    CHECK_EQ(ob_lease_valid_ms(l), 1000);
+    connect_ok(l);
+    ob_db *db = next_query(); /* the check of the ordering columns */
+    CHECK(strstr(fake_db_sql(db), "SELECT seq, bucket FROM `db`.`outbox` LIMIT 0") != NULL);
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next_query(); /* the standby's survey */
+    CHECK(strstr(fake_db_sql(db), "GET_LOCK(") != NULL);
+    CHECK(strstr(fake_db_sql(db), "PROCESSLIST WHERE COMMAND = 'Sleep' AND TIME_MS > 2000") !=
+          NULL);
+    row(db, 0, "0", "7", NULL, NULL);   /* held by session 7 */
+    row(db, 0, NULL, NULL, "7", NULL);  /* which is silent */
+    row(db, 0, NULL, NULL, "99", NULL); /* a silent session holding nothing of ours */
+    modes(db, "0", "0", "2");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK_EQ(sn.owned, 0);
+    db = next_query();
+    CHECK(strstr(fake_db_sql(db), ":w7.'") != NULL);
+    row(db, 0, "8", NULL, NULL, NULL);
+    row(db, 0, "9", NULL, NULL, NULL);
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next_query();
+    CHECK_STR(fake_db_sql(db), "KILL CONNECTION 8");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next_query();
+    CHECK_STR(fake_db_sql(db), "KILL CONNECTION 9");
+    fake_db_complete(db, 0, ER_NO_SUCH_THREAD, "Unknown thread id: 9", 0); /* ended meanwhile */
+    db = next_query();
+    CHECK_STR(fake_db_sql(db), "KILL CONNECTION 7"); /* the holder last */
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK_EQ(sn.fatal, 0);
+    db = next_query(); /* at once: the leadership is free now */
+    CHECK(strstr(fake_db_sql(db), "GET_LOCK(") != NULL);
+    row(db, 0, "1", "42", NULL, NULL);
+    modes(db, "0", "0", "1");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK_EQ(sn.owned, OB_ALL_BUCKETS);
+    CHECK(ob_lease_valid(l));
+    CHECK_EQ(ob_lease_session(l), 42);
+    finish(l);
+}
+
+/* The owner's own fence: a round not answered within the validity (a third
+ * of the takeover time) makes the lease invalid while still owned; its late
+ * answer does not help (the proof dates from the sending), the next prompt
+ * one does. A lost connection drops everything at once. */
+static void test_validity(void) {
+    ob_lease *l = make(1, 0);
+    connect_ok(l);
+    ob_db *db = next_query();
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next_query();
+    row(db, 0, "1", "42", NULL, NULL);
+    modes(db, "0", "0", "1");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK(ob_lease_valid(l));
+    db = next_query(); /* the leader's check, left unanswered */
+    CHECK(strstr(fake_db_sql(db), "= CONNECTION_ID()") != NULL);
+    usleep(1100 * 1000);
+    CHECK(!ob_lease_valid(l));
+    CHECK_EQ(sn.owned, OB_ALL_BUCKETS); /* still owned as far as it knows */
+    row(db, 0, "1", NULL, NULL, NULL);
+    modes(db, "0", "0", "1");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK(!ob_lease_valid(l)); /* the proof counts from when the round was sent */
+    db = next_query();
+    row(db, 0, "1", NULL, NULL, NULL);
+    modes(db, "0", "0", "1");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK(ob_lease_valid(l)); /* a round sent and answered at once */
+    db = next_query();
+    fake_db_complete(db, 0, 2013, "Lost connection to server during query", 1);
+    CHECK_EQ(sn.owned, 0);
+    CHECK(!ob_lease_valid(l));
+    finish(l);
+}
+
+/* Ordered mode: a silent holder of buckets is ended too; a live one is not. */
+static void test_ordered_stale(void) {
+    ob_lease *l = make(0, 0);
+    connect_ok(l);
+    ob_db *db = next_query();
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next_query();
+    CHECK(strstr(fake_db_sql(db), "FROM seq_0_to_63 UNION ALL SELECT NULL, NULL, NULL, ID") !=
+          NULL);
+    row(db, 0, "0", "5", "5", NULL); /* bucket 0 and a presence lock: session 5, live */
+    row(db, 0, "1", "6", "6", NULL); /* bucket 1: session 6, silent */
+    row(db, 0, "2", NULL, NULL, NULL);
+    row(db, 0, NULL, NULL, NULL, "6");
+    modes(db, "0", "2", "0");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next_query();
+    CHECK(strstr(fake_db_sql(db), ":w6.'") != NULL);
+    fake_db_complete(db, 1, 0, NULL, 0); /* no worker sessions */
+    db = next_query();
+    CHECK_STR(fake_db_sql(db), "KILL CONNECTION 6");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next_query();
+    CHECK(strstr(fake_db_sql(db), "IS_USED_LOCK(CONCAT(") != NULL); /* the next survey */
+    finish(l);
+}
+
+/* A plain lease (unordered relay) beside an ordered relay: fatal at start,
+ * naming the mode. */
+static void test_mode_at_start(void) {
+    ob_lease *l = make(0, 1);
+    connect_ok(l);
+    ob_db *db = next_query(); /* no column check in the unordered mode */
+    CHECK(strstr(fake_db_sql(db), "DO 0; SELECT GET_LOCK(CONCAT(") != NULL);
+    modes(db, "1", "3", "0");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK_EQ(sn.fatal, 1);
+    CHECK(strstr(sn.why, "already relayed in --ordered mode by 3 relay(s)") != NULL);
+    CHECK(!ob_lease_checked(l));
+    finish(l);
+}
+
+/* Once running, another mode that appears is warned of, not fatal; the
+ * relay keeps its rounds. */
+static void test_mode_later(void) {
+    ob_lease *l = make(0, 1);
+    connect_ok(l);
+    ob_db *db = next_query();
+    modes(db, "1", "0", "0");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK(ob_lease_checked(l));
+    for (int i = 0; i < 2; i++) {
+        db = next_query();
+        CHECK(strstr(fake_db_sql(db), "DO 0; DO 0; SELECT SUM(") != NULL); /* lock held */
+        row(db, 2, "1", "0", "1", NULL);
+        fake_db_complete(db, 1, 0, NULL, 0);
+    }
+    CHECK_EQ(sn.fatal, 0);
+    CHECK_EQ(mode_warnings, 1); /* once, not every round */
+    CHECK_EQ(sn.owned, 0);
+    finish(l);
+}
+
+/* The halts: a table without the ordering columns (CHECKING) and a server
+ * without the Sequence engine (SURVEYING) stop the relay with the cause. */
+static void test_halts(void) {
+    ob_lease *l = make(0, 0);
+    connect_ok(l);
+    ob_db *db = next_query();
+    fake_db_complete(db, 0, ER_NO_SUCH_TABLE, "Table 'db.outbox' doesn't exist", 0);
+    CHECK_EQ(sn.fatal, 1);
+    CHECK(strstr(sn.why, "schema --migrate --table outbox") != NULL);
+    finish(l);
+
+    l = make(0, 0);
+    connect_ok(l);
+    db = next_query();
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next_query();
+    fake_db_complete(db, 0, ER_NO_SUCH_TABLE, "Table 'db.seq_0_to_63' doesn't exist", 0);
+    CHECK_EQ(sn.fatal, 1);
+    CHECK(strstr(sn.why, "Sequence engine") != NULL);
+    finish(l);
+}
+
+int main(void) {
+    uv_loop_init(&loop);
+    test_takeover();
+    test_validity();
+    test_ordered_stale();
+    test_mode_at_start();
+    test_mode_later();
+    test_halts();
+    uv_loop_close(&loop);
+    printf("test_lease: ok\n");
+    return 0;
+}
