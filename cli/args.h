@@ -90,6 +90,11 @@ typedef struct ob_cli {
     ob_cli_table *tables; /* [table NAME] sections; none: one table from the options */
     int ntables;
     int table_selected; /* --table or OUTBOX_TABLE chose one of the sections */
+    /* the secrets read from files, and the files' names, for --print-config */
+    struct {
+        const char *secret, *path;
+    } secret_files[16];
+    int nsecret_files;
     /* owned copies of strings taken from argv, the environment or the file */
     char **owned;
     int nowned, owned_cap;

@@ -87,13 +87,16 @@ int main(void) {
     CHECK_STR(c.http, "127.0.0.1:9464");
     CHECK_STR(c.relay.db_password, "hunter2");
     char *text = printed(&c);
-    CHECK_CONTAINS(text, "batch = 30    # --batch");
-    CHECK_CONTAINS(text, "stream = FROM_ENV    # environment OUTBOX_STREAM");
-    snprintf(line, sizeof(line), "connections = 3    # %s:6", path);
+    CHECK_CONTAINS(text, "# --batch\nbatch = 30\n");
+    CHECK_CONTAINS(text, "# environment OUTBOX_STREAM\nstream = FROM_ENV\n");
+    snprintf(line, sizeof(line), "# %s:6\nconnections = 3\n", path);
     CHECK_CONTAINS(text, line);
-    CHECK_CONTAINS(text, "max-attempts = 5    # default");
+    CHECK_CONTAINS(text, "# default\nmax-attempts = 5\n");
     CHECK_CONTAINS(text, "db = mysql://app:***@db.internal/shop");
-    CHECK_CONTAINS(text, "db-password = ***");
+    CHECK_CONTAINS(text, "# db-password is set (not shown)");
+    CHECK_CONTAINS(text, "# limit is not set");
+    CHECK(strstr(text, "4294967295") == NULL);
+    CHECK_CONTAINS(text, "wake-subject = outbox_wake.outbox\n");
     CHECK_CONTAINS(text, "nats = nats://***@n1:4222,nats://u:***@n2:4222");
     CHECK(strstr(text, "s3cret") == NULL);
     CHECK(strstr(text, "hunter2") == NULL);
@@ -166,7 +169,7 @@ int main(void) {
     text = printed(&c);
     CHECK_CONTAINS(text, "[table orders]");
     CHECK_CONTAINS(text, "[table billing]");
-    snprintf(line, sizeof(line), "table = billing_outbox    # %s:9", path);
+    snprintf(line, sizeof(line), "# %s:9\ntable = billing_outbox\n", path);
     CHECK_CONTAINS(text, line);
     ob_cli_free(&c);
     CHECK_EQ(parse(&c, NULL, err, 5, "--config", path, "--batch", "7"), 0);
@@ -193,6 +196,62 @@ int main(void) {
     CHECK_CONTAINS(err, "declares no such table");
     CHECK_CONTAINS(err, "orders billing");
     ob_cli_free(&c);
+
+    /* --print-config reads back as a config file with the same settings:
+     * its keys and values print the same again (the origins, comment lines
+     * of their own, say the file now). A secret from a file is shown as the
+     * file's name; command-only keys are left out. */
+    {
+        char secret[96], again[96];
+        snprintf(secret, sizeof(secret), "%s.secret", path);
+        snprintf(again, sizeof(again), "%s.again", path);
+        FILE *f = fopen(secret, "w");
+        CHECK(f != NULL);
+        fputs("hunter2\n", f);
+        fclose(f);
+        kv renv[] = {{"OUTBOX_DB_PASSWORD_FILE", secret}, {NULL, NULL}};
+        CHECK_EQ(parse(&c, renv, err, 10, "--config", path, "--batch", "7", "--backoff-jitter",
+                       "0.123456789", "--limit", "50", "--no-progress"),
+                 0);
+        static char first[16384];
+        snprintf(first, sizeof(first), "%s", printed(&c));
+        ob_cli_free(&c);
+        CHECK_CONTAINS(first, "db-password-file = ");
+        CHECK_CONTAINS(first, secret);
+        CHECK(strstr(first, "hunter2") == NULL);
+        CHECK(strstr(first, "\nonce") == NULL && strstr(first, "\njson") == NULL);
+        f = fopen(again, "w");
+        CHECK(f != NULL);
+        fputs(first, f);
+        fclose(f);
+        CHECK_EQ(parse(&c, NULL, err, 3, "--config", again), 0);
+        CHECK_STR(c.tables[1].relay.db_password, "hunter2");
+        CHECK(c.tables[0].relay.backoff_jitter == 0.123456789);
+        CHECK_EQ(c.limit, 50);
+        CHECK_EQ(c.progress, 0);
+        const char *second = printed(&c);
+        /* The same lines, once the comments are left out. */
+        const char *p = first, *q = second;
+        while (*p || *q) {
+            while (*p == '#')
+                p = strchr(p, '\n') + 1;
+            while (*q == '#')
+                q = strchr(q, '\n') + 1;
+            size_t lp = strcspn(p, "\n"), lq = strcspn(q, "\n");
+            if (lp != lq || strncmp(p, q, lp) != 0) {
+                fprintf(stderr, "print-config differs: '%.*s' then '%.*s'\n", (int)lp, p, (int)lq,
+                        q);
+                CHECK(0);
+            }
+            p += lp + (p[lp] == '\n');
+            q += lq + (q[lq] == '\n');
+        }
+        ob_cli_free(&c);
+        unlink(secret);
+        unlink(again);
+    }
+    expect_error("once = true\n", ":1: key 'once' cannot be set in a config file");
+    expect_error("json = true\n", ":1: key 'json' cannot be set in a config file");
 
     /* A section without keys is a table with the global settings. */
     write_file("db = mysql://h/d\nnats = nats://n\n[table lonely]\n");
