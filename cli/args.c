@@ -126,8 +126,11 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
     const char *path = ob_cli_config_path(argc, argv, env, env_data);
     if (path) {
         c->config = ob_cli_keep(c, path);
-        if (c->config == NULL || ob_cli_load_config(c, c->config, err, errlen) != 0)
-            return 2;
+        if (c->config == NULL)
+            return 1;
+        int rc = ob_cli_load_config(c, c->config, err, errlen);
+        if (rc != 0)
+            return rc;
     }
     if (ob_cli_parse_env(c, env, env_data, err, errlen) != 0)
         return 2;

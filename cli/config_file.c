@@ -4,11 +4,17 @@
 #include "args_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <ini.h>
+
+/* A config file is read whole, and is at most this large. */
+#define OB_CONFIG_MAX_BYTES (1024 * 1024)
 
 typedef struct ini_ctx {
     ob_cli *c;
@@ -18,12 +24,33 @@ typedef struct ini_ctx {
     unsigned err_line;  /* 0 while no error was found */
     unsigned long_line; /* first line longer than the parser's limit */
     unsigned section;   /* the line of the last [section] header */
+    unsigned relay;     /* the line of the [relay] header, 0 before it */
     char *err;
     size_t errlen;
 } ini_ctx;
 
 static ob_cli_table *section_table(ini_ctx *x, const char *section);
 static int is_global_section(const char *section);
+
+static int ini_fail(ini_ctx *x, const char *fmt, const char *a, const char *b);
+
+static const char *line_no(unsigned line) {
+    static char text[16];
+    snprintf(text, sizeof(text), "%u", line);
+    return text;
+}
+
+/* A [table NAME] section of that name came before. */
+static int declared(const ob_cli *c, const char *section) {
+    const char *name = section + strspn(section, " ");
+    if (strncmp(name, "table ", 6) != 0)
+        return 0;
+    name += 6 + strspn(name + 6, " ");
+    for (int i = 0; i < c->ntables; i++)
+        if (strcmp(c->tables[i].name, name) == 0)
+            return 1;
+    return 0;
+}
 
 static char *ini_read_line(char *str, int num, void *stream) {
     ini_ctx *x = stream;
@@ -39,7 +66,13 @@ static char *ini_read_line(char *str, int num, void *stream) {
         char name[128];
         snprintf(name, sizeof(name), "%.*s", (int)(close - p - 1), p + 1);
         x->section = x->line;
-        if (!is_global_section(name))
+        if (strcmp(name, "relay") == 0 && x->relay)
+            ini_fail(x, "section [relay] is repeated (first at line %s)%s", line_no(x->relay), "");
+        else if (strcmp(name, "relay") == 0)
+            x->relay = x->line;
+        else if (!is_global_section(name) && declared(x->c, name))
+            ini_fail(x, "section [%s] is repeated: give each table one section%s", name, "");
+        else if (!is_global_section(name))
             section_table(x, name);
     }
     size_t n = strlen(r);
@@ -146,38 +179,101 @@ static int ini_on_value(void *user, const char *section, const char *name, const
     return 1;
 }
 
-int ob_cli_load_config(ob_cli *c, const char *path, char *err, size_t errlen) {
-    ini_ctx x = {c, NULL, path, 0, 0, 0, 0, err, errlen};
-    x.f = fopen(path, "r");
-    if (x.f == NULL) {
-        snprintf(err, errlen, "config file %s: %s", path, strerror(errno));
-        return -1;
+/* Reads the whole file into *buf (malloc'd, *len bytes). Returns 0; 1 when
+ * it cannot be opened or read (permissions, a missing file: the
+ * environment's fault); 2 when it is not a text file of at most 1 MiB (a
+ * directory, a device, a FIFO, a NUL byte). Never blocks on a FIFO. */
+static int read_whole(const char *path, char **buf, size_t *len, char *err, size_t errlen) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return snprintf(err, errlen, "config file %s: %s", path, strerror(errno)), 1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return snprintf(err, errlen,
+                        "config file %s: not a regular file (a directory, a device or a "
+                        "FIFO): give the path of a config file",
+                        path),
+               2;
     }
-    int rc = ini_parse_stream(ini_read_line, &x, ini_on_value, &x);
+    char *b = malloc(OB_CONFIG_MAX_BYTES + 1);
+    size_t n = 0;
+    ssize_t r = 1;
+    while (b && n <= OB_CONFIG_MAX_BYTES &&
+           (r = read(fd, b + n, OB_CONFIG_MAX_BYTES + 1 - n)) != 0) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        n += (size_t)r;
+    }
+    int why = errno;
+    close(fd);
+    if (b == NULL || r < 0) {
+        free(b);
+        return snprintf(err, errlen, "config file %s: %s", path,
+                        b ? strerror(why) : "out of memory"),
+               1;
+    }
+    if (n > OB_CONFIG_MAX_BYTES) {
+        free(b);
+        return snprintf(err, errlen, "config file %s: larger than 1 MiB: not a config file", path),
+               2;
+    }
+    const char *nul = memchr(b, '\0', n);
+    if (nul) {
+        unsigned line = 1;
+        for (const char *p = b; p < nul; p++)
+            line += *p == '\n';
+        free(b);
+        return snprintf(err, errlen, "%s:%u: a NUL byte: not a text file", path, line), 2;
+    }
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+int ob_cli_load_config(ob_cli *c, const char *path, char *err, size_t errlen) {
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = read_whole(path, &buf, &len, err, errlen);
+    if (rc != 0)
+        return rc;
+    ini_ctx x = {c, NULL, path, 0, 0, 0, 0, 0, err, errlen};
+    if (len == 0) {
+        free(buf);
+        return 0;
+    }
+    x.f = fmemopen(buf, len, "r");
+    if (x.f == NULL) {
+        free(buf);
+        return snprintf(err, errlen, "config file %s: %s", path, strerror(errno)), 1;
+    }
+    rc = ini_parse_stream(ini_read_line, &x, ini_on_value, &x);
     fclose(x.f);
+    explicit_bzero(buf, len); /* it may hold a password */
+    free(buf);
     if (x.long_line && (x.err_line == 0 || x.long_line <= x.err_line)) {
         snprintf(err, errlen, "%s:%u: line too long (at most %d characters)", path, x.long_line,
                  INI_MAX_LINE - 2);
-        return -1;
+        return 2;
     }
     if (rc > 0 && (x.err_line == 0 || (unsigned)rc < x.err_line)) {
         snprintf(err, errlen,
                  "%s:%d: syntax error: expected 'key = value', '[relay]' or "
                  "'[table NAME]'",
                  path, rc);
-        return -1;
+        return 2;
     }
     if (x.err_line)
-        return -1;
+        return 2;
     if (rc < 0) {
         snprintf(err, errlen, "config file %s: cannot be read", path);
-        return -1;
+        return 1;
     }
     return 0;
 }
 
-/* Every table takes the global value of each option it did not set itself,
- * and the global value always when it came from a flag or the environment. */
 /* The section set the field of `o` itself (through `o` or another option
  * for the same field, such as db-password-file for db-password), and no
  * flag or environment variable overrides it. */
@@ -193,6 +289,8 @@ static int table_keeps(const ob_cli *c, const ob_cli_table *t, const opt *o) {
     return set;
 }
 
+/* Every table takes the global value of each option it did not set itself,
+ * and the global value always when it came from a flag or the environment. */
 int ob_cli_merge_tables(ob_cli *c, char *err, size_t errlen) {
     for (int i = 0; i < c->ntables; i++) {
         ob_cli_table *t = &c->tables[i];

@@ -168,3 +168,24 @@ size_t ob_cli_env_names(const char **out, size_t max) {
             out[k++] = ob_opts[i].env;
     return k;
 }
+
+/* The sane range of the bounded numbers (the README lists them); the others
+ * take any positive int (T_INT) or any uint32_t (T_U32). */
+static const struct {
+    const char *name;
+    uint64_t min, max;
+} ranges[] = {
+    {"connections", 1, 256},   {"batch", 1, 10000},           {"max-attempts", 1, 1000000},
+    {"stream-replicas", 1, 5}, {"max-in-flight", 1, 1048576}, {"lookahead", 0, 1000},
+    {"retention", 0, 100000},  {"limit", 1, 100000000},
+};
+
+void ob_opt_range(const opt *o, uint64_t *min, uint64_t *max) {
+    *min = o->type == T_INT ? 1 : 0;
+    *max = o->type == T_INT ? 1000000000 : UINT32_MAX;
+    for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+        if (strcmp(ranges[i].name, o->name) == 0) {
+            *min = ranges[i].min;
+            *max = ranges[i].max;
+        }
+}

@@ -182,19 +182,25 @@ static int store_number(const opt *o, void *field, const char *val, const char *
     uint64_t u;
     switch (o->type) {
     case T_INT:
-        if (parse_u64(val, &u) != 0 || u < 1 || u > 1000000000) {
-            snprintf(err, errlen, "%s: '%s' is not a positive whole number", src, val ? val : "");
+    case T_U32: {
+        uint64_t lo, hi;
+        ob_opt_range(o, &lo, &hi);
+        if (parse_u64(val, &u) != 0) {
+            snprintf(err, errlen, "%s: '%s' is not a %swhole number", src, val ? val : "",
+                     o->type == T_INT ? "positive " : "");
             return -1;
         }
-        *(int *)field = (int)u;
-        return 0;
-    case T_U32:
-        if (parse_u64(val, &u) != 0 || u > UINT32_MAX) {
-            snprintf(err, errlen, "%s: '%s' is not a whole number", src, val ? val : "");
+        if (u < lo || u > hi) {
+            snprintf(err, errlen, "%s: '%s' is out of range (%llu to %llu)", src, val,
+                     (unsigned long long)lo, (unsigned long long)hi);
             return -1;
         }
-        *(uint32_t *)field = (uint32_t)u;
+        if (o->type == T_INT)
+            *(int *)field = (int)u;
+        else
+            *(uint32_t *)field = (uint32_t)u;
         return 0;
+    }
     case T_MS32:
     case T_MS64:
         if (ob_cli_duration_ms(val, &u) != 0 || (o->type == T_MS32 && u > UINT32_MAX)) {

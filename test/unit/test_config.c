@@ -1,6 +1,7 @@
 /* The config file: precedence, errors naming file, line and key, several
  * tables, --print-config with secrets masked; and the log line formats. */
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -134,9 +135,43 @@ int main(void) {
         longline[sizeof(longline) - 1] = '\0';
         expect_error(longline, ":1: line too long");
     }
-    CHECK_EQ(parse(&c, NULL, err, 3, "--config", "/nonexistent/outbox.conf"), 2);
-    CHECK_CONTAINS(err, "/nonexistent/outbox.conf");
+    /* A file that cannot be read is not bad usage: exit 1, path and cause. */
+    CHECK_EQ(parse(&c, NULL, err, 3, "--config", "/nonexistent/outbox.conf"), 1);
+    CHECK_CONTAINS(err, "/nonexistent/outbox.conf: No such file or directory");
     ob_cli_free(&c);
+    /* Not a config file at all: a directory, a device, a FIFO (never waited
+     * on), a NUL byte; a repeated section; numbers out of range. */
+    CHECK_EQ(parse(&c, NULL, err, 3, "--config", "/tmp"), 2);
+    CHECK_CONTAINS(err, "config file /tmp: not a regular file");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 3, "--config", "/dev/zero"), 2);
+    CHECK_CONTAINS(err, "not a regular file");
+    ob_cli_free(&c);
+    {
+        char fifo[96];
+        snprintf(fifo, sizeof(fifo), "%s.fifo", path);
+        CHECK(mkfifo(fifo, 0600) == 0);
+        CHECK_EQ(parse(&c, NULL, err, 3, "--config", fifo), 2);
+        CHECK_CONTAINS(err, "not a regular file");
+        ob_cli_free(&c);
+        unlink(fifo);
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        fwrite("batch = 5\nstream = A\0B\n", 1, 24, f);
+        fclose(f);
+        CHECK_EQ(parse(&c, NULL, err, 3, "--config", path), 2);
+        snprintf(line, sizeof(line), "%s:2: a NUL byte", path);
+        CHECK_CONTAINS(err, line);
+        ob_cli_free(&c);
+    }
+    expect_error("batch = 5\n[relay]\nstream = A\n[relay]\n", ":4: section [relay] is repeated");
+    expect_error("[table a]\nbatch = 5\n[table b]\n[table a]\n",
+                 ":4: section [table a] is repeated");
+    expect_error("connections = 100000\n",
+                 ":1: key 'connections': '100000' is out of range (1 to 256)");
+    expect_error("batch = 10001\n", "out of range (1 to 10000)");
+    expect_error("stream-replicas = 7\n", "out of range (1 to 5)");
+    expect_error("max-in-flight = 0\n", "out of range (1 to 1048576)");
 
     /* Several tables: each section inherits the global values, sets its
      * own, and a flag still wins over both. */
