@@ -142,4 +142,8 @@ void ob_cli_hide_secrets(int argc, char **argv);
 /* The usage text. */
 const char *ob_cli_usage(void);
 
+/* The help of one command (`outbox-uvrelay dead --help`); the whole usage
+ * text for run. */
+const char *ob_cli_usage_for(ob_cli_command cmd);
+
 #endif

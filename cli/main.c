@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
     ob_logout_open(&log, c.log_format, NULL);
     int rc = 0;
     if (c.help) {
-        fputs(ob_cli_usage(), stdout);
+        fputs(ob_cli_usage_for(c.command), stdout);
     } else if (c.print_config) {
         ob_cli_print_config(&c, stdout);
     } else if (c.version) {

@@ -11,16 +11,17 @@ static const char *const usage_parts[] = {
     "usage: outbox-uvrelay [run] --db mysql://user:pass@host:port/db --nats "
     "nats://host:port "
     "[options]\n"
-    "       outbox-uvrelay schema [--table T] [--partitioned [--monthly] [--lookahead N]] "
-    "[--binary] [--no-function]\n"
+    "       outbox-uvrelay schema [--table T] [--ordered | --leader] [--partitioned [--monthly] "
+    "[--lookahead N]] [--binary] [--no-function]\n"
     "       outbox-uvrelay schema --migrate [--table T]\n"
-    "       outbox-uvrelay status --db URL [--table T]\n"
+    "       outbox-uvrelay status --db URL [--table T] [--json]\n"
     "       outbox-uvrelay partitions --once --db URL [--table T] [--monthly] "
     "[--lookahead N] [--retention N]\n"
     "       outbox-uvrelay cleanup --once --db URL [--table T] [--older-than 7d] "
     "[--limit N] [--include-dead]\n"
     "       outbox-uvrelay dead list|replay|purge --db URL [--table T] "
-    "[--id ID | --all] [--older-than D]\n"
+    "[--id ID | --all] [--older-than D] [--json]\n"
+    "       outbox-uvrelay COMMAND --help: the help of one command\n"
     "\n"
     "Relays rows of a transactional-outbox table in MariaDB to a NATS JetStream stream.\n"
     "\n"
@@ -122,6 +123,8 @@ static const char usage_config[] =
     "  --http ADDR:PORT      OUTBOX_HTTP           serve /metrics, /healthz, /readyz (off)\n"
     "  --log-format F        OUTBOX_LOG_FORMAT     text, logfmt or json (text)\n"
     "  --log-file PATH       OUTBOX_LOG_FILE       append logs here; SIGHUP reopens it\n"
+    "Signals: SIGTERM, SIGINT stop (a second one at once); SIGHUP reopens --log-file;\n"
+    "SIGUSR1 logs the totals.\n"
     "Precedence: flag > environment > config file > default.\n";
 
 const char *ob_cli_usage(void) {
@@ -131,5 +134,95 @@ const char *ob_cli_usage(void) {
             strncat(text, usage_parts[i], sizeof(text) - strlen(text) - 1);
         strncat(text, usage_config, sizeof(text) - strlen(text) - 1);
     }
+    return text;
+}
+
+/* What every one-shot command takes besides its own options. */
+static const char usage_common[] =
+    "\nCommon options: --db URL (OUTBOX_DB), --db-password-file F, --config FILE (with\n"
+    "[table NAME] sections: each declared table, or the one --table NAME picks; a\n"
+    "name the file does not declare is an error), --log-format text|logfmt|json.\n"
+    "TLS and the other connection options: outbox-uvrelay --help.\n"
+    "Exit status: 0 done, 1 runtime failure, 2 bad usage (nothing changed).\n";
+
+static const char usage_schema[] =
+    "usage: outbox-uvrelay schema [--table T] [--ordered | --leader] [--partitioned [--monthly] "
+    "[--lookahead N]]\n"
+    "                             [--binary] [--no-function]\n"
+    "       outbox-uvrelay schema --migrate [--table T]\n"
+    "\n"
+    "Prints the outbox table's DDL on stdout; connects to nothing. With a config file\n"
+    "that declares [table NAME] sections, the DDL of each (or of the one --table picks).\n"
+    "  --table NAME          [schema.]name (outbox)\n"
+    "  --ordered, --leader   with the seq and bucket columns ordered delivery needs\n"
+    "  --partitioned         PARTITION BY RANGE COLUMNS(id), daily (--monthly: monthly)\n"
+    "  --lookahead N         partitions made ready after the current period (7)\n"
+    "  --binary              payload LONGBLOB instead of JSON\n"
+    "  --no-function         without the outbox_uuid_v7() SQL function\n"
+    "  --migrate             the ALTER TABLE that readies an existing table for\n"
+    "                        --ordered and --leader\n"
+    "Exit status: 0 done, 2 bad usage.\n";
+
+static const char usage_status[] =
+    "usage: outbox-uvrelay status --db URL [--table T] [--json]\n"
+    "\n"
+    "Pending, processed and dead rows, the age of the oldest pending row, the\n"
+    "maintenance lock's holder, the ordered modes' bucket owners and the partitions.\n"
+    "  --json                one JSON object per table, one per line\n";
+
+static const char usage_partitions[] =
+    "usage: outbox-uvrelay partitions --once --db URL [--table T] [--monthly] [--lookahead N]\n"
+    "                                 [--retention N]\n"
+    "\n"
+    "One round of the partition maintainer (the relay runs it every --partition-interval).\n"
+    "  --monthly             monthly partitions, not daily\n"
+    "  --lookahead N         partitions kept ready after the current period (7)\n"
+    "  --retention N         past partitions kept; older ones are dropped unless they\n"
+    "                        hold pending rows (0: never drop)\n";
+
+static const char usage_cleanup[] =
+    "usage: outbox-uvrelay cleanup --once --db URL [--table T] [--older-than 7d] [--limit N]\n"
+    "                              [--include-dead]\n"
+    "\n"
+    "One round of cleanup (the relay runs it every --cleanup-interval): deletes\n"
+    "processed rows of a plain table.\n"
+    "  --older-than D        processed rows older than this go (7d)\n"
+    "  --limit N             rows per round (10000)\n"
+    "  --include-dead        old dead rows go too\n";
+
+static const char usage_dead[] =
+    "usage: outbox-uvrelay dead list   --db URL [--table T] [--limit N] [--json]\n"
+    "       outbox-uvrelay dead replay --db URL [--table T] --id ID | --all\n"
+    "       outbox-uvrelay dead purge  --db URL [--table T] [--id ID] [--older-than D]\n"
+    "\n"
+    "Dead letters: rows with status -1 (out of attempts, or refused outright).\n"
+    "  list                  TSV on stdout (100 rows; --limit N), a summary on stderr;\n"
+    "                        --json: one JSON object per row, one per line\n"
+    "  replay                pending again with attempts reset: one row (--id) or all\n"
+    "  purge                 deletes dead rows created before --older-than D (7d), or\n"
+    "                        the one --id names\n";
+
+const char *ob_cli_usage_for(ob_cli_command cmd) {
+    static char text[4096];
+    const char *own;
+    switch (cmd) {
+    case OB_CMD_SCHEMA:
+        return usage_schema;
+    case OB_CMD_STATUS:
+        own = usage_status;
+        break;
+    case OB_CMD_PARTITIONS:
+        own = usage_partitions;
+        break;
+    case OB_CMD_CLEANUP:
+        own = usage_cleanup;
+        break;
+    case OB_CMD_DEAD:
+        own = usage_dead;
+        break;
+    default:
+        return ob_cli_usage();
+    }
+    snprintf(text, sizeof(text), "%s%s", own, usage_common);
     return text;
 }

@@ -32,6 +32,13 @@ rc=0; OUTBOX_BATCH=lots "$bin" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" 2>
 assert_eq "$rc" 2 "exit status for a bad OUTBOX_BATCH"
 grep -q "environment variable OUTBOX_BATCH: 'lots'" "$work/err" || fail "message names OUTBOX_BATCH"
 
+# `COMMAND --help` is that command's help only.
+out=$("$bin" dead --help)
+case "$out" in *"outbox-uvrelay dead replay"*) ;; *) fail "dead --help" ;; esac
+[ "$(echo "$out" | wc -l)" -lt 30 ] || fail "dead --help prints more than dead's help"
+! echo "$out" | grep -q -- '--max-in-flight' || fail "dead --help shows the relay's options"
+"$bin" schema --help | grep -q -- '--ordered' || fail "schema --help names --ordered"
+
 # Config files that are not config files (issues 19 §4, 20): an unreadable
 # one is exit 1 with the path and the cause (not bad usage); a directory, a
 # device or a FIFO is exit 2 at once (a FIFO is never waited on); a NUL byte,
