@@ -141,19 +141,17 @@ int main(void) {
     ob_cli_free(&c);
     /* Not a config file at all: a directory, a device, a FIFO (never waited
      * on), a NUL byte; a repeated section; numbers out of range. */
-    CHECK_EQ(parse(&c, NULL, err, 3, "--config", "/tmp"), 2);
-    CHECK_CONTAINS(err, "config file /tmp: not a regular file");
-    ob_cli_free(&c);
-    CHECK_EQ(parse(&c, NULL, err, 3, "--config", "/dev/zero"), 2);
-    CHECK_CONTAINS(err, "not a regular file");
-    ob_cli_free(&c);
     {
         char fifo[96];
         snprintf(fifo, sizeof(fifo), "%s.fifo", path);
         CHECK(mkfifo(fifo, 0600) == 0);
-        CHECK_EQ(parse(&c, NULL, err, 3, "--config", fifo), 2);
-        CHECK_CONTAINS(err, "not a regular file");
-        ob_cli_free(&c);
+        const char *odd[] = {"/tmp", "/dev/zero", fifo};
+        for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+            CHECK_EQ(parse(&c, NULL, err, 3, "--config", odd[i]), 2);
+            snprintf(line, sizeof(line), "config file %s: not a regular file", odd[i]);
+            CHECK_CONTAINS(err, line);
+            ob_cli_free(&c);
+        }
         unlink(fifo);
         FILE *f = fopen(path, "w");
         CHECK(f != NULL);
