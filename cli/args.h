@@ -90,6 +90,11 @@ typedef struct ob_cli {
     ob_cli_table *tables; /* [table NAME] sections; none: one table from the options */
     int ntables;
     int table_selected; /* --table or OUTBOX_TABLE chose one of the sections */
+    /* the secrets read from files, and the files' names, for --print-config */
+    struct {
+        const char *secret, *path;
+    } secret_files[16];
+    int nsecret_files;
     /* owned copies of strings taken from argv, the environment or the file */
     char **owned;
     int nowned, owned_cap;
@@ -99,11 +104,11 @@ typedef struct ob_cli {
 typedef const char *(*ob_env_fn)(const char *name, void *data);
 
 /* Parses argv (argv[0] is the program). Returns 0 when the command should
- * run, 2 on a usage error (message in err). --help and --version set the
- * fields and return 0. Values come from, in order of precedence: the command
- * line, the environment, the config file (--config or OUTBOX_CONFIG), the
- * defaults. A bad config file is a usage error naming the file, the line and
- * the key. */
+ * run, 2 on a usage error (message in err), 1 when the config file cannot
+ * be read (permissions, missing: the message names the path and the cause). --help and --version
+ * set the fields and return 0. Values come from, in order of precedence: the command line, the
+ * environment, the config file (--config or OUTBOX_CONFIG), the defaults. A bad config file is a
+ * usage error naming the file, the line and the key. */
 int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data, char *err,
                  size_t errlen);
 void ob_cli_free(ob_cli *c);
@@ -136,5 +141,9 @@ void ob_cli_hide_secrets(int argc, char **argv);
 
 /* The usage text. */
 const char *ob_cli_usage(void);
+
+/* The help of one command (`outbox-uvrelay dead --help`); the whole usage
+ * text for run. */
+const char *ob_cli_usage_for(ob_cli_command cmd);
 
 #endif

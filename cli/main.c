@@ -64,19 +64,21 @@ int main(int argc, char **argv) {
      * never kill the process, before or after the relay listens for it. */
     signal(SIGUSR1, SIG_IGN);
     ob_logout log;
-    if (ob_cli_parse(&c, argc, argv, env_lookup, NULL, err, sizeof(err)) != 0) {
+    int prc = ob_cli_parse(&c, argc, argv, env_lookup, NULL, err, sizeof(err));
+    if (prc != 0) {
         /* Even a usage error is a line in the chosen format, when the
-         * format could be told. */
+         * format could be told. An unreadable config file is not bad usage
+         * (exit 1, no pointer to --help). */
         ob_logout_open(&log, c.log_format ? c.log_format : guess_format(argc, argv), NULL);
-        ob_logout_fail(&log, 1, "%s", err);
+        ob_logout_fail(&log, prc == 2, "%s", err);
         ob_cli_free(&c);
-        return 2;
+        return prc;
     }
     ob_cli_hide_secrets(argc, argv);
     ob_logout_open(&log, c.log_format, NULL);
     int rc = 0;
     if (c.help) {
-        fputs(ob_cli_usage(), stdout);
+        fputs(ob_cli_usage_for(c.command), stdout);
     } else if (c.print_config) {
         ob_cli_print_config(&c, stdout);
     } else if (c.version) {

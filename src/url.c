@@ -413,3 +413,19 @@ char *ob_url_redact(const char *url) {
     }
     return b.p;
 }
+
+int outbox_url_redact(const char *url, char *out, size_t n) {
+    char *r = ob_url_redact(url ? url : "");
+    if (r == NULL) {
+        if (n)
+            out[0] = '\0';
+        return -1;
+    }
+    int len = snprintf(out, n, "%s", r);
+    free(r);
+    return len;
+}
+
+void outbox_url_mask(char *url) {
+    ob_url_mask(url);
+}

@@ -68,6 +68,17 @@ OUTBOX_EXPORT void outbox_log_stderr(outbox_log_level level, const char *msg, vo
 /* The lower-case name of a level: "error", "warn", "info", "debug". */
 OUTBOX_EXPORT const char *outbox_log_level_name(outbox_log_level level);
 
+/* Secrets in connection URLs, for programs that show or log them.
+ * outbox_url_redact writes `url` to `out` (size n, NUL-terminated, cut if
+ * too small) with the password of every URL, and a NATS URL's lone token,
+ * replaced by "***", found with the same rules the library parses URLs by
+ * (a password may hold '/', '?', ',' or '@'). Returns the length of the
+ * whole redacted text (as snprintf), or -1 when out of memory.
+ * outbox_url_mask overwrites those secrets in place with '*', length for
+ * length: for strings that must stay where they are, such as argv. */
+OUTBOX_EXPORT int outbox_url_redact(const char *url, char *out, size_t n);
+OUTBOX_EXPORT void outbox_url_mask(char *url);
+
 /* The structured fields of a log line about one row, beside its text. */
 typedef struct outbox_log_fields {
     const char *id;             /* the row's id, canonical UUID text; NULL when unknown */

@@ -24,7 +24,7 @@ expect_usage "port" --db mysql://u@h:99999/d --nats "$OUTBOX_TEST_NATS_URL"
 expect_usage "missing database name" --db mysql://u@h:3306 --nats "$OUTBOX_TEST_NATS_URL"
 expect_usage "must start with nats://" --db "$good_db" --nats http://h:1
 expect_usage "table name 'bad name'" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --table "bad name"
-expect_usage "connections must be 1-256" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --connections 1000
+expect_usage "--connections: '1000' is out of range (1 to 256)" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --connections 1000
 expect_usage "--batch: '0'" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --batch 0
 expect_usage "not a duration" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --ack-timeout fast
 expect_usage "subject prefix" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --subject-prefix "a.*"
@@ -32,6 +32,38 @@ expect_usage "wildcards" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" --subjec
 rc=0; OUTBOX_BATCH=lots "$bin" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" 2>"$work/err" || rc=$?
 assert_eq "$rc" 2 "exit status for a bad OUTBOX_BATCH"
 grep -q "environment variable OUTBOX_BATCH: 'lots'" "$work/err" || fail "message names OUTBOX_BATCH"
+
+# `COMMAND --help` is that command's help only.
+out=$("$bin" dead --help)
+case "$out" in *"outbox-uvrelay dead replay"*) ;; *) fail "dead --help" ;; esac
+[ "$(echo "$out" | wc -l)" -lt 30 ] || fail "dead --help prints more than dead's help"
+! echo "$out" | grep -q -- '--max-in-flight' || fail "dead --help shows the relay's options"
+"$bin" schema --help | grep -q -- '--ordered' || fail "schema --help names --ordered"
+
+# Config files that are not config files (issues 19 §4, 20): an unreadable
+# one is exit 1 with the path and the cause (not bad usage); a directory, a
+# device or a FIFO is exit 2 at once (a FIFO is never waited on); a NUL byte,
+# a repeated [relay] and a number out of range name the line.
+echo "batch = 5" >"$work/private.conf"; chmod 600 "$work/private.conf"; chmod 755 "$work"
+if setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+  rc=0; setpriv --reuid=65534 --regid=65534 --clear-groups "$bin" --config "$work/private.conf" \
+    --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" 2>"$work/err" || rc=$?
+  assert_eq "$rc" 1 "exit status when the config file is not readable"
+  grep -qF "config file $work/private.conf: Permission denied" "$work/err" || { cat "$work/err"; fail "path and cause"; }
+  ! grep -q -- "--help" "$work/err" || fail "an unreadable file is not bad usage"
+fi
+mkfifo "$work/fifo"
+for f in "$work" /dev/zero "$work/fifo"; do
+  rc=0; timeout 20 "$bin" --config "$f" 2>"$work/err" || rc=$?
+  assert_eq "$rc" 2 "exit status with --config $f"
+  grep -qF "config file $f: not a regular file" "$work/err" || { cat "$work/err"; fail "message for $f"; }
+done
+printf 'batch = 5\n[relay]\n[relay]\n' >"$work/twice.conf"
+expect_usage "twice.conf:3: section [relay] is repeated" --config "$work/twice.conf"
+printf 'connections = 100000\n' >"$work/many.conf"
+expect_usage "many.conf:1: key 'connections': '100000' is out of range (1 to 256)" --config "$work/many.conf"
+printf 'batch = 5\nstream = A\0B\n' >"$work/nul.conf"
+expect_usage "nul.conf:2: a NUL byte" --config "$work/nul.conf"
 
 # The schema files in sql/ are what `schema` prints (the partitioned one is
 # an example with dated bounds, so only its table part is compared).

@@ -82,6 +82,7 @@ kill -0 $RELAY_PID || fail "SIGUSR1 stopped the relay"
 # and the lines that follow go there; once it is back, SIGHUP returns.
 mv "$work/logs" "$work/logs.old"
 kill -HUP $RELAY_PID
+for _ in $(seq 1 50); do grep -q 'logging to stderr' "$work/stderr.log" 2>/dev/null && break; sleep 0.1; done
 kill -USR1 $RELAY_PID
 for _ in $(seq 1 50); do grep -q 'SIGUSR1' "$work/stderr.log" 2>/dev/null && break; sleep 0.1; done
 assert_eq "$(grep -c 'logging to stderr until a reopen' "$work/stderr.log")" 1 "the fallback is said once"

@@ -89,7 +89,29 @@ static void help_names_every_environment_variable(void) {
             CHECK_FAIL_("--help does not name %s", names[i]);
 }
 
+/* `COMMAND --help` prints that command's help only (issue 20); schema's
+ * usage line names --ordered (issue 21). */
+static void help_per_command(void) {
+    ob_cli c;
+    char err[256];
+    CHECK_EQ(parse(&c, NULL, err, 3, "dead", "--help"), 0);
+    CHECK(c.help && c.command == OB_CMD_DEAD);
+    const char *h = ob_cli_usage_for(c.command);
+    CHECK_CONTAINS(h, "outbox-uvrelay dead replay");
+    CHECK(strstr(h, "--max-in-flight") == NULL && strstr(h, "schema") == NULL);
+    int lines = 0;
+    for (const char *p = h; *p; p++)
+        lines += *p == '\n';
+    CHECK(lines < 30);
+    ob_cli_free(&c);
+    CHECK_CONTAINS(ob_cli_usage_for(OB_CMD_SCHEMA), "--ordered");
+    CHECK_CONTAINS(ob_cli_usage_for(OB_CMD_STATUS), "--json");
+    CHECK_CONTAINS(ob_cli_usage(), "schema [--table T] [--ordered | --leader]");
+    CHECK_STR(ob_cli_usage_for(OB_CMD_RUN), ob_cli_usage());
+}
+
 int main(void) {
+    help_per_command();
     ob_cli c;
     char err[256];
 

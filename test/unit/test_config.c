@@ -1,6 +1,7 @@
 /* The config file: precedence, errors naming file, line and key, several
  * tables, --print-config with secrets masked; and the log line formats. */
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -87,13 +88,16 @@ int main(void) {
     CHECK_STR(c.http, "127.0.0.1:9464");
     CHECK_STR(c.relay.db_password, "hunter2");
     char *text = printed(&c);
-    CHECK_CONTAINS(text, "batch = 30    # --batch");
-    CHECK_CONTAINS(text, "stream = FROM_ENV    # environment OUTBOX_STREAM");
-    snprintf(line, sizeof(line), "connections = 3    # %s:6", path);
+    CHECK_CONTAINS(text, "# --batch\nbatch = 30\n");
+    CHECK_CONTAINS(text, "# environment OUTBOX_STREAM\nstream = FROM_ENV\n");
+    snprintf(line, sizeof(line), "# %s:6\nconnections = 3\n", path);
     CHECK_CONTAINS(text, line);
-    CHECK_CONTAINS(text, "max-attempts = 5    # default");
+    CHECK_CONTAINS(text, "# default\nmax-attempts = 5\n");
     CHECK_CONTAINS(text, "db = mysql://app:***@db.internal/shop");
-    CHECK_CONTAINS(text, "db-password = ***");
+    CHECK_CONTAINS(text, "# db-password is set (not shown)");
+    CHECK_CONTAINS(text, "# limit is not set");
+    CHECK(strstr(text, "4294967295") == NULL);
+    CHECK_CONTAINS(text, "wake-subject = outbox_wake.outbox\n");
     CHECK_CONTAINS(text, "nats = nats://***@n1:4222,nats://u:***@n2:4222");
     CHECK(strstr(text, "s3cret") == NULL);
     CHECK(strstr(text, "hunter2") == NULL);
@@ -131,9 +135,41 @@ int main(void) {
         longline[sizeof(longline) - 1] = '\0';
         expect_error(longline, ":1: line too long");
     }
-    CHECK_EQ(parse(&c, NULL, err, 3, "--config", "/nonexistent/outbox.conf"), 2);
-    CHECK_CONTAINS(err, "/nonexistent/outbox.conf");
+    /* A file that cannot be read is not bad usage: exit 1, path and cause. */
+    CHECK_EQ(parse(&c, NULL, err, 3, "--config", "/nonexistent/outbox.conf"), 1);
+    CHECK_CONTAINS(err, "/nonexistent/outbox.conf: No such file or directory");
     ob_cli_free(&c);
+    /* Not a config file at all: a directory, a device, a FIFO (never waited
+     * on), a NUL byte; a repeated section; numbers out of range. */
+    {
+        char fifo[96];
+        snprintf(fifo, sizeof(fifo), "%s.fifo", path);
+        CHECK(mkfifo(fifo, 0600) == 0);
+        const char *odd[] = {"/tmp", "/dev/zero", fifo};
+        for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+            CHECK_EQ(parse(&c, NULL, err, 3, "--config", odd[i]), 2);
+            snprintf(line, sizeof(line), "config file %s: not a regular file", odd[i]);
+            CHECK_CONTAINS(err, line);
+            ob_cli_free(&c);
+        }
+        unlink(fifo);
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        fwrite("batch = 5\nstream = A\0B\n", 1, 24, f);
+        fclose(f);
+        CHECK_EQ(parse(&c, NULL, err, 3, "--config", path), 2);
+        snprintf(line, sizeof(line), "%s:2: a NUL byte", path);
+        CHECK_CONTAINS(err, line);
+        ob_cli_free(&c);
+    }
+    expect_error("batch = 5\n[relay]\nstream = A\n[relay]\n", ":4: section [relay] is repeated");
+    expect_error("[table a]\nbatch = 5\n[table b]\n[table a]\n",
+                 ":4: section [table a] is repeated");
+    expect_error("connections = 100000\n",
+                 ":1: key 'connections': '100000' is out of range (1 to 256)");
+    expect_error("batch = 10001\n", "out of range (1 to 10000)");
+    expect_error("stream-replicas = 7\n", "out of range (1 to 5)");
+    expect_error("max-in-flight = 0\n", "out of range (1 to 1048576)");
 
     /* Several tables: each section inherits the global values, sets its
      * own, and a flag still wins over both. */
@@ -166,7 +202,7 @@ int main(void) {
     text = printed(&c);
     CHECK_CONTAINS(text, "[table orders]");
     CHECK_CONTAINS(text, "[table billing]");
-    snprintf(line, sizeof(line), "table = billing_outbox    # %s:9", path);
+    snprintf(line, sizeof(line), "# %s:9\ntable = billing_outbox\n", path);
     CHECK_CONTAINS(text, line);
     ob_cli_free(&c);
     CHECK_EQ(parse(&c, NULL, err, 5, "--config", path, "--batch", "7"), 0);
@@ -193,6 +229,62 @@ int main(void) {
     CHECK_CONTAINS(err, "declares no such table");
     CHECK_CONTAINS(err, "orders billing");
     ob_cli_free(&c);
+
+    /* --print-config reads back as a config file with the same settings:
+     * its keys and values print the same again (the origins, comment lines
+     * of their own, say the file now). A secret from a file is shown as the
+     * file's name; command-only keys are left out. */
+    {
+        char secret[96], again[96];
+        snprintf(secret, sizeof(secret), "%s.secret", path);
+        snprintf(again, sizeof(again), "%s.again", path);
+        FILE *f = fopen(secret, "w");
+        CHECK(f != NULL);
+        fputs("hunter2\n", f);
+        fclose(f);
+        kv renv[] = {{"OUTBOX_DB_PASSWORD_FILE", secret}, {NULL, NULL}};
+        CHECK_EQ(parse(&c, renv, err, 10, "--config", path, "--batch", "7", "--backoff-jitter",
+                       "0.123456789", "--limit", "50", "--no-progress"),
+                 0);
+        static char first[16384];
+        snprintf(first, sizeof(first), "%s", printed(&c));
+        ob_cli_free(&c);
+        CHECK_CONTAINS(first, "db-password-file = ");
+        CHECK_CONTAINS(first, secret);
+        CHECK(strstr(first, "hunter2") == NULL);
+        CHECK(strstr(first, "\nonce") == NULL && strstr(first, "\njson") == NULL);
+        f = fopen(again, "w");
+        CHECK(f != NULL);
+        fputs(first, f);
+        fclose(f);
+        CHECK_EQ(parse(&c, NULL, err, 3, "--config", again), 0);
+        CHECK_STR(c.tables[1].relay.db_password, "hunter2");
+        CHECK(c.tables[0].relay.backoff_jitter == 0.123456789);
+        CHECK_EQ(c.limit, 50);
+        CHECK_EQ(c.progress, 0);
+        const char *second = printed(&c);
+        /* The same lines, once the comments are left out. */
+        const char *p = first, *q = second;
+        while (*p || *q) {
+            while (*p == '#')
+                p = strchr(p, '\n') + 1;
+            while (*q == '#')
+                q = strchr(q, '\n') + 1;
+            size_t lp = strcspn(p, "\n"), lq = strcspn(q, "\n");
+            if (lp != lq || strncmp(p, q, lp) != 0) {
+                fprintf(stderr, "print-config differs: '%.*s' then '%.*s'\n", (int)lp, p, (int)lq,
+                        q);
+                CHECK(0);
+            }
+            p += lp + (p[lp] == '\n');
+            q += lq + (q[lq] == '\n');
+        }
+        ob_cli_free(&c);
+        unlink(secret);
+        unlink(again);
+    }
+    expect_error("once = true\n", ":1: key 'once' cannot be set in a config file");
+    expect_error("json = true\n", ":1: key 'json' cannot be set in a config file");
 
     /* A section without keys is a table with the global settings. */
     write_file("db = mysql://h/d\nnats = nats://n\n[table lonely]\n");

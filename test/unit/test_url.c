@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "outbox/common.h"
 #include "url.h"
 
 static void db_url_full(void) {
@@ -103,6 +104,15 @@ static void redaction_hides_passwords(void) {
     r = ob_url_redact("mysql://app@h/d");
     CHECK_STR(r, "mysql://app@h/d");
     free(r);
+    /* The public API the binary uses: the same rules, a caller's buffer. */
+    char out[64], small[12];
+    CHECK_EQ(outbox_url_redact("mysql://admin:12/3@4@h/d", out, sizeof(out)), 21);
+    CHECK_STR(out, "mysql://admin:***@h/d");
+    CHECK_EQ(outbox_url_redact("nats://T0k3n@h:4222", small, sizeof(small)), 17);
+    CHECK_STR(small, "nats://***@");
+    char argv_copy[] = "nats://u:pw@h:1";
+    outbox_url_mask(argv_copy);
+    CHECK_STR(argv_copy, "nats://u:**@h:1");
 }
 
 /* Every error message for URLs holding a secret: none may quote any part of
