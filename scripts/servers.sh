@@ -28,6 +28,13 @@
 # certificate from the right CA that names another host (..._OTHER_NAME_URL).
 # start-cluster writes DIR/env with OUTBOX_TEST_CLUSTER_URL (three URLs) and
 # OUTBOX_TEST_CLUSTER_DIR.
+#
+# Ports: every server takes a free port at random from OUTBOX_PORT_RANGE
+# (LOW-HIGH, default 10000-29999: below the kernel's ephemeral range, so no
+# outgoing connection holds one when a server binds it), and a server whose
+# port was taken meanwhile is started again on another (the cluster as a
+# whole, with three new pairs). Set it to keep the servers out of a range
+# other software uses, or to give parallel runs ranges of their own.
 set -euo pipefail
 
 die() { echo "servers.sh: $*" >&2; exit 1; }
@@ -49,13 +56,24 @@ NATS_SERVER=$(find_bin nats-server) || die "nats-server not found (apt-get insta
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-free_port() {
-  local p i
+# The range of OUTBOX_PORT_RANGE, checked: sets port_lo and port_hi.
+port_range() {
+  local r=${OUTBOX_PORT_RANGE:-10000-29999}
+  [[ "$r" =~ ^([0-9]+)-([0-9]+)$ ]] || die "OUTBOX_PORT_RANGE: '$r' is not LOW-HIGH"
+  port_lo=$((10#${BASH_REMATCH[1]})) port_hi=$((10#${BASH_REMATCH[2]}))
+  [ "$port_lo" -ge 1024 ] && [ "$port_hi" -le 65535 ] && [ "$port_lo" -le "$port_hi" ] ||
+    die "OUTBOX_PORT_RANGE: '$r' must lie within 1024-65535, LOW <= HIGH"
+}
+
+free_port() { # [ports already chosen, to leave out]
+  local p i port_lo port_hi
+  port_range
   for i in $(seq 1 200); do
-    p=$(( (RANDOM * 32768 + RANDOM) % 30000 + 20000 ))
+    p=$(( (RANDOM * 32768 + RANDOM) % (port_hi - port_lo + 1) + port_lo ))
+    [[ " $* " == *" $p "* ]] && continue
     if ! port_in_use "$p"; then echo "$p"; return 0; fi
   done
-  die "no free port found"
+  die "no free port found in $port_lo-$port_hi (OUTBOX_PORT_RANGE)"
 }
 
 user_args() { if [ "$(id -u)" = 0 ]; then echo "--user=root"; fi; }
@@ -251,14 +269,37 @@ start_node() { # dir name
   wait_started $! 20 port_in_use "$cport"
 }
 
-start_cluster() { # dir
-  local dir=$1 n urls=()
+# Three nodes on six fresh ports; 1 (the started nodes stopped again) when one
+# does not start, as when another process took its port meanwhile.
+# CLUSTER_AVOID: ports of attempts that failed, not tried again.
+CLUSTER_AVOID=()
+start_cluster_once() { # dir
+  local dir=$1 n c r taken=("${CLUSTER_AVOID[@]}") ok=1
   : >"$dir/ports"
   for n in n1 n2 n3; do
-    echo "client_$n=$(free_port) route_$n=$(free_port)" >>"$dir/ports"
+    c=$(free_port "${taken[@]}") && taken+=("$c") || return 1
+    r=$(free_port "${taken[@]}") && taken+=("$r") || return 1
+    echo "client_$n=$c route_$n=$r" >>"$dir/ports"
   done
-  for n in n1 n2 n3; do
-    start_node "$dir" $n || { tail -20 "$dir/$n.log" >&2; die "nats-server $n did not start"; }
+  for n in n1 n2 n3; do start_node "$dir" $n || { ok=0; break; }; done
+  # A node whose route port was taken opens its client port, then exits.
+  if [ "$ok" = 1 ]; then
+    sleep 0.5
+    for n in n1 n2 n3; do kill -0 "$(cat "$dir/$n.pid" 2>/dev/null)" 2>/dev/null || ok=0; done
+  fi
+  [ "$ok" = 1 ] && return 0
+  for n in n1 n2 n3; do stop_pid "$dir/$n.pid" KILL; done
+  CLUSTER_AVOID=("${taken[@]}")
+  return 1
+}
+
+start_cluster() { # dir
+  local dir=$1 n urls=() i port_lo port_hi
+  port_range # a bad OUTBOX_PORT_RANGE stops here, not in a subshell
+  for i in 1 2 3 4 5; do
+    start_cluster_once "$dir" && break
+    [ "$i" = 5 ] && die "the three-node cluster did not start (5 tries)"
+    echo "servers.sh: a cluster node did not start (a port taken?); again on other ports" >&2
   done
   . "$dir/ports"
   for n in n1 n2 n3; do eval "urls+=(nats://127.0.0.1:\$client_$n)"; done
@@ -274,6 +315,7 @@ dir=${2:-}
 
 case "$cmd" in
 start)
+  port_range
   mkdir -p "$dir/db" "$dir/nats" "$dir/tmp"
   dir=$(cd "$dir" && pwd)
   "$INSTALL_DB" --no-defaults $(user_args) --datadir="$dir/db" --tmpdir="$dir/tmp" \

@@ -7,15 +7,17 @@ NATS_SERVER_BIN=$(command -v nats-server || echo /usr/sbin/nats-server)
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# From OUTBOX_PORT_RANGE (LOW-HIGH), as scripts/servers.sh takes them: by
+# default 10000-29999, below the kernel's ephemeral range (32768-60999), so
+# that no outgoing connection holds the port when the server binds it.
 free_port() {
-  local p i
+  local p i r=${OUTBOX_PORT_RANGE:-10000-29999} lo hi
+  lo=${r%-*} hi=${r#*-}
   for i in $(seq 1 200); do
-    # Below the kernel's ephemeral range (32768-60999), so that no outgoing
-    # connection holds the port when the server binds it.
-    p=$(((RANDOM * 32768 + RANDOM) % 20000 + 10000))
+    p=$(((RANDOM * 32768 + RANDOM) % (hi - lo + 1) + lo))
     if ! port_in_use "$p"; then echo "$p"; return 0; fi
   done
-  fail "no free port found"
+  fail "no free port found in $lo-$hi (OUTBOX_PORT_RANGE)"
 }
 
 # The pid files of every private server this test started, for the cleanup.

@@ -16,9 +16,11 @@ ob_integ_sh(cli 180)
 ob_integ_sh(examples 180)
 ob_integ_sh(install 300)
 ob_integ_sh(systemd_unit 180)
+ob_integ_sh(servers_ports 180)
 # A sanitized build installs an instrumented library: consumers need the same flags.
 string(REPLACE ";" " " OB_SAN_FLAGS_STR "${OUTBOX_SAN_FLAGS}")
-set_tests_properties(integ.install PROPERTIES ENVIRONMENT "OUTBOX_TEST_CFLAGS=${OB_SAN_FLAGS_STR}")
+set_tests_properties(integ.install integ.examples PROPERTIES
+  ENVIRONMENT "OUTBOX_TEST_CFLAGS=${OB_SAN_FLAGS_STR}")
 
 # Failures: retries, shutdown, outages, and the chaos suite.
 ob_integ_c(retry_backoff 180)
