@@ -338,6 +338,10 @@ static void c_stop(ob_link *l, int leak) {
         uv_close((uv_handle_t *)&l->probe, handle_closed);
 }
 
+static int c_rebuilds(ob_link *l) {
+    return l->evloop;
+}
+
 static void c_free(ob_link *l) {
     ob_link_mailbox_free(l);
     ob_buf_free(&l->subject);
@@ -360,5 +364,6 @@ const link_ops ob_link_nats_ops = {
     .close_done = c_close_done,
     .drop = c_drop,
     .stop = c_stop,
+    .rebuilds = c_rebuilds,
     .free = c_free,
 };
