@@ -308,10 +308,14 @@ static void connected_common(ob_link *l, link_event ev) {
     case LE_CLOSED: {
         const char *why = l->ops->last_error(l);
         uv_timer_stop(&l->timer);
-        OB_WARN(l->log,
-                "nats: the client closed the connection for good (%s); building a new "
-                "one",
-                why && *why ? why : "no reason given");
+        if (l->ops->rebuilds(l))
+            OB_WARN(l->log, "nats: disconnected; pausing until the server is back (%s)",
+                    why && *why ? why : "no reason given");
+        else
+            OB_WARN(l->log,
+                    "nats: the client closed the connection for good (%s); building a new "
+                    "one",
+                    why && *why ? why : "no reason given");
         l->ops->drop(l);
         l->say_ready = 1;
         wait_then(l, L_CONNECT_WAIT);

@@ -118,6 +118,9 @@ typedef struct link_ops {
      * sink.handle_closed). leak: the client did not confirm its
      * close, so what it may still touch is never freed. */
     void (*stop)(ob_link *l, int leak);
+    /* 1 when the client does not reconnect by itself: a close it reports
+     * is a lost connection, which the link replaces. */
+    int (*rebuilds)(ob_link *l);
     /* Frees the client's memory (not called when leaking). */
     void (*free)(ob_link *l);
 } link_ops;

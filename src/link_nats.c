@@ -197,8 +197,9 @@ static int c_subscribe(ob_link *l) {
 }
 
 /* evloop, after each read: what the read queued on the subscriptions goes
- * to the state machine and the owner; the messages are destroyed together
- * (one wake of nats.c's collector per burst). */
+ * to the state machine and the owner. The messages are kept back with the
+ * published ones and destroyed 256 at a time (or at the next probe tick):
+ * each destroy after a pause wakes nats.c's collector thread. */
 static void drain(void *data) {
     ob_link *l = data;
     natsMsg *m = NULL;
@@ -224,7 +225,6 @@ static void drain(void *data) {
     }
     if (wakes)
         l->sink->wake(l);
-    ob_link_spent_flush(l);
 }
 
 /* evloop: nats.c's pings would need its timer thread on the socket, so the
@@ -233,6 +233,7 @@ static void drain(void *data) {
 static void on_probe(uv_timer_t *t) {
     ob_link *l = t->data;
     static const char probe_suffix[] = ".p";
+    ob_link_spent_flush(l);
     if (l->nc == NULL || l->connecting || natsConnection_IsClosed(l->nc)) {
         l->probes_out = 0;
         return;
@@ -286,6 +287,7 @@ static int c_close_done(ob_link *l, int leak) {
 }
 
 static void c_drop(ob_link *l) {
+    ob_link_spent_flush(l); /* messages read from the subscriptions go first */
     if (l->wake_sub) {
         natsSubscription_Destroy(l->wake_sub);
         l->wake_sub = NULL;
@@ -336,6 +338,10 @@ static void c_stop(ob_link *l, int leak) {
         uv_close((uv_handle_t *)&l->probe, handle_closed);
 }
 
+static int c_rebuilds(ob_link *l) {
+    return l->evloop;
+}
+
 static void c_free(ob_link *l) {
     ob_link_mailbox_free(l);
     ob_buf_free(&l->subject);
@@ -358,5 +364,6 @@ const link_ops ob_link_nats_ops = {
     .close_done = c_close_done,
     .drop = c_drop,
     .stop = c_stop,
+    .rebuilds = c_rebuilds,
     .free = c_free,
 };

@@ -45,6 +45,29 @@ static int count_threads(void) {
     return n;
 }
 
+/* Each thread's voluntary context switches (how often it slept and was
+ * woken), printed to say which threads wake during a drain. */
+static void print_wakes(const char *mode) {
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    printf("nats_threads: %s: voluntary switches per thread:", mode);
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], line[128];
+        snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+        FILE *f = fopen(path, "r");
+        while (f && fgets(line, sizeof(line), f))
+            if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+                printf(" %ld", strtol(line + 24, NULL, 10));
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    printf("\n");
+}
+
 static void sample(uv_timer_t *t) {
     (void)t;
     int n = count_threads();
@@ -89,6 +112,7 @@ static int drain(const char *db, const char *stream, const char *prefix, double 
     outbox_relay_stats(r, &s);
     CHECK_EQ(s.acked, ROWS);
     CHECK_EQ(s.dead, 0);
+    print_wakes(getenv("OUTBOX_NATS_EVENT_LOOP") ? "event loop" : "threaded");
     CHECK_EQ(outbox_relay_stop(r, on_stopped, NULL), OUTBOX_OK);
     CHECK_EQ(ti_run_until(&loop, &stopped, 20000), 0);
     outbox_relay_destroy(r);

@@ -86,9 +86,25 @@ static void f_free(ob_link *l) {
     fc.frees++;
 }
 
-static const link_ops fake_ops = {f_init,    f_start,      f_connect, f_subscribe,
-                                  f_request, f_last_error, f_close,   f_close_done,
-                                  f_drop,    f_stop,       f_free};
+static int f_rebuilds(ob_link *l) {
+    (void)l;
+    return 0;
+}
+
+static const link_ops fake_ops = {
+    .init = f_init,
+    .start = f_start,
+    .connect = f_connect,
+    .subscribe = f_subscribe,
+    .request = f_request,
+    .last_error = f_last_error,
+    .close = f_close,
+    .close_done = f_close_done,
+    .drop = f_drop,
+    .stop = f_stop,
+    .rebuilds = f_rebuilds,
+    .free = f_free,
+};
 
 /* --- the owner ---------------------------------------------------------- */
 
