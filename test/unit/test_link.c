@@ -328,7 +328,7 @@ static void test_checking_timeout(void) {
  * streak. */
 static void test_full(void) {
     ob_link *l = make_ready();
-    ob_link_full(l);
+    ob_link_refused(l, "maximum bytes exceeded");
     CHECK_EQ(l->state, L_STREAM_WAIT);
     CHECK_EQ(l->full, 1);
     CHECK_EQ(l->full_streak, 1);
@@ -337,7 +337,7 @@ static void test_full(void) {
     reply(l, INFO_OK);
     ob_link_suspect(l, "503");
     CHECK_EQ(l->state, L_CHECKING);
-    ob_link_full(l);
+    ob_link_refused(l, "maximum bytes exceeded");
     CHECK_EQ(l->state, L_STREAM_WAIT);
     CHECK_EQ(l->full_streak, 2);
     ob_ack a = {0};
