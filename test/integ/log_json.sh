@@ -48,6 +48,9 @@ rc=0; "$OUTBOX_TEST_RELAY" status --log-format json --db "${OUTBOX_TEST_DB_URL}$
   2>"$work/ops.log" || rc=$?
 assert_eq "$rc" 1 "exit status of status on a missing table"
 all_json "$work/ops.log"
+rc=0; "$OUTBOX_TEST_RELAY" schema --log-format json --table 'bad name' 2>"$work/schema.log" >/dev/null || rc=$?
+assert_eq "$rc" 2 "exit status of schema with a bad table name"
+all_json "$work/schema.log"
 
 # A row the database refuses to write, among good ones: its line has fields.
 seed $db 20 256
