@@ -8,7 +8,8 @@
 
 #include "commands.h"
 
-static int schema_one(const ob_cli *c, const outbox_relay_options *r, const char *label) {
+static int schema_one(const ob_cli *c, const outbox_relay_options *r, const char *label,
+                      ob_logout *log) {
     outbox_schema_options o;
     outbox_schema_options_init(&o);
     o.table = r->table;
@@ -23,8 +24,8 @@ static int schema_one(const ob_cli *c, const outbox_relay_options *r, const char
     int rc = c->migrate ? outbox_schema_migrate_ddl(o.table, &ddl, err, sizeof(err))
                         : outbox_schema_ddl(&o, &ddl, err, sizeof(err));
     if (rc != OUTBOX_OK) {
-        fprintf(stderr, "outbox-uvrelay: %s%s%s%s\n", label ? "table [" : "", label ? label : "",
-                label ? "]: " : "", rc == OUTBOX_EINVAL ? err : outbox_strerror(rc));
+        ob_logout_fail(log, 0, "%s%s%s%s", label ? "table [" : "", label ? label : "",
+                       label ? "]: " : "", rc == OUTBOX_EINVAL ? err : outbox_strerror(rc));
         return 2;
     }
     if (label)
@@ -34,11 +35,11 @@ static int schema_one(const ob_cli *c, const outbox_relay_options *r, const char
     return 0;
 }
 
-int ob_cmd_schema(ob_cli *c) {
+int ob_cmd_schema(ob_cli *c, ob_logout *log) {
     if (c->ntables == 0)
-        return schema_one(c, &c->relay, NULL);
+        return schema_one(c, &c->relay, NULL, log);
     for (int i = 0; i < c->ntables; i++) {
-        int rc = schema_one(c, &c->tables[i].relay, c->tables[i].name);
+        int rc = schema_one(c, &c->tables[i].relay, c->tables[i].name, log);
         if (rc != 0)
             return rc;
     }

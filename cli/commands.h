@@ -11,7 +11,7 @@
 /* err_log: where a failure before the run's own log output is open goes
  * (stderr, in the chosen format). */
 int ob_cmd_run(ob_cli *c, ob_logout *err_log);
-int ob_cmd_schema(ob_cli *c);
+int ob_cmd_schema(ob_cli *c, ob_logout *log);
 int ob_cmd_ops(ob_cli *c, ob_logout *log); /* status, partitions, cleanup, dead */
 
 #endif

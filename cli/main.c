@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
             rc = ob_cmd_run(&c, &log);
             break;
         case OB_CMD_SCHEMA:
-            rc = ob_cmd_schema(&c);
+            rc = ob_cmd_schema(&c, &log);
             break;
         default:
             rc = ob_cmd_ops(&c, &log);

@@ -211,8 +211,14 @@ static void print_opt(const ob_cli *c, const opt *o, const void *field, const ob
         print_special(c, o, field, table, out);
         return;
     }
+    /* --progress and --no-progress share a field: the origin is the one
+     * that set it. */
+    const opt *from = o;
+    for (size_t j = 0; o->type == T_PROGRESS && j < ob_nopts; j++)
+        if (ob_opts[j].off == o->off && src->origin[j] > src->origin[ob_opt_index(from)])
+            from = &ob_opts[j];
     fputs("# ", out);
-    print_origin(c, o, src, out);
+    print_origin(c, from, src, out);
     fputc('\n', out);
     if (print_special(c, o, field, table, out))
         return;

@@ -43,11 +43,21 @@ all_json "$work/usage.log"
 rc=0; OUTBOX_LOG_FORMAT=json "$OUTBOX_TEST_RELAY" --nosuch 2>"$work/usage2.log" || rc=$?
 assert_eq "$rc" 2 "exit status of an unknown option"
 all_json "$work/usage2.log"
+# A log file that cannot be opened at start-up: exit 1, path and cause.
+rc=0; "$OUTBOX_TEST_RELAY" --log-format json --db "${OUTBOX_TEST_DB_URL}$db" --nats "$OUTBOX_TEST_NATS_URL" \
+  --log-file "$work/nodir/relay.log" 2>"$work/nolog.log" || rc=$?
+assert_eq "$rc" 1 "exit status when the log file cannot be opened"
+all_json "$work/nolog.log"
+grep -qF "cannot open log file $work/nodir/relay.log: No such file or directory" "$work/nolog.log" ||
+  fail "the log file's path and cause"
 # An operator command's failure.
 rc=0; "$OUTBOX_TEST_RELAY" status --log-format json --db "${OUTBOX_TEST_DB_URL}$db" --table nosuch \
   2>"$work/ops.log" || rc=$?
 assert_eq "$rc" 1 "exit status of status on a missing table"
 all_json "$work/ops.log"
+rc=0; "$OUTBOX_TEST_RELAY" schema --log-format json --table 'bad name' 2>"$work/schema.log" >/dev/null || rc=$?
+assert_eq "$rc" 2 "exit status of schema with a bad table name"
+all_json "$work/schema.log"
 
 # A row the database refuses to write, among good ones: its line has fields.
 seed $db 20 256
