@@ -100,6 +100,19 @@ static void connect_ok(ob_lease *l) {
     fake_db_complete(db, 1, 0, NULL, 0);
 }
 
+/* Connects and answers the check of the ordering columns. */
+static void connect_checked(ob_lease *l) {
+    connect_ok(l);
+    fake_db_complete(next_query(), 1, 0, NULL, 0);
+}
+
+/* Answers a leader-mode round: the lock is this session's ("1") or not. */
+static void answer_leader(ob_db *db, const char *got) {
+    row(db, 0, got, "42", NULL, NULL);
+    modes(db, "0", "0", "1");
+    fake_db_complete(db, 1, 0, NULL, 0);
+}
+
 static void finish(ob_lease *l) {
     ob_lease_close(l);
     for (int i = 0; i < 10 && !sn.closed; i++)
@@ -145,9 +158,7 @@ static void test_takeover(void) {
     CHECK_EQ(sn.fatal, 0);
     db = next_query(); /* at once: the leadership is free now */
     CHECK(strstr(fake_db_sql(db), "GET_LOCK(") != NULL);
-    row(db, 0, "1", "42", NULL, NULL);
-    modes(db, "0", "0", "1");
-    fake_db_complete(db, 1, 0, NULL, 0);
+    answer_leader(db, "1");
     CHECK_EQ(sn.owned, OB_ALL_BUCKETS);
     CHECK(ob_lease_valid(l));
     CHECK_EQ(ob_lease_session(l), 42);
@@ -160,27 +171,17 @@ static void test_takeover(void) {
  * one does. A lost connection drops everything at once. */
 static void test_validity(void) {
     ob_lease *l = make(1, 0);
-    connect_ok(l);
-    ob_db *db = next_query();
-    fake_db_complete(db, 1, 0, NULL, 0);
-    db = next_query();
-    row(db, 0, "1", "42", NULL, NULL);
-    modes(db, "0", "0", "1");
-    fake_db_complete(db, 1, 0, NULL, 0);
+    connect_checked(l);
+    answer_leader(next_query(), "1");
     CHECK(ob_lease_valid(l));
-    db = next_query(); /* the leader's check, left unanswered */
+    ob_db *db = next_query(); /* the leader's check, left unanswered */
     CHECK(strstr(fake_db_sql(db), "= CONNECTION_ID()") != NULL);
     usleep(1100 * 1000);
     CHECK(!ob_lease_valid(l));
     CHECK_EQ(sn.owned, OB_ALL_BUCKETS); /* still owned as far as it knows */
-    row(db, 0, "1", NULL, NULL, NULL);
-    modes(db, "0", "0", "1");
-    fake_db_complete(db, 1, 0, NULL, 0);
+    answer_leader(db, "1");
     CHECK(!ob_lease_valid(l)); /* the proof counts from when the round was sent */
-    db = next_query();
-    row(db, 0, "1", NULL, NULL, NULL);
-    modes(db, "0", "0", "1");
-    fake_db_complete(db, 1, 0, NULL, 0);
+    answer_leader(next_query(), "1");
     CHECK(ob_lease_valid(l)); /* a round sent and answered at once */
     db = next_query();
     fake_db_complete(db, 0, 2013, "Lost connection to server during query", 1);
@@ -192,10 +193,8 @@ static void test_validity(void) {
 /* Ordered mode: a silent holder of buckets is ended too; a live one is not. */
 static void test_ordered_stale(void) {
     ob_lease *l = make(0, 0);
-    connect_ok(l);
+    connect_checked(l);
     ob_db *db = next_query();
-    fake_db_complete(db, 1, 0, NULL, 0);
-    db = next_query();
     CHECK(strstr(fake_db_sql(db), "FROM seq_0_to_63 UNION ALL SELECT NULL, NULL, NULL, ID") !=
           NULL);
     row(db, 0, "0", "5", "5", NULL); /* bucket 0 and a presence lock: session 5, live */
@@ -263,11 +262,8 @@ static void test_halts(void) {
     finish(l);
 
     l = make(0, 0);
-    connect_ok(l);
-    db = next_query();
-    fake_db_complete(db, 1, 0, NULL, 0);
-    db = next_query();
-    fake_db_complete(db, 0, ER_NO_SUCH_TABLE, "Table 'db.seq_0_to_63' doesn't exist", 0);
+    connect_checked(l);
+    fake_db_complete(next_query(), 0, ER_NO_SUCH_TABLE, "Table 'db.seq_0_to_63' doesn't exist", 0);
     CHECK_EQ(sn.fatal, 1);
     CHECK(strstr(sn.why, "Sequence engine") != NULL);
     finish(l);
