@@ -90,6 +90,10 @@ static void owner_table_empty(void *data, ob_worker *w, const char *later, const
     outbox_relay *r = data;
     if (r->drained || r->phase != R_RUNNING)
         return;
+    /* Nothing is drained before the lease has checked that no relay of
+     * another mode shares the table: a drain refused then must exit 1. */
+    if (r->order.lease && !ob_lease_checked(r->order.lease))
+        return;
     /* Another worker may have committed its last batch without having seen
      * the answer yet: wait for it, so that the counters are final. */
     for (int i = 0; i < r->nworkers; i++)
