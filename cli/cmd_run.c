@@ -14,7 +14,6 @@
  * reloaded: the relays' options are fixed at create.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,29 +356,11 @@ static int create_all(ob_cli *c, run_ctx *x, char *err, size_t errlen, int *http
     return rc;
 }
 
-/* The signals the run handles. They are held back during start-up (the
- * start-up checks run the loop, which the signal handles would keep alive)
- * and delivered to the handlers once they are in place: a SIGTERM in the
- * first second is a graceful stop, not a kill. */
-static int run(ob_cli *c, ob_logout *err_log);
-
-static void hold_signals(int how) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    pthread_sigmask(how, &set, NULL);
-}
-
+/* A signal that arrives during the start-up checks (before the handlers
+ * below are in place) ends the process with the signal's default action:
+ * nothing has been claimed yet, and a check that waits on a frozen server
+ * must not hold the stop back. */
 int ob_cmd_run(ob_cli *c, ob_logout *err_log) {
-    hold_signals(SIG_BLOCK);
-    int rc = run(c, err_log);
-    hold_signals(SIG_UNBLOCK);
-    return rc;
-}
-
-static int run(ob_cli *c, ob_logout *err_log) {
     run_ctx x;
     memset(&x, 0, sizeof(x));
     x.show_progress = c->progress < 0 ? isatty(STDERR_FILENO) : c->progress;
@@ -422,7 +403,6 @@ static int run(ob_cli *c, ob_logout *err_log) {
     uv_signal_start(&x.sigterm, on_signal, SIGTERM);
     uv_signal_start(&x.sighup, on_signal, SIGHUP);
     uv_signal_start(&x.sigusr1, on_signal, SIGUSR1);
-    hold_signals(SIG_UNBLOCK);
     if (x.show_progress) {
         x.last_ms = uv_now(&x.loop);
         uv_timer_start(&x.progress, on_progress, 1000, 1000);

@@ -1,13 +1,24 @@
 # SIGTERM stops the binary gracefully; a second signal stops it at once.
 # Neither loses a row.
 . "$(dirname "$0")/../harness/lib.sh"
+# The binary's start-up checks run before its signal handlers are in place
+# (a signal then ends it by its default action, with nothing claimed): the
+# signals are sent once rows are being processed, within 30 s.
+wait_processing() {
+  local i
+  for i in $(seq 300); do
+    [ "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" -gt "$1" ] && return 0
+    sleep 0.1
+  done
+  fail "no row was processed within 30 s"
+}
 db=it_signals stream=IT_SIGNALS prefix=itsignals
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 db_fresh $db
 stream_delete $stream
 seed $db 20000 512
 relay_bg "$work/a.log" $db $stream $prefix --batch 100 --shutdown-timeout 30s
-sleep 0.4
+wait_processing 0
 kill -TERM $RELAY_PID
 rc=0; wait $RELAY_PID || rc=$?
 assert_eq "$rc" 0 "exit status after one SIGTERM"
@@ -19,7 +30,7 @@ assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status NOT IN (0, 1)')" 
 natspid=$(cat "$OUTBOX_TEST_DIR/nats.pid")
 relay_bg "$work/b.log" $db $stream $prefix --batch 100 --shutdown-timeout 30s --ack-timeout 60s
 trap 'kill -CONT $natspid 2>/dev/null || true; rm -rf "$work"' EXIT
-sleep 0.4
+wait_processing "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')"
 kill -STOP $natspid
 sleep 0.3
 kill -INT $RELAY_PID
