@@ -289,6 +289,31 @@ static void an_unanswered_row_of_a_live_broker_fails(void) {
     close_worker(w);
 }
 
+/* No ack while the broker answers others, and the stream does not answer
+ * the link's question either (a stream-leader election): no attempt. */
+static void an_unanswered_row_during_an_election_costs_nothing(void) {
+    ob_worker *w = make_worker();
+    add_rows(fake_db_last(), 2);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_STORED, 0, 0, NULL, 0};
+    ob_worker_ack(w, &a);
+    fp.last_answer = uv_now(&loop) + 1;
+    while (fp.suspect == 0)
+        uv_run(&loop, UV_RUN_ONCE);
+    fp.checking = 0;
+    fp.ready = 0; /* the stream did not answer: the link pauses */
+    fp.epoch++;
+    ob_worker_broker(w, 0);
+    expect_sql("UPDATE `outbox` SET status = 1"); /* the acked row only */
+    if (strstr(fake_db_sql(fake_db_last()), "attempt_count") != NULL)
+        CHECK_FAIL_("an election counted an attempt: %s", fake_db_sql(fake_db_last()));
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.failed, 0);
+    CHECK_EQ(stats.released, 1);
+    CHECK_EQ(stats.in_flight, 0);
+    close_worker(w);
+}
+
 static void a_graceful_stop_ends_the_batch_then_closes(void) {
     ob_worker *w = make_worker();
     ob_worker_stop(w, 0);
@@ -658,6 +683,7 @@ int main(void) {
     a_broker_outage_gives_rows_back_without_attempts();
     a_silent_broker_costs_no_attempts();
     an_unanswered_row_of_a_live_broker_fails();
+    an_unanswered_row_during_an_election_costs_nothing();
     a_graceful_stop_ends_the_batch_then_closes();
     a_deadlock_retries_at_once();
     a_halt_parks_the_worker_until_the_stop();
