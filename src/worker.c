@@ -314,8 +314,7 @@ static void finish_batch(ob_worker *w) {
     w->batch_published_at = uv_now(e->loop);
     if (len == 0) {
         /* Nothing to write: end the transaction, which unlocks the rows. */
-        e->stats->released += (uint64_t)b->n_released;
-        b->n_released = 0;
+        e->stats->released += (uint64_t)ob_batch_take_released(b);
         rollback(w, W_ROLLING_BACK);
         return;
     }
