@@ -266,20 +266,27 @@ static void a_silent_broker_costs_no_attempts(void) {
     close_worker(w);
 }
 
-static void an_unanswered_row_of_a_live_broker_fails(void) {
+/* Two rows published, the first acked, the second not past the ack timeout
+ * while the broker answers others: the link is asked whether the stream
+ * answers (a leader election would not), and the worker waits for its
+ * verdict. */
+static ob_worker *one_row_unanswered(void) {
     ob_worker *w = make_worker();
     add_rows(fake_db_last(), 2);
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
     ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_STORED, 0, 0, NULL, 0};
     ob_worker_ack(w, &a);
-    fp.last_answer = uv_now(&loop) + 1; /* the broker answers others */
+    fp.last_answer = uv_now(&loop) + 1;
     while (fp.suspect == 0)
         uv_run(&loop, UV_RUN_ONCE);
-    /* The link asks whether the stream answers (a leader election would
-     * not): the worker waits for its verdict. */
     CHECK_STR(ob_worker_state_name(w), "publishing");
     CHECK_EQ(fake_db_pending(fake_db_last()), FAKE_NONE);
     fp.checking = 0;
+    return w;
+}
+
+static void an_unanswered_row_of_a_live_broker_fails(void) {
+    ob_worker *w = one_row_unanswered();
     ob_worker_broker(w, 1); /* it does: the row's fault */
     expect_sql("UPDATE `outbox` SET status = 1");
     CHECK_CONTAINS(fake_db_sql(fake_db_last()), "attempt_count = attempt_count + 1");
@@ -292,15 +299,7 @@ static void an_unanswered_row_of_a_live_broker_fails(void) {
 /* No ack while the broker answers others, and the stream does not answer
  * the link's question either (a stream-leader election): no attempt. */
 static void an_unanswered_row_during_an_election_costs_nothing(void) {
-    ob_worker *w = make_worker();
-    add_rows(fake_db_last(), 2);
-    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
-    ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_STORED, 0, 0, NULL, 0};
-    ob_worker_ack(w, &a);
-    fp.last_answer = uv_now(&loop) + 1;
-    while (fp.suspect == 0)
-        uv_run(&loop, UV_RUN_ONCE);
-    fp.checking = 0;
+    ob_worker *w = one_row_unanswered();
     fp.ready = 0; /* the stream did not answer: the link pauses */
     fp.epoch++;
     ob_worker_broker(w, 0);
