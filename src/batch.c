@@ -310,6 +310,12 @@ size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrup
     return b->sql.len;
 }
 
+int ob_batch_take_released(ob_batch *b) {
+    int n = b->n_released;
+    b->n_released = 0;
+    return n;
+}
+
 int ob_batch_next_written(const ob_batch *b, int from) {
     for (int i = from < 0 ? 0 : from; i < b->n; i++)
         if (b->slots[i].state == OB_SLOT_ACKED || b->slots[i].state == OB_SLOT_WRITTEN)

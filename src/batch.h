@@ -129,6 +129,10 @@ uint64_t ob_batch_oldest_inflight(const ob_batch *b);
  * released), or when memory ran out (then every row counts as released). */
 size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrupted);
 
+/* The count of released rows, once: a batch with nothing to write is
+ * rolled back, and its released rows are counted then. */
+int ob_batch_take_released(ob_batch *b);
+
 /* Isolating a row the database cannot write. When the finishing statement
  * fails for a reason of a row (a CHECK constraint on the UPDATE, say), the
  * transaction is still open: the rows are written one statement each, and

@@ -55,7 +55,6 @@ int ob_db_errno_is_refusal(unsigned e) {
     case ER_TABLEACCESS_DENIED_ERROR:  /* 1142: SELECT/UPDATE/DELETE command denied */
     case ER_COLUMNACCESS_DENIED_ERROR: /* 1143: on a column */
     case ER_SPECIFIC_ACCESS_DENIED_ERROR:
-    case ER_DBACCESS_DENIED_ERROR:
     case ER_OPTION_PREVENTS_STATEMENT: /* 1290: the server runs --read-only */
     case ER_READ_ONLY_MODE:
     case ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION:

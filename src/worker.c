@@ -257,7 +257,7 @@ static void db_failed_act(ob_worker *w, const char *during) {
         start_timer(w, ob_retry_delay(&w->retry, w->failures++));
         return;
     }
-    if (ob_db_errno_is_refusal(no)) {
+    if (ob_db_errno_is_refusal(no) && w->state != W_CONNECTING) {
         /* Every row would meet it (a privilege taken away, a read-only
          * server): claim nothing, and publish nothing again, until a
          * statement that writes nothing but needs every privilege passes. */
@@ -314,8 +314,7 @@ static void finish_batch(ob_worker *w) {
     w->batch_published_at = uv_now(e->loop);
     if (len == 0) {
         /* Nothing to write: end the transaction, which unlocks the rows. */
-        e->stats->released += (uint64_t)b->n_released;
-        b->n_released = 0;
+        e->stats->released += (uint64_t)ob_batch_take_released(b);
         rollback(w, W_ROLLING_BACK);
         return;
     }

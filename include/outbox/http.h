@@ -3,7 +3,8 @@
  *   GET /metrics   the Prometheus text format (outbox/metrics.h)
  *   GET /healthz   200 while the loop runs
  *   GET /readyz    200 when every bound relay has a database connection up and
- *                  NATS and its stream answer; 503 with a one-line reason
+ *                  NATS and its stream answer, and neither refuses what every
+ *                  row needs (outbox_relay_paused); 503 with a one-line reason
  * HEAD works on the same paths. Anything else is refused: a malformed request
  * gets 400, another method 405, another path 404, headers larger than
  * max_request_bytes 431, and a request not complete within

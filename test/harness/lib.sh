@@ -67,6 +67,14 @@ streamcheck() { "$OUTBOX_TEST_STREAMCHECK" --nats "$OUTBOX_TEST_NATS_URL" "$@"; 
 # stream_summary STREAM: "messages=N read=N distinct=N duplicates=N without_id=N"
 stream_summary() { streamcheck --stream "$1" --subject '>' | grep '^messages='; }
 field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# stream_once STREAM N: the stream holds N messages, N distinct ids.
+stream_once() {
+  local s
+  s=$(stream_summary "$1")
+  echo "$s"
+  assert_eq "$(field "$s" messages)" "$2" "messages in the stream"
+  assert_eq "$(field "$s" distinct)" "$2" "distinct ids in the stream"
+}
 
 stream_delete() { streamcheck --stream "$1" --delete; }
 

@@ -266,26 +266,50 @@ static void a_silent_broker_costs_no_attempts(void) {
     close_worker(w);
 }
 
-static void an_unanswered_row_of_a_live_broker_fails(void) {
+/* Two rows published, the first acked, the second not past the ack timeout
+ * while the broker answers others: the link is asked whether the stream
+ * answers (a leader election would not), and the worker waits for its
+ * verdict. */
+static ob_worker *one_row_unanswered(void) {
     ob_worker *w = make_worker();
     add_rows(fake_db_last(), 2);
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
     ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_STORED, 0, 0, NULL, 0};
     ob_worker_ack(w, &a);
-    fp.last_answer = uv_now(&loop) + 1; /* the broker answers others */
+    fp.last_answer = uv_now(&loop) + 1;
     while (fp.suspect == 0)
         uv_run(&loop, UV_RUN_ONCE);
-    /* The link asks whether the stream answers (a leader election would
-     * not): the worker waits for its verdict. */
     CHECK_STR(ob_worker_state_name(w), "publishing");
     CHECK_EQ(fake_db_pending(fake_db_last()), FAKE_NONE);
     fp.checking = 0;
+    return w;
+}
+
+static void an_unanswered_row_of_a_live_broker_fails(void) {
+    ob_worker *w = one_row_unanswered();
     ob_worker_broker(w, 1); /* it does: the row's fault */
     expect_sql("UPDATE `outbox` SET status = 1");
     CHECK_CONTAINS(fake_db_sql(fake_db_last()), "attempt_count = attempt_count + 1");
     CHECK_EQ(fp.unavailable, 0);
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
     CHECK_EQ(stats.failed, 1);
+    close_worker(w);
+}
+
+/* No ack while the broker answers others, and the stream does not answer
+ * the link's question either (a stream-leader election): no attempt. */
+static void an_unanswered_row_during_an_election_costs_nothing(void) {
+    ob_worker *w = one_row_unanswered();
+    fp.ready = 0; /* the stream did not answer: the link pauses */
+    fp.epoch++;
+    ob_worker_broker(w, 0);
+    expect_sql("UPDATE `outbox` SET status = 1"); /* the acked row only */
+    if (strstr(fake_db_sql(fake_db_last()), "attempt_count") != NULL)
+        CHECK_FAIL_("an election counted an attempt: %s", fake_db_sql(fake_db_last()));
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.failed, 0);
+    CHECK_EQ(stats.released, 1);
+    CHECK_EQ(stats.in_flight, 0);
     close_worker(w);
 }
 
@@ -537,6 +561,15 @@ static void a_revoked_privilege_stops_claiming_until_granted(void) {
         CHECK_STR(ob_worker_state_name(w), "refused-wait");
     }
     CHECK_EQ(fp.published, published); /* nothing published again meanwhile */
+    /* The errors every row would meet, and some that are one row's. */
+    static const unsigned alike[] = {ER_TABLEACCESS_DENIED_ERROR,  ER_COLUMNACCESS_DENIED_ERROR,
+                                     ER_OPTION_PREVENTS_STATEMENT, ER_READ_ONLY_MODE,
+                                     ER_RECORD_FILE_FULL,          ER_NO_SUCH_TABLE};
+    for (size_t i = 0; i < sizeof(alike) / sizeof(alike[0]); i++)
+        CHECK(ob_db_errno_is_refusal(alike[i]));
+    CHECK(!ob_db_errno_is_refusal(4025)); /* a CHECK constraint the row fails */
+    CHECK(!ob_db_errno_is_refusal(ER_LOCK_DEADLOCK));
+    CHECK(!ob_db_errno_is_refusal(ER_DUP_ENTRY));
     CHECK_EQ(stats.failed, 0);
     CHECK_EQ(stats.dead, 0);
     while (fake_db_pending(fake_db_last()) != FAKE_QUERY)
@@ -649,6 +682,7 @@ int main(void) {
     a_broker_outage_gives_rows_back_without_attempts();
     a_silent_broker_costs_no_attempts();
     an_unanswered_row_of_a_live_broker_fails();
+    an_unanswered_row_during_an_election_costs_nothing();
     a_graceful_stop_ends_the_batch_then_closes();
     a_deadlock_retries_at_once();
     a_halt_parks_the_worker_until_the_stop();
