@@ -25,9 +25,12 @@ kill -TERM $RELAY_PID
 wait_exit $RELAY_PID 20
 echo "SIGTERM with the database frozen: exit $WAIT_RC after $WAITED_MS ms"
 stop_fail=
-if [ "$WAIT_RC" != 0 ] || [ "$WAITED_MS" -ge 3000 ]; then
+# The stop waits for the database up to --shutdown-timeout (2 s), then drops
+# the open transactions; the bound leaves 2 s for the process's own exit on a
+# loaded machine (a stop that waited on the frozen server would never end).
+if [ "$WAIT_RC" != 0 ] || [ "$WAITED_MS" -ge 4000 ]; then
   show_log "$work/run.log" 12
-  stop_fail="SIGTERM with a frozen database mid-run: exit $WAIT_RC after $WAITED_MS ms (want 0 within 3000 ms)"
+  stop_fail="SIGTERM with a frozen database mid-run: exit $WAIT_RC after $WAITED_MS ms (want 0 within 4000 ms)"
 fi
 kill -CONT "$dbpid"
 

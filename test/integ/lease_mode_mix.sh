@@ -26,7 +26,7 @@ echo "== --lease-timeout, OUTBOX_LEASE_TIMEOUT and the config key lease-timeout"
 expect_exit 2 "--lease-timeout 1s" relay $db $stream $prefix --ordered --lease-timeout 1s
 printf '[relay]\nlease-timeout = 2s\n' >"$work/relay.ini"
 expect_exit 2 "lease-timeout = 2s in a config file" relay $db $stream $prefix --config "$work/relay.ini"
-assert_eq "$(OUTBOX_LEASE_TIMEOUT=20s relay $db $stream $prefix --print-config | grep -c '^lease-timeout = 20s ')" \
+assert_eq "$(OUTBOX_LEASE_TIMEOUT=20s relay $db $stream $prefix --print-config | grep -c '^lease-timeout = 20s$')" \
   1 "OUTBOX_LEASE_TIMEOUT in the effective configuration"
 
 echo "== an ordered relay runs; other modes are refused"

@@ -2,7 +2,8 @@
 # aggregates; one is killed with SIGKILL a second in and the survivors
 # drain. Every id once in the stream, every row processed, and no
 # aggregate's producer-written sequence (header agg_seq) goes backwards in
-# the stream. Prints how long the survivors took to own every bucket.
+# the stream. Prints how long the survivors took to own every bucket (bounded
+# at 10 s here, generously: the figure itself is reported, not timed).
 . "$(dirname "$0")/../harness/lib.sh"
 db=it_ord_failover stream=IT_ORD_FAILOVER prefix=itordf
 work=$(mktemp -d)
@@ -26,26 +27,26 @@ for i in 1 2 3; do ports+=($(http_port "$work/r$i.log")); done
 owned() { metric_value "$(metrics "${ports[$(($1 - 1))]}")" 'outbox_relay_buckets_owned{table="outbox"}'; }
 since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 # Instances that start together share the buckets among themselves.
-while [ "$(since $started)" -le 3000 ]; do
+while [ "$(since $started)" -le 10000 ]; do
   a=$(owned 1); b=$(owned 2); c=$(owned 3)
   [ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] && break
   sleep 0.05
 done
 echo "shares: relay 1 owns ${a:-0}, relay 2 ${b:-0}, relay 3 ${c:-0} buckets"
 [ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] ||
-  fail "the three relays did not share the buckets within 3 s"
+  fail "the three relays did not share the buckets within 10 s"
 left=$((1000 - ($(date +%s%N) - started) / 1000000))
 [ $left -gt 0 ] && sleep "$(awk -v m=$left 'BEGIN { printf "%.3f", m / 1000 }')"
 echo "killing relay 1 with $(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
 kill -KILL "${pids[0]}"
 killed=$(date +%s%N)
 took=
-while [ "$(since $killed)" -le 5000 ]; do
+while [ "$(since $killed)" -le 10000 ]; do
   a=$(owned 2); b=$(owned 3)
   if [ $((${a:-0} + ${b:-0})) = 64 ]; then took=$(since $killed); break; fi
   sleep 0.05
 done
-[ -n "$took" ] || fail "the survivors did not take every bucket within 5 s"
+[ -n "$took" ] || fail "the survivors did not take every bucket within 10 s"
 echo "takeover: the survivors owned all 64 buckets ${took} ms after the kill (2 and 3: $a + $b)"
 for i in 2 3; do
   rc=0; wait "${pids[$((i - 1))]}" || rc=$?
