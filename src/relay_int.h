@@ -14,7 +14,7 @@
 #include "link.h"
 #include "log.h"
 #include "outbox/relay.h"
-#include "relay_timers.h"
+#include "relay_maint.h"
 #include "url.h"
 #include "worker.h"
 
