@@ -2,8 +2,10 @@
 # The demo, on a fresh Debian machine: installs what is missing, builds,
 # starts a throwaway MariaDB and nats-server, writes events with the example
 # producer, relays them into JetStream and shows what the stream holds.
-# Everything it started is stopped at the end.
+# Everything it started is stopped at the end. The servers take free ports
+# from OUTBOX_PORT_RANGE (LOW-HIGH, default 10000-29999; see scripts/servers.sh).
 #   scripts/demo.sh [EVENTS]
+#   OUTBOX_PORT_RANGE=20000-20999 scripts/demo.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 events=${1:-20000}

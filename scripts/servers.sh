@@ -271,25 +271,27 @@ start_node() { # dir name
 
 # Three nodes on six fresh ports; 1 (the started nodes stopped again) when one
 # does not start, as when another process took its port meanwhile.
-# CLUSTER_AVOID: ports of attempts that failed, not tried again.
+# CLUSTER_AVOID: the ports of nodes that failed to start, not tried again.
 CLUSTER_AVOID=()
 start_cluster_once() { # dir
-  local dir=$1 n c r taken=("${CLUSTER_AVOID[@]}") ok=1
+  local dir=$1 n c r taken=("${CLUSTER_AVOID[@]}") failed=()
   : >"$dir/ports"
   for n in n1 n2 n3; do
     c=$(free_port "${taken[@]}") && taken+=("$c") || return 1
     r=$(free_port "${taken[@]}") && taken+=("$r") || return 1
     echo "client_$n=$c route_$n=$r" >>"$dir/ports"
+    rm -rf "${dir:?}/$n" # no JetStream state of an earlier try
   done
-  for n in n1 n2 n3; do start_node "$dir" $n || { ok=0; break; }; done
+  for n in n1 n2 n3; do start_node "$dir" $n || { failed+=($n); break; }; done
   # A node whose route port was taken opens its client port, then exits.
-  if [ "$ok" = 1 ]; then
+  if [ ${#failed[@]} = 0 ]; then
     sleep 0.5
-    for n in n1 n2 n3; do kill -0 "$(cat "$dir/$n.pid" 2>/dev/null)" 2>/dev/null || ok=0; done
+    for n in n1 n2 n3; do kill -0 "$(cat "$dir/$n.pid" 2>/dev/null)" 2>/dev/null || failed+=($n); done
   fi
-  [ "$ok" = 1 ] && return 0
+  [ ${#failed[@]} = 0 ] && return 0
+  . "$dir/ports"
+  for n in "${failed[@]}"; do eval "CLUSTER_AVOID+=(\$client_$n \$route_$n)"; done
   for n in n1 n2 n3; do stop_pid "$dir/$n.pid" KILL; done
-  CLUSTER_AVOID=("${taken[@]}")
   return 1
 }
 

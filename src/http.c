@@ -6,6 +6,14 @@
  * timer bounds the whole life of a connection, so a slow or silent client
  * costs one slot for request_timeout_ms at most.
  *
+ * A connection's states (client_state; set_state() logs each change at debug):
+ *
+ *   READING --request read, refused or timed out: respond--> WRITING
+ *   WRITING --response written: shut our side down--------> SHUTTING
+ *   SHUTTING --shutdown done------------------------------> CLOSING
+ *   READING, WRITING, SHUTTING --error, EOF, stop---------> CLOSING
+ *   CLOSING: both handles closing; the last close callback frees it.
+ *
  * libmicrohttpd could be driven from the loop through uv_poll_t in its
  * external-select mode, but it would bring its own request parser, thread
  * options and allocation for three fixed GET paths; a responder that only

@@ -235,8 +235,9 @@ void ob_metrics_write(ob_buf *b, const outbox_stats *stats, const char *const *t
     histogram(b, &lag, stats, offsetof(outbox_stats, delivery_lag), tables, n);
 }
 
-size_t outbox_metrics_format(char *buf, size_t len, const outbox_stats *stats,
-                             const char *const *tables, size_t n) {
+/* The text of `n` whole stats into buf, snprintf-style. */
+static size_t format_whole(char *buf, size_t len, const outbox_stats *stats,
+                           const char *const *tables, size_t n) {
     ob_buf b = OB_BUF_INIT;
     ob_metrics_write(&b, stats, tables, n);
     size_t need = b.oom ? 0 : b.len;
@@ -250,6 +251,23 @@ size_t outbox_metrics_format(char *buf, size_t len, const outbox_stats *stats,
     return need;
 }
 
+size_t outbox_metrics_format_sized(char *buf, size_t len, const outbox_stats *stats,
+                                   size_t stats_size, const char *const *tables, size_t n) {
+    if (stats_size == sizeof(outbox_stats))
+        return format_whole(buf, len, stats, tables, n);
+    /* Built against another header: each caller's struct, its stride
+     * stats_size, copied into a whole one (missing fields zero). */
+    outbox_stats *whole = calloc(n ? n : 1, sizeof(*whole));
+    if (whole == NULL)
+        return 0;
+    size_t k = stats_size < sizeof(*whole) ? stats_size : sizeof(*whole);
+    for (size_t i = 0; i < n; i++)
+        memcpy(&whole[i], (const char *)stats + i * stats_size, k);
+    size_t need = format_whole(buf, len, whole, tables, n);
+    free(whole);
+    return need;
+}
+
 size_t outbox_metrics_render(char *buf, size_t len, outbox_relay *const *relays,
                              const char *const *tables, size_t n) {
     enum { MAX_ON_STACK = 16 };
@@ -258,7 +276,7 @@ size_t outbox_metrics_render(char *buf, size_t len, outbox_relay *const *relays,
     if (n <= MAX_ON_STACK) {
         for (size_t i = 0; i < n; i++)
             outbox_relay_stats(relays[i], &local[i]);
-        return outbox_metrics_format(buf, len, local, tables, n);
+        return format_whole(buf, len, local, tables, n);
     }
     /* Rare: more relays than fit on the stack. */
     outbox_stats *heap = calloc(n, sizeof(*heap));
@@ -266,7 +284,7 @@ size_t outbox_metrics_render(char *buf, size_t len, outbox_relay *const *relays,
         return 0;
     for (size_t i = 0; i < n; i++)
         outbox_relay_stats(relays[i], &heap[i]);
-    total = outbox_metrics_format(buf, len, heap, tables, n);
+    total = format_whole(buf, len, heap, tables, n);
     free(heap);
     return total;
 }

@@ -327,7 +327,12 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
     *out = NULL;
     if (loop == NULL || o == NULL)
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "loop and options are required");
-    int rc = ob_relay_check_options(o, errbuf, errlen);
+    outbox_relay_options whole; /* the caller's options, sized as this library's */
+    int rc = ob_relay_options_upgrade(o, &whole, errbuf, errlen);
+    if (rc != OUTBOX_OK)
+        return rc;
+    o = &whole;
+    rc = ob_relay_check_options(o, errbuf, errlen);
     if (rc != OUTBOX_OK)
         return rc;
     outbox_relay *r = calloc(1, sizeof(*r));
@@ -401,8 +406,11 @@ int outbox_relay_start(outbox_relay *r) {
     return OUTBOX_OK;
 }
 
-void outbox_relay_stats(const outbox_relay *r, outbox_stats *out) {
-    *out = r->stats;
+void outbox_relay_stats_sized(const outbox_relay *r, outbox_stats *out, size_t size) {
+    size_t n = size < sizeof(r->stats) ? size : sizeof(r->stats);
+    memcpy(out, &r->stats, n);
+    if (size > n) /* a caller built against a newer header */
+        memset((char *)out + n, 0, size - n);
 }
 
 const char *outbox_relay_errmsg(const outbox_relay *r) {

@@ -15,7 +15,7 @@
 #include "link.h"
 #include "log.h"
 #include "outbox/relay.h"
-#include "relay_timers.h"
+#include "relay_maint.h"
 #include "url.h"
 #include "worker.h"
 
@@ -103,6 +103,12 @@ void ob_relay_order_free(outbox_relay *r);
 /* relay_options.c */
 /* Checks o; returns OUTBOX_OK or an error with a message in errbuf. */
 int ob_relay_check_options(const outbox_relay_options *o, char *errbuf, size_t errlen);
+/* The caller's options (of o->size bytes) as this library's whole struct in
+ * `out`, the fields the caller lacks at their defaults. OUTBOX_EINVAL when
+ * o->size was not set by outbox_relay_options_init, or is larger than this
+ * library knows (a program built against a newer header). */
+int ob_relay_options_upgrade(const outbox_relay_options *o, outbox_relay_options *out, char *errbuf,
+                             size_t errlen);
 /* Copies o into r->o, duplicating every string. Returns 0, or -1 when out
  * of memory. */
 int ob_relay_copy_options(outbox_relay *r, const outbox_relay_options *o);

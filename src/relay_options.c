@@ -4,6 +4,7 @@
  */
 #include "relay_int.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,8 +12,13 @@
 #include "subject.h"
 #include "tls_options.h"
 
-void outbox_relay_options_init(outbox_relay_options *o) {
+/* The options as the first versioned release laid them out: a caller's
+ * struct is at least this long. */
+#define OPTIONS_MIN_SIZE (offsetof(outbox_relay_options, max_in_flight_bytes) + sizeof(uint64_t))
+
+static void defaults(outbox_relay_options *o) {
     memset(o, 0, sizeof(*o));
+    o->size = sizeof(*o);
     o->table = "outbox";
     o->stream = "OUTBOX";
     o->subject_prefix = "outbox";
@@ -36,6 +42,31 @@ void outbox_relay_options_init(outbox_relay_options *o) {
     o->log_level = OUTBOX_LOG_INFO;
     o->max_in_flight_bytes = 32u * 1024 * 1024;
     o->lease_timeout_ms = 15000;
+}
+
+void outbox_relay_options_init_sized(outbox_relay_options *o, size_t size) {
+    if (o == NULL || size < sizeof(o->size))
+        return;
+    outbox_relay_options d;
+    defaults(&d);
+    d.size = size;
+    memcpy(o, &d, size < sizeof(d) ? size : sizeof(d));
+    if (size > sizeof(d)) /* built against a newer header: create refuses it */
+        memset((char *)o + sizeof(d), 0, size - sizeof(d));
+}
+
+int ob_relay_options_upgrade(const outbox_relay_options *o, outbox_relay_options *out, char *errbuf,
+                             size_t errlen) {
+    if (o->size < OPTIONS_MIN_SIZE || o->size > sizeof(*out))
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "outbox_relay_options: size %zu is not one this library (%s, %zu bytes) "
+                       "knows: fill the options with outbox_relay_options_init, and build against "
+                       "this library's headers or older ones",
+                       o->size, outbox_version(), sizeof(*out));
+    defaults(out);
+    memcpy(out, o, o->size);
+    out->size = sizeof(*out);
+    return OUTBOX_OK;
 }
 
 outbox_verdict outbox_classify_default(const outbox_failure *f, void *data) {

@@ -26,8 +26,12 @@ extern "C" {
 #endif
 
 /* Every call that can fail returns one of these. Zero is success; errors are
- * negative. The handle that failed keeps a detail message (see the errmsg
- * function of each handle). */
+ * negative. The detail goes where the call can put it: into the caller's
+ * errbuf for the calls that take one (every create, outbox_http_start); into
+ * the handle for calls on a running handle that has an errmsg function
+ * (outbox_relay_errmsg, outbox_producer_errmsg, outbox_conn_errmsg); into the
+ * result of a maintenance job (outbox_maint_result.message). The responder
+ * (outbox_http) has no call that fails after start, hence no errmsg. */
 typedef enum outbox_status {
     OUTBOX_OK = 0,
     OUTBOX_EINVAL = -1,    /* an argument or option is invalid */

@@ -114,6 +114,12 @@ typedef struct outbox_maint_options {
     const char *db_tls_cert;
     const char *db_tls_key;
     int db_tls_no_verify_host;
+
+    /* Room for new fields, zero: outbox_relay_options embeds this struct,
+     * and its size must not change, so that the relay's fields after it keep
+     * their offsets for programs built against an older header. A new field
+     * takes the place of reserved words (zero must mean its default). */
+    uint64_t reserved[8];
 } outbox_maint_options;
 
 /* Fills `o` with the defaults given in the comments above. */

@@ -26,8 +26,14 @@ extern "C" {
  * like snprintf: a result >= len means the text was cut, and a buffer of
  * result + 1 bytes holds it all; 0 when out of memory. Pure apart from a
  * scratch allocation: callable from any thread. */
-OUTBOX_EXPORT size_t outbox_metrics_format(char *buf, size_t len, const outbox_stats *stats,
-                                           const char *const *tables, size_t n);
+OUTBOX_EXPORT size_t outbox_metrics_format_sized(char *buf, size_t len, const outbox_stats *stats,
+                                                 size_t stats_size, const char *const *tables,
+                                                 size_t n);
+/* `stats_size` is the caller's sizeof(outbox_stats) (the array's stride): a
+ * program built against an older header passes smaller structs, whose
+ * missing fields count as zero. The macro passes it. */
+#define outbox_metrics_format(buf, len, stats, tables, n)                                          \
+    outbox_metrics_format_sized((buf), (len), (stats), sizeof(outbox_stats), (tables), (n))
 
 /* The same for live relays: takes each relay's stats with outbox_relay_stats.
  * Loop thread only; 0 when out of memory. */

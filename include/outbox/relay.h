@@ -12,6 +12,13 @@
  * callback runs on it. The NATS client runs threads of its own; what they
  * produce is handed to the loop through one uv_async_t.
  *
+ * Versions: outbox_relay_options and outbox_stats are the caller's memory, so
+ * a program built against an older header hands the library smaller structs.
+ * outbox_relay_options_init and outbox_relay_stats (macros) pass the size the
+ * caller was built with: the library reads and writes no byte beyond it, and
+ * gives an options field the caller's struct lacks its default. New fields go
+ * last in both structs, and nowhere else.
+ *
  * Life cycle:
  *   outbox_relay_options_init(&o);  ... set fields ...
  *   outbox_relay_create(&r, loop, &o, err, errlen);  copies the options
@@ -81,6 +88,10 @@ typedef enum outbox_processing_mode {
 } outbox_processing_mode;
 
 typedef struct outbox_relay_options {
+    /* The size of the struct the caller was built with, set by
+     * outbox_relay_options_init; create refuses options without it. */
+    size_t size;
+
     /* --- where --- */
     const char *db_url;         /* mysql://user:pass@host:port/db[?socket=/path] (required) */
     const char *db_password;    /* overrides the URL's password when not NULL */
@@ -137,7 +148,9 @@ typedef struct outbox_relay_options {
     uint32_t cleanup_check_ms;   /* run the cleanup maintainer (0) */
     /* What the jobs do (partition period, lookahead and retention; cleanup
      * retention and limit), as described in outbox/maint.h. Its database,
-     * table and logging fields are ignored: the relay's own are used. */
+     * table and logging fields are ignored: the relay's own are used. Its
+     * size is fixed (new maintenance fields take its reserved space), so the
+     * fields after it keep their offsets. */
     outbox_maint_options maint;
 
     /* --- prompt delivery --- */
@@ -187,17 +200,19 @@ typedef struct outbox_relay_options {
      * strict seq order over one connection (`connections` is ignored); the
      * others stand by and take over within about a second. Implies ordered. (0) */
     int leader;
-    /* --- memory (added last, so the fields above keep their offsets) --- */
+    /* --- memory --- */
     /* Bytes of claimed rows held at once across all connections (32 MiB):
      * each connection fetches at most its share divided by the row size it
      * has seen, at least one row and at most batch_size; a row is never
      * split. 0: no byte limit, every fetch asks for batch_size rows. */
     uint64_t max_in_flight_bytes;
-    /* --- ordered and leader modes (added last) --- */
+    /* --- ordered and leader modes --- */
     /* A silent owner (frozen, paused, cut off from the database) loses its
      * buckets or the leadership within this; it stops publishing before
      * another instance may take them. 3 s to 1 hour (15 s). */
     uint32_t lease_timeout_ms;
+    /* --- new fields here, last: a caller built before them gets their
+     * defaults. --- */
 } outbox_relay_options;
 
 /* Upper bounds, in seconds, of the buckets of every histogram in the stats;
@@ -249,10 +264,15 @@ typedef struct outbox_stats {
      * max_in_flight_bytes counts them (column bytes and a per-row overhead) */
     uint64_t claimed_bytes;      /* gauge */
     uint64_t claimed_bytes_peak; /* the highest claimed_bytes since start */
+    /* --- new fields here, last --- */
 } outbox_stats;
 
-/* Fills `o` with the defaults given in the comments above. */
-OUTBOX_EXPORT void outbox_relay_options_init(outbox_relay_options *o);
+/* Fills the first `size` bytes of `o` with the defaults given in the
+ * comments above and sets o->size. Call it through outbox_relay_options_init,
+ * which passes the caller's sizeof. */
+OUTBOX_EXPORT void outbox_relay_options_init_sized(outbox_relay_options *o, size_t size);
+#define outbox_relay_options_init(o)                                                               \
+    outbox_relay_options_init_sized((o), sizeof(outbox_relay_options))
 
 /* Checks and copies the options (every string is duplicated), and prepares
  * the relay without touching the loop or the network. On success *out owns
@@ -282,8 +302,12 @@ OUTBOX_EXPORT int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, vo
  * the loop (stop it, and destroy it from the stop callback). */
 OUTBOX_EXPORT int outbox_relay_destroy(outbox_relay *r);
 
-/* Copies the counters. Cheap; safe to call at any time on the loop thread. */
-OUTBOX_EXPORT void outbox_relay_stats(const outbox_relay *r, outbox_stats *out);
+/* Copies the counters into the first `size` bytes of `out` (a caller built
+ * against a newer header gets zeros in the fields this library lacks). Cheap;
+ * safe to call at any time on the loop thread. Call it through
+ * outbox_relay_stats, which passes the caller's sizeof. */
+OUTBOX_EXPORT void outbox_relay_stats_sized(const outbox_relay *r, outbox_stats *out, size_t size);
+#define outbox_relay_stats(r, out) outbox_relay_stats_sized((r), (out), sizeof(outbox_stats))
 
 /* Rows were just committed: fetch at once instead of waiting for the next
  * poll (an in-process doorbell). Cheap; bursts coalesce. Loop thread only. */

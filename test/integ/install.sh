@@ -72,3 +72,86 @@ C
 cc -Wall -Wextra -Werror $flags "$work/bounds.c" $($line) -o "$work/bounds"
 assert_eq "$(LD_LIBRARY_PATH=$libdir "$work/bounds")" "300 $(pkg-config --modversion outbox)" "outbox_hist_bounds through liboutbox.so"
 echo "ok: liboutbox.so exports $(wc -l <<<"$exported") outbox_* symbols, $(wc -l <<<"$declared") declared, and nothing else"
+
+# Programs built against older (or newer) headers: the caller-allocated
+# structs carry their size, and the library reads and writes no byte beyond
+# it. An "older" program is one whose outbox_relay_options end before
+# max_in_flight_bytes and whose outbox_stats end before held_back: the bytes
+# after its structs (a canary here) stay untouched, create accepts its options
+# and gives the missing field its default; a "newer" program's options are
+# refused with a message.
+cat >"$work/versions.c" <<'C'
+#include <outbox/outbox.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#define FAIL(what) do { printf("FAIL: %s\n", what); return 1; } while (0)
+static union { outbox_relay_options o; unsigned char bytes[sizeof(outbox_relay_options) + 64]; } ro;
+static union { outbox_stats s; unsigned char bytes[sizeof(outbox_stats) + 64]; } st;
+static int untouched(const unsigned char *p, size_t from, size_t to) {
+    for (size_t i = from; i < to; i++)
+        if (p[i] != 0xAA)
+            return 0;
+    return 1;
+}
+int main(void) {
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    char err[512];
+    size_t old = offsetof(outbox_relay_options, max_in_flight_bytes);
+    memset(ro.bytes, 0xAA, sizeof(ro.bytes));
+    outbox_relay_options_init_sized(&ro.o, old);
+    if (!untouched(ro.bytes, old, sizeof(ro.bytes))) FAIL("init wrote past an older struct");
+    if (ro.o.size != old || ro.o.batch_size != 500) FAIL("init filled an older struct");
+    ro.o.db_url = "mysql://u@127.0.0.1:1/db";
+    ro.o.nats_url = "nats://127.0.0.1:1";
+    /* An older library's minimum is the struct up to max_in_flight_bytes:
+     * one without it is refused, one with it accepted. */
+    outbox_relay *r = NULL;
+    if (outbox_relay_create(&r, &loop, &ro.o, err, sizeof err) != OUTBOX_EINVAL) FAIL("too old accepted");
+    printf("older than the first versioned layout: %s\n", err);
+    size_t v1 = old + sizeof(uint64_t);
+    memset(ro.bytes, 0xAA, sizeof(ro.bytes));
+    outbox_relay_options_init_sized(&ro.o, v1);
+    ro.o.db_url = "mysql://u@127.0.0.1:1/db";
+    ro.o.nats_url = "nats://127.0.0.1:1";
+    if (outbox_relay_create(&r, &loop, &ro.o, err, sizeof err) != OUTBOX_OK) FAIL(err);
+    size_t old_stats = offsetof(outbox_stats, held_back);
+    memset(st.bytes, 0xAA, sizeof(st.bytes));
+    outbox_relay_stats_sized(r, &st.s, old_stats);
+    if (!untouched(st.bytes, old_stats, sizeof(st.bytes))) FAIL("stats wrote past an older struct");
+    if (st.s.pending != -1 || st.s.acked != 0) FAIL("stats of an unstarted relay");
+    /* A newer program's stats: the fields this library lacks are zero. */
+    memset(st.bytes, 0xAA, sizeof(st.bytes));
+    outbox_relay_stats_sized(r, &st.s, sizeof(st.bytes));
+    for (size_t i = sizeof(outbox_stats); i < sizeof(st.bytes); i++)
+        if (st.bytes[i] != 0) FAIL("a newer program's extra stats not zero");
+    outbox_relay_stats(r, &st.s); /* the macro: this header's size */
+    char text[65536];
+    outbox_stats two[2] = {st.s, st.s};
+    size_t a = outbox_metrics_format(text, sizeof text, two, NULL, 2);
+    size_t b = outbox_metrics_format_sized(text, sizeof text, two, sizeof(outbox_stats), NULL, 2);
+    if (a == 0 || a != b) FAIL("metrics of whole stats");
+    outbox_relay_destroy(r);
+    /* A newer program: options larger than this library knows. */
+    memset(ro.bytes, 0, sizeof(ro.bytes));
+    outbox_relay_options_init_sized(&ro.o, sizeof(ro.bytes));
+    ro.o.db_url = "mysql://u@127.0.0.1:1/db";
+    ro.o.nats_url = "nats://127.0.0.1:1";
+    if (outbox_relay_create(&r, &loop, &ro.o, err, sizeof err) != OUTBOX_EINVAL) FAIL("newer accepted");
+    printf("newer: %s\n", err);
+    /* Options never initialized (size 0) are refused too. */
+    memset(&ro.o, 0, sizeof(ro.o));
+    ro.o.db_url = "mysql://u@127.0.0.1:1/db";
+    if (outbox_relay_create(&r, &loop, &ro.o, err, sizeof err) != OUTBOX_EINVAL) FAIL("size 0 accepted");
+    if (uv_loop_close(&loop) != 0) FAIL("loop left open");
+    puts("versions: ok");
+    return 0;
+}
+C
+cc -Wall -Wextra -Werror $flags "$work/versions.c" $($line) -o "$work/versions"
+out=$(LD_LIBRARY_PATH=$libdir "$work/versions") || { echo "$out"; fail "versions"; }
+echo "$out" | sed 's/^/    /'
+assert_eq "$(tail -1 <<<"$out")" "versions: ok" "structs of older and newer programs"
+grep -q "^newer: outbox_relay_options: size [0-9]* is not one this library" <<<"$out" ||
+  fail "the message for a newer program"

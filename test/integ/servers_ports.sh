@@ -1,5 +1,5 @@
 # scripts/servers.sh takes its ports from OUTBOX_PORT_RANGE: a three-node
-# cluster started in a 14-port range, where one port is listened on (seen as
+# cluster started in a 24-port range, where one port is listened on (seen as
 # taken) and one is bound without listening (seen as free, refused at bind),
 # runs on six distinct ports of the range, neither of those two, started again
 # on other ports when a node could not bind; a bad range stops at once.
@@ -7,13 +7,13 @@
 work=$(mktemp -d); HOLD_PID=
 trap 'kill $HOLD_PID 2>/dev/null || true; "$OUTBOX_TEST_SERVERS" stop "$work/c" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-# 14 free consecutive ports above the fixture's range.
+# 24 free consecutive ports above the fixture's range.
 for try in $(seq 1 50); do
   lo=$(((RANDOM * 32768 + RANDOM) % 2000 + 30000)) busy=0
-  for p in $(seq $lo $((lo + 13))); do port_in_use $p && busy=1; done
+  for p in $(seq $lo $((lo + 23))); do port_in_use $p && busy=1; done
   [ $busy = 0 ] && break
 done
-hi=$((lo + 13)) listening=$((lo + 3)) bound=$((lo + 9))
+hi=$((lo + 23)) listening=$((lo + 3)) bound=$((lo + 9))
 python3 - $listening $bound "$work/held" <<'PY' &
 import socket, sys, time
 a = socket.socket(); a.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -2,7 +2,7 @@
  * stays quiet however long it idles; a changing count is said at most once
  * per interval. */
 #include "check.h"
-#include "relay_timers.h"
+#include "relay_maint.h"
 
 int main(void) {
     ob_sample_log s = {0, 0, 0};

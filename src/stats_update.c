@@ -1,3 +1,7 @@
+/*
+ * Updates outbox_stats (declared in src/stats.h): the histograms' bounds and
+ * observations, and the per-kind failure counters.
+ */
 #include "stats.h"
 
 /* From 1 ms to 5 minutes: a batch cycle takes milliseconds, while delivery

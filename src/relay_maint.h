@@ -1,6 +1,7 @@
 /*
- * The relay's maintenance timers: one per enabled job (pending sampler,
- * partition maintainer, cleanup maintainer), each queueing its job on an
+ * The relay's maintenance (src/relay_maint.c): its timers, one per enabled
+ * job (pending sampler, partition maintainer, cleanup maintainer), each
+ * queueing its job on an
  * outbox_maint handle that runs the jobs one after another on its own
  * MariaDB connection. So maintenance never takes a worker's connection or
  * holds locks in a batch transaction, and the relay runs the very code that
@@ -8,8 +9,8 @@
  *
  * The timers are unreferenced: they never keep an otherwise idle loop alive.
  */
-#ifndef OB_RELAY_TIMERS_H
-#define OB_RELAY_TIMERS_H
+#ifndef OB_RELAY_MAINT_H
+#define OB_RELAY_MAINT_H
 
 #include <uv.h>
 

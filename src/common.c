@@ -1,3 +1,7 @@
+/*
+ * What include/outbox/common.h declares that is not logging (src/log.c):
+ * outbox_strerror and outbox_version.
+ */
 #include "outbox/common.h"
 
 const char *outbox_strerror(int status) {

@@ -1,4 +1,4 @@
-#include "relay_timers.h"
+#include "relay_maint.h"
 
 #include <stdio.h>
 #include <stdlib.h>
