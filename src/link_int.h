@@ -173,9 +173,10 @@ struct ob_link {
     /* The client's (link_nats.c, link_mailbox.c, link_publish.c). */
     int evloop; /* nats.c's socket on this loop (nats_loop.c), no reader or flusher thread */
     struct ob_nats_loop *nl;
-    uv_timer_t probe; /* evloop: the liveness check that stands in for nats.c's pings */
-    int probes_out;   /* probes sent since the last read */
-    int lost;         /* evloop: the liveness check closed the connection */
+    uv_timer_t probe;     /* evloop: the liveness check that stands in for nats.c's pings */
+    int probes_out;       /* probes sent since the last read */
+    uint64_t probe_reads; /* read events counted at the last probe tick */
+    int lost;             /* evloop: the liveness check closed the connection */
     uv_async_t async;
     int connecting; /* a connect_job is on the thread pool */
     connect_job job;

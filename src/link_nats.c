@@ -27,8 +27,8 @@
 
 #include "nats_loop.h"
 
-/* evloop: with no read for this long a probe is sent; with PROBES_MAX
- * probes unanswered the connection is declared lost. */
+/* evloop: with no read during a tick of PROBE_MS a probe is sent; with
+ * PROBES_MAX probes unanswered the connection is declared lost (4-6 s). */
 #define PROBE_MS 2000
 #define PROBES_MAX 2
 
@@ -238,8 +238,9 @@ static void on_probe(uv_timer_t *t) {
         l->probes_out = 0;
         return;
     }
-    uint64_t now = uv_now(l->loop), last = ob_nats_loop_last_read(l->nl);
-    if (last + PROBE_MS > now) {
+    uint64_t reads = ob_nats_loop_reads(l->nl);
+    if (reads != l->probe_reads) {
+        l->probe_reads = reads;
         l->probes_out = 0;
         return;
     }
