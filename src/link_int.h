@@ -131,6 +131,8 @@ typedef struct link_sink {
     void (*control)(ob_link *l, const link_reply *r);
     void (*ack)(ob_link *l, const ob_ack *a);
     void (*wake)(ob_link *l);
+    /* A reply whose request is not known said "no responders". */
+    void (*suspect)(ob_link *l, const char *why);
     void (*conn_event)(ob_link *l, int disconnected, int reconnected, int closed);
     void (*handle_closed)(ob_link *l);
 } link_sink;
