@@ -539,6 +539,10 @@ static void sink_wake(ob_link *l) {
         l->cbs.on_wake(l->cbs.data);
 }
 
+static void sink_suspect(ob_link *l, const char *why) {
+    dispatch(l, LE_SUSPECT, why);
+}
+
 static void sink_conn_event(ob_link *l, int disconnected, int reconnected, int closed) {
     if (closed)
         dispatch(l, LE_CLOSED, NULL);
@@ -550,8 +554,15 @@ static void sink_conn_event(ob_link *l, int disconnected, int reconnected, int c
 
 static void handle_closed(ob_link *l);
 
-static const link_sink sink = {sink_connect_done, sink_control,    sink_ack,
-                               sink_wake,         sink_conn_event, handle_closed};
+static const link_sink sink = {
+    .connect_done = sink_connect_done,
+    .control = sink_control,
+    .ack = sink_ack,
+    .wake = sink_wake,
+    .suspect = sink_suspect,
+    .conn_event = sink_conn_event,
+    .handle_closed = handle_closed,
+};
 
 /* --- closing ------------------------------------------------------------- */
 

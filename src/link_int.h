@@ -131,6 +131,8 @@ typedef struct link_sink {
     void (*control)(ob_link *l, const link_reply *r);
     void (*ack)(ob_link *l, const ob_ack *a);
     void (*wake)(ob_link *l);
+    /* A reply whose request is not known said "no responders". */
+    void (*suspect)(ob_link *l, const char *why);
     void (*conn_event)(ob_link *l, int disconnected, int reconnected, int closed);
     void (*handle_closed)(ob_link *l);
 } link_sink;
@@ -173,9 +175,10 @@ struct ob_link {
     /* The client's (link_nats.c, link_mailbox.c, link_publish.c). */
     int evloop; /* nats.c's socket on this loop (nats_loop.c), no reader or flusher thread */
     struct ob_nats_loop *nl;
-    uv_timer_t probe; /* evloop: the liveness check that stands in for nats.c's pings */
-    int probes_out;   /* probes sent since the last read */
-    int lost;         /* evloop: the liveness check closed the connection */
+    uv_timer_t probe;     /* evloop: the liveness check that stands in for nats.c's pings */
+    int probes_out;       /* probes sent since the last read */
+    uint64_t probe_reads; /* read events counted at the last probe tick */
+    int lost;             /* evloop: the liveness check closed the connection */
     uv_async_t async;
     int connecting; /* a connect_job is on the thread pool */
     connect_job job;

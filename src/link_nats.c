@@ -27,8 +27,8 @@
 
 #include "nats_loop.h"
 
-/* evloop: with no read for this long a probe is sent; with PROBES_MAX
- * probes unanswered the connection is declared lost. */
+/* evloop: with no read during a tick of PROBE_MS a probe is sent; with
+ * PROBES_MAX probes unanswered the connection is declared lost (4-6 s). */
 #define PROBE_MS 2000
 #define PROBES_MAX 2
 
@@ -203,7 +203,19 @@ static int c_subscribe(ob_link *l) {
 static void drain(void *data) {
     ob_link *l = data;
     natsMsg *m = NULL;
-    while (l->sub && natsSubscription_NextMsg(&m, l->sub, 0) == NATS_OK) {
+    int no_responders = 0;
+    while (l->sub) {
+        natsStatus st = natsSubscription_NextMsg(&m, l->sub, 0);
+        /* nats.c 3.4.1 destroys a "no responders" status message in
+         * NextMsg and returns NATS_NO_RESPONDERS instead, so whose reply it
+         * was is lost: count it and go on (the queue behind it must not
+         * wait for the next read). */
+        if (st == NATS_NO_RESPONDERS || st == NATS_SLOW_CONSUMER) {
+            no_responders += st == NATS_NO_RESPONDERS;
+            continue;
+        }
+        if (st != NATS_OK)
+            break;
         inbox_reply r;
         if (ob_link_read_reply(l->conn, m, &r) != 0) {
             natsMsg_Destroy(m);
@@ -225,6 +237,8 @@ static void drain(void *data) {
     }
     if (wakes)
         l->sink->wake(l);
+    if (no_responders)
+        l->sink->suspect(l, "no responders");
 }
 
 /* evloop: nats.c's pings would need its timer thread on the socket, so the
@@ -238,8 +252,9 @@ static void on_probe(uv_timer_t *t) {
         l->probes_out = 0;
         return;
     }
-    uint64_t now = uv_now(l->loop), last = ob_nats_loop_last_read(l->nl);
-    if (last + PROBE_MS > now) {
+    uint64_t reads = ob_nats_loop_reads(l->nl);
+    if (reads != l->probe_reads) {
+        l->probe_reads = reads;
         l->probes_out = 0;
         return;
     }

@@ -29,7 +29,7 @@ struct ob_nats_loop {
     nl_attach *list; /* under mu */
     int dirty;       /* a callback off the loop changed something (under mu) */
     int freeing;     /* free once the list is empty (loop only) */
-    uint64_t last_read;
+    uint64_t reads;  /* read events so far */
     void (*on_read)(void *data);
     void *data;
 };
@@ -73,7 +73,7 @@ static void on_poll(uv_poll_t *h, int status, int events) {
     if (events & UV_WRITABLE)
         natsConnection_ProcessWriteEvent(a->nc);
     if (events & UV_READABLE) {
-        nl->last_read = uv_now(nl->loop);
+        nl->reads++;
         natsConnection_ProcessReadEvent(a->nc);
     }
     /* nats.c may have detached during the call (an end of file or an
@@ -238,8 +238,8 @@ natsStatus ob_nats_loop_options(ob_nats_loop *nl, natsOptions *o) {
     return natsOptions_SetEventLoop(o, nl, cb_attach, cb_read, cb_write, cb_detach);
 }
 
-uint64_t ob_nats_loop_last_read(const ob_nats_loop *nl) {
-    return nl->last_read;
+uint64_t ob_nats_loop_reads(const ob_nats_loop *nl) {
+    return nl->reads;
 }
 
 void ob_nats_loop_free(ob_nats_loop *nl) {

@@ -40,8 +40,9 @@ ob_nats_loop *ob_nats_loop_new(uv_loop_t *loop, void (*on_read)(void *data), voi
 natsStatus ob_nats_loop_options(ob_nats_loop *nl, natsOptions *o);
 /* On the loop: applies what callbacks on other threads asked for. */
 void ob_nats_loop_sync(ob_nats_loop *nl);
-/* Loop time of the last read event (0 before any). */
-uint64_t ob_nats_loop_last_read(const ob_nats_loop *nl);
+/* How many read events there were (a count, not a time: a probe's echo
+ * can come back within the millisecond it left). */
+uint64_t ob_nats_loop_reads(const ob_nats_loop *nl);
 /* Frees nl once every attachment's handle has closed (now, if none is
  * left). Call after every connection that used it was destroyed. */
 void ob_nats_loop_free(ob_nats_loop *nl);
