@@ -18,6 +18,10 @@ ob_integ_sh(install 300)
 ob_integ_sh(systemd_unit 180)
 set_tests_properties(integ.systemd_unit PROPERTIES SKIP_RETURN_CODE 77)
 ob_integ_sh(servers_ports 180)
+# The README's table of contents lists its sections (scripts/readme_toc.sh --write
+# rewrites it); no servers needed.
+add_test(NAME unit.readme_toc COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/readme_toc.sh)
+set_tests_properties(unit.readme_toc PROPERTIES LABELS unit TIMEOUT 60)
 # A sanitized build installs an instrumented library: consumers need the same flags.
 string(REPLACE ";" " " OB_SAN_FLAGS_STR "${OUTBOX_SAN_FLAGS}")
 set_tests_properties(integ.install integ.examples PROPERTIES
