@@ -67,6 +67,27 @@ pnats_start() {
   sleep 0.3 # JetStream answers a moment after the port opens
 }
 
+# pnats_alone DIR [extra config text]: one private nats-server with
+# JetStream on a free port, started, and this test's OUTBOX_TEST_NATS_URL
+# pointed at it (its pid in PNATS_PID).
+pnats_alone() {
+  local dir=$1 port
+  port=$(free_port)
+  pnats_config "$dir" "$port" "${2:-}"
+  pnats_start "$dir"
+  OUTBOX_TEST_NATS_URL="nats://127.0.0.1:$port"
+}
+
+# producer_start DB SIZE FLAG: inserts 40 rows of SIZE bytes every 0.1 s in
+# the background until the file FLAG exists (its pid in PROD_PID);
+# producer_stop FLAG ends it and waits for its last insert.
+producer_start() {
+  local db=$1 size=$2 flag=$3
+  ( while [ ! -f "$flag" ]; do seed "$db" 40 "$size"; sleep 0.1; done ) &
+  PROD_PID=$!
+}
+producer_stop() { touch "$1"; wait "$PROD_PID"; PROD_PID=; }
+
 # pnats_stop DIR: stops the nats-server of DIR (SIGKILL: it may be frozen).
 pnats_stop() {
   local f=$1/nats.pid pid i

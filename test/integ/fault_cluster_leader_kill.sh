@@ -21,8 +21,7 @@ streamcheck --stream $stream --create "$prefix.>" --replicas 3
 db_fresh $db
 seed $db 2000 256
 
-( while [ ! -f "$work/stop-producer" ]; do seed $db 40 256; sleep 0.1; done ) &
-PROD_PID=$!
+producer_start $db 256 "$work/stop-producer"
 relay_bg "$work/relay.log" $db $stream $prefix --connections 2 --batch 100
 sleep 3
 leader=$(streamcheck --stream $stream --info-only | head -1 | sed -n 's/.* leader=\(n[0-9]\).*/\1/p')
@@ -44,8 +43,7 @@ done
 echo "longest stall after the leader kill: $stall ms"
 new_leader=$(streamcheck --stream $stream --info-only | head -1 | sed -n 's/.* leader=\(n[0-9]\).*/\1/p' || true)
 echo "new leader: ${new_leader:-none}"
-touch "$work/stop-producer"
-wait $PROD_PID; PROD_PID=
+producer_stop "$work/stop-producer"
 total=$(sql $db 'SELECT COUNT(*) FROM outbox')
 wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 0' 0 40 ||
   { show_log "$work/relay.log"; fail "rows still pending 40 s after the producer stopped"; }

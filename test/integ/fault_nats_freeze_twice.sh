@@ -7,16 +7,11 @@
 db=it_fault_freeze stream=IT_FAULT_FREEZE prefix=itffreeze
 work=$(mktemp -d); RELAY_PID=; PROD_PID=
 trap 'kill -KILL $RELAY_PID $PROD_PID 2>/dev/null || true; private_cleanup; rm -rf "$work"' EXIT
-port=$(free_port)
-pnats_config "$work/nats" "$port"
-pnats_start "$work/nats"
-OUTBOX_TEST_NATS_URL="nats://127.0.0.1:$port"
+pnats_alone "$work/nats"
 db_fresh $db
 seed $db 3000 512
 
-# A producer: 40 rows every 0.1 s until told to stop.
-( while [ ! -f "$work/stop-producer" ]; do seed $db 40 512; sleep 0.1; done ) &
-PROD_PID=$!
+producer_start $db 512 "$work/stop-producer"
 relay_bg "$work/relay.log" $db $stream $prefix --connections 2 --batch 100 --http 127.0.0.1:0
 hport=$(http_port "$work/relay.log")
 outages() { metric_value "$(metrics $hport)" 'outbox_relay_nats_outages_total{table="outbox"}'; }
@@ -45,8 +40,7 @@ for round in 1 2; do
   sleep 4
   kill -0 $RELAY_PID 2>/dev/null || { show_log "$work/relay.log"; fail "the relay exited"; }
 done
-touch "$work/stop-producer"
-wait $PROD_PID; PROD_PID=
+producer_stop "$work/stop-producer"
 total=$(sql $db 'SELECT COUNT(*) FROM outbox')
 echo "$total rows inserted"
 wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 0' 0 40 ||

@@ -10,15 +10,11 @@ sfx=${OUTBOX_NATS_EVENT_LOOP:+_ev}
 db=it_fault_lost$sfx stream=IT_FAULT_LOST$sfx prefix=itflost${sfx#_}
 work=$(mktemp -d); RELAY_PID=; PROD_PID=
 trap 'kill -KILL $RELAY_PID $PROD_PID 2>/dev/null || true; private_cleanup; rm -rf "$work"' EXIT
-port=$(free_port)
-pnats_config "$work/nats" "$port"
-pnats_start "$work/nats"
-OUTBOX_TEST_NATS_URL="nats://127.0.0.1:$port"
+pnats_alone "$work/nats"
 db_fresh $db
 seed $db 2000 512
 
-( while [ ! -f "$work/stop-producer" ]; do seed $db 40 512; sleep 0.1; done ) &
-PROD_PID=$!
+producer_start $db 512 "$work/stop-producer"
 relay_bg "$work/relay.log" $db $stream $prefix --connections 2 --batch 100
 sleep 2
 lines=$(wc -l <"$work/relay.log")
@@ -39,8 +35,7 @@ sleep 2
 kill -0 $RELAY_PID 2>/dev/null || { show_log "$work/relay.log"; fail "the relay exited"; }
 pnats_start "$work/nats"
 sleep 3
-touch "$work/stop-producer"
-wait $PROD_PID; PROD_PID=
+producer_stop "$work/stop-producer"
 total=$(sql $db 'SELECT COUNT(*) FROM outbox')
 echo "$total rows inserted"
 wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 0' 0 60 ||
