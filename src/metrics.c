@@ -82,6 +82,8 @@ enum scalar {
     S_HELD_BACK,
     S_BUCKETS_OWNED,
     S_LEADER,
+    S_CLAIMED_BYTES,
+    S_CLAIMED_BYTES_PEAK,
     S_COUNT
 };
 
@@ -93,7 +95,8 @@ static const family scalars[S_COUNT] = {
     {"outbox_relay_batches_total", "counter", "Batch cycles that fetched at least one row."},
     {"outbox_relay_fetched_rows_total", "counter", "Rows fetched from the outbox table."},
     {"outbox_relay_publish_attempts_total", "counter", "Publishes handed to the NATS client."},
-    {"outbox_relay_database_reconnects_total", "counter", "Database connections re-made."},
+    {"outbox_relay_database_reconnects_total", "counter",
+     "Database connections lost (each is made again)."},
     {"outbox_relay_nats_outages_total", "counter", "Times NATS or the stream stopped answering."},
     {"outbox_relay_in_flight_messages", "gauge", "Publishes awaiting an ack."},
     {"outbox_relay_database_connections", "gauge", "Database connections up."},
@@ -102,6 +105,10 @@ static const family scalars[S_COUNT] = {
     {"outbox_relay_buckets_owned", "gauge",
      "Ordered modes: aggregate buckets this instance owns (of 64; all of them when leading)."},
     {"outbox_relay_leader", "gauge", "Leader mode: 1 while this instance leads."},
+    {"outbox_relay_claimed_bytes", "gauge",
+     "Bytes of claimed rows held, as --max-in-flight-bytes counts them."},
+    {"outbox_relay_claimed_bytes_peak", "gauge",
+     "The highest outbox_relay_claimed_bytes since start."},
 };
 
 static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
@@ -132,6 +139,10 @@ static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
         return s->buckets_owned;
     case S_LEADER:
         return (uint64_t)(s->leader != 0);
+    case S_CLAIMED_BYTES:
+        return s->claimed_bytes;
+    case S_CLAIMED_BYTES_PEAK:
+        return s->claimed_bytes_peak;
     case S_COUNT:
         break;
     }

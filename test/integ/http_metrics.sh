@@ -71,6 +71,13 @@ version=$("$OUTBOX_TEST_RELAY" --version | awk '{ print $2; exit }')
 grep -qx "outbox_relay_build_info{version=\"$version\"} 1" "$work/metrics.txt" ||
   fail "build info with version $version: $(grep build_info "$work/metrics.txt")"
 echo "ok: start $start, rss $rss, fds $fds (relay $own), cpu $cpu s, version $version"
+# The byte budget's gauges: something was held, never more than the default
+# budget (32 MiB), and the peak is at least what is held now.
+held=$(value 'outbox_relay_claimed_bytes{table="outbox"}')
+peak=$(value 'outbox_relay_claimed_bytes_peak{table="outbox"}')
+[ -n "$held" ] && [ -n "$peak" ] && [ "$peak" -gt 0 ] && [ "$peak" -le 33554432 ] &&
+  [ "$held" -le "$peak" ] || fail "claimed bytes $held, peak $peak"
+echo "ok: claimed bytes $held, peak $peak"
 if command -v promtool >/dev/null; then
   promtool check metrics <"$work/metrics.txt" || fail "promtool check metrics"
 fi

@@ -37,7 +37,10 @@ for t in $(seq 1 600); do
 done
 [ -n "$took" ] || fail "the others did not take every bucket within 30 s"
 echo "takeover: relays 2 and 3 own all 64 buckets ${took} ms after the freeze ($b + $c)"
-[ "$took" -le 6000 ] || fail "takeover took ${took} ms, over the 6 s lease timeout"
+# Found silent after 4 s (two thirds), ended at the next round (1 s), taken
+# at the survey that follows: about 5-6 s. The test reads the buckets from
+# the logs every 50 ms on a loaded machine, so it allows 1 s past the timeout.
+[ "$took" -le 7000 ] || fail "takeover took ${took} ms, over the 6 s lease timeout and 1 s of measuring"
 cat "$work/r2.log" "$work/r3.log" | grep "silent for over 4000 ms; ended it" || fail "nobody ended relay 1's sessions"
 left=$((30000 - ($(now_ms) - frozen)))
 [ $left -gt 0 ] && sleep "$(awk -v m=$left 'BEGIN { printf "%.3f", m / 1000 }')"
