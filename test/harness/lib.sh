@@ -78,6 +78,19 @@ stream_once() {
 
 stream_delete() { streamcheck --stream "$1" --delete; }
 
+# stream_has_ids DB STREAM N FILE: the stream holds N messages, N distinct
+# ids, and every id of DB's outbox table (listed into FILE) is among them.
+stream_has_ids() {
+  local out summary
+  ids "$1" >"$4"
+  out=$(streamcheck --stream "$2" --subject '>' --expect-ids "$4" || true)
+  summary=$(echo "$out" | grep '^messages=')
+  echo "$summary"
+  assert_eq "$(field "$summary" messages)" "$3" "messages in the stream"
+  assert_eq "$(field "$summary" distinct)" "$3" "distinct ids in the stream"
+  assert_eq "$(field "$(echo "$out" | grep '^expected=')" missing)" 0 "ids missing from the stream"
+}
+
 # restart_mid_run DB STREAM PREFIX SERVERS-COMMAND LOG: seeds 20,000 rows, starts
 # the relay, runs `servers.sh SERVERS-COMMAND` (restart-db, restart-nats) 0.4 s
 # into the run, waits until nothing is pending, keeps the relay's /metrics in

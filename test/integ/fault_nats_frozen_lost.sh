@@ -47,10 +47,4 @@ assert_eq "$WAIT_RC" 0 "relay exit status after SIGTERM"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = -1')" 0 "dead rows"
 assert_eq "$(sql $db 'SELECT MAX(attempt_count) FROM outbox')" 0 "largest attempt_count"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" "$total" "processed rows"
-ids $db >"$work/ids"
-out=$(streamcheck --stream $stream --subject '>' --expect-ids "$work/ids" || true)
-summary=$(echo "$out" | grep '^messages=')
-echo "$summary"
-assert_eq "$(field "$summary" messages)" "$total" "messages in the stream"
-assert_eq "$(field "$summary" distinct)" "$total" "distinct ids in the stream"
-assert_eq "$(field "$(echo "$out" | grep '^expected=')" missing)" 0 "ids missing from the stream"
+stream_has_ids $db $stream "$total" "$work/ids"
