@@ -397,11 +397,13 @@ static void ready_common(ob_link *l, link_event ev, const void *arg) {
         wait_then(l, L_STREAM_WAIT);
         return;
     case LE_REFUSED:
-        if (!l->full)
+        if (!l->full) {
+            l->refusals++;
             OB_WARN(l->log,
                     "nats: JetStream refuses new messages on stream %s: %s; pausing, rows keep "
                     "their attempts, until it takes them again",
                     l->cfg.stream, (const char *)arg);
+        }
         l->full = 1;
         snprintf(l->refused, sizeof(l->refused), "%s", (const char *)arg);
         /* The pause grows while the refusals go on (a stored ack ends the
@@ -708,6 +710,10 @@ void ob_link_refused(ob_link *l, const char *why) {
 
 const char *ob_link_refusal(const ob_link *l) {
     return l->full ? l->refused : NULL;
+}
+
+uint32_t ob_link_refusal_episode(const ob_link *l) {
+    return l->full ? l->refusals : 0;
 }
 
 uint32_t ob_link_epoch(const ob_link *l) {

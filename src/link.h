@@ -120,6 +120,9 @@ void ob_link_refused(ob_link *l, const char *why);
 /* The reason of the refusal that holds (until a message is stored again),
  * or NULL. */
 const char *ob_link_refusal(const ob_link *l);
+/* While a refusal holds, the number of its episode (1, 2, ...: one per
+ * stretch of refusals that a stored message ends), else 0. */
+uint32_t ob_link_refusal_episode(const ob_link *l);
 
 /* Closes the subscription and the connection, waits for nats.c to report
  * both closed (and for a connect under way to end), closes the handles,

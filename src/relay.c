@@ -149,8 +149,14 @@ static void on_link_ack(void *data, const ob_ack *ack) {
 static void on_link_ready(void *data, int ready) {
     outbox_relay *r = data;
     r->stats.broker_ready = ready;
-    if (!ready)
-        r->stats.broker_outages++;
+    if (!ready) {
+        /* A refusal that lasts (a full store) pauses the link again at each
+         * try until a message is stored: one outage, not one per try. */
+        uint32_t episode = ob_link_refusal_episode(r->link);
+        if (episode == 0 || episode != r->refusal_counted)
+            r->stats.broker_outages++;
+        r->refusal_counted = episode;
+    }
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_broker(r->workers[i], ready);
 }

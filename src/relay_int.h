@@ -68,7 +68,8 @@ struct outbox_relay {
         void (*closed)(outbox_relay *r); /* the lease closed: step the phase */
     } order;
 
-    int drained; /* on_drained was called */
+    int drained;              /* on_drained was called */
+    uint32_t refusal_counted; /* the refusal episode last counted as an outage */
     int fatal;
     int hard_stop;
     int past_deadline; /* the shutdown timeout passed */

@@ -31,7 +31,8 @@ assert_eq "$(sql $db 'SELECT MAX(attempt_count) FROM outbox')" 0 "largest attemp
 text=$(metrics $hport)
 outages=$(metric_value "$text" 'outbox_relay_nats_outages_total{table="outbox"}')
 echo "after 8 s: ${outages:-no} NATS outage(s) counted"
-[ "${outages:-0}" -ge 1 ] || fail "the full stream was not counted as a NATS outage (${outages:-no metrics})"
+# One stretch of refusals is one outage, however often the link tries again.
+assert_eq "${outages:-none}" 1 "NATS outages counted for one full stream"
 assert_eq "$(metric_value "$text" 'outbox_relay_failures_total{table="outbox",reason="stream_error"}')" 0 \
   "failures_total{reason=stream_error} while the stream is full"
 assert_eq "$(metric_value "$text" 'outbox_relay_dead_total{table="outbox"}')" 0 "dead_total while the stream is full"

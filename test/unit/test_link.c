@@ -332,6 +332,7 @@ static void test_full(void) {
     CHECK_EQ(l->state, L_STREAM_WAIT);
     CHECK_EQ(l->full, 1);
     CHECK_EQ(l->full_streak, 1);
+    CHECK_EQ(ob_link_refusal_episode(l), 1);
     CHECK_EQ(ow.ready, 0);
     RUN_UNTIL(l->state == L_STREAM, 3000);
     reply(l, INFO_OK);
@@ -340,12 +341,14 @@ static void test_full(void) {
     ob_link_refused(l, "maximum bytes exceeded");
     CHECK_EQ(l->state, L_STREAM_WAIT);
     CHECK_EQ(l->full_streak, 2);
+    CHECK_EQ(ob_link_refusal_episode(l), 1); /* the same stretch of refusals */
     ob_ack a = {0};
     a.kind = OB_ACKED_STORED;
     l->sink->ack(l, &a);
     CHECK_EQ(ow.acks, 1);
     CHECK_EQ(l->full, 0);
     CHECK_EQ(l->full_streak, 0);
+    CHECK_EQ(ob_link_refusal_episode(l), 0);
     close_link(l);
 }
 
