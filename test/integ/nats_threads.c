@@ -20,18 +20,6 @@
 static volatile int drained, stopped;
 static int max_threads;
 
-static void on_drained(outbox_relay *r, void *data) {
-    (void)r;
-    (void)data;
-    drained = 1;
-}
-
-static void on_stopped(outbox_relay *r, void *data) {
-    (void)r;
-    (void)data;
-    stopped = 1;
-}
-
 static int count_threads(void) {
     DIR *d = opendir("/proc/self/task");
     int n = 0;
@@ -92,7 +80,8 @@ static int drain(const char *db, const char *stream, const char *prefix, double 
     ti_relay_options(&o, db, stream, prefix);
     o.connections = 4;
     o.batch_size = 500;
-    o.on_drained = on_drained;
+    o.on_drained = ti_set_flag;
+    o.drained_data = (void *)&drained;
     outbox_relay *r = NULL;
     char err[256];
     drained = stopped = 0;
@@ -113,7 +102,7 @@ static int drain(const char *db, const char *stream, const char *prefix, double 
     CHECK_EQ(s.acked, ROWS);
     CHECK_EQ(s.dead, 0);
     print_wakes(getenv("OUTBOX_NATS_EVENT_LOOP") ? "event loop" : "threaded");
-    CHECK_EQ(outbox_relay_stop(r, on_stopped, NULL), OUTBOX_OK);
+    CHECK_EQ(outbox_relay_stop(r, ti_set_flag, (void *)&stopped), OUTBOX_OK);
     CHECK_EQ(ti_run_until(&loop, &stopped, 20000), 0);
     outbox_relay_destroy(r);
     CHECK_EQ(uv_loop_close(&loop), 0);

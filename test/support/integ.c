@@ -185,7 +185,7 @@ int ti_run_until(uv_loop_t *loop, volatile int *done, uint64_t timeout_ms) {
     return *done ? 0 : -1;
 }
 
-static void set_flag(outbox_relay *r, void *data) {
+void ti_set_flag(outbox_relay *r, void *data) {
     (void)r;
     *(volatile int *)data = 1;
 }
@@ -195,7 +195,7 @@ outbox_stats ti_relay_drain(const outbox_relay_options *o, uint64_t timeout_ms) 
     uv_loop_t loop;
     uv_loop_init(&loop);
     outbox_relay_options ro = *o;
-    ro.on_drained = set_flag;
+    ro.on_drained = ti_set_flag;
     ro.drained_data = (void *)&drained;
     outbox_relay *r = NULL;
     char err[256];
@@ -205,7 +205,7 @@ outbox_stats ti_relay_drain(const outbox_relay_options *o, uint64_t timeout_ms) 
     CHECK_EQ(ti_run_until(&loop, &drained, timeout_ms), 0);
     outbox_stats s;
     outbox_relay_stats(r, &s);
-    CHECK_EQ(outbox_relay_stop(r, set_flag, (void *)&stopped), OUTBOX_OK);
+    CHECK_EQ(outbox_relay_stop(r, ti_set_flag, (void *)&stopped), OUTBOX_OK);
     CHECK_EQ(ti_run_until(&loop, &stopped, 20000), 0);
     outbox_relay_destroy(r);
     CHECK_EQ(uv_loop_close(&loop), 0);

@@ -42,6 +42,8 @@ void ti_relay_options(outbox_relay_options *o, const char *db, const char *strea
 /* Runs `loop` until `*done` is nonzero or `timeout_ms` passes; returns 0 on
  * done, -1 on timeout. */
 int ti_run_until(uv_loop_t *loop, volatile int *done, uint64_t timeout_ms);
+/* A drained or stop callback that sets the volatile int `data` points to. */
+void ti_set_flag(outbox_relay *r, void *data);
 
 /* Runs a relay made from `o` on a loop of its own until it reports that it
  * drained (the test fails after timeout_ms), stops it, checks that the loop
