@@ -33,8 +33,10 @@ assert_eq "$rc" 1 "exit status without the cursor table"
 echo "$out" | grep -qF "outbox-uvrelay schema --migrate" || fail "the message does not name schema --migrate"
 assert_eq "$(field "$(stream_summary $stream)" messages)" 0 "messages published without the cursor table"
 
-# --cursor with --ordered is a usage error.
-rc=0
-relay $db $stream $prefix --cursor --ordered --drain 2>/dev/null || rc=$?
-assert_eq "$rc" 2 "exit status of --cursor --ordered"
+# --cursor with --ordered or --leader is a usage error.
+for mode in --ordered --leader; do
+  rc=0
+  relay $db $stream $prefix --cursor $mode --drain 2>/dev/null || rc=$?
+  assert_eq "$rc" 2 "exit status of --cursor $mode"
+done
 echo "cursor_no_process: ok"
