@@ -1,7 +1,8 @@
 # Issue 22: mariadbd killed with SIGKILL and restarted (crash recovery) while
-# one --cursor relay delivers and three producers insert (private servers:
-# the shared ones are left alone). The producers reconnect and check their
-# statements in doubt (only rows in the table after the restart count).
+# one --cursor relay delivers a backlog of 20,000 rows and three producers
+# insert (private servers: the shared ones are left alone). The producers
+# reconnect and check their statements in doubt (only rows in the table
+# after the restart count).
 # Asserts:
 # - the relay recovers by itself: the same process delivers every committed
 #   row, counts the lost connections, reports the database up, exits 0;
@@ -33,6 +34,9 @@ db_fresh $db --ordered
 stream_delete $stream
 t0=$(now_ms)
 
+# A backlog for the relay to be in the middle of: 20,000 rows of producer 0
+# in one statement.
+cursor_producer $db 0 "$work/stop" 20000 0 80 1
 relay_bg "$work/relay.log" $db $stream $prefix $mode --connections 2 --batch 200 \
   --http 127.0.0.1:0
 relay=$RELAY_PID
@@ -43,7 +47,7 @@ for p in 1 2 3; do
   cursor_producer $db $p "$work/stop" 100 0.2 80 600 &
   pids+=($!)
 done
-sleep 4
+sleep 1.5
 before=$(sql $db 'SELECT COUNT(*) FROM outbox')
 echo "killing mariadbd with $before rows inserted, $(cursor_pending $db) pending"
 "$OUTBOX_TEST_SERVERS" kill-db "$OUTBOX_TEST_DIR"
