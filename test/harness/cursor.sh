@@ -1,10 +1,38 @@
 # Sourced by the tests of the ordered modes (cursor_*.sh) after lib.sh: a
 # producer that survives a database restart and checks its in-doubt commits,
 # a sampler of the buckets' cursors, and the checks made on what it saw and on
-# the stream. Every loop here ends, bounded in time.
+# the stream. Every loop here ends, bounded in time. It brings lease.sh and
+# private.sh with it.
+. "$(dirname "${BASH_SOURCE[0]}")/lease.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/private.sh"
+
+# The mode the chaos tests (cursor_chaos, cursor_db_kill) run in, unless
+# OUTBOX_CURSOR_TEST_MODE says: --ordered (the same bucket leases) until
+# --cursor is in main; then --cursor.
+CURSOR_TEST_MODE=${OUTBOX_CURSOR_TEST_MODE:---ordered}
 
 # ms_since MS: milliseconds since MS (now_ms, lease.sh).
 ms_since() { echo $(($(now_ms) - $1)); }
+
+# relays_share PORT...: waits up to 15 s until each relay (its --http port)
+# owns buckets (gauge outbox_relay_buckets_owned); prints the shares, and
+# fails if one has none.
+relays_share() {
+  local t0 p n v shares
+  t0=$(now_ms)
+  while :; do
+    shares=() n=0
+    for p in "$@"; do
+      v=$(metric_value "$(metrics "$p")" 'outbox_relay_buckets_owned{table="outbox"}')
+      shares+=("${v:-0}")
+      [ "${v:-0}" -gt 0 ] && n=$((n + 1))
+    done
+    [ $n = $# ] && break
+    [ "$(ms_since "$t0")" -le 15000 ] || fail "the relays did not share the buckets within 15 s: ${shares[*]}"
+    sleep 0.1
+  done
+  echo "shares: ${shares[*]} buckets"
+}
 
 # cursor_producer DB P FLAG [ROWS] [SLEEP] [AGGS] [MAX]: inserts ROWS (100)
 # rows per statement, then sleeps SLEEP (0.2) s, until the file FLAG exists
@@ -47,19 +75,19 @@ cursor_producer() {
   done
 }
 
-# cursor_sample_start DB FILE [TABLE] [processed]: samples every bucket's
+# cursor_sample_start DB FILE [TABLE] [MODE]: samples every bucket's
 # cursor of TABLE (outbox) from outbox_cursor every 0.2 s in the background,
 # a line "MS BUCKET SEQ" per bucket and sample (MS: this machine's clock in
 # milliseconds when the query was sent), until cursor_sample_stop FILE, FILE
 # is removed, or for at most 10 minutes. One client sends the queries; when it fails (the
 # database down) a new one is started 0.2 s later, and the samples missed
-# are left out. With "processed", the ordered mode's counterpart: each
-# bucket's highest seq with status 1. The sampler's pid is in
+# are left out. With MODE --ordered, that mode's counterpart: each bucket's
+# highest seq with status 1. The sampler's pid is in
 # CURSOR_SAMPLER_PID.
 cursor_sample_start() {
   local db=$1 file=$2 table=${3:-outbox} q
   q="bucket, seq FROM outbox_cursor WHERE table_name = '$table'"
-  [ "${4:-}" = processed ] && q="bucket, MAX(seq) FROM \`$table\` WHERE status = 1 GROUP BY bucket"
+  [ "${4:-}" = --ordered ] && q="bucket, MAX(seq) FROM \`$table\` WHERE status = 1 GROUP BY bucket"
   : >"$file"
   rm -f "$file.stop"
   (

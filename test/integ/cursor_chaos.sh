@@ -10,13 +10,8 @@
 # - the stream holds every committed row once and nothing else, and no
 #   aggregate out of order (the producer's counter, header agg_seq).
 . "$(dirname "$0")/../harness/lib.sh"
-. "$(dirname "$0")/../harness/lease.sh"
-. "$(dirname "$0")/../harness/private.sh"
 . "$(dirname "$0")/../harness/cursor.sh"
-# The mode under test; --ordered takes the same leases and ends the same way
-# (its cursor: the highest seq with status 1 per bucket).
-mode=${OUTBOX_CHAOS_MODE:---ordered}
-sample=; [ "$mode" = --ordered ] && sample=processed
+mode=$CURSOR_TEST_MODE # (harness/cursor.sh)
 db=it_cursor_chaos stream=IT_CURSOR_CHAOS prefix=itcchaos
 lease=6 slack=4
 lease_setup $db $stream
@@ -27,20 +22,12 @@ for i in 1 2 3; do
     --batch 200 --http 127.0.0.1:0
   pids+=($RELAY_PID)
 done
-ports=()
+t0=$(now_ms) ports=()
 for i in 1 2 3; do ports+=($(http_port "$work/r$i.log")); done
 owned() { metric_value "$(metrics "${ports[$(($1 - 1))]}")" 'outbox_relay_buckets_owned{table="outbox"}'; }
-t0=$(now_ms)
-while [ "$(ms_since $t0)" -le 15000 ]; do
-  a=$(owned 1); b=$(owned 2); c=$(owned 3)
-  [ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] && break
-  sleep 0.1
-done
-echo "shares: relay 1 owns ${a:-0}, relay 2 ${b:-0}, relay 3 ${c:-0} buckets"
-[ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] ||
-  fail "the three relays did not share the buckets within 15 s"
+relays_share "${ports[@]}"
 
-cursor_sample_start $db "$work/samples" outbox $sample
+cursor_sample_start $db "$work/samples" outbox $mode
 sampler=$CURSOR_SAMPLER_PID
 for p in 1 2 3; do
   cursor_producer $db $p "$work/stop" 150 0.2 80 600 &
@@ -71,7 +58,7 @@ event() {
 }
 
 sleep 3
-echo "killing relay 3 (owning ${c} buckets) with $(sql $db 'SELECT COUNT(*) FROM outbox') rows inserted"
+echo "killing relay 3 (owning $(owned 3) buckets) with $(sql $db 'SELECT COUNT(*) FROM outbox') rows inserted"
 kill -KILL "${pids[2]}"
 wait "${pids[2]}" 2>/dev/null || true
 event "kill" "$(now_ms)"

@@ -12,13 +12,8 @@
 #   again after the crash is absorbed by Msg-Id dedup) and nothing else, and
 #   no aggregate out of order (the producer's counter, header agg_seq).
 . "$(dirname "$0")/../harness/lib.sh"
-. "$(dirname "$0")/../harness/lease.sh"
-. "$(dirname "$0")/../harness/private.sh"
 . "$(dirname "$0")/../harness/cursor.sh"
-# The mode under test; --ordered ends the same way (its cursor: the highest
-# seq with status 1 per bucket).
-mode=${OUTBOX_CHAOS_MODE:---ordered}
-sample=; [ "$mode" = --ordered ] && sample=processed
+mode=$CURSOR_TEST_MODE # (harness/cursor.sh)
 db=it_cursor_db_kill stream=IT_CURSOR_DB_KILL prefix=itcdbk
 work=$(mktemp -d) RELAY_PID= pids=()
 cleanup() {
@@ -41,7 +36,7 @@ relay_bg "$work/relay.log" $db $stream $prefix $mode --connections 2 --batch 200
   --http 127.0.0.1:0
 relay=$RELAY_PID
 port=$(http_port "$work/relay.log")
-cursor_sample_start $db "$work/samples" outbox $sample
+cursor_sample_start $db "$work/samples" outbox $mode
 pids+=($CURSOR_SAMPLER_PID)
 for p in 1 2 3; do
   cursor_producer $db $p "$work/stop" 100 0.2 80 600 &
