@@ -178,6 +178,17 @@ cursor_wait_delivered() {
   return 1
 }
 
+# cursor_rows_clean DB MODE: no row was charged for a fault that was not its
+# own: no attempt counted, none dead; and in MODE --cursor no row was written
+# (status 0 throughout), in --ordered every row is marked (status 1).
+cursor_rows_clean() {
+  local want=0
+  [ "$2" = --ordered ] && want=1
+  assert_eq "$(sql "$1" 'SELECT COALESCE(SUM(attempt_count), 0) FROM outbox')" 0 "attempts counted"
+  assert_eq "$(sql "$1" 'SELECT COUNT(*) FROM outbox WHERE status = -1')" 0 "dead rows"
+  assert_eq "$(sql "$1" "SELECT COUNT(*) FROM outbox WHERE status <> $want")" 0 "rows with a status other than $want"
+}
+
 # cursor_stream_check DB STREAM FILE [HEADER]: the stream holds every row of
 # DB's outbox table once (ids listed into FILE), nothing else, and no
 # aggregate out of order: header HEADER (agg_seq) grows per aggregate in

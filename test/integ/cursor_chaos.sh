@@ -6,7 +6,8 @@
 #   the lease timeout and 4 s of slack (measured from the cursors, sampled
 #   every 0.2 s), and during the freeze some buckets did stall (relay 1's);
 # - no bucket's cursor ever went back, over the whole run, thaw included;
-# - the two live relays exit 0 on SIGTERM;
+# - the two live relays exit 0 on SIGTERM; no row was charged an attempt,
+#   none is dead, and in cursor mode no row was written;
 # - the stream holds every committed row once and nothing else, and no
 #   aggregate out of order (the producer's counter, header agg_seq).
 . "$(dirname "$0")/../harness/lib.sh"
@@ -91,6 +92,7 @@ for i in 0 1; do
   wait_exit "${pids[$i]}" 30
   assert_eq "$WAIT_RC" 0 "exit status of relay $((i + 1))"
 done
+cursor_rows_clean $db $mode
 cursor_never_back "$work/samples" 32
 cursor_stream_check $db $stream "$work/ids"
 echo "cursor_chaos ($mode): $total rows; takeover after the kill $kill_took ms, after the freeze $freeze_took ms; $(ms_since $t0) ms"
