@@ -125,4 +125,8 @@ ob_integ_sh(lease_partition 240)
 ob_integ_sh(lease_mode_mix 120)
 # Cursor mode: reads without locks, a durable cursor per bucket, seq gaps.
 ob_integ_sh(cursor_basic 120)
+ob_integ_sh(cursor_no_process 120)
+ob_integ_sh(cursor_long_trx 120)
+ob_integ_sh(cursor_rollbacks 120)
+ob_integ_sh(cursor_multirow 120)
 ob_integ_c(budget_modes 300)
