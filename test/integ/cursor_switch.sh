@@ -1,10 +1,19 @@
-# Moving a table from --cursor to --ordered mid-stream: the table is left as
+# Moving a table between --cursor and --ordered mid-stream.
+#
+# First, to --ordered from a state written by SQL: the table is left as
 # cursor relays leave it (rows with status 0 at or below their bucket's
 # cursor, delivered; a bucket whose rows wait for a retry with status 2;
 # rows above the cursors pending), then ordered relays start while a
 # producer keeps inserting. Every row reaches the stream exactly once, no
 # aggregate out of order, the waiting rows keep their attempts, and the
 # cursor table is empty once the ordered relays own every bucket.
+#
+# Then the round trip with a producer inserting throughout: two --cursor
+# relays, stopped (SIGTERM) once the cursors moved; two --ordered relays,
+# stopped once the cursor table is empty and they delivered rows; two
+# --cursor relays again until nothing is pending. Every row is in the stream
+# once (a one-second duplicate window: a row published twice would show),
+# no aggregate out of order.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/lease.sh"
 db=it_cursor_switch stream=IT_CURSOR_SWITCH prefix=itcsw
@@ -68,4 +77,60 @@ assert_eq "$(sql $db "SELECT COUNT(*) FROM outbox WHERE bucket = $wb AND attempt
 grep -h "left cursor mode" "$work/r1.log" "$work/r2.log" | head -3
 assert_eq "$(cat "$work/r1.log" "$work/r2.log" | grep -c "left cursor mode")" 64 "buckets converted"
 check_stream $stream 8000
+
+# --- the round trip: --cursor, --ordered, --cursor, with a producer running ---
+if ! "$OUTBOX_TEST_RELAY" --help 2>&1 | grep -q -- '--cursor'; then
+  echo "cursor_switch: this build has no --cursor: the round trip is not run"
+  echo "cursor_switch: ok"
+  exit 0
+fi
+pending() { "$OUTBOX_TEST_RELAY" status --json --db "${OUTBOX_TEST_DB_URL}$db" | jq .pending; }
+cursor_rows() { sql $db "SELECT COUNT(*) FROM outbox_cursor WHERE table_name = 'outbox'"; }
+# start MODE LOG...: one relay per log, in MODE.
+start() {
+  local mode=$1 log; shift
+  started=()
+  for log in "$@"; do
+    relay_bg "$work/$log" $db $stream $prefix $mode --connections 2 --lease-timeout 3s
+    pids+=($RELAY_PID); started+=($RELAY_PID)
+  done
+}
+# stop: the started relays end with SIGTERM (a clean stop) and exit 0.
+stop() {
+  local p rc
+  kill -TERM "${started[@]}"
+  for p in "${started[@]}"; do
+    rc=0; wait "$p" || rc=$?
+    assert_eq "$rc" 0 "exit status of relay $p"
+  done
+}
+# until_true SECONDS COMMAND...: 0 once COMMAND succeeds.
+until_true() {
+  local i n=$(($1 * 4)); shift
+  for i in $(seq 1 $n); do "$@" && return 0; sleep 0.25; done
+  return 1
+}
+moved_past() { [ "$(sql $db "SELECT COUNT(*) FROM outbox_cursor WHERE table_name = 'outbox'
+  AND seq > $1")" -gt 0 ]; }
+processed_past() { [ "$(sql $db "SELECT COUNT(*) FROM outbox WHERE status = 1 AND seq > $1")" -gt 0 ]; }
+no_cursor_rows() { [ "$(cursor_rows)" = 0 ]; }
+nothing_pending() { [ "$(pending)" = 0 ]; }
+
+produce $db 8000 14000 &
+pids+=($!); prod=$!
+start --cursor c1.log c2.log
+until_true 60 moved_past 9000 || { tail "$work/c1.log"; fail "cursor relays made no progress"; }
+stop
+echo "to --ordered with $(pending) row(s) pending, $(cursor_rows) cursor row(s)"
+start --ordered o1.log o2.log
+until_true 60 no_cursor_rows || fail "cursor rows left under --ordered: $(cursor_rows)"
+until_true 60 processed_past 11000 || fail "ordered relays made no progress"
+stop
+assert_eq "$(cursor_rows)" 0 "cursor rows after the move to --ordered"
+echo "to --cursor with $(pending) row(s) pending"
+start --cursor c3.log c4.log
+wait $prod
+until_true 120 nothing_pending || fail "rows still pending under --cursor: $(pending)"
+stop
+check_stream $stream 14000
 echo "cursor_switch: ok"
