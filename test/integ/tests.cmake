@@ -41,6 +41,10 @@ ob_integ_sh(chaos_four_relays 300)
 # These restart or freeze the shared servers: they run alone.
 set_tests_properties(integ.chaos_restart_db integ.chaos_restart_nats integ.signals
   PROPERTIES RUN_SERIAL ON)
+# Issue 22: cursor mode under chaos: three relays, one killed and one frozen;
+# mariadbd killed and restarted (on private servers, so beside the others).
+ob_integ_sh(cursor_chaos 240)
+ob_integ_sh(cursor_db_kill 240)
 
 # Maintenance: partitions, cleanup, timers, dead letters, SQL ids, operator commands.
 ob_integ_c(maint_partitions 120)
@@ -120,4 +124,6 @@ ob_integ_sh(lease_freeze_leader 240)
 ob_integ_sh(lease_freeze_ordered 240)
 ob_integ_sh(lease_partition 240)
 ob_integ_sh(lease_mode_mix 120)
+# Cursor mode: reads without locks, a durable cursor per bucket, seq gaps.
+ob_integ_sh(cursor_basic 120)
 ob_integ_c(budget_modes 300)
