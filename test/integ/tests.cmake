@@ -118,6 +118,7 @@ ob_integ_sh(ordered_rebalance 120)
 # Cursor mode, operator side: status, cleanup, partitions, dead replay; moving
 # a table between --ordered and --cursor.
 ob_integ_sh(cursor_ops 120)
+ob_integ_sh(cursor_switch 300)
 # A frozen or partitioned owner: takeover within the lease timeout, fencing.
 ob_integ_sh(lease_freeze_leader 240)
 ob_integ_sh(lease_freeze_ordered 240)
