@@ -291,6 +291,19 @@ static void drain(void *data) {
 
 static void on_probe(uv_timer_t *t);
 
+/* evloop: closes the connection on the loop without waiting.
+ * natsConnection_Close first flushes what is buffered and waits up to
+ * 500 ms for a PONG that only this loop could read; shut down, the socket
+ * ends at nats.c's next read instead, which closes the connection the way a
+ * server's close does (no flush, the closed callback follows). */
+static void cut(ob_link *l) {
+    ob_nats_loop_shutdown(l->nl, l->nc);
+    for (int i = 0; i < 16 && !natsConnection_IsClosed(l->nc); i++)
+        natsConnection_ProcessReadEvent(l->nc); /* what was queued, then the end */
+    if (!natsConnection_IsClosed(l->nc))
+        natsConnection_Close(l->nc);
+}
+
 static void probe_every(ob_link *l, int slow) {
     l->probe_slow = slow;
     uint64_t ms = slow ? PROBE_IDLE_MS : PROBE_MS;
@@ -325,7 +338,7 @@ static void on_probe(uv_timer_t *t) {
     }
     if (l->probes_out >= PROBES_MAX) {
         l->lost = 1;
-        natsConnection_Close(l->nc); /* on the loop: detach and close happen here */
+        cut(l); /* on the loop: detach and close happen here */
         return;
     }
     char subj[80];
@@ -362,7 +375,10 @@ static void c_close(ob_link *l) {
         natsSubscription_Unsubscribe(l->wake_sub);
     if (l->sub)
         natsSubscription_Unsubscribe(l->sub);
-    natsConnection_Close(l->nc);
+    if (l->evloop)
+        cut(l);
+    else
+        natsConnection_Close(l->nc);
 }
 
 static int c_close_done(ob_link *l, int leak) {
