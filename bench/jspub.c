@@ -11,18 +11,36 @@
  *               [--window N] [--table T] [--ce-source S]
  * Creates the stream (file storage, limits retention, 2 min duplicate window,
  * like the relay) when it does not exist. Prints one line:
- *   messages=N seconds=S rate=R acked=A duplicates=D errors=E
+ *   messages=N seconds=S rate=R acked=A duplicates=D errors=E cpu_us_per_msg=C
+ *   csw_per_msg=X threads=T
+ * where the CPU (user + system, all threads, nats.c's included) and the
+ * context switches (getrusage) are those of the timed publishing only, and
+ * threads is the process's thread count during it.
  */
 #include <nats/nats.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "buf.h"
 #include "common.h"
 #include "message.h"
 #include "puback.h"
 #include "sql.h"
+
+/* The process's threads now (the "Threads:" line of /proc/self/status). */
+static int bn_threads(void) {
+    char line[128];
+    int n = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "Threads:", 8) == 0)
+            n = atoi(line + 8);
+    if (f)
+        fclose(f);
+    return n;
+}
 
 static void nats_check(natsStatus s, const char *what) {
     if (s != NATS_OK)
@@ -148,6 +166,8 @@ int main(int argc, char **argv) {
     size_t sent = 0;
     char reply[96];
 
+    struct rusage u0, u1;
+    getrusage(RUSAGE_SELF, &u0);
     uint64_t t0 = bn_mono_ns();
     while (sent < n || inflight > 0) {
         while (sent < n && inflight < (uint64_t)window) {
@@ -186,10 +206,19 @@ int main(int argc, char **argv) {
         inflight--;
     }
     uint64_t t1 = bn_mono_ns();
+    getrusage(RUSAGE_SELF, &u1);
     double secs = (double)(t1 - t0) / 1e9;
-    printf("messages=%zu seconds=%.3f rate=%.0f acked=%llu duplicates=%llu errors=%llu\n", n, secs,
-           secs > 0 ? (double)n / secs : 0, (unsigned long long)acked, (unsigned long long)dups,
-           (unsigned long long)errors);
+    double cpu = (double)(u1.ru_utime.tv_sec - u0.ru_utime.tv_sec + u1.ru_stime.tv_sec -
+                          u0.ru_stime.tv_sec) *
+                     1e6 +
+                 (double)(u1.ru_utime.tv_usec - u0.ru_utime.tv_usec + u1.ru_stime.tv_usec -
+                          u0.ru_stime.tv_usec);
+    long csw = u1.ru_nvcsw - u0.ru_nvcsw + u1.ru_nivcsw - u0.ru_nivcsw;
+    printf("messages=%zu seconds=%.3f rate=%.0f acked=%llu duplicates=%llu errors=%llu "
+           "cpu_us_per_msg=%.2f csw_per_msg=%.3f threads=%d\n",
+           n, secs, secs > 0 ? (double)n / secs : 0, (unsigned long long)acked,
+           (unsigned long long)dups, (unsigned long long)errors, n ? cpu / (double)n : 0,
+           n ? (double)csw / (double)n : 0, bn_threads());
 
     natsSubscription_Unsubscribe(sub);
     natsSubscription_Destroy(sub);

@@ -63,6 +63,10 @@ struct outbox_relay {
         int *built;      /* per worker: the row limit sql was built for, 0 to rebuild */
         unsigned *turn;  /* per worker: the round robin over its buckets */
         char base[32];   /* the lease's lock name prefix */
+        /* Ordered modes: buckets leaving cursor mode (relay_order.c). */
+        struct ob_cursor_switch *sw;
+        uint64_t owned; /* the buckets the lease gives */
+        uint64_t ready; /* the buckets known to have no cursor row: only these are read */
         /* relay.c's, handed down at prepare: relay_order calls nothing of
          * relay.c by name, so the pair calls in one direction. */
         void (*fatal)(outbox_relay *r, const char *why);
