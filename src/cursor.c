@@ -656,7 +656,8 @@ static void got_rows(ob_cursor *c) {
 static void lane_read(ob_cursor *c) {
     c->lane_at = uv_now(c->env.loop) + LANE_EVERY_MS;
     ob_buf_reset(&c->sql);
-    ob_cursor_sql_lane(&c->sql, c->cfg.qtable, c->active, c->env.batch_size, c->cfg.horizon_ms);
+    ob_cursor_sql_lane(&c->sql, c->cfg.qtable, c->active & c->owned, c->env.batch_size,
+                       c->cfg.horizon_ms);
     send_sql(c, CR_LANE_READING);
 }
 
