@@ -3,7 +3,7 @@
 # runs every scenario and writes a report into a dated folder.
 #
 #   bench/run.sh [--quick] [--out DIR] [--build DIR] [--no-build]
-#                [--only drain,payload,mixed,enqueue,latency,ordered,cursor]
+#                [--only drain,payload,mixed,enqueue,latency,idle,ordered,cursor]
 #
 # --quick   about a minute: fewer rows, fewer grid points, shorter runs.
 # --out     report folder (default bench/results/<UTC timestamp>[-quick]).
@@ -12,6 +12,8 @@
 #           run at the best drain grid point, or at 2 x 500 without "drain".
 #           "ordered" drains the same rows over 300 aggregates at 4 connections,
 #           unordered and --ordered, and checks each aggregate's order.
+#           "idle" runs a relay at its defaults on an empty table and counts
+#           its CPU and the database statements it sends.
 #           "cursor" drains rows of an ordered table with --cursor (without and
 #           with headers) beside the same run's DB-only claim cycle on a lean
 #           table and the JetStream-only limit, with mariadbd's CPU per row,
@@ -31,7 +33,7 @@ quick=0
 out=""
 build="$root/build-bench"
 do_build=1
-only="drain,payload,mixed,enqueue,latency,ordered,cursor"
+only="drain,payload,mixed,enqueue,latency,idle,ordered,cursor"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -397,6 +399,7 @@ if wants latency; then
       ring=(); [ $mode = doorbell ] && ring=(--ring "$NATS")
       line=$("$B/bench-produce" --db "$DB" --mode raw --rate "$rate" --duration-ms "$LAT_MS" \
                --ts-header bench-ns "${ring[@]}" 2>>"$raw/produce.err") || line=""
+      echo "$line" >"$raw/lat-$mode-$rate-produce.txt" # txn_ms: the producer's own commit
       for _ in $(seq 1 200); do [ "$(pending)" = 0 ] && break; sleep 0.1; done
       kill -TERM "$relay_pid" 2>/dev/null || true
       wait "$relay_pid" || true
@@ -413,29 +416,43 @@ if wants latency; then
     new_stream
     line=$("$B/bench-notify" --db "$DB" --nats "$NATS" --stream "$stream" --prefix "$prefix" \
              --rate "$rate" --duration-ms "$LAT_MS" 2>>"$raw/relay.log") || line=""
+    echo "$line" >"$raw/lat-notify-$rate-produce.txt" # txn_ms: the producer's own commit
     lat=$("$B/bench-latency" --nats "$NATS" --stream "$stream" --header bench-ns 2>&1 || true)
     drop_stream "$stream"
     lat_row notify "$rate" "$(kv events "$line")" "$lat" "$(kv cpu_us_per_msg "$line")"
   done
-  # The idle cost: CPU and database statements of a relay with nothing to do.
-  IDLE_S=$([ $quick = 1 ] && echo 10 || echo 60)
+fi
+
+# --- 5b: the idle cost: CPU and database statements of a relay with nothing to do --
+if wants idle; then
+  # The relay polls faster for a minute after it last found rows: the figure
+  # is its state at rest, on an empty table, counted from 5 s after its start
+  # (its start-up and first polls left out) over IDLE_S seconds.
+  IDLE_S=$([ $quick = 1 ] && echo 20 || echo 60)
   log "idle relay for $IDLE_S s"
   sql "TRUNCATE outbox"
   new_stream
-  q0=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
-  "$B/bench-rusage" --out "$raw/idle.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" \
-    --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress 2>>"$raw/relay.log" &
+  "$RELAY" --db "$DB" --nats "$NATS" --stream "$stream" --subject-prefix "$prefix" \
+    --log-level warn --no-progress 2>>"$raw/relay.log" &
   relay_pid=$!
+  # The relay's CPU time in ns (schedstat, finer than the stat file's ticks)
+  # and its context switches, over all its threads.
+  ticks() { cat /proc/"$relay_pid"/task/*/schedstat | awk '{ n += $1 } END { printf "%.0f", n }'; }
+  switches() { cat /proc/"$relay_pid"/task/*/status | awk '/ctxt_switches/ { n += $2 } END { print n }'; }
+  sleep 5
+  q0=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
+  t0=$(ticks); s0=$(switches)
   sleep "$IDLE_S"
+  t1=$(ticks); s1=$(switches)
+  q1=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
   kill -TERM "$relay_pid" 2>/dev/null || true
   wait "$relay_pid" || true
   relay_pid=""
-  q1=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
   drop_stream "$stream"
-  ru=$(cat "$raw/idle.rusage")
   { echo "idle_s=$IDLE_S"
-    echo "idle_cpu_s_per_min=$(calc "($(kv user_s "$ru") + $(kv sys_s "$ru")) * 60 / $IDLE_S" 3)"
-    echo "idle_qps=$(calc "($q1 - $q0 - 2) / $IDLE_S" 1)"; } >"$out/idle.env"
+    echo "idle_cpu_s_per_min=$(calc "($t1 - $t0) / 1e9 * 60 / $IDLE_S" 3)"
+    echo "idle_qps=$(calc "($q1 - $q0 - 1) / $IDLE_S" 1)"
+    echo "idle_switches_per_s=$(calc "($s1 - $s0) / $IDLE_S" 1)"; } >"$out/idle.env"
   log "  -> $(tr '\n' ' ' <"$out/idle.env")"
 fi
 
