@@ -3,7 +3,7 @@
 # runs every scenario and writes a report into a dated folder.
 #
 #   bench/run.sh [--quick] [--out DIR] [--build DIR] [--no-build]
-#                [--only drain,payload,mixed,enqueue,latency,ordered]
+#                [--only drain,payload,mixed,enqueue,latency,idle,ordered,cursor]
 #
 # --quick   about a minute: fewer rows, fewer grid points, shorter runs.
 # --out     report folder (default bench/results/<UTC timestamp>[-quick]).
@@ -12,6 +12,12 @@
 #           run at the best drain grid point, or at 2 x 500 without "drain".
 #           "ordered" drains the same rows over 300 aggregates at 4 connections,
 #           unordered and --ordered, and checks each aggregate's order.
+#           "idle" runs a relay at its defaults on an empty table and counts
+#           its CPU and the database statements it sends.
+#           "cursor" drains rows of an ordered table with --cursor (without and
+#           with headers) beside the same run's DB-only claim cycle on a lean
+#           table and the JetStream-only limit, with mariadbd's CPU per row,
+#           and measures its latency from plain SQL at 1,000 rows/s.
 # Environment: BENCH_REPEAT (drain repeats), BENCH_PAYLOADS ("bytes:rows ..."),
 #           BENCH_PAYLOAD_AT ("CxB", the payload scenario's grid point),
 #           BENCH_GRID_CONNS, BENCH_GRID_BATCH, BENCH_DRAIN_ROWS (the drain grid).
@@ -27,7 +33,7 @@ quick=0
 out=""
 build="$root/build-bench"
 do_build=1
-only="drain,payload,mixed,enqueue,latency,ordered"
+only="drain,payload,mixed,enqueue,latency,idle,ordered,cursor"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -35,7 +41,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift ;;
     --no-build) do_build=0 ;;
     --only) only=$2; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -451,6 +457,7 @@ if wants latency; then
       ring=(); [ $mode = doorbell ] && ring=(--ring "$NATS")
       line=$("$B/bench-produce" --db "$DB" --mode raw --rate "$rate" --duration-ms "$LAT_MS" \
                --ts-header bench-ns "${ring[@]}" 2>>"$raw/produce.err") || line=""
+      echo "$line" >"$raw/lat-$mode-$rate-produce.txt" # txn_ms: the producer's own commit
       for _ in $(seq 1 200); do [ "$(pending)" = 0 ] && break; sleep 0.1; done
       kill -TERM "$relay_pid" 2>/dev/null || true
       wait "$relay_pid" || true
@@ -467,29 +474,43 @@ if wants latency; then
     new_stream
     line=$("$B/bench-notify" --db "$DB" --nats "$NATS" --stream "$stream" --prefix "$prefix" \
              --rate "$rate" --duration-ms "$LAT_MS" 2>>"$raw/relay.log") || line=""
+    echo "$line" >"$raw/lat-notify-$rate-produce.txt" # txn_ms: the producer's own commit
     lat=$("$B/bench-latency" --nats "$NATS" --stream "$stream" --header bench-ns 2>&1 || true)
     drop_stream "$stream"
     lat_row notify "$rate" "$(kv events "$line")" "$lat" "$(kv cpu_us_per_msg "$line")"
   done
-  # The idle cost: CPU and database statements of a relay with nothing to do.
-  IDLE_S=$([ $quick = 1 ] && echo 10 || echo 60)
+fi
+
+# --- 5b: the idle cost: CPU and database statements of a relay with nothing to do --
+if wants idle; then
+  # The relay polls faster for a minute after it last found rows: the figure
+  # is its state at rest, on an empty table, counted from 5 s after its start
+  # (its start-up and first polls left out) over IDLE_S seconds.
+  IDLE_S=$([ $quick = 1 ] && echo 20 || echo 60)
   log "idle relay for $IDLE_S s"
   sql "TRUNCATE outbox"
   new_stream
-  q0=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
-  "$B/bench-rusage" --out "$raw/idle.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" \
-    --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress 2>>"$raw/relay.log" &
+  "$RELAY" --db "$DB" --nats "$NATS" --stream "$stream" --subject-prefix "$prefix" \
+    --log-level warn --no-progress 2>>"$raw/relay.log" &
   relay_pid=$!
+  # The relay's CPU time in ns (schedstat, finer than the stat file's ticks)
+  # and its context switches, over all its threads.
+  ticks() { cat /proc/"$relay_pid"/task/*/schedstat | awk '{ n += $1 } END { printf "%.0f", n }'; }
+  switches() { cat /proc/"$relay_pid"/task/*/status | awk '/ctxt_switches/ { n += $2 } END { print n }'; }
+  sleep 5
+  q0=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
+  t0=$(ticks); s0=$(switches)
   sleep "$IDLE_S"
+  t1=$(ticks); s1=$(switches)
+  q1=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
   kill -TERM "$relay_pid" 2>/dev/null || true
   wait "$relay_pid" || true
   relay_pid=""
-  q1=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
   drop_stream "$stream"
-  ru=$(cat "$raw/idle.rusage")
   { echo "idle_s=$IDLE_S"
-    echo "idle_cpu_s_per_min=$(calc "($(kv user_s "$ru") + $(kv sys_s "$ru")) * 60 / $IDLE_S" 3)"
-    echo "idle_qps=$(calc "($q1 - $q0 - 2) / $IDLE_S" 1)"; } >"$out/idle.env"
+    echo "idle_cpu_s_per_min=$(calc "($t1 - $t0) / 1e9 * 60 / $IDLE_S" 3)"
+    echo "idle_qps=$(calc "($q1 - $q0 - 1) / $IDLE_S" 1)"
+    echo "idle_switches_per_s=$(calc "($s1 - $s0) / $IDLE_S" 1)"; } >"$out/idle.env"
   log "  -> $(tr '\n' ' ' <"$out/idle.env")"
 fi
 
@@ -532,6 +553,139 @@ if wants ordered; then
   echo "${OW[ordered]}" >>"$out/ordered.csv"
   u=$(cut -d, -f6 <<<"${OW[unordered]}"); o=$(cut -d, -f6 <<<"${OW[ordered]}")
   log "ordered: $o msg/s against $u unordered ($(calc "$u > 0 ? 100 * $o / $u : 0") %)"
+fi
+
+# --- 7: cursor mode (--cursor) beside the claim cycle's limit ---------------------
+# cseed TABLE ROWS HEADERS: an empty TABLE (and no cursor rows for it), then
+# ROWS rows of 512 B over 300 aggregates; HEADERS=1 adds a small headers object.
+cseed() {
+  local t=$1 rows=$2 h=NULL
+  [ "$3" = 1 ] && h="JSON_OBJECT('agg_seq', CAST(seq DIV 300 AS CHAR), 'tenant', 'acme')"
+  sql "TRUNCATE $t; DELETE FROM outbox_cursor WHERE table_name = '$t';
+       INSERT INTO $t (id, aggregate_type, aggregate_id, event_type, payload, headers)
+       SELECT outbox_uuid_v7(), 'order', CONCAT('a', seq % 300), 'created',
+              CONCAT('{\"n\":\"', LPAD(seq, 10, '0'), '\",\"pad\":\"', REPEAT('x', 485), '\"}'), $h
+       FROM seq_1_to_$rows;"
+}
+
+cursor_scenario() {
+  local rows=$CUR_ROWS t=outbox_cur lean=outbox_lean c b r line rate best=0 best_c=1 db0 db1 n0 n1
+  local ccpu=0 js=0 hdr ru ok wall viol chk cpu mcpu ncpu row
+  sql "DROP TABLE IF EXISTS $t, $lean"
+  "$RELAY" schema --ordered --table $t | "${SQL[@]}" bench
+  "$RELAY" schema --table $lean --no-function | "${SQL[@]}" bench
+  if [ "$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'bench'
+             AND TABLE_NAME = 'outbox_cursor'")" != 1 ]; then
+    log "cursor: schema --ordered made no outbox_cursor table (no cursor mode in this build): skipped"
+    return 0
+  fi
+  # The DB-only claim cycle on the lean table (no ordering columns), its best
+  # point over the connections, batch 500.
+  for c in $CUR_CLAIM_CONNS; do
+    for r in $(seq 1 "$REPEAT"); do
+      log "cursor: DB-only claim cycle, lean table, $c connection(s) x 500, $rows rows (run $r)"
+      cseed $lean "$rows" 0
+      db0=$(srv_cpu db)
+      line=$("$B/bench-claim" --db "$DB" --table $lean --connections "$c" --batch 500 \
+               2>>"$raw/claim.err") || line=""
+      db1=$(srv_cpu db)
+      echo "$line" >"$raw/cursor-claim-c$c-$r.txt"
+      rate=$(kv rate "$line")
+      if [ "$(calc "${rate:-0} > $best ? 1 : 0")" = 1 ]; then
+        best=$rate; best_c=$c; ccpu=$(calc "($db1 - $db0) * 1e6 / $rows" 2)
+      fi
+    done
+  done
+  log "  -> claim cycle best: $best rows/s at $best_c x 500 (mariadbd $ccpu µs/row)"
+  # The JetStream-only limit: the same rows, read once and published with the
+  # relay's default window.
+  cseed $t "$rows" 0
+  new_stream
+  line=$("$B/bench-jspub" --db "$DB" --table $t --nats "$NATS" --stream "$stream" \
+           --subject-prefix "$prefix" --window "$MAX_IN_FLIGHT" 2>>"$raw/jspub.err") || line=""
+  echo "$line" >"$raw/cursor-jspub.txt"
+  drop_stream "$stream"
+  js=$(kv rate "$line"); js=${js:-0}
+  log "  -> JetStream-only: $js msg/s"
+
+  echo "headers,connections,batch,rows,relay_rate,relay_seconds,relay_cpu_us_per_msg,mariadb_cpu_us_per_msg,nats_cpu_us_per_msg,complete,order_violations,claim_best_rate,claim_best_connections,claim_mariadb_cpu_us_per_msg,js_only_rate,relay_to_claim,relay_to_js" >"$out/cursor.csv"
+  for hdr in 0 1; do
+    for c in $CUR_CONNS; do
+      local bw="" brow=""
+      for r in $(seq 1 "$REPEAT"); do
+        log "cursor: --cursor --drain, headers=$hdr, $c connection(s) x 500, $rows rows (run $r)"
+        cseed $t "$rows" "$hdr"
+        new_stream
+        db0=$(srv_cpu db); n0=$(srv_cpu nats)
+        "$B/bench-rusage" --out "$raw/cursor-h$hdr-c$c-$r.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" \
+          --table $t --cursor --drain --connections "$c" --batch 500 --poll-interval "${POLL_MS}ms" \
+          --max-in-flight "$MAX_IN_FLIGHT" --stream "$stream" --subject-prefix "$prefix" \
+          --log-level warn --no-progress 2>>"$raw/relay.log" || true
+        db1=$(srv_cpu db); n1=$(srv_cpu nats)
+        ru=$(cat "$raw/cursor-h$hdr-c$c-$r.rusage")
+        line=$("$SC" --nats "$NATS" --stream "$stream" --subject '>' \
+                 $([ "$hdr" = 1 ] && echo "--check-order agg_seq") 2>&1 || true)
+        drop_stream "$stream"
+        ok=$([ "$(kv distinct "$(grep '^messages=' <<<"$line")")" = "$rows" ] && echo yes || echo no)
+        [ $ok = yes ] || log "warning: the cursor relay did not deliver every row once ($ru)"
+        viol=$(sed -n 's/.*order_violations=\([0-9]*\).*/\1/p' <<<"$line")
+        wall=$(kv wall_s "$ru")
+        cpu=$(calc "($(kv user_s "$ru") + $(kv sys_s "$ru")) * 1e6 / $rows" 2)
+        mcpu=$(calc "($db1 - $db0) * 1e6 / $rows" 2); ncpu=$(calc "($n1 - $n0) * 1e6 / $rows" 2)
+        rate=$(calc "$rows / $wall")
+        row="$hdr,$c,500,$rows,$rate,$(calc "$wall" 3),$cpu,$mcpu,$ncpu,$ok,${viol:--},$best,$best_c,$ccpu,$js,$(calc "$best > 0 ? $rate / $best : 0" 3),$(calc "$js > 0 ? $rate / $js : 0" 3)"
+        if [ -z "$bw" ] || [ "$(calc "$wall < $bw ? 1 : 0")" = 1 ]; then bw=$wall; brow=$row; fi
+      done
+      echo "$brow" >>"$out/cursor.csv"
+      log "  -> $brow"
+    done
+  done
+
+  # Latency from plain SQL at 1,000 rows/s, one row per transaction, the
+  # cursor relay at its defaults.
+  local lat_ms produced stored l
+  lat_ms=$([ $quick = 1 ] && echo 4000 || echo 15000)
+  log "cursor: latency, plain SQL at 1,000 rows/s, --cursor at its defaults"
+  cseed $t 0 0
+  new_stream
+  "$B/bench-rusage" --out "$raw/cursor-lat.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" --table $t \
+    --cursor --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress \
+    2>>"$raw/relay.log" &
+  relay_pid=$!
+  sleep 1
+  line=$("$B/bench-produce" --db "$DB" --table $t --mode raw --rate 1000 --duration-ms "$lat_ms" \
+           --ts-header bench-ns 2>>"$raw/produce.err") || line=""
+  produced=$(kv events "$line"); produced=${produced:-0}
+  for _ in $(seq 1 200); do
+    [ "$(sql "SELECT COUNT(*) FROM $t o LEFT JOIN outbox_cursor c ON c.table_name = '$t'
+          AND c.bucket = o.bucket WHERE o.status = 0 AND o.seq > IFNULL(c.seq, 0)")" = 0 ] && break
+    sleep 0.1
+  done
+  sleep 0.5
+  kill -TERM "$relay_pid" 2>/dev/null || true
+  wait "$relay_pid" || true
+  relay_pid=""
+  line=$("$B/bench-latency" --nats "$NATS" --stream "$stream" --header bench-ns 2>&1 || true)
+  drop_stream "$stream"
+  stored=$(kv read "$(grep '^messages=' <<<"$line")")
+  l=$(grep '^latency_ms' <<<"$line" || echo "")
+  ru=$(cat "$raw/cursor-lat.rusage")
+  { echo "cursor_lat_rate=1000"
+    echo "cursor_lat_produced=$produced"
+    echo "cursor_lat_stored=${stored:-0}"
+    echo "cursor_lat_p50=$(kv p50 "$l")"
+    echo "cursor_lat_p99=$(kv p99 "$l")"
+    echo "cursor_lat_max=$(kv max "$l")"
+    echo "cursor_lat_cpu_us=$(calc "$produced > 0 ? ($(kv user_s "$ru") + $(kv sys_s "$ru")) * 1e6 / $produced : 0" 1)"
+  } >"$out/cursor.env"
+  log "  -> $(tr '\n' ' ' <"$out/cursor.env")"
+  sql "DROP TABLE IF EXISTS $t, $lean; DELETE FROM outbox_cursor WHERE table_name = '$t'"
+}
+if wants cursor; then
+  CUR_ROWS=$([ $quick = 1 ] && echo 20000 || echo 100000)
+  CUR_CONNS=$([ $quick = 1 ] && echo "2" || echo "1 2 4")
+  CUR_CLAIM_CONNS=$([ $quick = 1 ] && echo "1 4" || echo "1 2 4 8")
+  cursor_scenario
 fi
 
 echo "duration_s=$(( $(date +%s) - t_start ))" >>"$out/meta.env"
