@@ -10,6 +10,7 @@
  *    +------------- nothing left <-------+<------ ready <-------------- FINISHING
  *
  *   any failure --> RETRY_WAIT --timer--> CONNECTING or PROBING (from the probe again)
+ *   a refusal (privilege, missing table) --> FAILED, reported through `fatal`
  *   close (any state) --> CLOSED; the switch is freed once its handles are.
  */
 #include "cursor_switch.h"
