@@ -683,7 +683,7 @@ cursor_scenario() {
 }
 if wants cursor; then
   CUR_ROWS=$([ $quick = 1 ] && echo 20000 || echo 100000)
-  CUR_CONNS=$([ $quick = 1 ] && echo "2" || echo "1 2 4")
+  CUR_CONNS=$([ $quick = 1 ] && echo "2" || echo "1 4")
   CUR_CLAIM_CONNS=$([ $quick = 1 ] && echo "1 4" || echo "1 2 4 8")
   cursor_scenario
 fi
