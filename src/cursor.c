@@ -191,6 +191,7 @@ struct ob_cursor {
 static void dispatch(ob_cursor *c, cursor_event ev);
 static void kick(ob_cursor *c);
 static void finished(ob_cursor *c);
+static void go_idle(ob_cursor *c, uint64_t now);
 
 static void set_state(ob_cursor *c, cursor_state s) {
     if (c->state != s)
@@ -390,16 +391,22 @@ static void pump(ob_cursor *c) {
 
 /* Rows given back (an outage, the lease unsure) are published again: they
  * go back to unsent, with the rows held behind them. */
+static int owns(const ob_cursor *c, int i) {
+    return c->owned >> c->cur_x.bucket[i] & 1;
+}
+
 static int requeue(ob_cursor *c) {
     ob_batch *b = &c->pw.batch;
     int n = 0;
     for (int i = 0; i < b->n; i++)
-        n += b->slots[i].state == OB_SLOT_RELEASED;
+        n += b->slots[i].state == OB_SLOT_RELEASED && owns(c, i);
     if (n == 0)
         return 0;
+    /* A bucket given up meanwhile keeps its rows released: its new owner
+     * reads them again from the cursor, which never passed them. */
     for (int i = 0; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
-        if (s->state == OB_SLOT_RELEASED || s->state == OB_SLOT_HELD)
+        if ((s->state == OB_SLOT_RELEASED || s->state == OB_SLOT_HELD) && owns(c, i))
             s->state = OB_SLOT_UNSENT;
     }
     b->next_pub = 0;
@@ -684,7 +691,7 @@ static void finish(ob_cursor *c) {
     int interrupted = e->pub.epoch(e->pub.data) != b->epoch;
     ob_batch_decide(b, &e->batch, interrupted);
     if (requeue(c) > 0) {
-        set_state(c, CR_IDLE);
+        go_idle(c, uv_now(e->loop));
         return; /* published again once the broker and the lease allow */
     }
     ob_worker_log_passed(&c->pw);
@@ -706,8 +713,8 @@ static void finish(ob_cursor *c) {
         ob_sql_end_ids(&c->sql);
     for (int i = 0; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
-        if (s->state != OB_SLOT_FAILED)
-            continue;
+        if (s->state != OB_SLOT_FAILED || !owns(c, i))
+            continue; /* a bucket given up: its new owner decides */
         ob_cursor_sql_fail_head(&c->sql, c->cfg.qtable, b->errs.p + s->err_off, s->err_len, s->dead,
                                 e->batch.max_attempts, &e->batch.backoff);
         ob_sql_add_id(&c->sql, s->row.id, 1);
@@ -722,7 +729,7 @@ static void finish(ob_cursor *c) {
     }
     for (int i = 0; i < b->n && !c->cur_lane; i++) {
         ob_slot *s = &b->slots[i];
-        if (s->state != OB_SLOT_HELD)
+        if (s->state != OB_SLOT_HELD || !owns(c, i))
             continue;
         if (nheld == 0)
             ob_cursor_sql_hold_head(&c->sql, c->cfg.qtable);
@@ -734,17 +741,19 @@ static void finish(ob_cursor *c) {
         ob_sql_end_ids(&c->sql);
     c->fin_held = nheld;
     c->pending = 0;
-    if (!c->cur_lane && c->active && may_publish(c)) {
-        uint64_t safe = safe_point(c, 0);
-        if (safe > c->written) {
-            ob_cursor_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, c->active, safe);
-            c->pending = safe;
-        }
-    }
-    if (c->sql.len == 0) { /* nothing to write */
+    if (c->sql.len == 0) {
+        /* Nothing to write (the usual case): the batch is done, and the
+         * cursor moves with the next advance while the next batch leaves. */
         finished(c);
         kick(c);
         return;
+    }
+    if (!c->cur_lane && (c->active & c->owned) && may_publish(c)) {
+        uint64_t safe = safe_point(c, 0);
+        if (safe > c->written) {
+            ob_cursor_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, c->active & c->owned, safe);
+            c->pending = safe;
+        }
     }
     if (c->sql.p[c->sql.len - 1] == ';')
         c->sql.len--;
@@ -775,7 +784,7 @@ static void finished(ob_cursor *c) {
 static void advance(ob_cursor *c, uint64_t safe) {
     c->advance_at = uv_now(c->env.loop) + GAP_POLL_MS;
     ob_buf_reset(&c->sql);
-    ob_cursor_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, c->active, safe);
+    ob_cursor_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, c->active & c->owned, safe);
     c->pending = safe;
     send_sql(c, CR_ADVANCING);
 }
@@ -794,6 +803,8 @@ static void go_idle(ob_cursor *c, uint64_t now) {
     uint64_t at = c->read_at;
     if (c->held.n > 0 || !c->lane_clean)
         at = min_u64(at, c->lane_at);
+    if (safe_point(c, 1) > c->written)
+        at = min_u64(at, c->advance_at);
     if (c->cur_active && has_unsent(&c->pw.batch))
         at = min_u64(at, now + GAP_POLL_MS); /* waiting for the broker or the lease */
     if (!c->on_idle_list && !c->cur_active) {
@@ -819,8 +830,14 @@ static void kick(ob_cursor *c) {
         return;
     }
     if (c->stop) {
-        if (!c->cur_active)
+        uint64_t safe = safe_point(c, 1);
+        if (!c->cur_active && c->stop == 1 && safe > c->written && (c->active & c->owned) &&
+            may_publish(c)) {
+            c->stop = 2; /* the last word: then close, whatever it gets */
+            advance(c, safe);
+        } else if (!c->cur_active) {
             close_all(c);
+        }
         return; /* the batch in flight finishes first */
     }
     if (c->on_idle_list) {
@@ -850,13 +867,13 @@ static void kick(ob_cursor *c) {
         lane_read(c);
         return;
     }
-    if (!c->next_ready && now >= c->read_at) {
-        read_rows(c);
+    uint64_t safe = safe_point(c, 1);
+    if (safe > c->written && now >= c->advance_at && (c->active & c->owned) && may_publish(c)) {
+        advance(c, safe);
         return;
     }
-    uint64_t safe = safe_point(c, 1);
-    if (safe > c->written && now >= c->advance_at && may_publish(c)) {
-        advance(c, safe);
+    if (!c->next_ready && now >= c->read_at) {
+        read_rows(c);
         return;
     }
     if (drained(c) && c->own.drain_wanted(c->own.data)) {
@@ -1158,6 +1175,11 @@ void ob_cursor_owned(ob_cursor *c, uint64_t owned) {
     if (owned == c->owned)
         return;
     c->owned = owned;
+    /* The unsent rows of a bucket given up stay unsent: its new owner
+     * publishes them. */
+    for (int i = 0; c->cur_active && i < c->pw.batch.n; i++)
+        if (c->pw.batch.slots[i].state == OB_SLOT_UNSENT && !owns(c, i))
+            ob_batch_release(&c->pw.batch, i);
     c->resync = 1;
     dispatch(c, CE_KICK);
 }
