@@ -21,6 +21,46 @@ met() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN { if (v == "") { print "not ru
   ok = op == "ge" ? v + 0 >= t + 0 : v + 0 <= t + 0; print ok ? "met" : "missed" }'; }
 export LC_NUMERIC=C
 
+# Cursor mode (--cursor): cursor.md, the scenario's table with the issue's
+# targets, from cursor.csv and cursor.env; summary.md includes it.
+cursor_report() {
+  local c="$dir/cursor.csv" lean hd
+  rm -f "$dir/cursor.md"
+  [ -f "$c" ] || return 0
+  cursor_lat_p99=""; cursor_lat_p50=""; cursor_lat_cpu_us=""
+  [ -f "$dir/cursor.env" ] && . "$dir/cursor.env"
+  # The best rows per variant (without headers: 0, with: 1).
+  lean=$(tail -n +2 "$c" | awk -F, '$1 == 0' | sort -t, -k5,5gr | head -1)
+  hd=$(tail -n +2 "$c" | awk -F, '$1 == 1' | sort -t, -k5,5gr | head -1)
+  f() { cut -d, -f"$2" <<<"$1"; }
+  {
+    echo "## 7. Cursor mode (--cursor), $(f "$lean" 4) rows of 512 B, ordered table, batch 500"
+    echo
+    echo "The cursor relay drains an ordered table (300 aggregates), beside the same run's DB-only"
+    echo "claim cycle (bench-claim) on a lean table without the ordering columns at its best"
+    echo "connection count, and the JetStream-only limit (bench-jspub). mariadbd's CPU per row is"
+    echo "read from /proc/<pid>/stat of the server around each run."
+    echo
+    echo "| headers | connections | msg/s | relay CPU µs/msg | mariadbd CPU µs/row | nats CPU µs/msg | every row once | order violations |"
+    echo "|---|---:|---:|---:|---:|---:|---|---:|"
+    tail -n +2 "$c" | while IFS=, read -r h cn b rows rate secs cpu mcpu ncpu ok viol rest; do
+      echo "| $([ "$h" = 1 ] && echo yes || echo no) | $cn | $(num "$rate") | $cpu | $mcpu | $ncpu | $ok | $viol |"
+    done
+    echo
+    echo "| figure | this run | target |"
+    echo "|---|---|---|"
+    echo "| cursor drain, no headers (best: $(f "$lean" 2) connections) | $(num "$(f "$lean" 5)") msg/s | |"
+    echo "| cursor drain, with headers (best: $(f "$hd" 2) connections) | $(num "$(f "$hd" 5)") msg/s | |"
+    echo "| DB-only claim cycle, lean table, best ($(f "$lean" 13) conn x 500) | $(num "$(f "$lean" 12)") msg/s (mariadbd $(f "$lean" 14) µs/row) | |"
+    echo "| JetStream-only limit | $(num "$(f "$lean" 15)") msg/s | |"
+    echo "| cursor drain / claim cycle | $(awk -v r="$(f "$lean" 16)" 'BEGIN { printf "%.2f x", r }') | >= 2 x: $(met "$(f "$lean" 16)" 2 ge) |"
+    echo "| cursor drain / JetStream-only | $(pct "$(f "$lean" 17)") | >= 90 %: $(met "$(f "$lean" 17)" 0.9 ge) |"
+    echo "| mariadbd CPU per delivered row | $(f "$lean" 8) µs | <= 10 µs: $(met "$(f "$lean" 8)" 10 le) |"
+    echo "| relay CPU per row | $(f "$lean" 7) µs | |"
+    echo "| commit -> stored at 1,000 rows/s, plain SQL, defaults: p50 / p99 | ${cursor_lat_p50:--} / ${cursor_lat_p99:--} ms | p99 <= 10 ms: $(met "$cursor_lat_p99" 10 le) |"
+  } >"$dir/cursor.md"
+}
+
 d="$dir/drain.csv"; p="$dir/payload.csv"; m="$dir/mixed.csv"; e="$dir/enqueue.csv"
 best="\$1 == $best_c && \$2 == $best_b"
 
@@ -43,6 +83,7 @@ if [ -f "$d" ]; then
   cpu_max=$(tail -n +2 "$d" | cut -d, -f7 | sort -g | tail -1)
 fi
 
+cursor_report
 {
   echo "| figure | this run | target |"
   echo "|---|---|---|"
@@ -98,6 +139,19 @@ fi
     drain_table "$d"
     echo
     echo "![drain](drain.png)"
+  fi
+  if [ -f "$dir/nats_modes.csv" ]; then
+    echo
+    echo "### nats.c on the relay's loop and on its own threads"
+    echo
+    echo "The same drain with nats.c on the loop (the default) and with OUTBOX_NATS_EVENT_LOOP=0, beside"
+    echo "bench-jspub (threaded, and in the same mode). Context switches are the process's, all threads."
+    echo
+    echo "| nats.c | conn | batch | relay msg/s | relay CPU µs/msg | switches/msg (voluntary) | threads | JetStream-only CPU µs/msg | relay / JetStream-only | JetStream-only, same mode: CPU µs/msg, switches/msg |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    tail -n +2 "$dir/nats_modes.csv" | while IFS=, read -r mode c b rows rate cpu csw vcsw thr jscpu ratio jsm jsmcsw; do
+      echo "| $mode | $c | $b | $(num "$rate") | $cpu | $csw ($vcsw) | $thr | $jscpu | $ratio | $jsm, $jsmcsw |"
+    done
   fi
   if [ -f "$p" ]; then
     echo
@@ -172,6 +226,10 @@ fi
     tail -n +2 "$o" | while IFS=, read -r mode c b aggs rows rate secs ok viol; do
       echo "| $mode | $rows | $(num "$rate") | $secs | $ok | $viol |"
     done
+  fi
+  if [ -f "$dir/cursor.md" ]; then
+    echo
+    cat "$dir/cursor.md"
   fi
   echo
   echo "Method and caveats: bench/README.md. Raw tool output is in raw/ (not committed)."

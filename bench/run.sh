@@ -3,7 +3,7 @@
 # runs every scenario and writes a report into a dated folder.
 #
 #   bench/run.sh [--quick] [--out DIR] [--build DIR] [--no-build]
-#                [--only drain,payload,mixed,enqueue,latency,idle,ordered]
+#                [--only drain,payload,mixed,enqueue,latency,idle,ordered,cursor]
 #
 # --quick   about a minute: fewer rows, fewer grid points, shorter runs.
 # --out     report folder (default bench/results/<UTC timestamp>[-quick]).
@@ -14,6 +14,10 @@
 #           unordered and --ordered, and checks each aggregate's order.
 #           "idle" runs a relay at its defaults on an empty table and counts
 #           its CPU and the database statements it sends.
+#           "cursor" drains rows of an ordered table with --cursor (without and
+#           with headers) beside the same run's DB-only claim cycle on a lean
+#           table and the JetStream-only limit, with mariadbd's CPU per row,
+#           and measures its latency from plain SQL at 1,000 rows/s.
 # Environment: BENCH_REPEAT (drain repeats), BENCH_PAYLOADS ("bytes:rows ..."),
 #           BENCH_PAYLOAD_AT ("CxB", the payload scenario's grid point),
 #           BENCH_GRID_CONNS, BENCH_GRID_BATCH, BENCH_DRAIN_ROWS (the drain grid).
@@ -29,7 +33,7 @@ quick=0
 out=""
 build="$root/build-bench"
 do_build=1
-only="drain,payload,mixed,enqueue,latency,idle,ordered"
+only="drain,payload,mixed,enqueue,latency,idle,ordered,cursor"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -37,7 +41,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift ;;
     --no-build) do_build=0 ;;
     --only) only=$2; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -61,7 +65,7 @@ calc() { awk "BEGIN { printf \"%.${2:-0}f\", ($1) }"; }
 # --- the scenarios' sizes --------------------------------------------------
 if [ $quick = 1 ]; then
   DRAIN_ROWS=20000
-  GRID_CONNS="1 8"; GRID_BATCH="500"
+  GRID_CONNS="1 4 8"; GRID_BATCH="500"
   PAYLOADS="128:20000 4096:5000 65536:1000"
   MIX_MS=4000; MIX_RATES="1000 5000 0"; MIX_PROCS=4
   ENQ_MS=1000; ENQ_ROUNDS=1
@@ -208,13 +212,16 @@ nstream=0
 new_stream() { nstream=$((nstream + 1)); stream="BENCH$nstream"; prefix="bench$nstream"; }
 drop_stream() { "$SC" --nats "$NATS" --stream "$1" --delete >/dev/null 2>&1 || true; }
 
-# limits_and_drain C B SIZE ROWS: prints "db js wall user sys rss ok mcpu ncpu ccpu"
-# after running the DB-only limit, the JetStream-only limit and the relay
-# drain on freshly seeded rows. The DB-only limit and the relay run REPEAT
-# times each, alternating, and the fastest run of each counts.
+# limits_and_drain C B SIZE ROWS: prints "db js wall user sys rss ok mcpu ncpu ccpu
+# jscpu csw threads jscsw" after running the DB-only limit, the JetStream-only
+# limit and the relay drain on freshly seeded rows. The DB-only limit and the
+# relay run REPEAT times each, alternating, and the fastest run of each counts.
+# jscpu and jscsw: the JetStream-only tool's CPU µs and context switches per
+# message; csw and threads: the relay's context switches per message and the
+# most threads it had.
 limits_and_drain() {
   local c=$1 b=$2 size=$3 rows=$4 tag="c$1-b$2-p$3" line db=0 js win ru ok r rate
-  local db0 db1 n0 n1 cdb=0 best_wall="" best_relay=""
+  local db0 db1 n0 n1 cdb=0 best_wall="" best_relay="" best_more="" jscpu=0 jscsw=0
   for r in $(seq 1 "$REPEAT"); do
     seed "$rows" "$size"
     db0=$(srv_cpu db)
@@ -237,6 +244,8 @@ limits_and_drain() {
       echo "$line" >"$raw/jspub-$tag.txt"
       drop_stream "$stream"
       js=$(kv rate "$line"); js=${js:-0}
+      jscpu=$(kv cpu_us_per_msg "$line"); jscpu=${jscpu:-0}
+      jscsw=$(kv csw_per_msg "$line"); jscsw=${jscsw:-0}
     fi
 
     new_stream
@@ -254,20 +263,22 @@ limits_and_drain() {
       best_wall=$(kv wall_s "$ru")
       best_relay="$(kv wall_s "$ru") $(kv user_s "$ru") $(kv sys_s "$ru") $(kv maxrss_kb "$ru") $ok"
       best_relay="$best_relay $(calc "($db1 - $db0) * 1e6 / $rows" 2) $(calc "($n1 - $n0) * 1e6 / $rows" 2)"
+      best_more="$(calc "($(kv vcsw "$ru") + $(kv ivcsw "$ru")) / $rows" 3) $(kv threads_max "$ru")"
     fi
   done
-  echo "$db $js $best_relay $cdb"
+  echo "$db $js $best_relay $cdb $jscpu $best_more $jscsw"
 }
 
-DRAIN_HDR="connections,batch,payload_bytes,rows,relay_rate,relay_seconds,relay_cpu_us_per_msg,relay_peak_rss_kib,db_only_rate,js_only_rate,limit_rate,binding_limit,relay_to_limit,complete,mariadb_cpu_us_per_msg,nats_cpu_us_per_msg,claim_mariadb_cpu_us_per_msg"
+DRAIN_HDR="connections,batch,payload_bytes,rows,relay_rate,relay_seconds,relay_cpu_us_per_msg,relay_peak_rss_kib,db_only_rate,js_only_rate,limit_rate,binding_limit,relay_to_limit,complete,mariadb_cpu_us_per_msg,nats_cpu_us_per_msg,claim_mariadb_cpu_us_per_msg,js_only_cpu_us_per_msg,relay_csw_per_msg,relay_threads,js_only_csw_per_msg"
 # drain_row C B SIZE ROWS RESULT: one CSV line.
 drain_row() {
   local c=$1 b=$2 size=$3 rows=$4
   set -- $5
-  local db=$1 js=$2 wall=$3 user=$4 sys=$5 rss=$6 ok=$7 mcpu=$8 ncpu=$9 ccpu=${10} rate lim bind
+  local db=$1 js=$2 wall=$3 user=$4 sys=$5 rss=$6 ok=$7 mcpu=$8 ncpu=$9 ccpu=${10} jscpu=${11:-0}
+  local csw=${12:-0} threads=${13:-0} jscsw=${14:-0} rate lim bind
   rate=$(calc "$rows / $wall")
   if [ "$(calc "$db <= $js ? 1 : 0")" = 1 ]; then lim=$db; bind=db-only; else lim=$js; bind=jetstream-only; fi
-  echo "$c,$b,$size,$rows,$rate,$(calc "$wall" 3),$(calc "($user + $sys) * 1e6 / $rows" 2),$rss,$db,$js,$lim,$bind,$(calc "$lim > 0 ? $rate / $lim : 0" 3),$ok,$mcpu,$ncpu,$ccpu"
+  echo "$c,$b,$size,$rows,$rate,$(calc "$wall" 3),$(calc "($user + $sys) * 1e6 / $rows" 2),$rss,$db,$js,$lim,$bind,$(calc "$lim > 0 ? $rate / $lim : 0" 3),$ok,$mcpu,$ncpu,$ccpu,$jscpu,$csw,$threads,$jscsw"
 }
 
 best_c=2; best_b=500
@@ -320,6 +331,57 @@ if wants drain; then
   best=$(tail -n +2 "$out/drain.csv" | sort -t, -k5,5nr | head -1)
   best_c=$(cut -d, -f1 <<<"$best"); best_b=$(cut -d, -f2 <<<"$best")
   log "best grid point: $best_c x $best_b"
+
+  # nats.c on the relay's loop (the default) beside nats.c on its own threads
+  # (OUTBOX_NATS_EVENT_LOOP=0), at 4 x 500 and at the best grid point, run
+  # alternately REPEAT times; the fastest run of each mode counts.
+  # Beside them, the JetStream-only tool in both modes (bench-jspub and
+  # bench-jspub --event-loop, window c x b): what publishing alone costs.
+  echo "nats_mode,connections,batch,rows,relay_rate,relay_cpu_us_per_msg,relay_csw_per_msg,relay_vcsw_per_msg,relay_threads,js_only_cpu_us_per_msg,relay_to_js_cpu,js_only_same_mode_cpu_us_per_msg,js_only_same_mode_csw_per_msg" >"$out/nats_modes.csv"
+  points="4x500"; [ "${best_c}x${best_b}" = 4x500 ] || points="$points ${best_c}x${best_b}"
+  for point in $points; do
+    c=${point%x*}; b=${point#*x}
+    jscpu=$(kv cpu_us_per_msg "$(cat "$raw/jspub-c$c-b$b-p512.txt" 2>/dev/null || true)"); jscpu=${jscpu:-0}
+    declare -A M=() J=()
+    for mode in loop threaded; do
+      seed "$DRAIN_ROWS" 512
+      new_stream
+      J[$mode]=$("$B/bench-jspub" --db "$DB" --nats "$NATS" --stream "$stream" --subject-prefix "$prefix" \
+                   --window $(( c * b < MAX_IN_FLIGHT ? c * b : MAX_IN_FLIGHT )) \
+                   $([ $mode = loop ] && echo --event-loop || true) 2>>"$raw/jspub.err") || J[$mode]=""
+      echo "${J[$mode]}" >"$raw/jspub-$mode-c$c-b$b.txt"
+      drop_stream "$stream"
+    done
+    [ "$jscpu" != 0 ] || jscpu=$(kv cpu_us_per_msg "${J[threaded]}"); jscpu=${jscpu:-0}
+    for r in $(seq 1 "$REPEAT"); do
+      for mode in loop threaded; do
+        log "nats modes: $mode, $c x $b, $DRAIN_ROWS rows (run $r)"
+        seed "$DRAIN_ROWS" 512
+        new_stream
+        OUTBOX_NATS_EVENT_LOOP=$([ $mode = loop ] && echo 1 || echo 0) \
+          "$B/bench-rusage" --out "$raw/nats-$mode-c$c-b$b-$r.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" \
+          --drain --connections "$c" --batch "$b" --poll-interval "${POLL_MS}ms" --max-in-flight "$MAX_IN_FLIGHT" \
+          --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress 2>>"$raw/relay.log" || true
+        drop_stream "$stream"
+        [ "$(processed)" = "$DRAIN_ROWS" ] || log "warning: the relay left rows unprocessed ($mode, $c x $b)"
+        ru=$(cat "$raw/nats-$mode-c$c-b$b-$r.rusage")
+        if [ -z "${M[$mode]:-}" ] || [ "$(calc "$(kv wall_s "$ru") < $(kv wall_s "${M[$mode]}") ? 1 : 0")" = 1 ]; then
+          M[$mode]=$ru
+        fi
+      done
+    done
+    for mode in loop threaded; do
+      ru=${M[$mode]}
+      cpu=$(calc "($(kv user_s "$ru") + $(kv sys_s "$ru")) * 1e6 / $DRAIN_ROWS" 2)
+      row="$mode,$c,$b,$DRAIN_ROWS,$(calc "$DRAIN_ROWS / $(kv wall_s "$ru")"),$cpu"
+      row="$row,$(calc "($(kv vcsw "$ru") + $(kv ivcsw "$ru")) / $DRAIN_ROWS" 3),$(calc "$(kv vcsw "$ru") / $DRAIN_ROWS" 3)"
+      row="$row,$(kv threads_max "$ru"),$jscpu,$(calc "$jscpu > 0 ? $cpu / $jscpu : 0" 2)"
+      row="$row,$(kv cpu_us_per_msg "${J[$mode]}"),$(kv csw_per_msg "${J[$mode]}")"
+      echo "$row" >>"$out/nats_modes.csv"
+      log "  -> $row"
+    done
+    unset M J
+  done
 fi
 echo "best_c=$best_c" >>"$out/meta.env"
 echo "best_b=$best_b" >>"$out/meta.env"
@@ -491,6 +553,139 @@ if wants ordered; then
   echo "${OW[ordered]}" >>"$out/ordered.csv"
   u=$(cut -d, -f6 <<<"${OW[unordered]}"); o=$(cut -d, -f6 <<<"${OW[ordered]}")
   log "ordered: $o msg/s against $u unordered ($(calc "$u > 0 ? 100 * $o / $u : 0") %)"
+fi
+
+# --- 7: cursor mode (--cursor) beside the claim cycle's limit ---------------------
+# cseed TABLE ROWS HEADERS: an empty TABLE (and no cursor rows for it), then
+# ROWS rows of 512 B over 300 aggregates; HEADERS=1 adds a small headers object.
+cseed() {
+  local t=$1 rows=$2 h=NULL
+  [ "$3" = 1 ] && h="JSON_OBJECT('agg_seq', CAST(seq DIV 300 AS CHAR), 'tenant', 'acme')"
+  sql "TRUNCATE $t; DELETE FROM outbox_cursor WHERE table_name = '$t';
+       INSERT INTO $t (id, aggregate_type, aggregate_id, event_type, payload, headers)
+       SELECT outbox_uuid_v7(), 'order', CONCAT('a', seq % 300), 'created',
+              CONCAT('{\"n\":\"', LPAD(seq, 10, '0'), '\",\"pad\":\"', REPEAT('x', 485), '\"}'), $h
+       FROM seq_1_to_$rows;"
+}
+
+cursor_scenario() {
+  local rows=$CUR_ROWS t=outbox_cur lean=outbox_lean c b r line rate best=0 best_c=1 db0 db1 n0 n1
+  local ccpu=0 js=0 hdr ru ok wall viol chk cpu mcpu ncpu row
+  sql "DROP TABLE IF EXISTS $t, $lean"
+  "$RELAY" schema --ordered --table $t | "${SQL[@]}" bench
+  "$RELAY" schema --table $lean --no-function | "${SQL[@]}" bench
+  if [ "$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'bench'
+             AND TABLE_NAME = 'outbox_cursor'")" != 1 ]; then
+    log "cursor: schema --ordered made no outbox_cursor table (no cursor mode in this build): skipped"
+    return 0
+  fi
+  # The DB-only claim cycle on the lean table (no ordering columns), its best
+  # point over the connections, batch 500.
+  for c in $CUR_CLAIM_CONNS; do
+    for r in $(seq 1 "$REPEAT"); do
+      log "cursor: DB-only claim cycle, lean table, $c connection(s) x 500, $rows rows (run $r)"
+      cseed $lean "$rows" 0
+      db0=$(srv_cpu db)
+      line=$("$B/bench-claim" --db "$DB" --table $lean --connections "$c" --batch 500 \
+               2>>"$raw/claim.err") || line=""
+      db1=$(srv_cpu db)
+      echo "$line" >"$raw/cursor-claim-c$c-$r.txt"
+      rate=$(kv rate "$line")
+      if [ "$(calc "${rate:-0} > $best ? 1 : 0")" = 1 ]; then
+        best=$rate; best_c=$c; ccpu=$(calc "($db1 - $db0) * 1e6 / $rows" 2)
+      fi
+    done
+  done
+  log "  -> claim cycle best: $best rows/s at $best_c x 500 (mariadbd $ccpu µs/row)"
+  # The JetStream-only limit: the same rows, read once and published with the
+  # relay's default window.
+  cseed $t "$rows" 0
+  new_stream
+  line=$("$B/bench-jspub" --db "$DB" --table $t --nats "$NATS" --stream "$stream" \
+           --subject-prefix "$prefix" --window "$MAX_IN_FLIGHT" 2>>"$raw/jspub.err") || line=""
+  echo "$line" >"$raw/cursor-jspub.txt"
+  drop_stream "$stream"
+  js=$(kv rate "$line"); js=${js:-0}
+  log "  -> JetStream-only: $js msg/s"
+
+  echo "headers,connections,batch,rows,relay_rate,relay_seconds,relay_cpu_us_per_msg,mariadb_cpu_us_per_msg,nats_cpu_us_per_msg,complete,order_violations,claim_best_rate,claim_best_connections,claim_mariadb_cpu_us_per_msg,js_only_rate,relay_to_claim,relay_to_js" >"$out/cursor.csv"
+  for hdr in 0 1; do
+    for c in $CUR_CONNS; do
+      local bw="" brow=""
+      for r in $(seq 1 "$REPEAT"); do
+        log "cursor: --cursor --drain, headers=$hdr, $c connection(s) x 500, $rows rows (run $r)"
+        cseed $t "$rows" "$hdr"
+        new_stream
+        db0=$(srv_cpu db); n0=$(srv_cpu nats)
+        "$B/bench-rusage" --out "$raw/cursor-h$hdr-c$c-$r.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" \
+          --table $t --cursor --drain --connections "$c" --batch 500 --poll-interval "${POLL_MS}ms" \
+          --max-in-flight "$MAX_IN_FLIGHT" --stream "$stream" --subject-prefix "$prefix" \
+          --log-level warn --no-progress 2>>"$raw/relay.log" || true
+        db1=$(srv_cpu db); n1=$(srv_cpu nats)
+        ru=$(cat "$raw/cursor-h$hdr-c$c-$r.rusage")
+        line=$("$SC" --nats "$NATS" --stream "$stream" --subject '>' \
+                 $([ "$hdr" = 1 ] && echo "--check-order agg_seq") 2>&1 || true)
+        drop_stream "$stream"
+        ok=$([ "$(kv distinct "$(grep '^messages=' <<<"$line")")" = "$rows" ] && echo yes || echo no)
+        [ $ok = yes ] || log "warning: the cursor relay did not deliver every row once ($ru)"
+        viol=$(sed -n 's/.*order_violations=\([0-9]*\).*/\1/p' <<<"$line")
+        wall=$(kv wall_s "$ru")
+        cpu=$(calc "($(kv user_s "$ru") + $(kv sys_s "$ru")) * 1e6 / $rows" 2)
+        mcpu=$(calc "($db1 - $db0) * 1e6 / $rows" 2); ncpu=$(calc "($n1 - $n0) * 1e6 / $rows" 2)
+        rate=$(calc "$rows / $wall")
+        row="$hdr,$c,500,$rows,$rate,$(calc "$wall" 3),$cpu,$mcpu,$ncpu,$ok,${viol:--},$best,$best_c,$ccpu,$js,$(calc "$best > 0 ? $rate / $best : 0" 3),$(calc "$js > 0 ? $rate / $js : 0" 3)"
+        if [ -z "$bw" ] || [ "$(calc "$wall < $bw ? 1 : 0")" = 1 ]; then bw=$wall; brow=$row; fi
+      done
+      echo "$brow" >>"$out/cursor.csv"
+      log "  -> $brow"
+    done
+  done
+
+  # Latency from plain SQL at 1,000 rows/s, one row per transaction, the
+  # cursor relay at its defaults.
+  local lat_ms produced stored l
+  lat_ms=$([ $quick = 1 ] && echo 4000 || echo 15000)
+  log "cursor: latency, plain SQL at 1,000 rows/s, --cursor at its defaults"
+  cseed $t 0 0
+  new_stream
+  "$B/bench-rusage" --out "$raw/cursor-lat.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" --table $t \
+    --cursor --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress \
+    2>>"$raw/relay.log" &
+  relay_pid=$!
+  sleep 1
+  line=$("$B/bench-produce" --db "$DB" --table $t --mode raw --rate 1000 --duration-ms "$lat_ms" \
+           --ts-header bench-ns 2>>"$raw/produce.err") || line=""
+  produced=$(kv events "$line"); produced=${produced:-0}
+  for _ in $(seq 1 200); do
+    [ "$(sql "SELECT COUNT(*) FROM $t o LEFT JOIN outbox_cursor c ON c.table_name = '$t'
+          AND c.bucket = o.bucket WHERE o.status = 0 AND o.seq > IFNULL(c.seq, 0)")" = 0 ] && break
+    sleep 0.1
+  done
+  sleep 0.5
+  kill -TERM "$relay_pid" 2>/dev/null || true
+  wait "$relay_pid" || true
+  relay_pid=""
+  line=$("$B/bench-latency" --nats "$NATS" --stream "$stream" --header bench-ns 2>&1 || true)
+  drop_stream "$stream"
+  stored=$(kv read "$(grep '^messages=' <<<"$line")")
+  l=$(grep '^latency_ms' <<<"$line" || echo "")
+  ru=$(cat "$raw/cursor-lat.rusage")
+  { echo "cursor_lat_rate=1000"
+    echo "cursor_lat_produced=$produced"
+    echo "cursor_lat_stored=${stored:-0}"
+    echo "cursor_lat_p50=$(kv p50 "$l")"
+    echo "cursor_lat_p99=$(kv p99 "$l")"
+    echo "cursor_lat_max=$(kv max "$l")"
+    echo "cursor_lat_cpu_us=$(calc "$produced > 0 ? ($(kv user_s "$ru") + $(kv sys_s "$ru")) * 1e6 / $produced : 0" 1)"
+  } >"$out/cursor.env"
+  log "  -> $(tr '\n' ' ' <"$out/cursor.env")"
+  sql "DROP TABLE IF EXISTS $t, $lean; DELETE FROM outbox_cursor WHERE table_name = '$t'"
+}
+if wants cursor; then
+  CUR_ROWS=$([ $quick = 1 ] && echo 20000 || echo 100000)
+  CUR_CONNS=$([ $quick = 1 ] && echo "2" || echo "1 2 4")
+  CUR_CLAIM_CONNS=$([ $quick = 1 ] && echo "1 4" || echo "1 2 4 8")
+  cursor_scenario
 fi
 
 echo "duration_s=$(( $(date +%s) - t_start ))" >>"$out/meta.env"

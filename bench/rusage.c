@@ -6,16 +6,20 @@
  *
  *   bench-rusage --out FILE -- command [args...]
  * Writes to FILE (after the command ends) one line:
- *   wall_s=S user_s=U sys_s=Y maxrss_kb=K exit=E
- * CPU and peak RSS are the command's own (wait4), threads included.
+ *   wall_s=S user_s=U sys_s=Y maxrss_kb=K exit=E vcsw=V ivcsw=I threads_max=T
+ * CPU, peak RSS and context switches (voluntary, involuntary) are the
+ * command's own (wait4), threads included; threads_max is the most threads
+ * seen in /proc/PID/status, read every 20 ms while it runs.
  * Exits with the command's status.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -25,6 +29,21 @@ static volatile sig_atomic_t child_pid;
 static void forward(int sig) {
     if (child_pid > 0)
         kill((pid_t)child_pid, sig);
+}
+
+/* The "Threads:" line of /proc/PID/status; 0 when unreadable. */
+static long threads_of(pid_t p) {
+    char path[64], line[128];
+    long n = 0;
+    snprintf(path, sizeof(path), "/proc/%ld/status", (long)p);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, "Threads:", 8) == 0)
+            n = strtol(line + 8, NULL, 10);
+    fclose(f);
+    return n;
 }
 
 int main(int argc, char **argv) {
@@ -65,18 +84,30 @@ int main(int argc, char **argv) {
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof(ru));
-    while (wait4(p, &status, 0, &ru) < 0) {
-        if (errno != EINTR)
+    long threads_max = 0;
+    for (;;) {
+        pid_t w = wait4(p, &status, WNOHANG, &ru);
+        if (w == p)
+            break;
+        if (w < 0 && errno != EINTR)
             bn_die("wait4: %s", strerror(errno));
+        long n = threads_of(p);
+        if (n > threads_max)
+            threads_max = n;
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
     }
     uint64_t t1 = bn_mono_ns();
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     FILE *f = fopen(out, "w");
     if (f == NULL)
         bn_die("cannot write %s: %s", out, strerror(errno));
-    fprintf(f, "wall_s=%.6f user_s=%.6f sys_s=%.6f maxrss_kb=%ld exit=%d\n",
+    fprintf(f,
+            "wall_s=%.6f user_s=%.6f sys_s=%.6f maxrss_kb=%ld exit=%d vcsw=%ld ivcsw=%ld "
+            "threads_max=%ld\n",
             (double)(t1 - t0) / 1e9, (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
-            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss, code);
+            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss, code,
+            ru.ru_nvcsw, ru.ru_nivcsw, threads_max);
     fclose(f);
     return code;
 }

@@ -18,7 +18,7 @@ static int schema_one(const ob_cli *c, const outbox_relay_options *r, const char
     o.lookahead = c->lookahead;
     o.binary = c->binary;
     o.with_function = !c->no_function;
-    o.ordered = r->ordered || r->leader;
+    o.ordered = r->ordered || r->leader || r->cursor;
     char *ddl = NULL;
     char err[256];
     int rc = c->migrate ? outbox_schema_migrate_ddl(o.table, &ddl, err, sizeof(err))

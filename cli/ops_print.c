@@ -55,6 +55,25 @@ static void print_owners(const outbox_maint_result *r) {
         printf("buckets           none owned (no ordered relay running)\n");
 }
 
+/* Cursor mode: each bucket with a cursor row or pending rows, one a line. */
+static void print_cursors(const outbox_maint_result *r) {
+    if (!r->cursor_mode)
+        return;
+    int n = 0;
+    for (int k = 0; k < 64; k++)
+        n += r->bucket_cursor[k] >= 0;
+    printf("cursor mode       %d of 64 buckets have a cursor\n", n);
+    printf("  bucket  cursor                pending\n");
+    for (int k = 0; k < 64; k++) {
+        if (r->bucket_cursor[k] < 0 && r->bucket_pending[k] == 0)
+            continue;
+        char c[24] = "-";
+        if (r->bucket_cursor[k] >= 0)
+            snprintf(c, sizeof(c), "%lld", (long long)r->bucket_cursor[k]);
+        printf("  %-7d %-21s %lld\n", k, c, (long long)r->bucket_pending[k]);
+    }
+}
+
 /* One TSV field: tab, newline, carriage return and backslash are written as
  * \t, \n, \r and \\, so every row stays one line of 7 fields. */
 static void put_field(const char *s, char after) {
@@ -104,6 +123,7 @@ static void print_status(const ob_ops_out *out, const outbox_maint_result *r) {
     else
         printf("maintenance lock  free\n");
     print_owners(r);
+    print_cursors(r);
     if (r->npartitions == 0) {
         printf("partitions        none (not partitioned)\n");
         return;
@@ -168,6 +188,24 @@ static json_t *json_owners(const outbox_maint_result *r) {
     return owners;
 }
 
+/* Cursor mode: [{"bucket": k, "cursor": c or null, "pending": n}, ...] for
+ * each bucket with a cursor row or pending rows. */
+static json_t *json_cursors(const outbox_maint_result *r) {
+    json_t *list = json_array();
+    for (int k = 0; k < 64; k++) {
+        if (r->bucket_cursor[k] < 0 && r->bucket_pending[k] == 0)
+            continue;
+        json_t *c = json_object();
+        json_object_set_new(c, "bucket", json_integer(k));
+        json_object_set_new(c, "cursor",
+                            r->bucket_cursor[k] >= 0 ? json_integer(r->bucket_cursor[k])
+                                                     : json_null());
+        json_object_set_new(c, "pending", json_integer(r->bucket_pending[k]));
+        json_array_append_new(list, c);
+    }
+    return list;
+}
+
 static void json_status(const ob_ops_out *out, const outbox_maint_result *r) {
     json_t *o = json_object();
     json_object_set_new(o, "table", json_string(out->table));
@@ -183,6 +221,8 @@ static void json_status(const ob_ops_out *out, const outbox_maint_result *r) {
                         r->leader_holder ? json_integer((json_int_t)r->leader_holder)
                                          : json_null());
     json_object_set_new(o, "bucket_owners", json_owners(r));
+    if (r->cursor_mode)
+        json_object_set_new(o, "cursors", json_cursors(r));
     json_t *parts = json_array();
     for (size_t i = 0; i < r->npartitions; i++) {
         char bound[32];

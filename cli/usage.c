@@ -78,6 +78,8 @@ static const char *const usage_parts[] = {
     "                        instances share the aggregates' buckets\n"
     "  --leader              OUTBOX_LEADER         one active relay per table, strict insertion\n"
     "                        order; the others stand by\n"
+    "  --cursor              OUTBOX_CURSOR         as --ordered, reading without locks and\n"
+    "                        writing only failed rows (needs PROCESS and outbox_cursor)\n"
     "  --lease-timeout D     OUTBOX_LEASE_TIMEOUT  a silent owner's share moves within D (15s)\n"
     "Failures:\n"
     "  --max-attempts N      OUTBOX_MAX_ATTEMPTS   attempts before a row is dead (5)\n"
@@ -148,21 +150,22 @@ static const char usage_common[] =
     "Exit status: 0 done, 1 runtime failure, 2 bad usage (nothing changed).\n";
 
 static const char usage_schema[] =
-    "usage: outbox-uvrelay schema [--table T] [--ordered | --leader] [--partitioned [--monthly] "
-    "[--lookahead N]]\n"
+    "usage: outbox-uvrelay schema [--table T] [--ordered | --leader | --cursor]\n"
+    "                             [--partitioned [--monthly] [--lookahead N]]\n"
     "                             [--binary] [--no-function]\n"
     "       outbox-uvrelay schema --migrate [--table T]\n"
     "\n"
     "Prints the outbox table's DDL on stdout; connects to nothing. With a config file\n"
     "that declares [table NAME] sections, the DDL of each (or of the one --table picks).\n"
     "  --table NAME          [schema.]name (outbox)\n"
-    "  --ordered, --leader   with the seq and bucket columns ordered delivery needs\n"
+    "  --ordered, --leader, --cursor  with the seq and bucket columns ordered delivery\n"
+    "                        needs, and the cursor table (outbox_cursor)\n"
     "  --partitioned         PARTITION BY RANGE COLUMNS(id), daily (--monthly: monthly)\n"
     "  --lookahead N         partitions made ready after the current period (7)\n"
     "  --binary              payload LONGBLOB instead of JSON\n"
     "  --no-function         without the outbox_uuid_v7() SQL function\n"
     "  --migrate             the ALTER TABLE that readies an existing table for\n"
-    "                        --ordered and --leader\n"
+    "                        --ordered, --leader and --cursor, and the cursor table\n"
     "Exit status: 0 done, 2 bad usage.\n";
 
 static const char usage_status[] =

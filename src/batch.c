@@ -266,7 +266,7 @@ static void add_fail_group(ob_batch *b, const ob_batch_config *cfg, int first) {
     ob_sql_end_ids(&b->sql);
 }
 
-size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrupted) {
+void ob_batch_decide(ob_batch *b, const ob_batch_config *cfg, int interrupted) {
     for (int i = 0; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
         if (s->state != OB_SLOT_FAILED)
@@ -277,6 +277,10 @@ size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrup
         if (!s->dead && (interrupted || s->kind == OUTBOX_FAIL_DISCONNECTED))
             s->state = OB_SLOT_RELEASED;
     }
+}
+
+size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrupted) {
+    ob_batch_decide(b, cfg, interrupted);
     ob_buf_reset(&b->sql);
     b->n_acked = b->n_released = b->n_retry = b->n_dead = b->n_held = 0;
     for (int i = 0; i < b->n; i++) {

@@ -122,6 +122,12 @@ int ob_batch_complete(const ob_batch *b);
 /* Loop time of the oldest publish still in flight, UINT64_MAX when none. */
 uint64_t ob_batch_oldest_inflight(const ob_batch *b);
 
+/* Decides every failure: its verdict in `dead` (the classifier's), or, for
+ * a retryable failure during an outage (`interrupted`) or a disconnection,
+ * OB_SLOT_RELEASED (no attempt is counted). Part of ob_batch_finish_sql;
+ * cursor mode calls it alone. */
+void ob_batch_decide(ob_batch *b, const ob_batch_config *cfg, int interrupted);
+
 /* Decides every failure (classifier; `interrupted`: the broker was lost
  * during the batch, so retryable failures are released without an attempt)
  * and builds the finishing statement in b->sql, ending in COMMIT. Returns

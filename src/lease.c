@@ -174,11 +174,20 @@ static void lock_name(ob_lease *l, char kind, int k) {
 }
 
 static const char *mode_name(char kind) {
-    return kind == 'p' ? "unordered" : kind == 'm' ? "--ordered" : "--leader";
+    return kind == 'p'   ? "unordered"
+           : kind == 'm' ? "--ordered"
+           : kind == 'c' ? "--cursor"
+                         : "--leader";
 }
 
 static char own_mode(const ob_lease *l) {
-    return l->cfg.plain ? 'p' : l->cfg.leader ? 's' : 'm';
+    return l->cfg.plain ? 'p' : l->cfg.leader ? 's' : l->cfg.cursor ? 'c' : 'm';
+}
+
+/* The bucket-sharing modes' presence lock is their mode lock: 'm' ordered,
+ * 'c' cursor. */
+static int shares_buckets(char mode) {
+    return mode == 'm' || mode == 'c';
 }
 
 /* Every round's statement is followed by two: the claim of the mode lock
@@ -186,7 +195,7 @@ static char own_mode(const ob_lease *l) {
  * locks, results 1 and 2. */
 static void mode_tail(ob_lease *l) {
     char mine = own_mode(l);
-    if (mine != 'm' && !l->mode_lock)
+    if (!shares_buckets(mine) && !l->mode_lock)
         ob_buf_printf(&l->sql,
                       "; SELECT GET_LOCK(CONCAT('%s:%c', (SELECT MIN(seq) FROM seq_0_to_%d WHERE "
                       "IS_FREE_LOCK(CONCAT('%s:%c', seq)))), 0)",
@@ -196,8 +205,9 @@ static void mode_tail(ob_lease *l) {
     ob_buf_printf(&l->sql,
                   "; SELECT SUM(IS_USED_LOCK(CONCAT('%s:p', seq)) IS NOT NULL), "
                   "SUM(IS_USED_LOCK(CONCAT('%s:m', seq)) IS NOT NULL), "
-                  "SUM(IS_USED_LOCK(CONCAT('%s:s', seq)) IS NOT NULL) FROM seq_0_to_%d",
-                  l->cfg.base, l->cfg.base, l->cfg.base, OB_BUCKETS - 1);
+                  "SUM(IS_USED_LOCK(CONCAT('%s:s', seq)) IS NOT NULL), "
+                  "SUM(IS_USED_LOCK(CONCAT('%s:c', seq)) IS NOT NULL) FROM seq_0_to_%d",
+                  l->cfg.base, l->cfg.base, l->cfg.base, l->cfg.base, OB_BUCKETS - 1);
 }
 
 /* Reads results 1 and 2 of a round. Returns -1 when another mode runs on
@@ -209,10 +219,10 @@ static int check_modes(ob_lease *l) {
     row = ob_db_next_row(l->db, 2, NULL);
     if (row == NULL)
         return 0;
-    static const char kinds[3] = {'p', 'm', 's'};
+    static const char kinds[4] = {'p', 'm', 's', 'c'};
     char mine = own_mode(l), other = 0;
     long n = 0;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (kinds[i] != mine && row[i] && atol(row[i]) > 0 && other == 0) {
             other = kinds[i];
             n = atol(row[i]);
@@ -285,9 +295,9 @@ static void survey(ob_lease *l) {
         return;
     }
     ob_buf_printf(&l->sql,
-                  "SELECT seq, IS_USED_LOCK(CONCAT('%s:b', seq)), IS_USED_LOCK(CONCAT('%s:m', "
+                  "SELECT seq, IS_USED_LOCK(CONCAT('%s:b', seq)), IS_USED_LOCK(CONCAT('%s:%c', "
                   "seq)), NULL FROM seq_0_to_%d",
-                  l->cfg.base, l->cfg.base, OB_BUCKETS - 1);
+                  l->cfg.base, l->cfg.base, own_mode(l), OB_BUCKETS - 1);
     idle_sessions(l, 3);
     mode_tail(l);
     query(l, LS_SURVEYING);
@@ -368,7 +378,7 @@ static void decide_leader(ob_lease *l) {
 static void add_claim(ob_lease *l, char kind, int k, int release) {
     ob_buf_puts(&l->sql, l->nclaims == 0 ? "SELECT " : ", ");
     ob_buf_puts(&l->sql, release ? "RELEASE_LOCK(" : "GET_LOCK(");
-    lock_name(l, kind == 'r' ? 'b' : kind, k);
+    lock_name(l, kind == 'r' ? 'b' : kind == 'm' ? own_mode(l) : kind, k);
     ob_buf_puts(&l->sql, release ? ")" : ", 0)");
     l->claims[l->nclaims++] = (claim){(uint8_t)kind, (uint8_t)k};
 }

@@ -29,8 +29,8 @@
  *
  * One mode per table: every relay, ordered or not, holds a mode lock of its
  * mode ('<base>:p<k>' unordered, the presence lock '<base>:m<k>' ordered,
- * '<base>:s<k>' leader mode) and every round counts the other modes' locks.
- * A relay that finds another mode at start stops (fatal); one that sees it
+ * '<base>:s<k>' leader mode, the presence lock '<base>:c<k>' cursor mode) and every round counts
+ * the other modes' locks. A relay that finds another mode at start stops (fatal); one that sees it
  * later warns once. An unordered relay runs a lease for that alone
  * (`plain`): it owns nothing and its rounds only look.
  *
@@ -69,6 +69,7 @@ typedef struct ob_lease_config {
     char base[32];        /* lock name prefix, from ob_lease_base() */
     int leader;           /* one leadership lock instead of bucket leases */
     int plain;            /* unordered: only the mode lock and the mode check */
+    int cursor;           /* cursor mode: bucket leases as ordered, presence lock 'c' */
     uint32_t interval_ms; /* between rounds (1000, at most a quarter of the stale time) */
     uint32_t takeover_ms; /* a silent owner's share moves within this (15000) */
 } ob_lease_config;

@@ -623,11 +623,12 @@ static void begin_close(ob_link *l) {
 ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_callbacks *cbs,
                      char *err, size_t errlen) {
     ob_link *l = ob_link_new_ops(loop, cfg, cbs, &ob_link_nats_ops, err, errlen);
-    /* nats.c on this loop instead of its own threads (link_nats.c); off
-     * unless asked for while it proves itself. */
+    /* nats.c on this loop (link_nats.c); OUTBOX_NATS_EVENT_LOOP=0 puts it
+     * back on its own threads, to compare the two (README, "Inside the
+     * relay"). */
     const char *ev = getenv("OUTBOX_NATS_EVENT_LOOP");
-    if (l && ev && strcmp(ev, "1") == 0)
-        l->evloop = 1;
+    if (l)
+        l->evloop = !(ev && strcmp(ev, "0") == 0);
     return l;
 }
 

@@ -13,6 +13,11 @@
 #include "nats_security.h"
 #include "retry.h"
 
+/* How many spent messages, and how much payload, are kept back at most
+ * (see ob_link.spent). */
+#define LINK_SPENT_MAX 4096
+#define LINK_SPENT_BYTES (4u << 20)
+
 typedef enum link_state {
     L_NEW,          /* not started */
     L_CONNECTING,   /* nats.c connecting on the thread pool (every listed server) */
@@ -179,6 +184,9 @@ struct ob_link {
     uv_timer_t probe;     /* evloop: the liveness check that stands in for nats.c's pings */
     int probes_out;       /* probes sent since the last read */
     uint64_t probe_reads; /* read events counted at the last probe tick */
+    uint64_t sends;       /* publishes and requests so far */
+    uint64_t probe_sends; /* sends counted at the last probe tick */
+    int probe_slow;       /* evloop: idle, the probe ticks every PROBE_IDLE_MS */
     int lost;             /* evloop: the liveness check closed the connection */
     uv_async_t async;
     int connecting; /* a connect_job is on the thread pool */
@@ -198,14 +206,24 @@ struct ob_link {
 
     char refused[200]; /* why JetStream refused a message as it would any (while `full`) */
 
-    /* Published messages whose destroy is put off. nats.c hands every
-     * destroyed message to its collector thread and wakes that thread when
-     * it sleeps: destroyed one by one, each message costs a thread switch;
-     * destroyed together (when acks arrive, or past a count or a size),
-     * a burst of them costs one. */
-    natsMsg *spent[256];
+    /* Published and received messages whose destroy is put off. nats.c
+     * hands every destroyed message to its collector thread and wakes that
+     * thread when it sleeps; on a busy machine the woken thread takes the
+     * loop's core at once, frees the one message and sleeps again, so a
+     * run of destroys costs a wake for nearly every message until the
+     * scheduler stops favouring it (some 20 wakes a run, whatever its
+     * length). Few long runs, then: at LINK_SPENT_MAX messages or
+     * LINK_SPENT_BYTES of payload, and at a probe tick that follows a
+     * tick with nothing sent (evloop) or at each burst of acks (threaded). */
+    natsMsg *spent[LINK_SPENT_MAX];
     int nspent;
     size_t spent_bytes;
+
+    /* evloop: "no responders" answers taken off the inbox before
+     * NextMsg would drop them unread (link_nats.c, nr_filter); under
+     * mb.mu. */
+    inbox_reply *nr;
+    size_t nnr, nr_cap;
 
     ob_buf subject; /* publish scratch */
     ob_buf scratch;
@@ -240,6 +258,10 @@ int ob_link_conn_done(ob_link *l, link_conn *c);
 
 /* Reads a reply on c's inbox into *r; -1 for a message that is not ours. */
 int ob_link_read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r);
+
+/* link_nats.c, evloop: something is being sent; an idle probe ticks fast
+ * again (called only while l->probe_slow). */
+void ob_link_probe_busy(ob_link *l);
 
 /* link_publish.c */
 /* Destroys the published messages kept back. */

@@ -7,10 +7,7 @@
  * mailbox (link_mailbox.c).
  *
  * Two modes, one code path but for the lines marked evloop:
- * - threaded (the default): nats.c reads and writes on its own reader and
- *   flusher threads, reconnects on its own, and delivers the inbox's
- *   messages on its delivery thread, which leaves them in the mailbox;
- * - evloop (OUTBOX_NATS_EVENT_LOOP=1 in the environment): the socket is
+ * - evloop (the default): the socket is
  *   polled on this loop (nats_loop.c), writes go out from the loop, and
  *   the inbox and the doorbell are synchronous subscriptions drained on the
  *   loop right after each read, so no message crosses a thread. nats.c's
@@ -19,6 +16,10 @@
  *   link builds a new one (its own backoff), and a liveness probe on the
  *   loop stands in for pings. The connect itself still runs on the thread
  *   pool (nats.c attaches there; nats_loop.c defers the poll to the loop).
+ * - threaded (OUTBOX_NATS_EVENT_LOOP=0 in the environment, kept to measure
+ *   the two side by side): nats.c reads and writes on its own reader and
+ *   flusher threads, reconnects on its own, and delivers the inbox's
+ *   messages on its delivery thread, which leaves them in the mailbox.
  */
 #include "link_int.h"
 
@@ -28,8 +29,12 @@
 #include "nats_loop.h"
 
 /* evloop: with no read during a tick of PROBE_MS a probe is sent; with
- * PROBES_MAX probes unanswered the connection is declared lost (4-6 s). */
+ * PROBES_MAX probes unanswered the connection is declared lost (4-6 s).
+ * A tick that heard the server while the link sent nothing makes the link
+ * idle: the probe then ticks every PROBE_IDLE_MS (a silent connection is
+ * declared lost within 34 s), until something is sent again. */
 #define PROBE_MS 2000
+#define PROBE_IDLE_MS 30000
 #define PROBES_MAX 2
 
 static natsOptions *make_options(ob_link *l, link_conn *c) {
@@ -174,6 +179,41 @@ static int c_connect(ob_link *l) {
     return 0;
 }
 
+/* nats.c 3.4.1's natsSubscription_NextMsg destroys a "no responders"
+ * answer and returns NATS_NO_RESPONDERS instead of it, so whose answer it
+ * was (its subject names the publish) would be lost. nats.c passes each
+ * message of a connection to the connection's filter, on the thread that
+ * reads (here the loop), before it queues it; the filter is set with
+ * natsConn_setFilterWithClosure, which nats.h does not declare but every
+ * 3.x library exports with this signature (read in 3.4.1, 3.5, 3.8, 3.9
+ * and the newest; nats.c's own tests use it). Taken only from a 3.x
+ * library; without it such an answer is counted without its publish. */
+typedef void (*link_msg_filter)(natsConnection *nc, natsMsg **msg, void *closure);
+void natsConn_setFilterWithClosure(natsConnection *nc, link_msg_filter f, void *closure);
+
+/* evloop, on the loop: keeps a "no responders" answer to one of our
+ * requests for drain(), and takes it out of nats.c's queue. */
+static void nr_filter(natsConnection *nc, natsMsg **msg, void *closure) {
+    (void)nc;
+    link_conn *c = closure;
+    ob_link *l = c->l;
+    inbox_reply r;
+    if (!natsMsg_IsNoResponders(*msg) || ob_link_read_reply(c, *msg, &r) != 0)
+        return;
+    if (l->nnr == l->nr_cap) {
+        size_t cap = l->nr_cap ? l->nr_cap * 2 : 64;
+        inbox_reply *nr = realloc(l->nr, cap * sizeof(*nr));
+        if (nr == NULL)
+            return; /* NextMsg counts it, as without the filter */
+        l->nr = nr;
+        l->nr_cap = cap;
+    }
+    r.ack.msg = NULL;
+    l->nr[l->nnr++] = r;
+    natsMsg_Destroy(*msg);
+    *msg = NULL;
+}
+
 /* evloop: the inbox and the doorbell are read here, on the loop. */
 static natsStatus subscribe_sync(ob_link *l, link_conn *c) {
     char subj[80];
@@ -185,6 +225,8 @@ static natsStatus subscribe_sync(ob_link *l, link_conn *c) {
         s = natsConnection_SubscribeSync(&l->wake_sub, l->nc, l->cfg.wake_subject);
     if (s == NATS_OK && l->wake_sub)
         s = natsSubscription_SetPendingLimits(l->wake_sub, -1, -1);
+    if (s == NATS_OK && nats_GetVersionNumber() >> 16 == 3)
+        natsConn_setFilterWithClosure(l->nc, nr_filter, c);
     uv_mutex_lock(&l->mb.mu);
     c->sub_done = 1; /* no delivery thread to wait for */
     uv_mutex_unlock(&l->mb.mu);
@@ -196,20 +238,33 @@ static int c_subscribe(ob_link *l) {
     return s == NATS_OK ? 0 : -1;
 }
 
+/* The answer to one request, to the state machine (control) or the owner. */
+static void answer(ob_link *l, const inbox_reply *r, natsMsg *m) {
+    if (r->control) {
+        link_reply c = {r->ack.slot, m == NULL || natsMsg_IsNoResponders(m),
+                        m ? natsMsg_GetData(m) : NULL, m ? (size_t)natsMsg_GetDataLength(m) : 0};
+        l->sink->control(l, &c);
+    } else {
+        l->sink->ack(l, &r->ack);
+    }
+}
+
 /* evloop, after each read: what the read queued on the subscriptions goes
  * to the state machine and the owner. The messages are kept back with the
- * published ones and destroyed 256 at a time (or at the next probe tick):
- * each destroy after a pause wakes nats.c's collector thread. */
+ * published ones and destroyed in long runs (see ob_link.spent). */
 static void drain(void *data) {
     ob_link *l = data;
     natsMsg *m = NULL;
     int no_responders = 0;
+    /* What the filter took during the read (on this thread). */
+    for (size_t i = 0; i < l->nnr; i++)
+        answer(l, &l->nr[i], NULL);
+    l->nnr = 0;
     while (l->sub) {
         natsStatus st = natsSubscription_NextMsg(&m, l->sub, 0);
-        /* nats.c 3.4.1 destroys a "no responders" status message in
-         * NextMsg and returns NATS_NO_RESPONDERS instead, so whose reply it
-         * was is lost: count it and go on (the queue behind it must not
-         * wait for the next read). */
+        /* A "no responders" the filter did not take (see nr_filter) comes
+         * without its message: count it and go on (the queue behind it
+         * must not wait for the next read). */
         if (st == NATS_NO_RESPONDERS || st == NATS_SLOW_CONSUMER) {
             no_responders += st == NATS_NO_RESPONDERS;
             continue;
@@ -218,21 +273,15 @@ static void drain(void *data) {
             break;
         inbox_reply r;
         if (ob_link_read_reply(l->conn, m, &r) != 0) {
-            natsMsg_Destroy(m);
+            ob_link_spend(l, m, 0); /* a probe's echo */
             continue;
         }
-        if (r.control) {
-            link_reply c = {r.ack.slot, natsMsg_IsNoResponders(m), natsMsg_GetData(m),
-                            (size_t)natsMsg_GetDataLength(m)};
-            l->sink->control(l, &c);
-        } else {
-            l->sink->ack(l, &r.ack);
-        }
+        answer(l, &r, m);
         ob_link_spend(l, m, (size_t)natsMsg_GetDataLength(m));
     }
     int wakes = 0;
     while (l->wake_sub && natsSubscription_NextMsg(&m, l->wake_sub, 0) == NATS_OK) {
-        natsMsg_Destroy(m);
+        ob_link_spend(l, m, (size_t)natsMsg_GetDataLength(m));
         wakes++;
     }
     if (wakes)
@@ -241,13 +290,41 @@ static void drain(void *data) {
         l->sink->suspect(l, "no responders");
 }
 
+static void on_probe(uv_timer_t *t);
+
+/* evloop: closes the connection on the loop without waiting.
+ * natsConnection_Close first flushes what is buffered and waits up to
+ * 500 ms for a PONG that only this loop could read; shut down, the socket
+ * ends at nats.c's next read instead, which closes the connection the way a
+ * server's close does (no flush, the closed callback follows). */
+static void cut(ob_link *l) {
+    ob_nats_loop_shutdown(l->nl, l->nc);
+    for (int i = 0; i < 16 && !natsConnection_IsClosed(l->nc); i++)
+        natsConnection_ProcessReadEvent(l->nc); /* what was queued, then the end */
+    if (!natsConnection_IsClosed(l->nc))
+        natsConnection_Close(l->nc);
+}
+
+static void probe_every(ob_link *l, int slow) {
+    l->probe_slow = slow;
+    uint64_t ms = slow ? PROBE_IDLE_MS : PROBE_MS;
+    uv_timer_start(&l->probe, on_probe, ms, ms);
+}
+
+void ob_link_probe_busy(ob_link *l) {
+    probe_every(l, 0);
+}
+
 /* evloop: nats.c's pings would need its timer thread on the socket, so the
  * loop checks liveness itself. Any read counts; with none since the last
  * tick a core message to our own inbox is sent, which the server echoes. */
 static void on_probe(uv_timer_t *t) {
     ob_link *l = t->data;
     static const char probe_suffix[] = ".p";
-    ob_link_spent_flush(l);
+    int sent = l->sends != l->probe_sends;
+    l->probe_sends = l->sends;
+    if (!sent)
+        ob_link_spent_flush(l); /* a burst is over: free its tail */
     if (l->nc == NULL || l->connecting || natsConnection_IsClosed(l->nc)) {
         l->probes_out = 0;
         return;
@@ -256,22 +333,29 @@ static void on_probe(uv_timer_t *t) {
     if (reads != l->probe_reads) {
         l->probe_reads = reads;
         l->probes_out = 0;
+        if (!sent && !l->probe_slow && l->state == L_READY)
+            probe_every(l, 1);
         return;
     }
     if (l->probes_out >= PROBES_MAX) {
         l->lost = 1;
-        natsConnection_Close(l->nc); /* on the loop: detach and close happen here */
+        cut(l); /* on the loop: detach and close happen here */
         return;
     }
     char subj[80];
     snprintf(subj, sizeof(subj), "%s%s", l->conn->inbox, probe_suffix);
     natsConnection_Publish(l->nc, subj, "", 0);
     l->probes_out++;
+    if (l->probe_slow)
+        probe_every(l, 0); /* its echo is looked for within PROBE_MS */
 }
 
 static int c_request(ob_link *l, const char *subj, const char *reply, const char *body, size_t len,
                      const char **why) {
     natsStatus s = natsConnection_PublishRequest(l->nc, subj, reply, body, (int)len);
+    l->sends++;
+    if (l->probe_slow)
+        ob_link_probe_busy(l);
     *why = natsStatus_GetText(s);
     return s == NATS_OK ? 0 : -1;
 }
@@ -292,7 +376,10 @@ static void c_close(ob_link *l) {
         natsSubscription_Unsubscribe(l->wake_sub);
     if (l->sub)
         natsSubscription_Unsubscribe(l->sub);
-    natsConnection_Close(l->nc);
+    if (l->evloop)
+        cut(l);
+    else
+        natsConnection_Close(l->nc);
 }
 
 static int c_close_done(ob_link *l, int leak) {
@@ -359,6 +446,7 @@ static int c_rebuilds(ob_link *l) {
 
 static void c_free(ob_link *l) {
     ob_link_mailbox_free(l);
+    free(l->nr);
     ob_buf_free(&l->subject);
     ob_buf_free(&l->scratch);
     while (l->conns) {

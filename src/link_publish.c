@@ -59,10 +59,8 @@ void ob_link_spent_flush(ob_link *l) {
     l->spent_bytes = 0;
 }
 
-/* At most 256 messages or 1 MiB of payload are kept back. */
 void ob_link_spend(ob_link *l, natsMsg *msg, size_t bytes) {
-    if (l->nspent == (int)(sizeof(l->spent) / sizeof(l->spent[0])) ||
-        l->spent_bytes + bytes > 1024 * 1024)
+    if (l->nspent == LINK_SPENT_MAX || l->spent_bytes + bytes > LINK_SPENT_BYTES)
         ob_link_spent_flush(l);
     l->spent[l->nspent++] = msg;
     l->spent_bytes += bytes;
@@ -88,6 +86,9 @@ int ob_link_publish(ob_link *l, uint32_t worker, uint32_t gen, uint32_t slot, co
         return fail_with(fail, kind, 0, err);
     }
     st = natsConnection_PublishMsg(l->nc, msg);
+    l->sends++;
+    if (l->probe_slow)
+        ob_link_probe_busy(l);
     if (st == NATS_MAX_PAYLOAD) {
         /* Says which part is too big: the payload or the headers. */
         ob_message_too_big(msg, natsConnection_GetMaxPayload(l->nc), err, sizeof(err));

@@ -11,7 +11,15 @@
  *
  * A row's age is its processed_at, the time it reached its final state (the
  * relay sets it for dead rows too); rows that died before it did so fall
- * back to created_at. The processed rows' statement also
+ * back to created_at.
+ *
+ * In cursor mode (the table has rows in the cursor table) step 2 deletes
+ * the delivered rows instead: those at or below their bucket's cursor with
+ * status 0 or 1, and those with status 1 in a bucket without a cursor row.
+ * Nothing above a cursor is deleted. Each batch reads the cursors in its
+ * own short transaction under a shared lock (see maint_cursor.c).
+ *
+ * The processed rows' statement also
  * bounds the id (the UUIDv7 creation time, never later than processing), so
  * it walks the (status, id) index from its oldest entry and stops at the
  * cutoff instead of reading every processed row; dead rows are few.
@@ -68,11 +76,24 @@ static void finish(outbox_maint *m, ob_job *j) {
     ob_maint_done(m, j, OUTBOX_OK, NULL);
 }
 
+/* Cursor mode: a row of a bucket with a cursor row is done when it is at
+ * or below the cursor; a row of a bucket without one when its status is 1.
+ * The batch reads the cursors under ob_maint_cursor_hold_sql's lock. */
+static void delivered_in_cursor_mode(outbox_maint *m, ob_buf *b) {
+    ob_buf_puts(b, " AND (seq <= ");
+    ob_maint_cursor_of_row(m, b);
+    ob_buf_puts(b, " OR (status = 1 AND ");
+    ob_maint_cursor_of_row(m, b);
+    ob_buf_puts(b, " IS NULL))");
+}
+
 static void start_dead(outbox_maint *m, ob_job *j) {
     if (!m->o.cleanup_include_dead || j->batch_left == 0) {
         finish(m, j);
         return;
     }
+    j->batch_tail = NULL;
+    j->batch_res = 0;
     ob_maint_delete_dead_sql(m, &j->batch, cut_s(m, j), NULL);
     j->step = CS_DEAD;
     if (ob_maint_send_batch(m, j) == 0)
@@ -100,14 +121,24 @@ void ob_job_cleanup_step(outbox_maint *m, ob_job *j, int ok) {
         }
         cut = cut_s(m, j);
         ob_buf_reset(&j->batch);
+        if (j->cursored)
+            ob_maint_cursor_hold_sql(m, &j->batch);
         ob_buf_puts(&j->batch, "DELETE FROM ");
         ob_buf_puts(&j->batch, m->qtable);
-        ob_buf_puts(&j->batch, " WHERE status = 1 AND id < ");
+        ob_buf_puts(&j->batch, j->cursored ? " WHERE status IN (0, 1)" : " WHERE status = 1");
+        ob_buf_puts(&j->batch, " AND id < ");
         ob_period_bound(&j->batch, cut > 0 ? (uint64_t)(cut * 1000.0) : 0);
         ob_buf_puts(&j->batch, " AND IFNULL(processed_at, created_at) < ");
         append_cut(&j->batch, cut);
+        if (j->cursored)
+            delivered_in_cursor_mode(m, &j->batch);
         ob_buf_puts(&j->batch, " ORDER BY id");
         j->batch_left = m->o.cleanup_limit;
+        if (j->cursored) {
+            j->batch_tail = "; COMMIT";
+            j->batch_res = 2;
+            j->in_trx = 1;
+        }
         j->step = CS_PROCESSED;
         if (ob_maint_send_batch(m, j) == 0)
             finish(m, j);

@@ -10,8 +10,10 @@
  *
  * Replay and purge work in batches of OB_MAINT_BATCH rows, each its own
  * autocommit statement, so a large dead-letter backlog never becomes one
- * long transaction. They take no lock: they touch only dead rows, which
- * neither the relay nor the other jobs hold for long.
+ * long transaction. They take no named lock: they touch only dead rows,
+ * which neither the relay nor the other jobs hold for long. In cursor mode
+ * each replay batch holds the table's cursor rows with a shared lock for
+ * its one statement, so that the cursor it compares with stays put.
  */
 #include "maint_int.h"
 
@@ -28,16 +30,39 @@ enum dead_step {
     DS_EXPLAIN,  /* an id changed nothing: waiting for that row's status */
 };
 
-/* Appends "<table> WHERE status = -1 [AND id = X'..']". */
-static void from_dead(outbox_maint *m, ob_buf *b, const ob_job *j, const char *set) {
-    ob_buf_puts(b, m->qtable);
-    if (set)
-        ob_buf_puts(b, set);
+/* Appends " WHERE status = -1 [AND id = X'..']". */
+static void where_dead(ob_buf *b, const ob_job *j) {
     ob_buf_puts(b, " WHERE status = -1");
     if (j->req.id) {
         ob_buf_puts(b, " AND id = ");
         ob_sql_add_id(b, j->req.id->b, 1);
     }
+}
+
+/* Appends "<table>[<set>] WHERE status = -1 [AND id = X'..']". */
+static void from_dead(outbox_maint *m, ob_buf *b, const ob_job *j, const char *set) {
+    ob_buf_puts(b, m->qtable);
+    if (set)
+        ob_buf_puts(b, set);
+    where_dead(b, j);
+}
+
+/* Cursor mode: a row at or below its bucket's cursor becomes status 2, which
+ * the owner's retry lane delivers (the cursor has passed it), and a row above
+ * it (or of a bucket without a cursor row) becomes 0. Each batch reads the
+ * cursors in its own transaction under a shared lock. */
+static void replay_in_cursor_mode(outbox_maint *m, ob_job *j) {
+    ob_buf *b = &j->batch;
+    ob_maint_cursor_hold_sql(m, b);
+    ob_buf_puts(b, "UPDATE ");
+    ob_buf_puts(b, m->qtable);
+    ob_buf_puts(b, " SET status = IF(seq <= IFNULL(");
+    ob_maint_cursor_of_row(m, b);
+    ob_buf_puts(b, ", 0), 2, 0), attempt_count = 0, next_attempt_at = NULL, processed_at = NULL");
+    where_dead(b, j);
+    j->batch_tail = "; COMMIT";
+    j->batch_res = 2;
+    j->in_trx = 1;
 }
 
 void ob_job_dead_begin(outbox_maint *m, ob_job *j) {
@@ -56,10 +81,14 @@ void ob_job_dead_begin(outbox_maint *m, ob_job *j) {
         return;
     case OUTBOX_MAINT_DEAD_REPLAY:
         ob_buf_reset(&j->batch);
-        ob_buf_puts(&j->batch, "UPDATE ");
-        from_dead(
-            m, &j->batch, j,
-            " SET status = 0, attempt_count = 0, next_attempt_at = NULL, processed_at = NULL");
+        if (j->cursored) {
+            replay_in_cursor_mode(m, j);
+        } else {
+            ob_buf_puts(&j->batch, "UPDATE ");
+            from_dead(
+                m, &j->batch, j,
+                " SET status = 0, attempt_count = 0, next_attempt_at = NULL, processed_at = NULL");
+        }
         ob_buf_puts(&j->batch, " ORDER BY id");
         j->batch_left = UINT64_MAX;
         j->step = DS_REPLAY;

@@ -296,12 +296,24 @@ static void fail_all(outbox_maint *m, int status, const char *msg) {
     }
 }
 
+/* The head job starts: with the cursor probe first when it needs the
+ * cursors (maint_cursor.c), else with its own begin. */
+static void begin_job(outbox_maint *m, ob_job *j) {
+    set_state(m, MS_RUNNING);
+    if (ob_maint_needs_cursors(j->req.kind)) {
+        ob_maint_cursor_probe_sql(m);
+        j->probing = 1;
+        ob_maint_send(m, j);
+        return;
+    }
+    ops_of(j->req.kind)->begin(m, j);
+}
+
 static void run_next(outbox_maint *m) {
     if (m->head == NULL)
         return;
     if (m->state == MS_READY) {
-        set_state(m, MS_RUNNING);
-        ops_of(m->head->req.kind)->begin(m, m->head);
+        begin_job(m, m->head);
         return;
     }
     if (m->state != MS_DOWN)
@@ -353,8 +365,16 @@ static void on_db(ob_db *db, int ok, void *data) {
             m->head->retried = 1;
             m->head->sent = 0;
             m->head->step = 0;
+            m->head->probing = 0;
             set_state(m, MS_DOWN);
             run_next(m);
+            return;
+        }
+        if (m->head->probing) {
+            ob_job *j = m->head;
+            j->probing = 0;
+            if (ob_maint_cursor_probe_result(m, j, ok) == 0)
+                ops_of(j->req.kind)->begin(m, j);
             return;
         }
         ops_of(m->head->req.kind)->step(m, m->head, ok);
@@ -398,11 +418,13 @@ int ob_maint_send_batch(outbox_maint *m, ob_job *j) {
     ob_buf_append(&m->sql, j->batch.p, j->batch.len);
     ob_buf_puts(&m->sql, " LIMIT ");
     ob_buf_u64(&m->sql, j->batch_asked);
+    if (j->batch_tail)
+        ob_buf_puts(&m->sql, j->batch_tail);
     return ob_maint_send(m, j) == 0 ? 1 : -1;
 }
 
 int ob_maint_batch_full(outbox_maint *m, ob_job *j, uint64_t *counter) {
-    uint64_t n = ob_db_affected(m->db, 0);
+    uint64_t n = ob_db_affected(m->db, j->batch_res);
     *counter += n;
     j->batch_left -= n < j->batch_left ? n : j->batch_left;
     return n >= j->batch_asked;
@@ -416,6 +438,12 @@ void ob_maint_done(outbox_maint *m, ob_job *j, int status, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(j->msg, sizeof(j->msg), fmt, ap);
         va_end(ap);
+    }
+    if (j->in_trx && status != OUTBOX_OK && m->db) {
+        /* A statement failed inside the job's transaction: the server
+         * rolls it back, and releases the named lock, with the session. */
+        j->locked = 0;
+        ob_db_reset(m->db);
     }
     if (j->locked && ob_db_is_idle(m->db)) {
         j->locked = 0;

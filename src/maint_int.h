@@ -45,10 +45,20 @@ struct ob_job {
     double server_s; /* the server's clock (UNIX_TIMESTAMP(NOW(6))) when the job read it */
     outbox_maint_result res;
     char msg[768];
-    /* The statement repeated by ob_maint_send_batch, without its LIMIT. */
+    /* The statement repeated by ob_maint_send_batch, without its LIMIT, and
+     * what follows the LIMIT (batch_tail, may be NULL). batch_res is the
+     * index of the statement whose affected rows count. */
     ob_buf batch;
+    const char *batch_tail;
+    int batch_res;
     uint64_t batch_asked;
     uint64_t batch_left;
+    /* The cursor probe (maint_cursor.c), run before the job begins. */
+    int probing;        /* waiting for the probe's answer */
+    uint64_t cursored;  /* buckets of the table with a cursor row; 0: not in cursor mode */
+    int64_t cursor[64]; /* their cursors (0 for the others) */
+    int in_trx;         /* sends statements that open a transaction: a failure drops the
+                           connection, which rolls it back and frees its locks */
     /* Job-owned arrays, freed with the job. */
     ob_part *parts;
     size_t nparts;
@@ -124,6 +134,39 @@ long ob_maint_alloc_rows(outbox_maint *m, ob_job *j, MYSQL_RES *res, size_t size
 
 /* A result's first column of its first row as an integer, or dflt. */
 int64_t ob_maint_first_int(MYSQL_RES *res, int64_t dflt);
+
+/* --- cursor mode (maint_cursor.c) ---------------------------------------
+ * A table is in cursor mode for the operator's jobs when the cursor table
+ * (outbox_cursor) has rows for it. The handle sends the probe before the
+ * begin of the jobs that need it; without the cursor table the probe finds
+ * no rows and every job runs as it always did. */
+
+/* Nonzero for the job kinds that read the cursors before they begin. */
+int ob_maint_needs_cursors(outbox_maint_kind kind);
+/* Sets m->sql to the probe. */
+void ob_maint_cursor_probe_sql(outbox_maint *m);
+/* Reads the probe's answer into j->cursored and j->cursor. Returns 0, or
+ * -1 when the job was finished with an error (a missing cursor table is no
+ * error: no cursors). */
+int ob_maint_cursor_probe_result(outbox_maint *m, ob_job *j, int ok);
+/* Appends "'<table>'", the cursor table's name for this table, as a literal. */
+void ob_maint_cursor_name(outbox_maint *m, ob_buf *b);
+/* Appends the bucket's cursor as a subquery of outbox_cursor: NULL when
+ * the bucket has no cursor row. */
+void ob_maint_cursor_of_row(outbox_maint *m, ob_buf *b);
+/* Appends "START TRANSACTION; SELECT ... LOCK IN SHARE MODE; ": the cursor
+ * rows of this table cannot move, appear or go until the COMMIT, so that a
+ * statement that follows reads them as they stay (an ordered relay's
+ * conversion takes them FOR UPDATE first, see cursor_switch.h). */
+void ob_maint_cursor_hold_sql(outbox_maint *m, ob_buf *b);
+/* STATUS and SAMPLE in cursor mode: appends the statement with one row
+ * (bucket, pending) per bucket that has pending rows, and the statement
+ * whose result is the age in microseconds of the oldest pending row. */
+void ob_maint_cursor_pending_sql(outbox_maint *m, const ob_job *j, ob_buf *b);
+/* Reads the first of those results into j->res (pending, bucket_pending,
+ * bucket_cursor, cursor_mode); returns the rows with status 0 above the
+ * cursors. */
+int64_t ob_maint_cursor_pending_result(ob_job *j, MYSQL_RES *res);
 
 /* The jobs. begin runs once the connection is ready; step after each
  * statement the job sent has finished (ok = 0: it failed, see m->db). */

@@ -8,7 +8,10 @@
  *      the lookahead are missing.
  *   3. For the partitions past the retention: does each still hold pending
  *      rows? (TABLE_ROWS is an estimate, so this is a real query per
- *      partition, served by the (status, id) index.)
+ *      partition, served by the (status, id) index.) In cursor mode a row
+ *      is pending when it is above its bucket's cursor or has status 2 (or
+ *      status 0 in a bucket without a cursor row), see
+ *      undone_in_cursor_mode.
  *   4. One DROP PARTITION for the expired partitions without pending rows;
  *      the others are kept, and said so in the log.
  *   5. RELEASE_LOCK (done by the handle when the job finishes).
@@ -27,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease.h"
 #include "schema.h"
 
 enum part_step {
@@ -97,6 +101,50 @@ static int read_partitions(outbox_maint *m, ob_job *j, MYSQL_RES *res) {
     return 0;
 }
 
+/* Cursor mode: the rows that keep a partition, in ranges of the (bucket,
+ * status, seq) index. A bucket with a cursor row: any row above the cursor,
+ * and the rows with status 2 (at or below it, waiting for a retry); the
+ * rows with status 0 at or below it were delivered. A bucket without one:
+ * status 0 (and 2), as in the other modes. */
+static void undone_in_cursor_mode(outbox_maint *m, const ob_job *j, ob_buf *b) {
+    (void)m;
+    for (int k = 0; k < OB_BUCKETS; k++) {
+        if (k)
+            ob_buf_puts(b, " OR ");
+        if (j->cursored >> k & 1) {
+            ob_buf_printf(b, "(bucket = %d AND (status = 2 OR (status IN (-1, 0, 1) AND seq > ", k);
+            ob_buf_i64(b, j->cursor[k]);
+            ob_buf_puts(b, ")))");
+        } else {
+            ob_buf_printf(b, "(bucket = %d AND status IN (0, 2))", k);
+        }
+    }
+}
+
+/* The probed cursor rows, counted in the same snapshot as the check: an
+ * ordered relay that took a bucket since the probe deleted its cursor row
+ * after turning its status 2 rows into pending ones, which the check above
+ * would take for delivered. The round then keeps every expired partition. */
+static void probed_still_there(outbox_maint *m, const ob_job *j, ob_buf *b) {
+    ob_buf_puts(b, ", (SELECT COUNT(*) FROM outbox_cursor WHERE table_name = ");
+    ob_maint_cursor_name(m, b);
+    ob_buf_puts(b, " AND bucket IN (");
+    int first = 1;
+    for (int k = 0; k < OB_BUCKETS; k++)
+        if (j->cursored >> k & 1) {
+            ob_buf_printf(b, "%s%d", first ? "" : ", ", k);
+            first = 0;
+        }
+    ob_buf_puts(b, "))");
+}
+
+static int popcount64(uint64_t x) {
+    int n = 0;
+    for (; x; x &= x - 1)
+        n++;
+    return n;
+}
+
 /* Step 3, or the end of the round when nothing is past the retention. */
 static void check_expired(outbox_maint *m, ob_job *j) {
     if (j->nexpired == 0) {
@@ -109,10 +157,15 @@ static void check_expired(outbox_maint *m, ob_job *j) {
         const char *name = j->parts[j->expired[i]].name;
         if (i)
             ob_buf_puts(b, " UNION ALL ");
-        ob_buf_printf(b,
-                      "SELECT EXISTS(SELECT 1 FROM %s PARTITION (`%s`) WHERE status = 0), "
-                      "(SELECT COUNT(*) FROM %s PARTITION (`%s`) WHERE status = -1)",
-                      m->qtable, name, m->qtable, name);
+        ob_buf_printf(b, "SELECT EXISTS(SELECT 1 FROM %s PARTITION (`%s`) WHERE ", m->qtable, name);
+        if (j->cursored)
+            undone_in_cursor_mode(m, j, b);
+        else
+            ob_buf_puts(b, "status = 0");
+        ob_buf_printf(b, "), (SELECT COUNT(*) FROM %s PARTITION (`%s`) WHERE status = -1)",
+                      m->qtable, name);
+        if (j->cursored)
+            probed_still_there(m, j, b);
     }
     j->step = PS_CHECK;
     ob_maint_send(m, j);
@@ -164,6 +217,14 @@ static void after_check(outbox_maint *m, ob_job *j) {
             OB_INFO(&m->log,
                     "partitions: keeping expired partition %s of %s: it still holds pending "
                     "rows",
+                    name, m->name);
+            continue;
+        }
+        if (j->cursored && (row[2] == NULL || atoi(row[2]) != popcount64(j->cursored))) {
+            j->res.kept++;
+            OB_INFO(&m->log,
+                    "partitions: keeping expired partition %s of %s: a bucket left cursor mode "
+                    "during the check; the next round looks again",
                     name, m->name);
             continue;
         }

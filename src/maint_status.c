@@ -2,7 +2,9 @@
  * The read-only jobs: SAMPLE (pending count and the age of the oldest
  * pending row, for the relay's stats) and STATUS (the operator's view: rows
  * per status, the lag, the partitions with their row estimates, and who
- * holds the maintenance lock). Each is one round trip.
+ * holds the maintenance lock). Each is one round trip after the cursor
+ * probe; in cursor mode the pending rows and their age come from the
+ * cursors, per bucket (maint_cursor.c).
  */
 #include "maint_int.h"
 
@@ -30,11 +32,16 @@ static int64_t oldest_ms(MYSQL_RES *res, int64_t pending) {
 
 void ob_job_sample_begin(outbox_maint *m, ob_job *j) {
     ob_buf_reset(&m->sql);
+    j->step = STEP_QUERY;
+    if (j->cursored) {
+        ob_maint_cursor_pending_sql(m, j, &m->sql);
+        ob_maint_send(m, j);
+        return;
+    }
     ob_buf_puts(&m->sql, "SELECT COUNT(*) FROM ");
     ob_buf_puts(&m->sql, m->qtable);
     ob_buf_puts(&m->sql, " WHERE status = 0; ");
     append_oldest(m, &m->sql);
-    j->step = STEP_QUERY;
     ob_maint_send(m, j);
 }
 
@@ -43,7 +50,10 @@ void ob_job_sample_step(outbox_maint *m, ob_job *j, int ok) {
         ob_maint_db_failed(m, j, "counting pending rows");
         return;
     }
-    j->res.pending = ob_maint_first_int(ob_db_result(m->db, 0), -1);
+    if (j->cursored)
+        ob_maint_cursor_pending_result(j, ob_db_result(m->db, 0));
+    else
+        j->res.pending = ob_maint_first_int(ob_db_result(m->db, 0), -1);
     j->res.oldest_pending_ms = oldest_ms(ob_db_result(m->db, 1), j->res.pending);
     ob_maint_done(m, j, OUTBOX_OK, NULL);
 }
@@ -66,6 +76,10 @@ void ob_job_status_begin(outbox_maint *m, ob_job *j) {
     ob_buf_printf(b, "; SELECT seq, IS_USED_LOCK(CONCAT('%s:b', seq)) FROM seq_0_to_%d", base,
                   OB_BUCKETS - 1);
     ob_buf_printf(b, "; SELECT IS_USED_LOCK('%s:leader')", base);
+    if (j->cursored) {
+        ob_buf_puts(b, "; ");
+        ob_maint_cursor_pending_sql(m, j, b);
+    }
     j->step = STEP_QUERY;
     ob_maint_send(m, j);
 }
@@ -107,7 +121,15 @@ void ob_job_status_step(outbox_maint *m, ob_job *j, int ok) {
             break;
         }
     }
-    r->oldest_pending_ms = oldest_ms(ob_db_result(m->db, 1), r->pending);
+    if (j->cursored) {
+        /* Rows with status 0 at or below their cursor were delivered. */
+        int64_t zero = r->pending;
+        int64_t above = ob_maint_cursor_pending_result(j, ob_db_result(m->db, 6));
+        r->processed += zero > above ? zero - above : 0;
+        r->oldest_pending_ms = oldest_ms(ob_db_result(m->db, 7), r->pending);
+    } else {
+        r->oldest_pending_ms = oldest_ms(ob_db_result(m->db, 1), r->pending);
+    }
 
     MYSQL_RES *parts = ob_db_result(m->db, 2);
     long n = ob_maint_alloc_rows(m, j, parts, sizeof(outbox_partition_info));

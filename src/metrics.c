@@ -238,6 +238,12 @@ void ob_metrics_write(ob_buf *b, const outbox_stats *stats, const char *const *t
             sample_f(b, oldest.name, table_of(tables, i), NULL,
                      (double)stats[i].oldest_pending_ms / 1000.0);
 
+    static const family gap = {"outbox_relay_cursor_gap_age_seconds", "gauge",
+                               "Cursor mode: age of the oldest unresolved seq gap, 0 if none."};
+    head(b, &gap);
+    for (size_t i = 0; i < n; i++)
+        sample_f(b, gap.name, table_of(tables, i), NULL, stats[i].cursor_gap_age_s);
+
     static const family batch = {"outbox_relay_batch_duration_seconds", "histogram",
                                  "Duration of batch cycles, from fetch to commit."};
     static const family lag = {"outbox_relay_delivery_lag_seconds", "histogram",

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* One socket of one connection, from attach to the close of its poll. */
@@ -236,6 +237,14 @@ ob_nats_loop *ob_nats_loop_new(uv_loop_t *loop, void (*on_read)(void *data), voi
 
 natsStatus ob_nats_loop_options(ob_nats_loop *nl, natsOptions *o) {
     return natsOptions_SetEventLoop(o, nl, cb_attach, cb_read, cb_write, cb_detach);
+}
+
+void ob_nats_loop_shutdown(ob_nats_loop *nl, const natsConnection *nc) {
+    uv_mutex_lock(&nl->mu);
+    for (nl_attach *a = nl->list; a; a = a->next)
+        if (a->nc == nc && !a->detached && a->fd >= 0)
+            shutdown(a->fd, SHUT_RDWR); /* the socket, shared with nats.c's descriptor */
+    uv_mutex_unlock(&nl->mu);
 }
 
 uint64_t ob_nats_loop_reads(const ob_nats_loop *nl) {

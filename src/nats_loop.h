@@ -43,6 +43,9 @@ void ob_nats_loop_sync(ob_nats_loop *nl);
 /* How many read events there were (a count, not a time: a probe's echo
  * can come back within the millisecond it left). */
 uint64_t ob_nats_loop_reads(const ob_nats_loop *nl);
+/* On the loop: shuts down the socket of nc's attachments (both ways), so
+ * that nats.c's next read finds it closed. */
+void ob_nats_loop_shutdown(ob_nats_loop *nl, const natsConnection *nc);
 /* Frees nl once every attachment's handle has closed (now, if none is
  * left). Call after every connection that used it was destroyed. */
 void ob_nats_loop_free(ob_nats_loop *nl);

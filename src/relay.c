@@ -94,6 +94,9 @@ static void owner_table_empty(void *data, ob_worker *w, const char *later, const
      * another mode shares the table: a drain refused then must exit 1. */
     if (r->order.lease && !ob_lease_checked(r->order.lease))
         return;
+    /* Nor while owned buckets wait to leave cursor mode (relay_order.c). */
+    if (r->order.owned & ~r->order.ready && r->order.sw)
+        return;
     /* Another worker may have committed its last batch without having seen
      * the answer yet: wait for it, so that the counters are final. */
     for (int i = 0; i < r->nworkers; i++)
@@ -139,11 +142,12 @@ static void owner_closed(void *data, ob_worker *w) {
 
 static void on_link_ack(void *data, const ob_ack *ack) {
     outbox_relay *r = data;
-    if (ack->worker >= (uint32_t)r->nworkers)
-        return;
     ob_answer wa = {ack->gen,      ack->slot, ack->kind,    ack->code,
                     ack->err_code, ack->text, ack->text_len};
-    ob_worker_ack(r->workers[ack->worker], &wa);
+    if (r->cursor)
+        ob_cursor_ack(r->cursor, &wa);
+    else if (ack->worker < (uint32_t)r->nworkers)
+        ob_worker_ack(r->workers[ack->worker], &wa);
 }
 
 static void on_link_ready(void *data, int ready) {
@@ -159,6 +163,8 @@ static void on_link_ready(void *data, int ready) {
     }
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_broker(r->workers[i], ready);
+    if (r->cursor)
+        ob_cursor_broker(r->cursor, ready);
 }
 
 static void on_link_wake(void *data) {
@@ -178,6 +184,8 @@ static void relay_fatal(outbox_relay *r, const char *why) {
     OB_ERROR(&r->log, "relay cannot go on: %s", why);
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_halt(r->workers[i]);
+    if (r->cursor)
+        ob_cursor_halt(r->cursor);
     if (r->o.on_fatal)
         r->o.on_fatal(r, why, r->o.fatal_data);
 }
@@ -198,6 +206,8 @@ static void relay_free(outbox_relay *r) {
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_free(r->workers[i]);
     free(r->workers);
+    ob_cursor_free(r->cursor);
+    free(r->ctable);
     ob_timers_free(r->timers);
     ob_relay_order_free(r);
     ob_db_url_free(&r->db);
@@ -292,6 +302,8 @@ static int prepare(outbox_relay *r) {
         ob_buf_puts(&r->wake, o->wake_subject);
     r->wake_subject = r->wake.p;
 
+    if (o->cursor) /* one reader in place of the workers */
+        return ob_relay_cursor_prepare(r, ob_relay_fatal, ob_relay_step);
     r->nworkers = o->leader ? 1 : o->connections; /* a leader reads in one seq order */
     r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
     if (r->workers == NULL || ob_relay_order_prepare(r, ob_relay_fatal, ob_relay_step) != 0)
@@ -388,9 +400,11 @@ int outbox_relay_start(outbox_relay *r) {
     OB_INFO(&r->log,
             "relay starting: table %s, stream %s, subjects %s.<aggregate>.<event>, %d "
             "connection(s), batch %d%s, database %s, nats %s, doorbell %s",
-            r->o.table, r->o.stream, r->o.subject_prefix, r->nworkers, r->o.batch_size,
+            r->o.table, r->o.stream, r->o.subject_prefix, r->cursor ? 1 : r->nworkers,
+            r->o.batch_size,
             r->o.leader    ? ", leader mode (strict seq order while leading)"
             : r->o.ordered ? ", ordered per aggregate (bucket leases)"
+            : r->o.cursor  ? ", cursor mode (bucket leases, reads without locks)"
                            : "",
             db ? db : "?", nats ? nats : "?", r->wake_subject ? r->wake_subject : "off");
     free(db);
@@ -403,6 +417,10 @@ int outbox_relay_start(outbox_relay *r) {
     for (int i = 0; i < r->nworkers; i++) {
         r->open_workers++;
         ob_worker_start(r->workers[i]);
+    }
+    if (r->cursor) {
+        r->open_workers++;
+        ob_cursor_start(r->cursor);
     }
     if (r->timers) {
         r->timers_open = 1;
@@ -446,6 +464,8 @@ static void on_shutdown_deadline(uv_timer_t *t) {
         r->hard_stop = 1;
         for (int i = 0; i < r->nworkers; i++)
             ob_worker_stop(r->workers[i], 1);
+        if (r->cursor)
+            ob_cursor_stop(r->cursor, 1);
         return;
     }
     r->past_deadline = 1;
@@ -454,6 +474,8 @@ static void on_shutdown_deadline(uv_timer_t *t) {
                 r->stats.in_flight, r->o.shutdown_timeout_ms);
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_deadline(r->workers[i]);
+    if (r->cursor)
+        ob_cursor_deadline(r->cursor);
     uv_timer_start(&r->shutdown_timer, on_shutdown_deadline, SHUTDOWN_GRACE_MS, 0);
 }
 
@@ -512,6 +534,8 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
                              "be delivered again");
             for (int i = 0; i < r->nworkers; i++)
                 ob_worker_stop(r->workers[i], 1);
+            if (r->cursor)
+                ob_cursor_stop(r->cursor, 1);
         }
         return OUTBOX_OK;
     }
@@ -526,6 +550,8 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
     ob_relay_order_stop(r);
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_stop(r->workers[i], 0);
+    if (r->cursor)
+        ob_cursor_stop(r->cursor, 0);
     step(r); /* nothing may have been open */
     return OUTBOX_OK;
 }

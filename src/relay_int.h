@@ -10,6 +10,7 @@
 
 #include <uv.h>
 
+#include "cursor.h"
 #include "flow.h"
 #include "lease.h"
 #include "link.h"
@@ -62,11 +63,19 @@ struct outbox_relay {
         int *built;      /* per worker: the row limit sql was built for, 0 to rebuild */
         unsigned *turn;  /* per worker: the round robin over its buckets */
         char base[32];   /* the lease's lock name prefix */
+        /* Ordered modes: buckets leaving cursor mode (relay_order.c). */
+        struct ob_cursor_switch *sw;
+        uint64_t owned; /* the buckets the lease gives */
+        uint64_t ready; /* the buckets known to have no cursor row: only these are read */
         /* relay.c's, handed down at prepare: relay_order calls nothing of
          * relay.c by name, so the pair calls in one direction. */
         void (*fatal)(outbox_relay *r, const char *why);
         void (*closed)(outbox_relay *r); /* the lease closed: step the phase */
     } order;
+
+    /* Cursor mode (cursor_relay.c): the reader in place of the workers. */
+    ob_cursor *cursor;
+    char *ctable; /* the cursor table's name */
 
     int drained;              /* on_drained was called */
     uint32_t refusal_counted; /* the refusal episode last counted as an outage */
@@ -100,6 +109,12 @@ int ob_relay_order_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const
 void ob_relay_order_start(outbox_relay *r);
 void ob_relay_order_stop(outbox_relay *r);
 void ob_relay_order_free(outbox_relay *r);
+
+/* cursor_relay.c, called by relay.c only: cursor mode's lease and reader
+ * (r->cursor), made in place of ob_relay_order_prepare's. Returns 0, or -1
+ * when out of memory. */
+int ob_relay_cursor_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),
+                            void (*closed)(outbox_relay *r));
 
 /* relay_options.c */
 /* Checks o; returns OUTBOX_OK or an error with a message in errbuf. */

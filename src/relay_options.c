@@ -135,6 +135,9 @@ int ob_relay_check_options(const outbox_relay_options *o, char *errbuf, size_t e
     if (o->lease_timeout_ms < 3000 || o->lease_timeout_ms > 3600000)
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
                        "lease timeout must be 3 s to 1 hour (got %u ms)", o->lease_timeout_ms);
+    if (o->cursor && (o->ordered || o->leader))
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "--cursor cannot be combined with --ordered or --leader: choose one mode");
     if (o->max_in_flight < 1)
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "max in flight must be at least 1");
     if (o->ack_timeout_ms < 10)

@@ -18,8 +18,14 @@
  * the worker sessions that hold its row locks too. While the lease is not
  * proven recently (ob_lease_valid) the workers fetch nothing and publish
  * nothing: by the time another instance may end this one, it has stopped.
+ *
+ * Cursor mode's buckets: a bucket the lease gives is read only once the
+ * cursor switch (cursor_switch.h) has found no cursor row for it, or has
+ * converted its rows to the ordered modes' meaning and deleted the row.
  */
 #include "relay_int.h"
+
+#include "cursor_switch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -85,24 +91,78 @@ static size_t fetch_sql(void *data, uint32_t index, int limit, const char **sql)
     return b->oom ? 0 : b->len;
 }
 
-static void lease_changed(void *data, uint64_t owned) {
-    outbox_relay *r = data;
+/* Deals the owned buckets that are ready (no cursor row) to the workers.
+ * A leader reads the whole table: nothing until every bucket is ready. */
+static void deal(outbox_relay *r) {
+    uint64_t owned = r->order.owned, readable = owned & r->order.ready;
     int rank = 0;
     for (int i = 0; i < r->nworkers; i++)
         r->order.share[i] = 0;
     if (r->o.leader) {
-        r->order.share[0] = owned;
+        r->order.share[0] = readable == owned ? owned : 0;
     } else {
         for (int k = 0; k < OB_BUCKETS; k++)
-            if (owned >> k & 1)
+            if (readable >> k & 1)
                 r->order.share[rank++ % r->nworkers] |= 1ULL << k;
     }
     for (int i = 0; i < r->nworkers; i++)
         r->order.built[i] = 0; /* rebuilt at the worker's next fetch */
+    /* Newly readable buckets may hold rows: idle workers look at once. */
+    ob_flow_wake_all(&r->flow, NULL);
+}
+
+static void lease_changed(void *data, uint64_t owned) {
+    outbox_relay *r = data;
+    r->order.owned = owned;
     r->stats.buckets_owned = (uint32_t)ob_bucket_count(owned);
     r->stats.leader = r->o.leader && owned != 0;
-    /* Newly owned buckets may hold rows: idle workers look at once. */
-    ob_flow_wake_all(&r->flow, NULL);
+    /* A bucket with a cursor row is converted before its first fetch. */
+    if (r->order.sw)
+        ob_cursor_switch_want(r->order.sw, owned & ~r->order.ready);
+    deal(r);
+}
+
+/* The switch found no cursor row in these buckets, or converted them. */
+static void switch_ready(void *data, uint64_t buckets) {
+    outbox_relay *r = data;
+    r->order.ready |= buckets;
+    if (buckets & r->order.owned)
+        deal(r);
+}
+
+static void switch_fatal(void *data, const char *why) {
+    outbox_relay *r = data;
+    r->order.fatal(r, why);
+}
+
+static void maybe_closed(outbox_relay *r) {
+    if (r->order.lease == NULL && r->order.sw == NULL && r->order.lease_open) {
+        r->order.lease_open = 0;
+        r->order.closed(r);
+    }
+}
+
+static void switch_closed(void *data) {
+    outbox_relay *r = data;
+    r->order.sw = NULL;
+    maybe_closed(r);
+}
+
+/* The switch that converts owned buckets out of cursor mode. Without one
+ * (out of memory) the relay cannot tell which buckets are safe to read. */
+static void make_switch(outbox_relay *r) {
+    ob_cursor_switch_config c;
+    memset(&c, 0, sizeof(c));
+    c.loop = r->loop;
+    c.log = &r->log;
+    c.db = r->env.db;
+    c.db.op_timeout_ms = 120000; /* a chunk of OB_CURSOR_SWITCH_CHUNK rows, with room */
+    c.qtable = r->qtable;
+    c.table = r->o.table;
+    ob_cursor_switch_callbacks cbs = {switch_ready, switch_fatal, switch_closed, r};
+    r->order.sw = ob_cursor_switch_new(&c, &cbs);
+    if (r->order.sw == NULL)
+        r->order.fatal(r, "out of memory for the cursor switch");
 }
 
 /* Before each publish. A stopping relay finishes its batches: its lease is
@@ -126,8 +186,7 @@ static void lease_fatal(void *data, const char *why) {
 static void lease_closed(void *data) {
     outbox_relay *r = data;
     r->order.lease = NULL;
-    r->order.lease_open = 0;
-    r->order.closed(r);
+    maybe_closed(r);
 }
 
 /* The lease's settings for this relay: a plain lease (the mode check alone)
@@ -185,10 +244,14 @@ void ob_relay_order_start(outbox_relay *r) {
     if (r->order.lease == NULL)
         return;
     r->order.lease_open = 1;
+    if (r->o.ordered || r->o.leader)
+        make_switch(r);
     ob_lease_start(r->order.lease);
 }
 
 void ob_relay_order_stop(outbox_relay *r) {
+    if (r->order.lease_open && r->order.sw)
+        ob_cursor_switch_close(r->order.sw);
     if (r->order.lease_open && r->order.lease)
         ob_lease_close(r->order.lease);
 }

@@ -87,6 +87,39 @@ static uint64_t now_ms(void) {
     "    INDEX " OB_SEQ_INDEX ",\n    INDEX " OB_STATUS_SEQ_INDEX ",\n    INDEX " OB_BUCKET_INDEX  \
     ",\n    INDEX " OB_WAIT_INDEX "\n"
 
+/* Cursor mode's progress (--cursor, see src/cursor.c): one row per outbox
+ * table and bucket, in the outbox table's schema, holding the highest seq
+ * below which every row of the bucket is done. */
+static void cursor_table_ddl(ob_buf *b, const char *table) {
+    const char *dot = strchr(table, '.');
+    ob_buf_puts(b, "\n-- Cursor mode (--cursor): each bucket's progress; one table for the "
+                   "database.\nCREATE TABLE IF NOT EXISTS ");
+    if (dot) {
+        ob_buf_putc(b, '`');
+        ob_buf_append(b, table, (size_t)(dot - table));
+        ob_buf_puts(b, "`.");
+    }
+    ob_buf_puts(b, OB_CURSOR_TABLE
+                " (\n"
+                "    table_name  VARCHAR(192)    NOT NULL,\n"
+                "    bucket      SMALLINT        NOT NULL,\n"
+                "    seq         BIGINT UNSIGNED NOT NULL,\n"
+                "    updated_at  TIMESTAMP(6)    NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON "
+                "UPDATE CURRENT_TIMESTAMP(6),\n"
+                "    PRIMARY KEY (table_name, bucket)\n"
+                ") ENGINE = InnoDB;\n");
+}
+
+void ob_cursor_table_name(ob_buf *b, const char *table) {
+    const char *dot = strchr(table, '.');
+    if (dot) {
+        ob_buf_putc(b, '`');
+        ob_buf_append(b, table, (size_t)(dot - table));
+        ob_buf_puts(b, "`.");
+    }
+    ob_buf_puts(b, OB_CURSOR_TABLE);
+}
+
 int outbox_schema_migrate_ddl(const char *table, char **out, char *errbuf, size_t errlen) {
     char err[256];
     *out = NULL;
@@ -108,6 +141,7 @@ int outbox_schema_migrate_ddl(const char *table, char **out, char *errbuf, size_
                     "    ADD INDEX IF NOT EXISTS " OB_STATUS_SEQ_INDEX ",\n"
                     "    ADD INDEX IF NOT EXISTS " OB_BUCKET_INDEX ",\n"
                     "    ADD INDEX IF NOT EXISTS " OB_WAIT_INDEX ";\n");
+    cursor_table_ddl(&b, table);
     if (b.oom) {
         ob_buf_free(&b);
         return OUTBOX_ENOMEM;
@@ -212,6 +246,8 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
     if (o->partitioned)
         partitions_ddl(&b, start, o->monthly, o->lookahead);
     ob_buf_puts(&b, ";\n");
+    if (o->ordered)
+        cursor_table_ddl(&b, o->table);
     if (o->with_function)
         function_ddl(&b, o->table);
     if (b.oom) {

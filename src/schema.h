@@ -19,4 +19,10 @@ void ob_period_name(uint64_t start, int monthly, char *out);
 /* Appends X'<12 hex digits of ms><20 zeros>': the smallest UUIDv7 of that ms. */
 void ob_period_bound(ob_buf *b, uint64_t ms);
 
+/* The cursor table's name (cursor mode), unquoted: one per database. */
+#define OB_CURSOR_TABLE "outbox_cursor"
+/* Appends the cursor table's name in the schema of `table` (a name that
+ * passed ob_sql_check_table): `schema`.outbox_cursor or outbox_cursor. */
+void ob_cursor_table_name(ob_buf *b, const char *table);
+
 #endif

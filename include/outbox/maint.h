@@ -212,6 +212,15 @@ typedef struct outbox_maint_result {
      * leases and the leadership, 0 when free. */
     unsigned long bucket_holder[64];
     unsigned long leader_holder;
+
+    /* SAMPLE, STATUS: nonzero when the table has rows in the cursor table
+     * (cursor mode, --cursor; see the README, "Operating the relay"). Then
+     * `pending` counts, per bucket, the rows with status 0 above the
+     * bucket's cursor and the rows with status 2, and `processed` also
+     * counts the rows with status 0 at or below their bucket's cursor. */
+    int cursor_mode;
+    int64_t bucket_cursor[64];  /* STATUS, cursor mode: the bucket's cursor, -1 without a row */
+    int64_t bucket_pending[64]; /* STATUS, cursor mode: the bucket's pending rows */
 } outbox_maint_result;
 
 typedef void (*outbox_maint_cb)(outbox_maint *m, const outbox_maint_result *res, void *data);

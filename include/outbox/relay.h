@@ -212,6 +212,15 @@ typedef struct outbox_relay_options {
      * buckets or the leadership within this; it stops publishing before
      * another instance may take them. 3 s to 1 hour (15 s). */
     uint32_t lease_timeout_ms;
+    /* --- cursor mode --- */
+    /* Each owned bucket is read in seq order without locks and its progress
+     * kept in one durable cursor per bucket (table outbox_cursor, made by
+     * `schema --migrate`): a delivered row is never written. Needs the
+     * ordering columns and the PROCESS privilege (to see which transactions
+     * may still commit a missing seq); shares the buckets through the same
+     * leases as `ordered`, with which it cannot be combined. See the
+     * README, "Cursor mode". (0) */
+    int cursor;
     /* --- new fields here, last: a caller built before them gets their
      * defaults. --- */
 } outbox_relay_options;
@@ -265,6 +274,8 @@ typedef struct outbox_stats {
      * max_in_flight_bytes counts them (column bytes and a per-row overhead) */
     uint64_t claimed_bytes;      /* gauge */
     uint64_t claimed_bytes_peak; /* the highest claimed_bytes since start */
+    /* cursor mode */
+    double cursor_gap_age_s; /* gauge: age of the oldest unresolved seq gap, 0 if none */
     /* --- new fields here, last --- */
 } outbox_stats;
 

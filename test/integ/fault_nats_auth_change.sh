@@ -1,8 +1,8 @@
 # Issue 12, point 1: a NATS connection that nats.c closes for good is rebuilt.
 # A private nats-server with a user and password comes back once with another
 # password: nats.c's reconnects fail authentication and it closes the
-# connection (with nats.c on the relay's loop, OUTBOX_NATS_EVENT_LOOP=1, the
-# relay builds every new connection itself, and those are refused). The relay
+# connection (with nats.c on the relay's loop, the default, the relay builds
+# every new connection itself, and those are refused). The relay
 # must log the close or the refusal, keep building new connections
 # with backoff (an auth error after a successful start is not fatal), and once
 # the server is back with the right password, deliver the rows inserted

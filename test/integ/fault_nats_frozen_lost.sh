@@ -2,11 +2,11 @@
 # killed and started again, while rows are inserted and relayed. The relay
 # must not crash (the sanitized build aborts on a use after free or a double
 # close of the socket's poll), lose nothing, and store each id once. Run
-# twice by the suite: nats.c on its own threads, and on the relay's loop
-# (OUTBOX_NATS_EVENT_LOOP=1).
+# twice by the suite: nats.c on the relay's loop (the default), and on its
+# own threads (OUTBOX_NATS_EVENT_LOOP=0, fault_nats_frozen_lost_threaded).
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/private.sh"
-sfx=${OUTBOX_NATS_EVENT_LOOP:+_ev}
+sfx=$([ "${OUTBOX_NATS_EVENT_LOOP:-}" = 0 ] && echo _th || true)
 db=it_fault_lost$sfx stream=IT_FAULT_LOST$sfx prefix=itflost${sfx#_}
 work=$(mktemp -d); RELAY_PID=; PROD_PID=
 trap 'kill -KILL $RELAY_PID $PROD_PID 2>/dev/null || true; private_cleanup; rm -rf "$work"' EXIT

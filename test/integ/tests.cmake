@@ -41,6 +41,10 @@ ob_integ_sh(chaos_four_relays 300)
 # These restart or freeze the shared servers: they run alone.
 set_tests_properties(integ.chaos_restart_db integ.chaos_restart_nats integ.signals
   PROPERTIES RUN_SERIAL ON)
+# Issue 22: cursor mode under chaos: three relays, one killed and one frozen;
+# mariadbd killed and restarted (on private servers, so beside the others).
+ob_integ_sh(cursor_chaos 240)
+ob_integ_sh(cursor_db_kill 240)
 
 # Maintenance: partitions, cleanup, timers, dead letters, SQL ids, operator commands.
 ob_integ_c(maint_partitions 120)
@@ -86,11 +90,11 @@ ob_integ_sh(fault_nats_frozen_start 120)
 ob_integ_sh(fault_nats_auth_change 180)
 ob_integ_sh(fault_nats_freeze_twice 180)
 ob_integ_sh(fault_nats_frozen_lost 300)
-# The same with nats.c's socket on the relay's loop (issue 23).
-add_test(NAME integ.fault_nats_frozen_lost_evloop
+# The same with nats.c on its own threads (OUTBOX_NATS_EVENT_LOOP=0; issue 23).
+add_test(NAME integ.fault_nats_frozen_lost_threaded
   COMMAND ${OB_RUN} bash ${CMAKE_CURRENT_SOURCE_DIR}/integ/fault_nats_frozen_lost.sh)
-set_tests_properties(integ.fault_nats_frozen_lost_evloop PROPERTIES FIXTURES_REQUIRED servers
-  LABELS integ TIMEOUT 300 ENVIRONMENT OUTBOX_NATS_EVENT_LOOP=1)
+set_tests_properties(integ.fault_nats_frozen_lost_threaded PROPERTIES FIXTURES_REQUIRED servers
+  LABELS integ TIMEOUT 300 ENVIRONMENT OUTBOX_NATS_EVENT_LOOP=0)
 ob_integ_sh(fault_unwritable_row 120)
 ob_integ_sh(fault_db_revoked 180)
 ob_integ_sh(drain_scheduled 120)
@@ -111,9 +115,19 @@ ob_integ_sh(ordered_uuid_sql 120)
 ob_integ_sh(ordered_leader 120)
 ob_integ_sh(ordered_migrate 120)
 ob_integ_sh(ordered_rebalance 120)
+# Cursor mode, operator side: status, cleanup, partitions, dead replay; moving
+# a table between --ordered and --cursor.
+ob_integ_sh(cursor_ops 120)
+ob_integ_sh(cursor_switch 300)
 # A frozen or partitioned owner: takeover within the lease timeout, fencing.
 ob_integ_sh(lease_freeze_leader 240)
 ob_integ_sh(lease_freeze_ordered 240)
 ob_integ_sh(lease_partition 240)
 ob_integ_sh(lease_mode_mix 120)
+# Cursor mode: reads without locks, a durable cursor per bucket, seq gaps.
+ob_integ_sh(cursor_basic 120)
+ob_integ_sh(cursor_no_process 120)
+ob_integ_sh(cursor_long_trx 120)
+ob_integ_sh(cursor_rollbacks 120)
+ob_integ_sh(cursor_multirow 120)
 ob_integ_c(budget_modes 300)

@@ -1,0 +1,84 @@
+/*
+ * Cursor mode's reader: one per relay, on its own MariaDB connection. It
+ * reads the table in seq order without locks, publishes the owned buckets'
+ * rows through the relay's publisher, and keeps each owned bucket's
+ * progress in the cursor table; a delivered row is never written. See the
+ * comment at the top of cursor.c for how it works and gaps.h for why it
+ * never passes a row that may still commit.
+ *
+ * It knows nothing of the relay: it gets its settings, the publisher, the
+ * flow control and the counters through ob_cursor_config, and reaches its
+ * owner (the lease, the drain, the stop) through ob_cursor_owner.
+ *
+ * Life cycle: ob_cursor_new (nothing on the loop) -> ob_cursor_start ->
+ * ob_cursor_stop -> the owner's closed(), from the last close callback ->
+ * ob_cursor_free. Every function runs on the loop thread.
+ */
+#ifndef OB_CURSOR_H
+#define OB_CURSOR_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "worker.h"
+
+typedef struct ob_cursor ob_cursor;
+
+typedef struct ob_cursor_owner {
+    /* 1 while the lease on the owned buckets is proven recently: publishes
+     * and cursor writes happen only then. */
+    int (*lease_valid)(void *data);
+    /* The lease session's id (0 when down): the reader's connection holds
+     * the fencing lock named after it (ob_lease_worker_lock). */
+    unsigned long (*lease_session)(void *data);
+    /* 1 while someone waits for the owned buckets to drain. */
+    int (*drain_wanted)(void *data);
+    /* Every owned bucket's cursor passed the last committed row (no gap
+     * open, everything acked) and no status-2 row is due. */
+    void (*drained)(void *data);
+    /* The reader cannot run (no PROCESS privilege, no cursor table). */
+    void (*fatal)(void *data, const char *why);
+    /* Every handle is closed. */
+    void (*closed)(void *data);
+    void *data;
+} ob_cursor_owner;
+
+typedef struct ob_cursor_config {
+    /* The relay's worker environment: loop, log, database settings,
+     * publisher, flow control, counters, batch settings (max_attempts,
+     * backoff, classifier), batch size, poll interval, ack timeout. Borrowed:
+     * it outlives the reader. Its owner callbacks are not used. */
+    const ob_worker_env *env;
+    const char *qtable;    /* the outbox table, quoted */
+    const char *ctable;    /* the cursor table (ob_cursor_table_name) */
+    const char *table;     /* the table's name as configured: the cursor rows' table_name */
+    const char *lock_base; /* the lease's lock name prefix */
+    const char *db_user;   /* for the PROCESS grant in a message */
+    uint32_t poll_min_ms;  /* the poll interval while rows keep coming */
+    uint64_t horizon_ms;   /* a drain waits for status-2 rows due within this */
+    uint32_t index;        /* the publisher's worker number for this reader's publishes */
+} ob_cursor_config;
+
+/* Returns NULL when out of memory. Strings are borrowed: they outlive the
+ * reader. */
+ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *owner);
+void ob_cursor_start(ob_cursor *c);
+/* The lease's owned buckets changed. */
+void ob_cursor_owned(ob_cursor *c, uint64_t owned);
+/* The answer to one of its publishes. */
+void ob_cursor_ack(ob_cursor *c, const ob_answer *a);
+/* The broker became ready (1) or not (0). */
+void ob_cursor_broker(ob_cursor *c, int ready);
+/* The relay cannot go on: publish and write nothing more, wait for the stop. */
+void ob_cursor_halt(ob_cursor *c);
+/* Graceful (now = 0: the batch in flight finishes and its cursor is written,
+ * until the deadline) or immediate (now = 1). */
+void ob_cursor_stop(ob_cursor *c, int now);
+/* The shutdown deadline passed: give back what is in flight and close. */
+void ob_cursor_deadline(ob_cursor *c);
+/* Frees a reader that was never started or is closed. */
+void ob_cursor_free(ob_cursor *c);
+/* The state's name, for logs and tests. */
+const char *ob_cursor_state_name(const ob_cursor *c);
+
+#endif

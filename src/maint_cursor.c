@@ -1,0 +1,143 @@
+/*
+ * The operator's jobs in cursor mode: the probe that tells whether the
+ * table has rows in the cursor table, and the SQL that the jobs share once
+ * it has (see maint_int.h).
+ *
+ * In cursor mode a row's status alone does not say whether it is pending:
+ * a row with status 0 at or below its bucket's cursor was delivered (the
+ * cursor relay never writes a row it delivered), one above it is pending,
+ * and status 2 marks a row at or below the cursor that still waits for its
+ * retry. A bucket without a cursor row is read as in the other modes.
+ *
+ * The probe's cursors are a snapshot. Cursors only move forward, which
+ * makes an old value err on the safe side, but an ordered relay that takes
+ * a bucket deletes its cursor row after turning its status 2 rows into 0
+ * (cursor_switch.c): a statement that decides from a cursor whether a row
+ * is done therefore reads the cursor again under a shared lock
+ * (ob_maint_cursor_hold_sql), or checks that the probed rows are still
+ * there in the same snapshot (the partition check).
+ */
+#include "maint_int.h"
+
+#include <mysqld_error.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lease.h"
+
+int ob_maint_needs_cursors(outbox_maint_kind kind) {
+    switch (kind) {
+    case OUTBOX_MAINT_SAMPLE:
+    case OUTBOX_MAINT_STATUS:
+    case OUTBOX_MAINT_PARTITIONS:
+    case OUTBOX_MAINT_CLEANUP:
+    case OUTBOX_MAINT_DEAD_REPLAY:
+        return 1;
+    case OUTBOX_MAINT_DEAD_LIST:
+    case OUTBOX_MAINT_DEAD_PURGE:
+        return 0;
+    }
+    return 0;
+}
+
+void ob_maint_cursor_name(outbox_maint *m, ob_buf *b) {
+    /* The name passed ob_sql_check_table: no quote can be in it. */
+    ob_buf_printf(b, "'%s'", m->o.table);
+}
+
+void ob_maint_cursor_probe_sql(outbox_maint *m) {
+    ob_buf_reset(&m->sql);
+    ob_buf_puts(&m->sql, "SELECT bucket, seq FROM outbox_cursor WHERE table_name = ");
+    ob_maint_cursor_name(m, &m->sql);
+}
+
+int ob_maint_cursor_probe_result(outbox_maint *m, ob_job *j, int ok) {
+    j->cursored = 0;
+    memset(j->cursor, 0, sizeof(j->cursor));
+    if (!ok) {
+        if (ob_db_errno(m->db) == ER_NO_SUCH_TABLE)
+            return 0; /* no cursor table: no table is in cursor mode */
+        ob_maint_db_failed(m, j, "reading the cursors");
+        return -1;
+    }
+    MYSQL_RES *res = ob_db_result(m->db, 0);
+    MYSQL_ROW row;
+    while (res && (row = mysql_fetch_row(res)) != NULL) {
+        int k = row[0] ? atoi(row[0]) : -1;
+        if (k < 0 || k >= OB_BUCKETS || row[1] == NULL)
+            continue;
+        j->cursored |= 1ULL << k;
+        j->cursor[k] = strtoll(row[1], NULL, 10);
+    }
+    return 0;
+}
+
+void ob_maint_cursor_of_row(outbox_maint *m, ob_buf *b) {
+    ob_buf_puts(b, "(SELECT c.seq FROM outbox_cursor c WHERE c.table_name = ");
+    ob_maint_cursor_name(m, b);
+    ob_buf_printf(b, " AND c.bucket = %s.bucket)", m->qtable);
+}
+
+void ob_maint_cursor_hold_sql(outbox_maint *m, ob_buf *b) {
+    ob_buf_puts(b, "START TRANSACTION; SELECT COUNT(*) FROM outbox_cursor WHERE table_name = ");
+    ob_maint_cursor_name(m, b);
+    ob_buf_puts(b, " LOCK IN SHARE MODE; ");
+}
+
+/* "bucket = k AND status = 0 [AND seq > cursor]": the bucket's pending
+ * rows with status 0, a range of the (bucket, status, seq) index. */
+static void pending_zero(const ob_job *j, ob_buf *b, int k) {
+    ob_buf_printf(b, "bucket = %d AND status = 0", k);
+    if (j->cursored >> k & 1) {
+        ob_buf_puts(b, " AND seq > ");
+        ob_buf_i64(b, j->cursor[k]);
+    }
+}
+
+void ob_maint_cursor_pending_sql(outbox_maint *m, const ob_job *j, ob_buf *b) {
+    ob_buf_puts(b, "SELECT k, SUM(n0), SUM(n2) FROM (");
+    for (int k = 0; k < OB_BUCKETS; k++) {
+        ob_buf_printf(b, "%sSELECT %d AS k, COUNT(*) AS n0, 0 AS n2 FROM %s WHERE ",
+                      k ? " UNION ALL " : "", k, m->qtable);
+        pending_zero(j, b, k);
+    }
+    ob_buf_printf(b,
+                  " UNION ALL SELECT bucket, 0, COUNT(*) FROM %s WHERE status = 2 GROUP BY "
+                  "bucket) x GROUP BY k HAVING SUM(n0) + SUM(n2) > 0; ",
+                  m->qtable);
+    /* The oldest pending row: each bucket's first, one index entry each. */
+    ob_buf_puts(b, "SELECT TIMESTAMPDIFF(MICROSECOND, MIN(t), NOW(6)) FROM (");
+    for (int k = 0; k < OB_BUCKETS; k++) {
+        ob_buf_printf(b, "%sSELECT (SELECT created_at FROM %s WHERE ", k ? " UNION ALL " : "",
+                      m->qtable);
+        pending_zero(j, b, k);
+        ob_buf_puts(b, " ORDER BY seq LIMIT 1) AS t");
+    }
+    ob_buf_printf(b,
+                  " UNION ALL SELECT (SELECT created_at FROM %s WHERE status = 2 ORDER BY seq "
+                  "LIMIT 1)) x",
+                  m->qtable);
+}
+
+int64_t ob_maint_cursor_pending_result(ob_job *j, MYSQL_RES *res) {
+    outbox_maint_result *r = &j->res;
+    int64_t zero = 0, all = 0;
+    r->cursor_mode = 1;
+    for (int k = 0; k < OB_BUCKETS; k++) {
+        r->bucket_cursor[k] = j->cursored >> k & 1 ? j->cursor[k] : -1;
+        r->bucket_pending[k] = 0;
+    }
+    MYSQL_ROW row;
+    while (res && (row = mysql_fetch_row(res)) != NULL) {
+        int k = row[0] ? atoi(row[0]) : -1;
+        if (k < 0 || k >= OB_BUCKETS)
+            continue;
+        int64_t n0 = row[1] ? strtoll(row[1], NULL, 10) : 0;
+        int64_t n2 = row[2] ? strtoll(row[2], NULL, 10) : 0;
+        r->bucket_pending[k] = n0 + n2;
+        zero += n0;
+        all += n0 + n2;
+    }
+    r->pending = all;
+    return zero;
+}

@@ -1,0 +1,180 @@
+/*
+ * The gap tracker of cursor mode (src/gaps.c) with a fake server clock and
+ * fake reads: a gap closes when its row shows, or when a read that started
+ * after a check proving its holder gone still misses it; never by time
+ * alone, never before the check's margin, never while a transaction that
+ * may hold it is alive.
+ */
+#include "check.h"
+#include "gaps.h"
+
+/* One statement of the reader: its clock, an optional check, then a read
+ * returning `seqs` (ascending), complete up to `covered`. */
+static void statement(ob_gaps *t, double now, double oldest, int check, const uint64_t *seqs, int n,
+                      uint64_t covered) {
+    ob_gaps_stamp(t, now);
+    if (check)
+        ob_gaps_check(t, now, oldest);
+    for (int i = 0; i < n; i++)
+        ob_gaps_take(t, seqs[i]);
+    ob_gaps_read_end(t, covered);
+}
+
+#define ALL UINT64_MAX
+#define NONE -1.0
+
+static void rows_above_top_and_a_gap(void) {
+    ob_gaps t = {0};
+    ob_gaps_init(&t, 10);
+    uint64_t r1[] = {11, 12, 14, 15};
+    statement(&t, 100.0, NONE, 1, r1, 4, ALL);
+    CHECK_EQ(t.top, 15);
+    CHECK_EQ(t.n, 1);
+    CHECK_EQ(t.g[0].lo, 13);
+    CHECK_EQ(t.g[0].hi, 13);
+    CHECK_EQ(ob_gaps_done(&t), 12);
+    /* the row read again is not new; the gap's row is */
+    CHECK_EQ(ob_gaps_take(&t, 12), 0);
+    CHECK_EQ(ob_gaps_take(&t, 13), 1);
+    CHECK_EQ(t.n, 0);
+    CHECK_EQ(ob_gaps_done(&t), 15);
+    ob_gaps_free(&t);
+}
+
+static void time_alone_never_closes(void) {
+    ob_gaps t = {0};
+    ob_gaps_init(&t, 0);
+    uint64_t r1[] = {1, 3};
+    statement(&t, 100.0, NONE, 0, r1, 2, ALL);
+    /* many statements, an hour later, without a check: still open */
+    for (int i = 1; i <= 100; i++)
+        statement(&t, 100.0 + 36 * i, NONE, 0, NULL, 0, ALL);
+    CHECK_EQ(t.n, 1);
+    CHECK_EQ(ob_gaps_done(&t), 1);
+    CHECK(ob_gaps_age(&t) >= 3599.0);
+    ob_gaps_free(&t);
+}
+
+static void a_check_needs_the_margin_and_a_bound(void) {
+    ob_gaps t = {0};
+    ob_gaps_init(&t, 0);
+    uint64_t r1[] = {1, 3};
+    statement(&t, 100.00, NONE, 1, r1, 2, ALL); /* found at 100.00, no bound yet */
+    CHECK_EQ(t.g[0].bound_s == 0, 1);
+    statement(&t, 100.05, NONE, 1, NULL, 0, ALL); /* bound 100.05; check too early */
+    CHECK_EQ(t.n, 1);
+    CHECK_EQ(t.g[0].verify, 0);
+    statement(&t, 100.24, NONE, 1, NULL, 0, ALL); /* 0.19 s past the bound: too early */
+    CHECK_EQ(t.n, 1);
+    statement(&t, 100.25, NONE, 1, NULL, 0, ALL); /* the margin reached, no trx: closed */
+    CHECK_EQ(t.n, 0);
+    CHECK_EQ(ob_gaps_done(&t), 3);
+    CHECK_EQ(t.closed, 1);
+    ob_gaps_free(&t);
+}
+
+static void a_live_old_transaction_keeps_it_open(void) {
+    ob_gaps t = {0};
+    ob_gaps_init(&t, 0);
+    uint64_t r1[] = {1, 3};
+    statement(&t, 100.4, NONE, 1, r1, 2, ALL);
+    statement(&t, 100.5, NONE, 0, NULL, 0, ALL); /* bound 100.5 */
+    /* a transaction that started in second 100 (maybe 100.45, the holder) */
+    statement(&t, 101.0, 100.0, 1, NULL, 0, ALL);
+    statement(&t, 110.0, 100.0, 1, NULL, 0, ALL);
+    CHECK_EQ(t.n, 1);
+    /* it ended: the oldest live one started in second 101 */
+    statement(&t, 110.5, 101.0, 1, NULL, 0, ALL);
+    CHECK_EQ(t.n, 0);
+    ob_gaps_free(&t);
+}
+
+static void the_holder_commits_late(void) {
+    ob_gaps t = {0};
+    ob_gaps_init(&t, 0);
+    uint64_t r1[] = {1, 3, 4};
+    statement(&t, 100.0, NONE, 1, r1, 3, ALL);
+    statement(&t, 100.1, 99.0, 1, NULL, 0, ALL);
+    statement(&t, 105.0, 99.0, 1, NULL, 0, ALL);
+    CHECK_EQ(t.n, 1);
+    CHECK(ob_gaps_age(&t) >= 5.0);
+    /* it commits: the read returns it, the gap closes at once */
+    uint64_t r2[] = {2, 5};
+    statement(&t, 106.0, 99.0, 1, r2, 2, ALL);
+    CHECK_EQ(t.n, 0);
+    CHECK_EQ(t.top, 5);
+    CHECK_EQ(ob_gaps_done(&t), 5);
+    CHECK(ob_gaps_age(&t) == 0);
+    ob_gaps_free(&t);
+}
+
+static void a_cut_read_decides_only_what_it_covered(void) {
+    ob_gaps t = {0};
+    ob_gaps_init(&t, 0);
+    uint64_t r1[] = {1, 1000};
+    statement(&t, 100.0, NONE, 1, r1, 2, ALL); /* gap 2..999, a multi-row insert */
+    statement(&t, 100.1, NONE, 1, NULL, 0, ALL);
+    /* the check proves the holder gone; the read (LIMIT 3) returns 2,3,4 */
+    uint64_t r2[] = {2, 3, 4};
+    statement(&t, 100.5, NONE, 1, r2, 3, 4);
+    CHECK_EQ(t.n, 1);
+    CHECK_EQ(t.g[0].lo, 5);
+    CHECK_EQ(t.g[0].hi, 999);
+    CHECK_EQ(t.g[0].verify, 1);
+    /* the next read covers the rest: 5..998 visible, 999 stayed empty */
+    ob_gaps_stamp(&t, 100.6);
+    for (uint64_t s = 5; s <= 998; s++)
+        CHECK_EQ(ob_gaps_take(&t, s), 1);
+    ob_gaps_read_end(&t, ALL);
+    CHECK_EQ(t.n, 0);
+    CHECK_EQ(ob_gaps_done(&t), 1000);
+    ob_gaps_free(&t);
+}
+
+static void a_read_started_before_the_check_decides_nothing(void) {
+    ob_gaps t = {0};
+    ob_gaps_init(&t, 0);
+    uint64_t r1[] = {1, 3};
+    statement(&t, 100.0, NONE, 1, r1, 2, ALL);
+    ob_gaps_stamp(&t, 100.1);
+    /* a read alone (no check in its statement) cannot close it */
+    ob_gaps_read_end(&t, ALL);
+    CHECK_EQ(t.n, 1);
+    ob_gaps_free(&t);
+}
+
+static void many_gaps_split_and_merge(void) {
+    ob_gaps t = {0};
+    ob_gaps_init(&t, 0);
+    /* every third seq missing: 1000 gaps */
+    for (uint64_t s = 1; s <= 3000; s++)
+        if (s % 3 != 0)
+            ob_gaps_take(&t, s);
+    CHECK_EQ(t.n, 999); /* 3000 itself is not read: top is 2999 */
+    CHECK_EQ(ob_gaps_done(&t), 2);
+    /* a wide gap split by a late row in its middle */
+    ob_gaps_take(&t, 4010);
+    int n = t.n;
+    CHECK_EQ(ob_gaps_take(&t, 4005), 1);
+    CHECK_EQ(t.n, n + 1);
+    CHECK_EQ(t.g[t.n - 2].hi, 4004);
+    CHECK_EQ(t.g[t.n - 1].lo, 4006);
+    /* the old gaps show: the first gap is now the 3000..4004 one */
+    for (uint64_t s = 3; s <= 2999; s += 3)
+        CHECK_EQ(ob_gaps_take(&t, s), 1);
+    CHECK_EQ(ob_gaps_done(&t), 2999);
+    CHECK_EQ(t.oom, 0);
+    ob_gaps_free(&t);
+}
+
+int main(void) {
+    rows_above_top_and_a_gap();
+    time_alone_never_closes();
+    a_check_needs_the_margin_and_a_bound();
+    a_live_old_transaction_keeps_it_open();
+    the_holder_commits_late();
+    a_cut_read_decides_only_what_it_covered();
+    a_read_started_before_the_check_decides_nothing();
+    many_gaps_split_and_merge();
+    return 0;
+}
