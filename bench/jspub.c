@@ -7,8 +7,15 @@
  * Acks are read from a synchronous subscription on the inbox, as the relay
  * reads them on its loop.
  *
+ * By default nats.c runs on its own threads (reader, flusher) and the tool
+ * waits for acks in natsSubscription_NextMsg. With --event-loop it runs
+ * nats.c as the relay does by default: its socket on a libuv loop through
+ * the relay's own callbacks (src/nats_loop.c), no flusher, acks read right
+ * after each read and messages destroyed in runs of 4096, so the JetStream
+ * work alone can be set beside the relay's in the same mode.
+ *
  *   bench-jspub --db URL --nats URL --stream S --subject-prefix P
- *               [--window N] [--table T] [--ce-source S]
+ *               [--window N] [--table T] [--ce-source S] [--event-loop]
  * Creates the stream (file storage, limits retention, 2 min duplicate window,
  * like the relay) when it does not exist. Prints one line:
  *   messages=N seconds=S rate=R acked=A duplicates=D errors=E cpu_us_per_msg=C
@@ -26,6 +33,7 @@
 #include "buf.h"
 #include "common.h"
 #include "message.h"
+#include "nats_loop.h"
 #include "puback.h"
 #include "sql.h"
 
@@ -72,11 +80,98 @@ static void ensure_stream(natsConnection *nc, const char *stream, const char *pr
     jsCtx_Destroy(js);
 }
 
+/* The publishing state shared by both modes. */
+typedef struct pub {
+    natsConnection *nc;
+    natsSubscription *sub;
+    ob_row *rows;
+    size_t n, sent;
+    uint64_t acked, dups, errors, inflight;
+    long window;
+    const char *prefix, *inbox;
+    ob_buf subject, scratch, cesrc;
+    natsMsg *spent[4096];
+    int nspent;
+    uv_loop_t *loop;
+} pub;
+
+static void spend(pub *p, natsMsg *m) {
+    if (p->nspent == (int)(sizeof(p->spent) / sizeof(p->spent[0]))) {
+        for (int i = 0; i < p->nspent; i++)
+            natsMsg_Destroy(p->spent[i]);
+        p->nspent = 0;
+    }
+    p->spent[p->nspent++] = m;
+}
+
+/* Publishes up to the window; keep: destroy later in runs (event loop). */
+static void publish_more(pub *p, int keep) {
+    char err[512], reply[96];
+    while (p->sent < p->n && p->inflight < (uint64_t)p->window) {
+        ob_row *o = &p->rows[p->sent];
+        ob_buf_reset(&p->subject);
+        if (ob_message_subject(&p->subject, p->prefix, o, err, sizeof(err)) != 0)
+            bn_die("row %zu: %s", p->sent, err);
+        snprintf(reply, sizeof(reply), "%s.%zu", p->inbox, p->sent);
+        natsMsg *msg = NULL;
+        nats_check(natsMsg_Create(&msg, p->subject.p, reply, o->payload, (int)o->payload_len),
+                   "message");
+        outbox_failure_kind kind;
+        if (ob_message_headers(msg, o, p->cesrc.p, &p->scratch, &kind, err, sizeof(err)) != 0)
+            bn_die("row %zu: %s", p->sent, err);
+        nats_check(natsConnection_PublishMsg(p->nc, msg), "publish");
+        if (keep)
+            spend(p, msg);
+        else
+            natsMsg_Destroy(msg);
+        p->sent++;
+        p->inflight++;
+    }
+}
+
+static void take_ack(pub *p, natsMsg *ack, int keep) {
+    ob_puback pa;
+    if (natsMsg_IsNoResponders(ack))
+        bn_die("no responders: stream does not take '%s.>'", p->prefix);
+    if (ob_puback_parse(natsMsg_GetData(ack), (size_t)natsMsg_GetDataLength(ack), &pa) != 0 ||
+        !pa.ok)
+        p->errors++;
+    else if (pa.duplicate)
+        p->dups++;
+    else
+        p->acked++;
+    if (keep)
+        spend(p, ack);
+    else
+        natsMsg_Destroy(ack);
+    p->inflight--;
+}
+
+/* Event loop: after each read, the acks it brought, then more publishes. */
+static void on_read(void *data) {
+    pub *p = data;
+    natsMsg *ack = NULL;
+    natsStatus s;
+    while ((s = natsSubscription_NextMsg(&ack, p->sub, 0)) == NATS_OK)
+        take_ack(p, ack, 1);
+    if (s == NATS_NO_RESPONDERS)
+        bn_die("no responders: stream does not take '%s.>'", p->prefix);
+    publish_more(p, 1);
+    if (p->sent == p->n && p->inflight == 0)
+        uv_stop(p->loop);
+}
+
+static void on_deadline(uv_timer_t *t) {
+    pub *p = t->data;
+    bn_die("no progress within 10 s (%llu in flight)", (unsigned long long)p->inflight);
+}
+
 int main(int argc, char **argv) {
     bn_set_tool("bench-jspub");
     const char *db = NULL, *url = NULL, *stream = "BENCH", *prefix = "bench", *table = "outbox";
     const char *ce_source = "outbox-uvrelay";
     long window = 8192;
+    int evloop = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--db") == 0)
@@ -93,6 +188,8 @@ int main(int argc, char **argv) {
             ce_source = bn_need(a, v), i++;
         else if (strcmp(a, "--window") == 0)
             window = bn_long(a, v, 1, 1000000), i++;
+        else if (strcmp(a, "--event-loop") == 0)
+            evloop = 1;
         else
             bn_die("unknown argument '%s'", a);
     }
@@ -138,15 +235,36 @@ int main(int argc, char **argv) {
         o->created_at_len = len[OB_COL_CREATED_AT];
     }
 
-    /* The connection, set up as the relay sets up its own. */
+    /* The stream, on a connection of its own (a JetStream request waits
+     * for its reply, which on the event loop only the loop could read). */
     natsOptions *no = NULL;
     natsConnection *nc = NULL;
     nats_check(natsOptions_Create(&no), "options");
     nats_check(natsOptions_SetURL(no, url), "url");
-    nats_check(natsOptions_SetIOBufSize(no, 1024 * 1024), "buffer size");
-    nats_check(natsOptions_SetMaxPendingMsgs(no, 65536), "pending limit");
     nats_check(natsConnection_Connect(&nc, no), "connect");
     ensure_stream(nc, stream, prefix);
+    natsConnection_Destroy(nc);
+    nc = NULL;
+
+    /* The connection, set up as the relay sets up its own. */
+    uv_loop_t loop;
+    ob_nats_loop *nl = NULL;
+    pub p;
+    memset(&p, 0, sizeof(p));
+    nats_check(natsOptions_SetIOBufSize(no, 1024 * 1024), "buffer size");
+    nats_check(natsOptions_SetMaxPendingMsgs(no, 65536), "pending limit");
+    if (evloop) {
+        uv_loop_init(&loop);
+        p.loop = &loop;
+        nl = ob_nats_loop_new(&loop, on_read, &p);
+        if (nl == NULL)
+            bn_die("out of memory");
+        nats_check(ob_nats_loop_options(nl, no), "event loop");
+        nats_check(natsOptions_SetSendAsap(no, true), "send asap");
+        nats_check(natsOptions_SetPingInterval(no, 0), "pings");
+        nats_check(natsOptions_SetAllowReconnect(no, false), "reconnect");
+    }
+    nats_check(natsConnection_Connect(&nc, no), "connect");
 
     char inbox[64];
     natsInbox *ib = NULL;
@@ -158,53 +276,48 @@ int main(int argc, char **argv) {
     natsSubscription *sub = NULL;
     nats_check(natsConnection_SubscribeSync(&sub, nc, wild), "subscribe");
     nats_check(natsSubscription_SetPendingLimits(sub, -1, -1), "pending limits");
-    nats_check(natsConnection_Flush(nc), "flush");
+    if (!evloop)
+        nats_check(natsConnection_Flush(nc), "flush");
 
-    ob_buf subject = OB_BUF_INIT, scratch = OB_BUF_INIT, cesrc = OB_BUF_INIT;
-    ob_ce_encode(&cesrc, ce_source, strlen(ce_source));
-    uint64_t acked = 0, dups = 0, errors = 0, inflight = 0;
-    size_t sent = 0;
-    char reply[96];
+    p.nc = nc;
+    p.sub = sub;
+    p.rows = rows;
+    p.n = n;
+    p.window = window;
+    p.prefix = prefix;
+    p.inbox = inbox;
+    ob_ce_encode(&p.cesrc, ce_source, strlen(ce_source));
 
     struct rusage u0, u1;
     getrusage(RUSAGE_SELF, &u0);
     uint64_t t0 = bn_mono_ns();
-    while (sent < n || inflight > 0) {
-        while (sent < n && inflight < (uint64_t)window) {
-            ob_row *o = &rows[sent];
-            ob_buf_reset(&subject);
-            if (ob_message_subject(&subject, prefix, o, err, sizeof(err)) != 0)
-                bn_die("row %zu: %s", sent, err);
-            snprintf(reply, sizeof(reply), "%s.%zu", inbox, sent);
-            natsMsg *msg = NULL;
-            nats_check(natsMsg_Create(&msg, subject.p, reply, o->payload, (int)o->payload_len),
-                       "message");
-            outbox_failure_kind kind;
-            if (ob_message_headers(msg, o, cesrc.p, &scratch, &kind, err, sizeof(err)) != 0)
-                bn_die("row %zu: %s", sent, err);
-            nats_check(natsConnection_PublishMsg(nc, msg), "publish");
-            natsMsg_Destroy(msg);
-            sent++;
-            inflight++;
+    int threads = 0;
+    uv_timer_t deadline; /* closed in the loop's last run, below */
+    if (evloop) {
+        uv_timer_init(&loop, &deadline);
+        deadline.data = &p;
+        publish_more(&p, 1);
+        while (p.sent < p.n || p.inflight > 0) {
+            uv_timer_start(&deadline, on_deadline, 10000, 0);
+            uv_run(&loop, UV_RUN_ONCE);
         }
-        natsMsg *ack = NULL;
-        natsStatus s = natsSubscription_NextMsg(&ack, sub, 10000);
-        if (s == NATS_TIMEOUT)
-            bn_die("no ack within 10 s (%llu in flight)", (unsigned long long)inflight);
-        nats_check(s, "reading acks");
-        ob_puback pa;
-        if (natsMsg_IsNoResponders(ack))
-            bn_die("no responders: stream %s does not take '%s.>'", stream, prefix);
-        if (ob_puback_parse(natsMsg_GetData(ack), (size_t)natsMsg_GetDataLength(ack), &pa) != 0 ||
-            !pa.ok)
-            errors++;
-        else if (pa.duplicate)
-            dups++;
-        else
-            acked++;
-        natsMsg_Destroy(ack);
-        inflight--;
+        threads = bn_threads();
+        uv_close((uv_handle_t *)&deadline, NULL);
+    } else {
+        while (p.sent < p.n || p.inflight > 0) {
+            publish_more(&p, 0);
+            natsMsg *ack = NULL;
+            natsStatus s = natsSubscription_NextMsg(&ack, sub, 10000);
+            if (s == NATS_TIMEOUT)
+                bn_die("no ack within 10 s (%llu in flight)", (unsigned long long)p.inflight);
+            nats_check(s, "reading acks");
+            take_ack(&p, ack, 0);
+        }
+        threads = bn_threads();
     }
+    for (int i = 0; i < p.nspent; i++)
+        natsMsg_Destroy(p.spent[i]);
+    p.nspent = 0;
     uint64_t t1 = bn_mono_ns();
     getrusage(RUSAGE_SELF, &u1);
     double secs = (double)(t1 - t0) / 1e9;
@@ -216,21 +329,26 @@ int main(int argc, char **argv) {
     long csw = u1.ru_nvcsw - u0.ru_nvcsw + u1.ru_nivcsw - u0.ru_nivcsw;
     printf("messages=%zu seconds=%.3f rate=%.0f acked=%llu duplicates=%llu errors=%llu "
            "cpu_us_per_msg=%.2f csw_per_msg=%.3f threads=%d\n",
-           n, secs, secs > 0 ? (double)n / secs : 0, (unsigned long long)acked,
-           (unsigned long long)dups, (unsigned long long)errors, n ? cpu / (double)n : 0,
-           n ? (double)csw / (double)n : 0, bn_threads());
+           n, secs, secs > 0 ? (double)n / secs : 0, (unsigned long long)p.acked,
+           (unsigned long long)p.dups, (unsigned long long)p.errors, n ? cpu / (double)n : 0,
+           n ? (double)csw / (double)n : 0, threads);
 
     natsSubscription_Unsubscribe(sub);
     natsSubscription_Destroy(sub);
     natsConnection_Destroy(nc);
     natsOptions_Destroy(no);
+    if (evloop) {
+        ob_nats_loop_free(nl);
+        uv_run(&loop, UV_RUN_DEFAULT); /* the polls' close callbacks */
+        uv_loop_close(&loop);
+    }
     nats_CloseAndWait(2000);
-    ob_buf_free(&subject);
-    ob_buf_free(&scratch);
-    ob_buf_free(&cesrc);
+    ob_buf_free(&p.subject);
+    ob_buf_free(&p.scratch);
+    ob_buf_free(&p.cesrc);
     ob_buf_free(&q);
     free(rows);
     mysql_free_result(res);
     mysql_close(m);
-    return errors ? 1 : 0;
+    return p.errors ? 1 : 0;
 }

@@ -8,8 +8,10 @@
  *
  *   bench-notify --db URL --nats URL --stream S --prefix P --rate R
  *                --duration-ms D [--ts-header H] [--connections N]
- * Prints: events=N seconds=S rate=R acked=A cpu_us_per_msg=C
- * (CPU is the whole process's: relay and producer.)
+ * Prints: events=N seconds=S rate=R acked=A cpu_us_per_msg=C txn_ms_p50=..
+ *         txn_ms_p99=..
+ * (CPU is the whole process's: relay and producer. txn_ms is the producer's
+ * own INSERT, which commits: part of every latency the stream shows.)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,9 @@ typedef struct bench {
     uv_timer_t tick, watch;
     const char *header;
     uint64_t produced, wanted, owed, start_ms, end_ms, rate;
+    uint64_t sent_ns; /* when the INSERT under way was sent */
+    double *txn_ms;   /* each INSERT's duration, up to txn_cap of them */
+    size_t txn_n, txn_cap;
     int busy, stopping;
     ob_buf sql;
 } bench;
@@ -43,6 +48,8 @@ static void on_insert(ob_db *db, int ok, void *data) {
     b->busy = 0;
     if (!ok)
         bn_die("insert failed: %s", ob_db_error(b->db));
+    if (b->txn_n < b->txn_cap)
+        b->txn_ms[b->txn_n++] = (double)(bn_mono_ns() - b->sent_ns) / 1e6;
     b->produced++;
     outbox_relay_notify(b->relay);
     if (b->owed > 0) {
@@ -62,6 +69,7 @@ static void send_one(bench *b) {
                   (unsigned long long)b->produced, (unsigned long long)b->produced, b->header,
                   (unsigned long long)bn_wall_ns());
     b->busy = 1;
+    b->sent_ns = bn_mono_ns();
     if (ob_db_query(b->db, b->sql.p, b->sql.len, on_insert, b) != 0)
         bn_die("cannot send an insert");
 }
@@ -169,6 +177,10 @@ int main(int argc, char **argv) {
     uv_timer_init(&loop, &b.watch);
     b.tick.data = b.watch.data = &b;
     b.rate = (uint64_t)rate;
+    b.txn_cap = (size_t)rate * (size_t)duration / 1000 + 16;
+    b.txn_ms = calloc(b.txn_cap, sizeof(*b.txn_ms));
+    if (b.txn_ms == NULL)
+        bn_die("out of memory");
     b.start_ms = uv_now(&loop) + 1000; /* let the relay connect first */
     b.end_ms = b.start_ms + (uint64_t)duration;
     uv_timer_start(&b.tick, on_tick, 1000, 1);
@@ -180,10 +192,15 @@ int main(int argc, char **argv) {
     getrusage(RUSAGE_SELF, &ru);
     double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
                  ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
-    printf("events=%llu seconds=%.3f rate=%.0f acked=%llu cpu_us_per_msg=%.1f\n",
+    bn_sort(b.txn_ms, b.txn_n);
+    printf("events=%llu seconds=%.3f rate=%.0f acked=%llu cpu_us_per_msg=%.1f txn_ms_p50=%.3f "
+           "txn_ms_p99=%.3f\n",
            (unsigned long long)b.produced, (double)duration / 1000.0,
            (double)b.produced * 1000.0 / (double)duration, (unsigned long long)st.acked,
-           b.produced ? cpu * 1e6 / (double)b.produced : 0.0);
+           b.produced ? cpu * 1e6 / (double)b.produced : 0.0,
+           bn_quantile_sorted(b.txn_ms, b.txn_n, 0.50),
+           bn_quantile_sorted(b.txn_ms, b.txn_n, 0.99));
+    free(b.txn_ms);
     outbox_relay_destroy(b.relay);
     ob_buf_free(&b.sql);
     ob_db_url_free(&b.url);

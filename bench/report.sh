@@ -140,6 +140,19 @@ cursor_report
     echo
     echo "![drain](drain.png)"
   fi
+  if [ -f "$dir/nats_modes.csv" ]; then
+    echo
+    echo "### nats.c on the relay's loop and on its own threads"
+    echo
+    echo "The same drain with nats.c on the loop (the default) and with OUTBOX_NATS_EVENT_LOOP=0, beside"
+    echo "bench-jspub (threaded, and in the same mode). Context switches are the process's, all threads."
+    echo
+    echo "| nats.c | conn | batch | relay msg/s | relay CPU µs/msg | switches/msg (voluntary) | threads | JetStream-only CPU µs/msg | relay / JetStream-only | JetStream-only, same mode: CPU µs/msg, switches/msg |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    tail -n +2 "$dir/nats_modes.csv" | while IFS=, read -r mode c b rows rate cpu csw vcsw thr jscpu ratio jsm jsmcsw; do
+      echo "| $mode | $c | $b | $(num "$rate") | $cpu | $csw ($vcsw) | $thr | $jscpu | $ratio | $jsm, $jsmcsw |"
+    done
+  fi
   if [ -f "$p" ]; then
     echo
     echo "## 5. Payload size, at $best_c connection(s) x batch $best_b"

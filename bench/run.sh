@@ -3,7 +3,7 @@
 # runs every scenario and writes a report into a dated folder.
 #
 #   bench/run.sh [--quick] [--out DIR] [--build DIR] [--no-build]
-#                [--only drain,payload,mixed,enqueue,latency,ordered,cursor]
+#                [--only drain,payload,mixed,enqueue,latency,idle,ordered,cursor]
 #
 # --quick   about a minute: fewer rows, fewer grid points, shorter runs.
 # --out     report folder (default bench/results/<UTC timestamp>[-quick]).
@@ -12,6 +12,8 @@
 #           run at the best drain grid point, or at 2 x 500 without "drain".
 #           "ordered" drains the same rows over 300 aggregates at 4 connections,
 #           unordered and --ordered, and checks each aggregate's order.
+#           "idle" runs a relay at its defaults on an empty table and counts
+#           its CPU and the database statements it sends.
 #           "cursor" drains rows of an ordered table with --cursor (without and
 #           with headers) beside the same run's DB-only claim cycle on a lean
 #           table and the JetStream-only limit, with mariadbd's CPU per row,
@@ -31,7 +33,7 @@ quick=0
 out=""
 build="$root/build-bench"
 do_build=1
-only="drain,payload,mixed,enqueue,latency,ordered,cursor"
+only="drain,payload,mixed,enqueue,latency,idle,ordered,cursor"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -63,7 +65,7 @@ calc() { awk "BEGIN { printf \"%.${2:-0}f\", ($1) }"; }
 # --- the scenarios' sizes --------------------------------------------------
 if [ $quick = 1 ]; then
   DRAIN_ROWS=20000
-  GRID_CONNS="1 8"; GRID_BATCH="500"
+  GRID_CONNS="1 4 8"; GRID_BATCH="500"
   PAYLOADS="128:20000 4096:5000 65536:1000"
   MIX_MS=4000; MIX_RATES="1000 5000 0"; MIX_PROCS=4
   ENQ_MS=1000; ENQ_ROUNDS=1
@@ -210,13 +212,16 @@ nstream=0
 new_stream() { nstream=$((nstream + 1)); stream="BENCH$nstream"; prefix="bench$nstream"; }
 drop_stream() { "$SC" --nats "$NATS" --stream "$1" --delete >/dev/null 2>&1 || true; }
 
-# limits_and_drain C B SIZE ROWS: prints "db js wall user sys rss ok mcpu ncpu ccpu"
-# after running the DB-only limit, the JetStream-only limit and the relay
-# drain on freshly seeded rows. The DB-only limit and the relay run REPEAT
-# times each, alternating, and the fastest run of each counts.
+# limits_and_drain C B SIZE ROWS: prints "db js wall user sys rss ok mcpu ncpu ccpu
+# jscpu csw threads jscsw" after running the DB-only limit, the JetStream-only
+# limit and the relay drain on freshly seeded rows. The DB-only limit and the
+# relay run REPEAT times each, alternating, and the fastest run of each counts.
+# jscpu and jscsw: the JetStream-only tool's CPU µs and context switches per
+# message; csw and threads: the relay's context switches per message and the
+# most threads it had.
 limits_and_drain() {
   local c=$1 b=$2 size=$3 rows=$4 tag="c$1-b$2-p$3" line db=0 js win ru ok r rate
-  local db0 db1 n0 n1 cdb=0 best_wall="" best_relay=""
+  local db0 db1 n0 n1 cdb=0 best_wall="" best_relay="" best_more="" jscpu=0 jscsw=0
   for r in $(seq 1 "$REPEAT"); do
     seed "$rows" "$size"
     db0=$(srv_cpu db)
@@ -239,6 +244,8 @@ limits_and_drain() {
       echo "$line" >"$raw/jspub-$tag.txt"
       drop_stream "$stream"
       js=$(kv rate "$line"); js=${js:-0}
+      jscpu=$(kv cpu_us_per_msg "$line"); jscpu=${jscpu:-0}
+      jscsw=$(kv csw_per_msg "$line"); jscsw=${jscsw:-0}
     fi
 
     new_stream
@@ -256,20 +263,22 @@ limits_and_drain() {
       best_wall=$(kv wall_s "$ru")
       best_relay="$(kv wall_s "$ru") $(kv user_s "$ru") $(kv sys_s "$ru") $(kv maxrss_kb "$ru") $ok"
       best_relay="$best_relay $(calc "($db1 - $db0) * 1e6 / $rows" 2) $(calc "($n1 - $n0) * 1e6 / $rows" 2)"
+      best_more="$(calc "($(kv vcsw "$ru") + $(kv ivcsw "$ru")) / $rows" 3) $(kv threads_max "$ru")"
     fi
   done
-  echo "$db $js $best_relay $cdb"
+  echo "$db $js $best_relay $cdb $jscpu $best_more $jscsw"
 }
 
-DRAIN_HDR="connections,batch,payload_bytes,rows,relay_rate,relay_seconds,relay_cpu_us_per_msg,relay_peak_rss_kib,db_only_rate,js_only_rate,limit_rate,binding_limit,relay_to_limit,complete,mariadb_cpu_us_per_msg,nats_cpu_us_per_msg,claim_mariadb_cpu_us_per_msg"
+DRAIN_HDR="connections,batch,payload_bytes,rows,relay_rate,relay_seconds,relay_cpu_us_per_msg,relay_peak_rss_kib,db_only_rate,js_only_rate,limit_rate,binding_limit,relay_to_limit,complete,mariadb_cpu_us_per_msg,nats_cpu_us_per_msg,claim_mariadb_cpu_us_per_msg,js_only_cpu_us_per_msg,relay_csw_per_msg,relay_threads,js_only_csw_per_msg"
 # drain_row C B SIZE ROWS RESULT: one CSV line.
 drain_row() {
   local c=$1 b=$2 size=$3 rows=$4
   set -- $5
-  local db=$1 js=$2 wall=$3 user=$4 sys=$5 rss=$6 ok=$7 mcpu=$8 ncpu=$9 ccpu=${10} rate lim bind
+  local db=$1 js=$2 wall=$3 user=$4 sys=$5 rss=$6 ok=$7 mcpu=$8 ncpu=$9 ccpu=${10} jscpu=${11:-0}
+  local csw=${12:-0} threads=${13:-0} jscsw=${14:-0} rate lim bind
   rate=$(calc "$rows / $wall")
   if [ "$(calc "$db <= $js ? 1 : 0")" = 1 ]; then lim=$db; bind=db-only; else lim=$js; bind=jetstream-only; fi
-  echo "$c,$b,$size,$rows,$rate,$(calc "$wall" 3),$(calc "($user + $sys) * 1e6 / $rows" 2),$rss,$db,$js,$lim,$bind,$(calc "$lim > 0 ? $rate / $lim : 0" 3),$ok,$mcpu,$ncpu,$ccpu"
+  echo "$c,$b,$size,$rows,$rate,$(calc "$wall" 3),$(calc "($user + $sys) * 1e6 / $rows" 2),$rss,$db,$js,$lim,$bind,$(calc "$lim > 0 ? $rate / $lim : 0" 3),$ok,$mcpu,$ncpu,$ccpu,$jscpu,$csw,$threads,$jscsw"
 }
 
 best_c=2; best_b=500
@@ -322,6 +331,57 @@ if wants drain; then
   best=$(tail -n +2 "$out/drain.csv" | sort -t, -k5,5nr | head -1)
   best_c=$(cut -d, -f1 <<<"$best"); best_b=$(cut -d, -f2 <<<"$best")
   log "best grid point: $best_c x $best_b"
+
+  # nats.c on the relay's loop (the default) beside nats.c on its own threads
+  # (OUTBOX_NATS_EVENT_LOOP=0), at 4 x 500 and at the best grid point, run
+  # alternately REPEAT times; the fastest run of each mode counts.
+  # Beside them, the JetStream-only tool in both modes (bench-jspub and
+  # bench-jspub --event-loop, window c x b): what publishing alone costs.
+  echo "nats_mode,connections,batch,rows,relay_rate,relay_cpu_us_per_msg,relay_csw_per_msg,relay_vcsw_per_msg,relay_threads,js_only_cpu_us_per_msg,relay_to_js_cpu,js_only_same_mode_cpu_us_per_msg,js_only_same_mode_csw_per_msg" >"$out/nats_modes.csv"
+  points="4x500"; [ "${best_c}x${best_b}" = 4x500 ] || points="$points ${best_c}x${best_b}"
+  for point in $points; do
+    c=${point%x*}; b=${point#*x}
+    jscpu=$(kv cpu_us_per_msg "$(cat "$raw/jspub-c$c-b$b-p512.txt" 2>/dev/null || true)"); jscpu=${jscpu:-0}
+    declare -A M=() J=()
+    for mode in loop threaded; do
+      seed "$DRAIN_ROWS" 512
+      new_stream
+      J[$mode]=$("$B/bench-jspub" --db "$DB" --nats "$NATS" --stream "$stream" --subject-prefix "$prefix" \
+                   --window $(( c * b < MAX_IN_FLIGHT ? c * b : MAX_IN_FLIGHT )) \
+                   $([ $mode = loop ] && echo --event-loop || true) 2>>"$raw/jspub.err") || J[$mode]=""
+      echo "${J[$mode]}" >"$raw/jspub-$mode-c$c-b$b.txt"
+      drop_stream "$stream"
+    done
+    [ "$jscpu" != 0 ] || jscpu=$(kv cpu_us_per_msg "${J[threaded]}"); jscpu=${jscpu:-0}
+    for r in $(seq 1 "$REPEAT"); do
+      for mode in loop threaded; do
+        log "nats modes: $mode, $c x $b, $DRAIN_ROWS rows (run $r)"
+        seed "$DRAIN_ROWS" 512
+        new_stream
+        OUTBOX_NATS_EVENT_LOOP=$([ $mode = loop ] && echo 1 || echo 0) \
+          "$B/bench-rusage" --out "$raw/nats-$mode-c$c-b$b-$r.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" \
+          --drain --connections "$c" --batch "$b" --poll-interval "${POLL_MS}ms" --max-in-flight "$MAX_IN_FLIGHT" \
+          --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress 2>>"$raw/relay.log" || true
+        drop_stream "$stream"
+        [ "$(processed)" = "$DRAIN_ROWS" ] || log "warning: the relay left rows unprocessed ($mode, $c x $b)"
+        ru=$(cat "$raw/nats-$mode-c$c-b$b-$r.rusage")
+        if [ -z "${M[$mode]:-}" ] || [ "$(calc "$(kv wall_s "$ru") < $(kv wall_s "${M[$mode]}") ? 1 : 0")" = 1 ]; then
+          M[$mode]=$ru
+        fi
+      done
+    done
+    for mode in loop threaded; do
+      ru=${M[$mode]}
+      cpu=$(calc "($(kv user_s "$ru") + $(kv sys_s "$ru")) * 1e6 / $DRAIN_ROWS" 2)
+      row="$mode,$c,$b,$DRAIN_ROWS,$(calc "$DRAIN_ROWS / $(kv wall_s "$ru")"),$cpu"
+      row="$row,$(calc "($(kv vcsw "$ru") + $(kv ivcsw "$ru")) / $DRAIN_ROWS" 3),$(calc "$(kv vcsw "$ru") / $DRAIN_ROWS" 3)"
+      row="$row,$(kv threads_max "$ru"),$jscpu,$(calc "$jscpu > 0 ? $cpu / $jscpu : 0" 2)"
+      row="$row,$(kv cpu_us_per_msg "${J[$mode]}"),$(kv csw_per_msg "${J[$mode]}")"
+      echo "$row" >>"$out/nats_modes.csv"
+      log "  -> $row"
+    done
+    unset M J
+  done
 fi
 echo "best_c=$best_c" >>"$out/meta.env"
 echo "best_b=$best_b" >>"$out/meta.env"
@@ -397,6 +457,7 @@ if wants latency; then
       ring=(); [ $mode = doorbell ] && ring=(--ring "$NATS")
       line=$("$B/bench-produce" --db "$DB" --mode raw --rate "$rate" --duration-ms "$LAT_MS" \
                --ts-header bench-ns "${ring[@]}" 2>>"$raw/produce.err") || line=""
+      echo "$line" >"$raw/lat-$mode-$rate-produce.txt" # txn_ms: the producer's own commit
       for _ in $(seq 1 200); do [ "$(pending)" = 0 ] && break; sleep 0.1; done
       kill -TERM "$relay_pid" 2>/dev/null || true
       wait "$relay_pid" || true
@@ -413,29 +474,43 @@ if wants latency; then
     new_stream
     line=$("$B/bench-notify" --db "$DB" --nats "$NATS" --stream "$stream" --prefix "$prefix" \
              --rate "$rate" --duration-ms "$LAT_MS" 2>>"$raw/relay.log") || line=""
+    echo "$line" >"$raw/lat-notify-$rate-produce.txt" # txn_ms: the producer's own commit
     lat=$("$B/bench-latency" --nats "$NATS" --stream "$stream" --header bench-ns 2>&1 || true)
     drop_stream "$stream"
     lat_row notify "$rate" "$(kv events "$line")" "$lat" "$(kv cpu_us_per_msg "$line")"
   done
-  # The idle cost: CPU and database statements of a relay with nothing to do.
-  IDLE_S=$([ $quick = 1 ] && echo 10 || echo 60)
+fi
+
+# --- 5b: the idle cost: CPU and database statements of a relay with nothing to do --
+if wants idle; then
+  # The relay polls at its poll interval for a minute after its start (and
+  # after it last found rows), then slower: the figure is its state at rest,
+  # on an empty table, counted from 65 s after its start over IDLE_S seconds.
+  IDLE_S=$([ $quick = 1 ] && echo 20 || echo 60)
   log "idle relay for $IDLE_S s"
   sql "TRUNCATE outbox"
   new_stream
-  q0=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
-  "$B/bench-rusage" --out "$raw/idle.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" \
-    --stream "$stream" --subject-prefix "$prefix" --log-level warn --no-progress 2>>"$raw/relay.log" &
+  "$RELAY" --db "$DB" --nats "$NATS" --stream "$stream" --subject-prefix "$prefix" \
+    --log-level warn --no-progress 2>>"$raw/relay.log" &
   relay_pid=$!
+  # The relay's CPU time in ns (schedstat, finer than the stat file's ticks)
+  # and its context switches, over all its threads.
+  ticks() { cat /proc/"$relay_pid"/task/*/schedstat | awk '{ n += $1 } END { printf "%.0f", n }'; }
+  switches() { cat /proc/"$relay_pid"/task/*/status | awk '/ctxt_switches/ { n += $2 } END { print n }'; }
+  sleep 65
+  q0=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
+  t0=$(ticks); s0=$(switches)
   sleep "$IDLE_S"
+  t1=$(ticks); s1=$(switches)
+  q1=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
   kill -TERM "$relay_pid" 2>/dev/null || true
   wait "$relay_pid" || true
   relay_pid=""
-  q1=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
   drop_stream "$stream"
-  ru=$(cat "$raw/idle.rusage")
   { echo "idle_s=$IDLE_S"
-    echo "idle_cpu_s_per_min=$(calc "($(kv user_s "$ru") + $(kv sys_s "$ru")) * 60 / $IDLE_S" 3)"
-    echo "idle_qps=$(calc "($q1 - $q0 - 2) / $IDLE_S" 1)"; } >"$out/idle.env"
+    echo "idle_cpu_s_per_min=$(calc "($t1 - $t0) / 1e9 * 60 / $IDLE_S" 3)"
+    echo "idle_qps=$(calc "($q1 - $q0 - 1) / $IDLE_S" 1)"
+    echo "idle_switches_per_s=$(calc "($s1 - $s0) / $IDLE_S" 1)"; } >"$out/idle.env"
   log "  -> $(tr '\n' ' ' <"$out/idle.env")"
 fi
 
@@ -608,7 +683,7 @@ cursor_scenario() {
 }
 if wants cursor; then
   CUR_ROWS=$([ $quick = 1 ] && echo 20000 || echo 100000)
-  CUR_CONNS=$([ $quick = 1 ] && echo "2" || echo "1 2 4")
+  CUR_CONNS=$([ $quick = 1 ] && echo "2" || echo "1 4")
   CUR_CLAIM_CONNS=$([ $quick = 1 ] && echo "1 4" || echo "1 2 4 8")
   cursor_scenario
 fi

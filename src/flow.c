@@ -37,8 +37,10 @@ static void put(ob_flow *f, ob_flow_member *m, ob_flow_list l) {
 void ob_flow_init(ob_flow *f, uint32_t max_in_flight, uint32_t poll_min_ms, uint32_t poll_max_ms) {
     f->poll_max_ms = poll_max_ms ? poll_max_ms : 1;
     f->poll_min_ms = poll_min_ms && poll_min_ms < f->poll_max_ms ? poll_min_ms : f->poll_max_ms;
+    f->poll_idle_ms = f->poll_max_ms > OB_FLOW_IDLE_POLL_MS ? f->poll_max_ms : OB_FLOW_IDLE_POLL_MS;
     f->poll_ms = f->poll_max_ms;
     f->hot_until = 0;
+    f->warm_until = 0;
     f->wake_pending = 0;
     f->in_flight = 0;
     f->max_in_flight = max_in_flight ? max_in_flight : 1;
@@ -137,13 +139,17 @@ int ob_flow_take_wake(ob_flow *f) {
 
 void ob_flow_activity(ob_flow *f, uint64_t now) {
     f->hot_until = now + HOT_MS;
+    f->warm_until = now + OB_FLOW_WARM_MS;
     f->poll_ms = f->poll_min_ms;
 }
 
 uint32_t ob_flow_poll_delay(ob_flow *f, uint64_t now) {
     if (now < f->hot_until)
         return f->poll_min_ms;
-    uint32_t d = f->poll_ms;
-    f->poll_ms = f->poll_ms > f->poll_max_ms / 2 ? f->poll_max_ms : f->poll_ms * 2;
+    if (f->warm_until == 0) /* the first idle poll: a start counts as rows */
+        f->warm_until = now + OB_FLOW_WARM_MS;
+    uint32_t cap = now < f->warm_until ? f->poll_max_ms : f->poll_idle_ms;
+    uint32_t d = f->poll_ms < cap ? f->poll_ms : cap;
+    f->poll_ms = d > cap / 2 ? cap : d * 2;
     return d;
 }

@@ -43,10 +43,19 @@ typedef struct ob_flow {
     int wake_pending;      /* a wake came while nobody was idle */
     /* Adaptive polling: the scout polls every poll_min_ms while rows keep
      * coming (for a second after the last were found), then the interval
-     * doubles with each empty poll up to poll_max_ms. */
-    uint32_t poll_min_ms, poll_max_ms, poll_ms;
+     * doubles with each empty poll up to poll_max_ms; once no row was found
+     * for OB_FLOW_WARM_MS (counted from the first idle poll before any row
+     * was found) it goes on doubling up to poll_idle_ms, so that a relay at
+     * rest wakes about once a second. */
+    uint32_t poll_min_ms, poll_max_ms, poll_idle_ms, poll_ms;
     uint64_t hot_until;
+    uint64_t warm_until; /* 0 before the first idle poll */
 } ob_flow;
+
+/* How long after the last rows the scout keeps polling at poll_max_ms. */
+#define OB_FLOW_WARM_MS 60000
+/* The slowest poll of a relay at rest (poll_max_ms when that is longer). */
+#define OB_FLOW_IDLE_POLL_MS 1000
 
 void ob_flow_init(ob_flow *f, uint32_t max_in_flight, uint32_t poll_min_ms, uint32_t poll_max_ms);
 
@@ -80,7 +89,8 @@ void ob_flow_activity(ob_flow *f, uint64_t now);
 /* Nonzero while rows keep coming (the scout then fetches instead of
  * probing: the probe would find rows anyway). */
 int ob_flow_hot(const ob_flow *f, uint64_t now);
-/* The scout's next poll delay at loop time `now`. */
+/* The scout's next poll delay at loop time `now`: poll_min_ms while hot,
+ * then doubling up to poll_max_ms while warm, then up to poll_idle_ms. */
 uint32_t ob_flow_poll_delay(ob_flow *f, uint64_t now);
 
 #endif

@@ -3,13 +3,13 @@
  * private inbox that receives every publish ack and control reply, and the
  * stream check that must pass before rows are published.
  *
- * Threads: by default nats.c runs its own threads (reader, flusher,
- * reconnect, message delivery). Everything they produce for us (acks,
- * disconnects, reconnects, closes) is put in a mailbox under a mutex and
- * handed to the loop with one uv_async_t (link_mailbox.c). With
- * OUTBOX_NATS_EVENT_LOOP=1 the socket is polled on the loop instead
- * (nats_loop.c) and acks are read there; only closes still come through
- * the mailbox (link_nats.c). The callbacks below all run on the loop.
+ * Threads: by default nats.c's socket is polled on the loop (nats_loop.c)
+ * and acks are read there; only closes come from nats.c's callback thread,
+ * through a mailbox under a mutex and one uv_async_t (link_mailbox.c).
+ * With OUTBOX_NATS_EVENT_LOOP=0 nats.c runs its own threads (reader,
+ * flusher, reconnect, message delivery) and everything they produce for us
+ * (acks, disconnects, reconnects, closes) comes through that mailbox
+ * (link_nats.c). The callbacks below all run on the loop.
  *
  * Nothing here blocks the loop on the network: nats.c's connect (name
  * resolution, TCP, the INFO/CONNECT handshake and TLS, trying every listed

@@ -7,10 +7,7 @@
  * mailbox (link_mailbox.c).
  *
  * Two modes, one code path but for the lines marked evloop:
- * - threaded (the default): nats.c reads and writes on its own reader and
- *   flusher threads, reconnects on its own, and delivers the inbox's
- *   messages on its delivery thread, which leaves them in the mailbox;
- * - evloop (OUTBOX_NATS_EVENT_LOOP=1 in the environment): the socket is
+ * - evloop (the default): the socket is
  *   polled on this loop (nats_loop.c), writes go out from the loop, and
  *   the inbox and the doorbell are synchronous subscriptions drained on the
  *   loop right after each read, so no message crosses a thread. nats.c's
@@ -19,6 +16,10 @@
  *   link builds a new one (its own backoff), and a liveness probe on the
  *   loop stands in for pings. The connect itself still runs on the thread
  *   pool (nats.c attaches there; nats_loop.c defers the poll to the loop).
+ * - threaded (OUTBOX_NATS_EVENT_LOOP=0 in the environment, kept to measure
+ *   the two side by side): nats.c reads and writes on its own reader and
+ *   flusher threads, reconnects on its own, and delivers the inbox's
+ *   messages on its delivery thread, which leaves them in the mailbox.
  */
 #include "link_int.h"
 
@@ -428,6 +429,8 @@ static void c_stop(ob_link *l, int leak) {
         l->nc = NULL;
         l->sub = NULL;
         l->wake_sub = NULL;
+        if (l->nl)
+            ob_nats_loop_quiet(l->nl); /* its polls stay, with what nats.c may touch */
     } else {
         c_drop(l);
         if (l->nl)

@@ -23,7 +23,7 @@
  *   |          | a wake kept while all were busy --> (next)
  *   |          v
  *   |   scout? POLL_WAIT --timer, rows lately--> (next)
- *   |          |       \--timer, else--> PROBING --rows--> (next)
+ *   |          |       \--timer, else--> PROBING --rows, or a ring meanwhile--> (next)
  *   |          |                          | none --> (idle)
  *   |          | no: PARKED --wake--> (next)
  *   |
@@ -212,10 +212,25 @@ static void rollback(ob_worker *w, worker_state s) {
     query(w, s, rb, sizeof(rb) - 1);
 }
 
+/* The wait before the scout's next poll. While rows keep coming, the poll
+ * after a batch cycle is spaced from the start of that batch's fetch: the
+ * cycle took part of the interval and leaves only the rest of it to wait.
+ * After an empty poll the whole interval is waited. */
+static uint64_t poll_delay(ob_worker *w, int after_rows) {
+    const ob_worker_env *e = w->env;
+    uint64_t now = uv_now(e->loop);
+    uint64_t d = ob_flow_poll_delay(e->flow, now);
+    if (after_rows && ob_flow_hot(e->flow, now)) {
+        uint64_t since = now - w->fetch_sent_at;
+        d = since < d ? d - since : 0;
+    }
+    return d;
+}
+
 /* Idle after an empty fetch: one idle worker, the scout, polls with a cheap
  * probe every poll interval; the others park until the scout (or a full
  * batch) wakes them, so an idle relay costs one round trip per interval. */
-static void go_idle(ob_worker *w) {
+static void go_idle(ob_worker *w, int after_rows) {
     const ob_worker_env *e = w->env;
     if (w->stop || w->halted || ob_flow_take_wake(e->flow)) {
         next(w); /* a wake came while everyone was busy: fetch at once */
@@ -225,7 +240,7 @@ static void go_idle(ob_worker *w) {
      * scout's probe can speak for: every idle worker polls with its fetch. */
     if (ob_flow_idle(e->flow, &w->fm) || e->order) {
         set_state(w, W_POLL_WAIT);
-        start_timer(w, ob_flow_poll_delay(e->flow, uv_now(e->loop)));
+        start_timer(w, poll_delay(w, after_rows));
     } else {
         set_state(w, W_PARKED);
     }
@@ -521,7 +536,7 @@ static void committed(ob_worker *w) {
      * wait for the next poll (fast while rows keep coming) instead of paying
      * for an empty fetch at once. */
     if (w->batch.n < ob_fetch_budget_asked(&w->fb))
-        go_idle(w);
+        go_idle(w, 1);
     else
         next(w);
 }
@@ -574,7 +589,7 @@ static void ended_empty(ob_worker *w) {
                 w->name, row[0]);
         w->drain_said = 1;
     }
-    go_idle(w);
+    go_idle(w, 0);
 }
 
 static void aborted(ob_worker *w) {
@@ -597,18 +612,23 @@ static void grant_probed(ob_worker *w) {
 
 static void probed(ob_worker *w) {
     const ob_worker_env *e = w->env;
-    if (ob_db_next_row(w->db, 0, NULL) == NULL) {
-        go_idle(w);
+    int due = ob_db_next_row(w->db, 0, NULL) != NULL, woken = w->woken;
+    w->woken = 0;
+    if (!due && !woken) {
+        go_idle(w, 0);
         return;
     }
-    /* Rows are due: the scout claims them itself, and wakes the others only
-     * if its batch comes back full. */
+    /* Rows are due (or were rung for after the probe read the table): the
+     * scout claims them itself, and wakes the others only if its batch
+     * comes back full. */
     ob_flow_leave(e->flow, &w->fm);
-    ob_flow_activity(e->flow, uv_now(e->loop));
+    if (due)
+        ob_flow_activity(e->flow, uv_now(e->loop));
     next(w);
 }
 
 static void probe_failed(ob_worker *w) {
+    w->woken = 0;
     ob_flow_wake_all(w->env->flow, NULL); /* whoever is parked takes over the polling */
     db_failed(w, "polling");
 }
@@ -702,6 +722,7 @@ static void st_poll_wait(ob_worker *w, worker_event ev) {
             ob_flow_leave(e->flow, &w->fm);
             next(w);
         } else {
+            w->woken = 0;
             query(w, W_PROBING, e->sql_probe, e->sql_probe_len);
         }
         return;
@@ -713,6 +734,16 @@ static void st_poll_wait(ob_worker *w, worker_event ev) {
         waiting_common(w, ev);
         return;
     }
+}
+
+/* The scout stays on the idle list while it probes, so a ring can reach it
+ * here: remembered, it makes the scout fetch even if the probe read the
+ * table before the rung rows were committed. */
+static void st_probing(ob_worker *w, worker_event ev) {
+    if (ev == EV_WAKE)
+        w->woken = 1;
+    else
+        st_statement(w, ev);
 }
 
 static void st_halted(ob_worker *w, worker_event ev) {
@@ -752,9 +783,11 @@ static void dispatch(ob_worker *w, worker_event ev, const void *arg) {
     case W_ENDING_EMPTY:
     case W_ROLLING_BACK:
     case W_ABORTING:
-    case W_PROBING:
     case W_GRANT_PROBING:
         st_statement(w, ev);
+        return;
+    case W_PROBING:
+        st_probing(w, ev);
         return;
     case W_PUBLISHING:
         st_publishing(w, ev, arg);

@@ -69,6 +69,7 @@ struct ob_worker {
     ob_fetch_budget fb; /* the LIMIT of the next fetch, from the byte budget */
     uint64_t batch_published_at;
     uint64_t fetch_sent_at; /* loop time the batch's fetch was sent */
+    int woken;              /* a wake came while the scout's probe was under way */
     int iso;                /* the slot being written while isolating */
     ob_pub_fail pf;
     int drain_said;    /* the rows a drain waits for were logged since the last rows came */

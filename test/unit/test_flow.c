@@ -124,7 +124,7 @@ static void waiting_and_idle_are_exclusive(void) {
 static void polling_is_fast_while_rows_come_then_decays(void) {
     ob_flow f;
     ob_flow_init(&f, 10, 5, 100);
-    CHECK_EQ(ob_flow_poll_delay(&f, 0), 100); /* idle from the start */
+    CHECK_EQ(ob_flow_poll_delay(&f, 0), 100); /* the poll interval from the start */
     ob_flow_activity(&f, 1000);
     CHECK_EQ(ob_flow_poll_delay(&f, 1001), 5);
     CHECK_EQ(ob_flow_poll_delay(&f, 1999), 5);
@@ -136,6 +136,33 @@ static void polling_is_fast_while_rows_come_then_decays(void) {
     CHECK_EQ(ob_flow_poll_delay(&f, 2075), 80);
     CHECK_EQ(ob_flow_poll_delay(&f, 2155), 100);
     CHECK_EQ(ob_flow_poll_delay(&f, 2255), 100);
+    /* A minute after the last rows it goes on doubling up to a second. */
+    CHECK_EQ(ob_flow_poll_delay(&f, 1000 + OB_FLOW_WARM_MS - 1), 100);
+    CHECK_EQ(ob_flow_poll_delay(&f, 1000 + OB_FLOW_WARM_MS), 100);
+    CHECK_EQ(ob_flow_poll_delay(&f, 1000 + OB_FLOW_WARM_MS + 100), 200);
+    CHECK_EQ(ob_flow_poll_delay(&f, 1000 + OB_FLOW_WARM_MS + 300), 400);
+    CHECK_EQ(ob_flow_poll_delay(&f, 1000 + OB_FLOW_WARM_MS + 700), 800);
+    CHECK_EQ(ob_flow_poll_delay(&f, 1000 + OB_FLOW_WARM_MS + 1500), OB_FLOW_IDLE_POLL_MS);
+    CHECK_EQ(ob_flow_poll_delay(&f, 1000 + OB_FLOW_WARM_MS + 2500), OB_FLOW_IDLE_POLL_MS);
+    /* Rows again: fast at once. */
+    ob_flow_activity(&f, 70000);
+    CHECK_EQ(ob_flow_poll_delay(&f, 70001), 5);
+}
+
+static void a_relay_at_rest_polls_once_a_second(void) {
+    ob_flow f;
+    ob_flow_init(&f, 10, 5, 100);
+    /* A start counts as rows: a minute at the poll interval first. */
+    CHECK_EQ(ob_flow_poll_delay(&f, 500), 100);
+    CHECK_EQ(ob_flow_poll_delay(&f, 500 + OB_FLOW_WARM_MS - 1), 100);
+    uint32_t d = 0;
+    for (int i = 0; i < 10; i++)
+        d = ob_flow_poll_delay(&f, 500 + OB_FLOW_WARM_MS + (uint64_t)i * 1000);
+    CHECK_EQ(d, OB_FLOW_IDLE_POLL_MS);
+    /* A poll interval longer than that is kept as it is. */
+    ob_flow_init(&f, 10, 5, 10000);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(ob_flow_poll_delay(&f, (uint64_t)i * 10000), 10000);
 }
 
 static void a_ring_with_nobody_idle_is_kept(void) {
@@ -162,6 +189,7 @@ int main(void) {
     a_woken_member_that_idles_again_is_not_woken_twice();
     waiting_and_idle_are_exclusive();
     polling_is_fast_while_rows_come_then_decays();
+    a_relay_at_rest_polls_once_a_second();
     a_ring_with_nobody_idle_is_kept();
     printf("ok\n");
     return 0;

@@ -674,6 +674,24 @@ static void a_ring_while_busy_is_kept_for_the_next_idle_worker(void) {
     close_worker(w);
 }
 
+/* The scout stays on the idle list while it probes: a ring then must not be
+ * lost when the probe read the table before the rung row was committed. */
+static void a_ring_during_the_probe_makes_the_scout_fetch(void) {
+    ob_worker *w = make_worker();
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* an empty fetch */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* its COMMIT */
+    CHECK_STR(ob_worker_state_name(w), "poll-wait");
+    while (fake_db_pending(fake_db_last()) != FAKE_QUERY)
+        uv_run(&loop, UV_RUN_ONCE);
+    expect_sql("SELECT 1");
+    ob_flow_ring(&flow);
+    CHECK_STR(ob_worker_state_name(w), "probing");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* the probe found nothing */
+    expect_sql("START TRANSACTION");
+    CHECK_STR(ob_worker_state_name(w), "fetching");
+    close_worker(w);
+}
+
 int main(void) {
     uv_loop_init(&loop);
     fetch_publish_ack_commit();
@@ -692,6 +710,7 @@ int main(void) {
     a_full_stream_costs_no_attempts();
     a_payload_larger_than_the_stream_is_the_rows_fault();
     a_ring_while_busy_is_kept_for_the_next_idle_worker();
+    a_ring_during_the_probe_makes_the_scout_fetch();
     broker_refusals_cost_no_attempts();
     headers_larger_than_the_stream_are_the_rows_fault();
     a_revoked_privilege_stops_claiming_until_granted();
