@@ -67,7 +67,7 @@ assert_eq "$(sql $db "SELECT COUNT(*) FROM outbox WHERE status <> 1")" 0 "rows n
 # The waiting rows were delivered after the switch, their failed attempt counted.
 assert_eq "$(sql $db "SELECT COUNT(*) FROM outbox WHERE bucket = $wb AND attempt_count >= 1
   AND seq > 3000")" "$waiting" "waiting rows that kept their attempt"
-grep -h "left cursor mode" "$work/r1.log" "$work/r2.log" | head -3
+grep -h "left cursor mode" "$work/r1.log" "$work/r2.log" | sed -n 1,3p
 assert_eq "$(cat "$work/r1.log" "$work/r2.log" | grep -c "left cursor mode")" 64 "buckets converted"
 check_stream $stream 8000
 
