@@ -561,8 +561,9 @@ fi
 cseed() {
   local t=$1 rows=$2 h=NULL
   [ "$3" = 1 ] && h="JSON_OBJECT('agg_seq', CAST(seq DIV 300 AS CHAR), 'tenant', 'acme')"
-  sql "TRUNCATE $t; DELETE FROM outbox_cursor WHERE table_name = '$t';
-       INSERT INTO $t (id, aggregate_type, aggregate_id, event_type, payload, headers)
+  sql "TRUNCATE $t; DELETE FROM outbox_cursor WHERE table_name = '$t'"
+  [ "$rows" -gt 0 ] || return 0 # seq_1_to_0 would count down: two rows
+  sql "INSERT INTO $t (id, aggregate_type, aggregate_id, event_type, payload, headers)
        SELECT outbox_uuid_v7(), 'order', CONCAT('a', seq % 300), 'created',
               CONCAT('{\"n\":\"', LPAD(seq, 10, '0'), '\",\"pad\":\"', REPEAT('x', 485), '\"}'), $h
        FROM seq_1_to_$rows;"
