@@ -483,9 +483,9 @@ fi
 
 # --- 5b: the idle cost: CPU and database statements of a relay with nothing to do --
 if wants idle; then
-  # The relay polls faster for a minute after it last found rows: the figure
-  # is its state at rest, on an empty table, counted from 5 s after its start
-  # (its start-up and first polls left out) over IDLE_S seconds.
+  # The relay polls at its poll interval for a minute after its start (and
+  # after it last found rows), then slower: the figure is its state at rest,
+  # on an empty table, counted from 65 s after its start over IDLE_S seconds.
   IDLE_S=$([ $quick = 1 ] && echo 20 || echo 60)
   log "idle relay for $IDLE_S s"
   sql "TRUNCATE outbox"
@@ -497,7 +497,7 @@ if wants idle; then
   # and its context switches, over all its threads.
   ticks() { cat /proc/"$relay_pid"/task/*/schedstat | awk '{ n += $1 } END { printf "%.0f", n }'; }
   switches() { cat /proc/"$relay_pid"/task/*/status | awk '/ctxt_switches/ { n += $2 } END { print n }'; }
-  sleep 5
+  sleep 65
   q0=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
   t0=$(ticks); s0=$(switches)
   sleep "$IDLE_S"
@@ -683,7 +683,7 @@ cursor_scenario() {
 }
 if wants cursor; then
   CUR_ROWS=$([ $quick = 1 ] && echo 20000 || echo 100000)
-  CUR_CONNS=$([ $quick = 1 ] && echo "2" || echo "1 2 4")
+  CUR_CONNS=$([ $quick = 1 ] && echo "2" || echo "1 4")
   CUR_CLAIM_CONNS=$([ $quick = 1 ] && echo "1 4" || echo "1 2 4 8")
   cursor_scenario
 fi

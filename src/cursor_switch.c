@@ -10,6 +10,7 @@
  *    +------------- nothing left <-------+<------ ready <-------------- FINISHING
  *
  *   any failure --> RETRY_WAIT --timer--> CONNECTING or PROBING (from the probe again)
+ *   a refusal (privilege, missing table) --> FAILED, reported through `fatal`
  *   close (any state) --> CLOSED; the switch is freed once its handles are.
  */
 #include "cursor_switch.h"
@@ -161,22 +162,30 @@ static void report(ob_cursor_switch *s, uint64_t buckets) {
     s->cb.ready(s->cb.data, buckets);
 }
 
-static void chunk(ob_cursor_switch *s) {
-    ob_buf_reset(&s->sql);
-    ob_buf_printf(&s->sql,
-                  "UPDATE %s SET status = 1, processed_at = NOW(6) WHERE bucket = %d AND "
-                  "status = 0 AND seq <= ",
-                  s->qtable, s->cur);
-    ob_buf_i64(&s->sql, s->cursor[s->cur]);
-    ob_buf_printf(&s->sql, " ORDER BY seq LIMIT %d", OB_CURSOR_SWITCH_CHUNK);
-    send_sql(s, SW_CHUNK);
-}
-
 /* The bucket's cursor row, as a condition. */
 static void where_cursor(ob_cursor_switch *s) {
     ob_buf_puts(&s->sql, "table_name = ");
     put_name(s);
     ob_buf_printf(&s->sql, " AND bucket = %d", s->cur);
+}
+
+/* One chunk, in a transaction that reads the cursor row with a shared lock:
+ * another relay's conversion of the same bucket may have ended since the
+ * probe, turning status 2 into 0 below the cursor, and a chunk that went by
+ * the probed cursor would then mark those rows processed unpublished. With
+ * the row gone, the chunk changes nothing. */
+static void chunk(ob_cursor_switch *s) {
+    ob_buf *b = &s->sql;
+    ob_buf_reset(b);
+    ob_buf_puts(b, "START TRANSACTION; SELECT seq FROM outbox_cursor WHERE ");
+    where_cursor(s);
+    ob_buf_printf(b,
+                  " LOCK IN SHARE MODE; UPDATE %s SET status = 1, processed_at = NOW(6) WHERE "
+                  "bucket = %d AND status = 0 AND seq <= (SELECT seq FROM outbox_cursor WHERE ",
+                  s->qtable, s->cur);
+    where_cursor(s);
+    ob_buf_printf(b, ") ORDER BY seq LIMIT %d; COMMIT", OB_CURSOR_SWITCH_CHUNK);
+    send_sql(s, SW_CHUNK);
 }
 
 static void finish(ob_cursor_switch *s) {
@@ -297,8 +306,8 @@ static void dispatch(ob_cursor_switch *s, int ok) {
             failed(s, "converting status 0 rows at or below the cursor");
             return;
         }
-        s->moved += ob_db_affected(s->db, 0);
-        if (ob_db_affected(s->db, 0) >= OB_CURSOR_SWITCH_CHUNK)
+        s->moved += ob_db_affected(s->db, 2);
+        if (ob_db_affected(s->db, 2) >= OB_CURSOR_SWITCH_CHUNK)
             chunk(s);
         else
             finish(s);

@@ -7,7 +7,9 @@
  * delivered and status 2 waits for a retry; in the ordered modes status 0
  * is pending and 1 delivered. The conversion, per bucket:
  *   1. status 0 with seq <= cursor -> 1 (processed_at = NOW(6)), in chunks
- *      of OB_CURSOR_SWITCH_CHUNK rows, each its own short transaction;
+ *      of OB_CURSOR_SWITCH_CHUNK rows, each its own short transaction that
+ *      reads the cursor under a shared lock (and changes nothing once the
+ *      row is gone: another relay finished the bucket);
  *   2. one transaction that takes the cursor row FOR UPDATE, converts what
  *      step 1 left, turns status 2 into 0 (attempt_count and
  *      next_attempt_at kept) and deletes the cursor row.

@@ -146,6 +146,8 @@ void ob_flow_activity(ob_flow *f, uint64_t now) {
 uint32_t ob_flow_poll_delay(ob_flow *f, uint64_t now) {
     if (now < f->hot_until)
         return f->poll_min_ms;
+    if (f->warm_until == 0) /* the first idle poll: a start counts as rows */
+        f->warm_until = now + OB_FLOW_WARM_MS;
     uint32_t cap = now < f->warm_until ? f->poll_max_ms : f->poll_idle_ms;
     uint32_t d = f->poll_ms < cap ? f->poll_ms : cap;
     f->poll_ms = d > cap / 2 ? cap : d * 2;

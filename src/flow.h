@@ -44,11 +44,12 @@ typedef struct ob_flow {
     /* Adaptive polling: the scout polls every poll_min_ms while rows keep
      * coming (for a second after the last were found), then the interval
      * doubles with each empty poll up to poll_max_ms; once no row was found
-     * for OB_FLOW_WARM_MS (and from the start) it goes on doubling up to
-     * poll_idle_ms, so that a relay at rest wakes about once a second. */
+     * for OB_FLOW_WARM_MS (counted from the first idle poll before any row
+     * was found) it goes on doubling up to poll_idle_ms, so that a relay at
+     * rest wakes about once a second. */
     uint32_t poll_min_ms, poll_max_ms, poll_idle_ms, poll_ms;
     uint64_t hot_until;
-    uint64_t warm_until; /* 0 before any row was found */
+    uint64_t warm_until; /* 0 before the first idle poll */
 } ob_flow;
 
 /* How long after the last rows the scout keeps polling at poll_max_ms. */

@@ -106,7 +106,8 @@ typedef struct outbox_relay_options {
     /* --- how much --- */
     int connections;           /* MariaDB connections, each a batch cycle (2) */
     int batch_size;            /* rows per fetch (500) */
-    uint32_t poll_interval_ms; /* idle polling: the longest wait between polls (100) */
+    uint32_t poll_interval_ms; /* idle polling: the longest wait between polls within a minute
+                                  of rows (100); at rest max(this, 1000) */
     uint32_t poll_min_ms;      /* the shortest, used while rows keep coming (5); see the
                                   README's "Prompt delivery" */
     uint32_t max_in_flight;    /* unacked publishes across all connections (8192) */

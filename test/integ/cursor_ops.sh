@@ -16,16 +16,11 @@
 . "$(dirname "$0")/../harness/lib.sh"
 db=it_cursor_ops
 db_fresh $db --ordered
+# schema --ordered made the cursor table; the first checks run without it.
+sql $db "DROP TABLE outbox_cursor"
 
 ops() { "$OUTBOX_TEST_RELAY" "$@" --db "${OUTBOX_TEST_DB_URL}$db"; }
 line() { echo "$1" | sed -n "s/^$2  *//p"; }
-cursor_ddl="CREATE TABLE IF NOT EXISTS outbox_cursor (
-    table_name  VARCHAR(192)    NOT NULL,
-    bucket      SMALLINT        NOT NULL,
-    seq         BIGINT UNSIGNED NOT NULL,
-    updated_at  TIMESTAMP(6)    NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
-    PRIMARY KEY (table_name, bucket)
-) ENGINE = InnoDB"
 
 # Three aggregates in three different buckets: a and b get cursors, c none.
 aggs=() buckets=()
@@ -69,7 +64,7 @@ assert_eq "$(line "$out" pending)" 55 "pending without the cursor table"
 assert_eq "$(line "$out" processed)" 9 "processed without the cursor table"
 case "$out" in *"cursor mode"*) fail "status speaks of cursor mode without the cursor table" ;; esac
 # With the cursor table but no rows for this table: the same.
-sql $db "$cursor_ddl"
+"$OUTBOX_TEST_RELAY" schema --migrate | MDB $db
 sql $db "INSERT INTO outbox_cursor (table_name, bucket, seq) VALUES ('other', $BA, 1000)"
 out=$(ops status)
 assert_eq "$(line "$out" pending)" 55 "pending without cursor rows for the table"
@@ -120,10 +115,35 @@ out=$(ops status)
 assert_eq "$(line "$out" pending)" 34 "pending after the replay"
 assert_eq "$(echo "$out" | awk -v k=$BA '$1 == k { print $2, $3 }')" "20 14" "bucket a after the replay"
 
+# A cursor relay delivers what is pending; its own pending sample (the gauge)
+# then reads 0 though rows with status 0 remain (at or below the cursors).
+stream=IT_CURSOR_OPS prefix=itcops
+sql $db "UPDATE outbox SET next_attempt_at = NOW(6) WHERE status = 2"
+stream_delete $stream
+streamcheck --stream $stream --create "$prefix.>" >/dev/null
+relay_bg "$OUTBOX_TEST_DIR/cursor_ops.log" $db $stream $prefix --cursor --pending-interval 200ms \
+  --http 127.0.0.1:0
+rpid=$RELAY_PID
+trap 'kill -TERM $rpid 2>/dev/null || true' EXIT
+port=$(http_port "$OUTBOX_TEST_DIR/cursor_ops.log")
+gauge() { metrics $port | awk '$1 ~ /^outbox_relay_pending_rows[{]/ { print $NF }'; }
+for i in $(seq 1 60); do
+  [ "$(gauge)" = 0 ] && [ "$(ops status --json | jq .pending)" = 0 ] && break
+  sleep 0.5
+done
+assert_eq "$(ops status --json | jq .pending)" 0 "pending once the cursor relay delivered"
+assert_eq "$(gauge)" 0 "the relay's pending gauge"
+zero=$(sql $db "SELECT COUNT(*) FROM outbox WHERE status = 0")
+[ "$zero" -gt 0 ] || fail "no delivered row with status 0 is left to tell the modes apart"
+echo "rows with status 0 (delivered): $zero"
+kill -TERM $rpid
+wait $rpid
+trap - EXIT
+stream_once $stream 34
+
 # --- partitions: a partitioned ordered table with old days ----------------
 pdb=it_cursor_ops_part
 db_fresh $pdb --ordered
-sql $pdb "$cursor_ddl"
 day0=$(( $(sql $pdb "SELECT UNIX_TIMESTAMP(UTC_DATE())") * 1000 ))
 day=86400000
 parts=""

@@ -12,19 +12,12 @@
 # relays, stopped (SIGTERM) once the cursors moved; two --ordered relays,
 # stopped once the cursor table is empty and they delivered rows; two
 # --cursor relays again until nothing is pending. Every row is in the stream
-# once (a one-second duplicate window: a row published twice would show),
-# no aggregate out of order.
+# once (the default duplicate window drops a row published again after a
+# stop), no aggregate out of order; the rows published again are counted.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/lease.sh"
 db=it_cursor_switch stream=IT_CURSOR_SWITCH prefix=itcsw
 lease_setup $db $stream
-sql $db "CREATE TABLE IF NOT EXISTS outbox_cursor (
-    table_name  VARCHAR(192)    NOT NULL,
-    bucket      SMALLINT        NOT NULL,
-    seq         BIGINT UNSIGNED NOT NULL,
-    updated_at  TIMESTAMP(6)    NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
-    PRIMARY KEY (table_name, bucket)
-) ENGINE = InnoDB"
 # A one-second duplicate window: a row published again later is a second
 # message, which the checks count.
 streamcheck --stream $stream --create "$prefix.>" --dup-window-ms 1000 >/dev/null
@@ -91,7 +84,7 @@ start() {
   local mode=$1 log; shift
   started=()
   for log in "$@"; do
-    relay_bg "$work/$log" $db $stream $prefix $mode --connections 2 --lease-timeout 3s
+    relay_bg "$work/$log" $db $stream2 $prefix2 $mode --connections 2 --lease-timeout 3s
     pids+=($RELAY_PID); started+=($RELAY_PID)
   done
 }
@@ -116,6 +109,10 @@ processed_past() { [ "$(sql $db "SELECT COUNT(*) FROM outbox WHERE status = 1 AN
 no_cursor_rows() { [ "$(cursor_rows)" = 0 ]; }
 nothing_pending() { [ "$(pending)" = 0 ]; }
 
+# A stream of its own, with the default duplicate window (2 minutes).
+stream2=${stream}_RT prefix2=${prefix}rt
+stream_delete $stream2
+streamcheck --stream $stream2 --create "$prefix2.>" >/dev/null
 produce $db 8000 14000 &
 pids+=($!); prod=$!
 start --cursor c1.log c2.log
@@ -132,5 +129,11 @@ start --cursor c3.log c4.log
 wait $prod
 until_true 120 nothing_pending || fail "rows still pending under --cursor: $(pending)"
 stop
-check_stream $stream 14000
+check_stream $stream2 6000
+# Rows published twice (the stream dropped the second copy as a duplicate):
+# the relays' acks beyond the rows, from their last log lines.
+acked=$(cat "$work"/[co][1-4].log | sed -n 's/.*relay stopped: \([0-9]*\) acked.*/\1/p' |
+  awk '{ s += $1 } END { print s }')
+grep -H "relay stopped" "$work"/[co][1-4].log | sed "s|^$work/||"
+echo "published again and dropped by the duplicate window: $((acked - 6000)) row(s)"
 echo "cursor_switch: ok"

@@ -2,7 +2,10 @@
 #   - with a 10 s poll interval, a doorbell (outbox_ring from C) makes an idle
 #     relay deliver a new row within 1 s, and a burst of rings is one fetch;
 #   - a scheduled row (next_attempt_at in the future) is not delivered before
-#     its time and is delivered soon after it.
+#     its time and is delivered soon after it;
+#   - at rest (a quiet minute, default polling: the scout probes about once a
+#     second) a plain INSERT, without a ring, is still delivered within about
+#     a second (the bound asserted leaves room for a loaded machine).
 . "$(dirname "$0")/../harness/lib.sh"
 db=it_prompt stream=IT_PROMPT prefix=itprompt
 work=$(mktemp -d); r=; trap 'kill $r 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -60,6 +63,13 @@ assert_eq "$(sql $db "SELECT status FROM outbox WHERE aggregate_id = 'later'")" 
 late=$(sql $db "SELECT TIMESTAMPDIFF(MICROSECOND, created_at, processed_at) DIV 1000 - 2000
   FROM outbox WHERE aggregate_id = 'later'")
 echo "ok: the scheduled row was delivered ${late:-?} ms after its time"
+
+# At rest: a minute after the last rows the scout probes once a second.
+sleep 62
+seed $db 1 100
+t0=$(date +%s%N)
+wait_processed 8 3 || fail "a row inserted at rest was not delivered within 3 s"
+echo "ok: a row inserted after a quiet minute was delivered after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 kill $r; wait $r || true; r=
 summary=$(stream_summary $stream)
-assert_eq "$(field "$summary" distinct)" 7 "distinct ids in the stream"
+assert_eq "$(field "$summary" distinct)" 8 "distinct ids in the stream"

@@ -124,7 +124,7 @@ static void waiting_and_idle_are_exclusive(void) {
 static void polling_is_fast_while_rows_come_then_decays(void) {
     ob_flow f;
     ob_flow_init(&f, 10, 5, 100);
-    CHECK_EQ(ob_flow_poll_delay(&f, 0), 100); /* at rest from the start */
+    CHECK_EQ(ob_flow_poll_delay(&f, 0), 100); /* the poll interval from the start */
     ob_flow_activity(&f, 1000);
     CHECK_EQ(ob_flow_poll_delay(&f, 1001), 5);
     CHECK_EQ(ob_flow_poll_delay(&f, 1999), 5);
@@ -152,9 +152,12 @@ static void polling_is_fast_while_rows_come_then_decays(void) {
 static void a_relay_at_rest_polls_once_a_second(void) {
     ob_flow f;
     ob_flow_init(&f, 10, 5, 100);
+    /* A start counts as rows: a minute at the poll interval first. */
+    CHECK_EQ(ob_flow_poll_delay(&f, 500), 100);
+    CHECK_EQ(ob_flow_poll_delay(&f, 500 + OB_FLOW_WARM_MS - 1), 100);
     uint32_t d = 0;
     for (int i = 0; i < 10; i++)
-        d = ob_flow_poll_delay(&f, (uint64_t)i * 1000);
+        d = ob_flow_poll_delay(&f, 500 + OB_FLOW_WARM_MS + (uint64_t)i * 1000);
     CHECK_EQ(d, OB_FLOW_IDLE_POLL_MS);
     /* A poll interval longer than that is kept as it is. */
     ob_flow_init(&f, 10, 5, 10000);
