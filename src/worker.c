@@ -212,25 +212,11 @@ static void rollback(ob_worker *w, worker_state s) {
     query(w, s, rb, sizeof(rb) - 1);
 }
 
-/* The wait before the scout's next poll. While rows keep coming, the poll
- * after a batch cycle is spaced from the start of that batch's fetch: the
- * cycle took part of the interval and leaves only the rest of it to wait.
- * After an empty poll the whole interval is waited. */
-static uint64_t poll_delay(ob_worker *w, int after_rows) {
-    const ob_worker_env *e = w->env;
-    uint64_t now = uv_now(e->loop);
-    uint64_t d = ob_flow_poll_delay(e->flow, now);
-    if (after_rows && ob_flow_hot(e->flow, now)) {
-        uint64_t since = now - w->fetch_sent_at;
-        d = since < d ? d - since : 0;
-    }
-    return d;
-}
-
 /* Idle after an empty fetch: one idle worker, the scout, polls with a cheap
  * probe every poll interval; the others park until the scout (or a full
- * batch) wakes them, so an idle relay costs one round trip per interval. */
-static void go_idle(ob_worker *w, int after_rows) {
+ * batch) wakes them, so an idle relay costs one round trip per interval (a
+ * second at rest, see flow.h). */
+static void go_idle(ob_worker *w) {
     const ob_worker_env *e = w->env;
     if (w->stop || w->halted || ob_flow_take_wake(e->flow)) {
         next(w); /* a wake came while everyone was busy: fetch at once */
@@ -240,7 +226,7 @@ static void go_idle(ob_worker *w, int after_rows) {
      * scout's probe can speak for: every idle worker polls with its fetch. */
     if (ob_flow_idle(e->flow, &w->fm) || e->order) {
         set_state(w, W_POLL_WAIT);
-        start_timer(w, poll_delay(w, after_rows));
+        start_timer(w, ob_flow_poll_delay(e->flow, uv_now(e->loop)));
     } else {
         set_state(w, W_PARKED);
     }
@@ -536,7 +522,7 @@ static void committed(ob_worker *w) {
      * wait for the next poll (fast while rows keep coming) instead of paying
      * for an empty fetch at once. */
     if (w->batch.n < ob_fetch_budget_asked(&w->fb))
-        go_idle(w, 1);
+        go_idle(w);
     else
         next(w);
 }
@@ -589,7 +575,7 @@ static void ended_empty(ob_worker *w) {
                 w->name, row[0]);
         w->drain_said = 1;
     }
-    go_idle(w, 0);
+    go_idle(w);
 }
 
 static void aborted(ob_worker *w) {
@@ -615,7 +601,7 @@ static void probed(ob_worker *w) {
     int due = ob_db_next_row(w->db, 0, NULL) != NULL, woken = w->woken;
     w->woken = 0;
     if (!due && !woken) {
-        go_idle(w, 0);
+        go_idle(w);
         return;
     }
     /* Rows are due (or were rung for after the probe read the table): the
