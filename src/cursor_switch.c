@@ -23,6 +23,7 @@
 #include "buf.h"
 #include "lease.h"
 #include "retry.h"
+#include "schema.h"
 
 typedef enum sw_state {
     SW_IDLE,       /* nothing to do; no connection */
@@ -41,6 +42,7 @@ struct ob_cursor_switch {
     ob_cursor_switch_callbacks cb;
     char *qtable;
     char *table;
+    char *ctable; /* the cursor table beside the table (ob_cursor_table_name) */
     ob_db *db;
     uv_timer_t timer;
     int timer_made;
@@ -74,11 +76,15 @@ ob_cursor_switch *ob_cursor_switch_new(const ob_cursor_switch_config *c,
         return NULL;
     s->c = *c;
     s->cb = *cb;
+    ob_buf ct = OB_BUF_INIT;
+    ob_cursor_table_name(&ct, c->table);
     s->qtable = strdup(c->qtable);
     s->table = strdup(c->table);
-    if (s->qtable == NULL || s->table == NULL) {
+    s->ctable = ct.p;
+    if (s->qtable == NULL || s->table == NULL || s->ctable == NULL) {
         free(s->qtable);
         free(s->table);
+        free(s->ctable);
         free(s);
         return NULL;
     }
@@ -103,7 +109,7 @@ static void send_sql(ob_cursor_switch *s, sw_state st) {
 
 static void probe(ob_cursor_switch *s) {
     ob_buf_reset(&s->sql);
-    ob_buf_puts(&s->sql, "SELECT bucket, seq FROM outbox_cursor WHERE table_name = ");
+    ob_buf_printf(&s->sql, "SELECT bucket, seq FROM %s WHERE table_name = ", s->ctable);
     put_name(s);
     send_sql(s, SW_PROBING);
 }
@@ -133,6 +139,7 @@ static void db_closed(void *data) {
         ob_buf_free(&s->sql);
         free(s->qtable);
         free(s->table);
+        free(s->ctable);
         free(s);
         closed(d);
     }
@@ -177,12 +184,12 @@ static void where_cursor(ob_cursor_switch *s) {
 static void chunk(ob_cursor_switch *s) {
     ob_buf *b = &s->sql;
     ob_buf_reset(b);
-    ob_buf_puts(b, "START TRANSACTION; SELECT seq FROM outbox_cursor WHERE ");
+    ob_buf_printf(b, "START TRANSACTION; SELECT seq FROM %s WHERE ", s->ctable);
     where_cursor(s);
     ob_buf_printf(b,
                   " LOCK IN SHARE MODE; UPDATE %s SET status = 1, processed_at = NOW(6) WHERE "
-                  "bucket = %d AND status = 0 AND seq <= (SELECT seq FROM outbox_cursor WHERE ",
-                  s->qtable, s->cur);
+                  "bucket = %d AND status = 0 AND seq <= (SELECT seq FROM %s WHERE ",
+                  s->qtable, s->cur, s->ctable);
     where_cursor(s);
     ob_buf_printf(b, ") ORDER BY seq LIMIT %d; COMMIT", OB_CURSOR_SWITCH_CHUNK);
     send_sql(s, SW_CHUNK);
@@ -191,20 +198,20 @@ static void chunk(ob_cursor_switch *s) {
 static void finish(ob_cursor_switch *s) {
     ob_buf *b = &s->sql;
     ob_buf_reset(b);
-    ob_buf_puts(b, "START TRANSACTION; SELECT seq FROM outbox_cursor WHERE ");
+    ob_buf_printf(b, "START TRANSACTION; SELECT seq FROM %s WHERE ", s->ctable);
     where_cursor(s);
     ob_buf_puts(b, " FOR UPDATE; ");
     ob_buf_printf(b,
                   "UPDATE %s SET status = 1, processed_at = NOW(6) WHERE bucket = %d AND "
-                  "status = 0 AND seq <= (SELECT seq FROM outbox_cursor WHERE ",
-                  s->qtable, s->cur);
+                  "status = 0 AND seq <= (SELECT seq FROM %s WHERE ",
+                  s->qtable, s->cur, s->ctable);
     where_cursor(s);
     ob_buf_printf(b,
                   "); UPDATE %s SET status = 0 WHERE bucket = %d AND status = 2 AND EXISTS "
-                  "(SELECT 1 FROM outbox_cursor WHERE ",
-                  s->qtable, s->cur);
+                  "(SELECT 1 FROM %s WHERE ",
+                  s->qtable, s->cur, s->ctable);
     where_cursor(s);
-    ob_buf_puts(b, "); DELETE FROM outbox_cursor WHERE ");
+    ob_buf_printf(b, "); DELETE FROM %s WHERE ", s->ctable);
     where_cursor(s);
     ob_buf_puts(b, "; COMMIT");
     send_sql(s, SW_FINISHING);

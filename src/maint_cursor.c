@@ -47,7 +47,7 @@ void ob_maint_cursor_name(outbox_maint *m, ob_buf *b) {
 
 void ob_maint_cursor_probe_sql(outbox_maint *m) {
     ob_buf_reset(&m->sql);
-    ob_buf_puts(&m->sql, "SELECT bucket, seq FROM outbox_cursor WHERE table_name = ");
+    ob_buf_printf(&m->sql, "SELECT bucket, seq FROM %s WHERE table_name = ", m->ctable);
     ob_maint_cursor_name(m, &m->sql);
 }
 
@@ -73,13 +73,13 @@ int ob_maint_cursor_probe_result(outbox_maint *m, ob_job *j, int ok) {
 }
 
 void ob_maint_cursor_of_row(outbox_maint *m, ob_buf *b) {
-    ob_buf_puts(b, "(SELECT c.seq FROM outbox_cursor c WHERE c.table_name = ");
+    ob_buf_printf(b, "(SELECT c.seq FROM %s c WHERE c.table_name = ", m->ctable);
     ob_maint_cursor_name(m, b);
     ob_buf_printf(b, " AND c.bucket = %s.bucket)", m->qtable);
 }
 
 void ob_maint_cursor_hold_sql(outbox_maint *m, ob_buf *b) {
-    ob_buf_puts(b, "START TRANSACTION; SELECT COUNT(*) FROM outbox_cursor WHERE table_name = ");
+    ob_buf_printf(b, "START TRANSACTION; SELECT COUNT(*) FROM %s WHERE table_name = ", m->ctable);
     ob_maint_cursor_name(m, b);
     ob_buf_puts(b, " LOCK IN SHARE MODE; ");
 }

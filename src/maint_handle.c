@@ -118,6 +118,7 @@ static void handle_free(outbox_maint *m) {
     ob_db_url_free(&m->url);
     free(m->init_command);
     free(m->qtable);
+    free(m->ctable);
     free(m->name);
     free(m->is_where);
     free(m->lock_sql);
@@ -154,8 +155,11 @@ static int make_names(outbox_maint *m, const char *table) {
     const char *dot = strchr(table, '.');
     const char *bare = dot ? dot + 1 : table;
     ob_buf q = OB_BUF_INIT, w = OB_BUF_INIT;
+    ob_buf c = OB_BUF_INIT;
     ob_sql_quote_table(&q, table);
     m->qtable = q.p;
+    ob_cursor_table_name(&c, table);
+    m->ctable = c.p;
     if (dot) {
         ob_buf_printf(&w, "TABLE_SCHEMA = '%.*s'", (int)(dot - table), table);
         m->name = strdup(table);
@@ -166,7 +170,7 @@ static int make_names(outbox_maint *m, const char *table) {
     }
     ob_buf_printf(&w, " AND TABLE_NAME = '%s'", bare);
     m->is_where = w.p;
-    return m->qtable && m->is_where && m->name ? make_lock_name(m) : -1;
+    return m->qtable && m->ctable && m->is_where && m->name ? make_lock_name(m) : -1;
 }
 
 int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_options *o,

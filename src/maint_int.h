@@ -78,6 +78,7 @@ struct outbox_maint {
     char *init_command;
     ob_db *db;          /* made by the first job */
     char *qtable;       /* the table quoted for SQL, as the relay writes it */
+    char *ctable;       /* the cursor table beside it (ob_cursor_table_name) */
     char *name;         /* "schema.table" (the URL's database when unqualified), for messages */
     char *is_where;     /* "TABLE_SCHEMA = .. AND TABLE_NAME = '..'" for information_schema */
     char lock_name[65]; /* the named lock of this table's maintenance, for messages */

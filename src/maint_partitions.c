@@ -126,7 +126,7 @@ static void undone_in_cursor_mode(outbox_maint *m, const ob_job *j, ob_buf *b) {
  * after turning its status 2 rows into pending ones, which the check above
  * would take for delivered. The round then keeps every expired partition. */
 static void probed_still_there(outbox_maint *m, const ob_job *j, ob_buf *b) {
-    ob_buf_puts(b, ", (SELECT COUNT(*) FROM outbox_cursor WHERE table_name = ");
+    ob_buf_printf(b, ", (SELECT COUNT(*) FROM %s WHERE table_name = ", m->ctable);
     ob_maint_cursor_name(m, b);
     ob_buf_puts(b, " AND bucket IN (");
     int first = 1;
