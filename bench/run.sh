@@ -563,8 +563,9 @@ fi
 cseed() {
   local t=$1 rows=$2 h=NULL
   [ "$3" = 1 ] && h="JSON_OBJECT('agg_seq', CAST(seq DIV 300 AS CHAR), 'tenant', 'acme')"
-  sql "TRUNCATE $t; DELETE FROM outbox_cursor WHERE table_name = '$t';
-       INSERT INTO $t (id, aggregate_type, aggregate_id, event_type, payload, headers)
+  sql "TRUNCATE $t; DELETE FROM outbox_cursor WHERE table_name = '$t'"
+  [ "$rows" -gt 0 ] || return 0 # seq_1_to_0 would count down: two rows
+  sql "INSERT INTO $t (id, aggregate_type, aggregate_id, event_type, payload, headers)
        SELECT outbox_uuid_v7(), 'order', CONCAT('a', seq % 300), 'created',
               CONCAT('{\"n\":\"', LPAD(seq, 10, '0'), '\",\"pad\":\"', REPEAT('x', 485), '\"}'), $h
        FROM seq_1_to_$rows;"
@@ -685,7 +686,7 @@ cursor_scenario() {
 }
 if wants cursor; then
   CUR_ROWS=$([ $quick = 1 ] && echo 20000 || echo 100000)
-  CUR_CONNS=$([ $quick = 1 ] && echo "2" || echo "1 2 4")
+  CUR_CONNS=$([ $quick = 1 ] && echo "2" || echo "1 4")
   CUR_CLAIM_CONNS=$([ $quick = 1 ] && echo "1 4" || echo "1 2 4 8")
   cursor_scenario
 fi

@@ -137,6 +137,11 @@ typedef struct extras {
 #define LANE_EVERY_MS 250
 /* Rows came within this: poll at poll_min_ms. */
 #define HOT_MS 1000
+/* Buckets given up: their last cursor is moved for this long (less than a
+ * lease round, after which their locks go). */
+#define HANDOFF_MS 900
+/* A graceful stop watches the open gaps this long at most. */
+#define STOP_GAPS_MS 2000
 
 struct ob_cursor {
     ob_cursor_config cfg;
@@ -169,7 +174,11 @@ struct ob_cursor {
     double init_t1; /* server time of their MAX(seq) */
     uint64_t init_max;
 
-    int cur_active;  /* pw.batch holds rows not yet finished */
+    int cur_active;       /* pw.batch holds rows not yet finished */
+    uint64_t dropped;     /* buckets given up since pw.batch began */
+    uint64_t handoff;     /* buckets given up whose last cursor is to be written */
+    uint64_t handoff_seq; /* a bound on it from their rows not published, UINT64_MAX none */
+    uint64_t handoff_until, handoff_at, handoff_written;
     int cur_lane;    /* pw.batch is a retry-lane batch */
     int want_finish; /* every row of pw.batch has its answer */
     int next_ready;  /* next holds rows */
@@ -178,11 +187,12 @@ struct ob_cursor {
     uint64_t pending; /* the value the statement under way writes, 0 none */
 
     uint64_t read_at, lane_at, check_at, advance_at, hot_until;
-    int last_cut;   /* the last read hit its LIMIT */
-    int last_fresh; /* new rows in the last read */
-    int lane_clean; /* the last lane read found no status-2 row due within the horizon */
-    int read_since; /* a read completed since the last finish */
-    int check_sent; /* the read under way carries the gap check */
+    int last_cut;        /* the last read hit its LIMIT */
+    int last_fresh;      /* new rows in the last read */
+    int lane_clean;      /* the last lane read found no status-2 row due within the horizon */
+    int read_since;      /* a read completed since the last finish */
+    int check_sent;      /* the read under way carries the gap check */
+    uint64_t stop_until; /* a graceful stop watches the open gaps until then */
     int fin_acked, fin_dead, fin_retry, fin_held; /* tallies of the statement under way */
     ob_buf sql;
     char lock[64];
@@ -303,6 +313,7 @@ static void swap_in_next(ob_cursor *c) {
     c->next_ready = 0;
     c->next.n = 0;
     c->cur_active = 1;
+    c->dropped = 0;
     c->cur_lane = 0;
     c->want_finish = 0;
     c->pw.batch.epoch = c->env.pub.epoch(c->env.pub.data);
@@ -391,8 +402,11 @@ static void pump(ob_cursor *c) {
 
 /* Rows given back (an outage, the lease unsure) are published again: they
  * go back to unsent, with the rows held behind them. */
+/* Row i of the batch being published belongs to a bucket owned since the
+ * batch began: a bucket given up and taken again meanwhile is read again
+ * from its cursor, not published from this batch. */
 static int owns(const ob_cursor *c, int i) {
-    return c->owned >> c->cur_x.bucket[i] & 1;
+    return (c->owned & ~c->dropped) >> c->cur_x.bucket[i] & 1;
 }
 
 static int requeue(ob_cursor *c) {
@@ -566,8 +580,11 @@ static char **read_next(void *p, unsigned long **lengths) {
             if (!ob_gaps_take(&c->gaps, seq))
                 continue;
             rc->fresh++;
-            if (k < 0 || k >= OB_BUCKETS || !(c->active >> k & 1) || seq <= c->floor[k] ||
-                row[OB_CCOL_STATUS] == NULL || strcmp(row[OB_CCOL_STATUS], "0") != 0)
+            if (k >= 0 && k < OB_BUCKETS && (c->handoff >> k & 1))
+                c->handoff_seq = min_u64(c->handoff_seq, seq - 1); /* not published */
+            if (k < 0 || k >= OB_BUCKETS || !((c->active & c->owned) >> k & 1) ||
+                seq <= c->floor[k] || row[OB_CCOL_STATUS] == NULL ||
+                strcmp(row[OB_CCOL_STATUS], "0") != 0)
                 continue;
         }
         if (row[OB_COL_ID] == NULL || len[OB_COL_ID] != 16 || k < 0 || k >= OB_BUCKETS)
@@ -588,7 +605,8 @@ static void read_rows(ob_cursor *c) {
         c->check_at = now + CHECK_EVERY_MS;
     c->check_sent = check;
     ob_buf_reset(&c->sql);
-    ob_cursor_sql_read(&c->sql, c->cfg.qtable, &c->gaps, c->active, c->env.batch_size, check);
+    ob_cursor_sql_read(&c->sql, c->cfg.qtable, &c->gaps, c->active, c->env.batch_size, check,
+                       c->stop != 0);
     send_sql(c, CR_READING);
 }
 
@@ -638,7 +656,8 @@ static void got_rows(ob_cursor *c) {
 static void lane_read(ob_cursor *c) {
     c->lane_at = uv_now(c->env.loop) + LANE_EVERY_MS;
     ob_buf_reset(&c->sql);
-    ob_cursor_sql_lane(&c->sql, c->cfg.qtable, c->active, c->env.batch_size, c->cfg.horizon_ms);
+    ob_cursor_sql_lane(&c->sql, c->cfg.qtable, c->active & c->owned, c->env.batch_size,
+                       c->cfg.horizon_ms);
     send_sql(c, CR_LANE_READING);
 }
 
@@ -667,6 +686,7 @@ static void lane_rows(ob_cursor *c) {
         return;
     }
     c->cur_active = 1;
+    c->dropped = 0;
     c->cur_lane = 1;
     c->want_finish = 0;
     set_state(c, CR_IDLE);
@@ -741,6 +761,15 @@ static void finish(ob_cursor *c) {
         ob_sql_end_ids(&c->sql);
     c->fin_held = nheld;
     c->pending = 0;
+    if (c->handoff && !c->cur_lane) {
+        /* The buckets given up: their rows of this batch that were not
+         * acked stay above their last cursor. */
+        uint64_t hs = UINT64_MAX;
+        for (int i = 0; i < b->n; i++)
+            if ((c->handoff >> c->cur_x.bucket[i] & 1) && b->slots[i].state != OB_SLOT_ACKED)
+                hs = min_u64(hs, c->cur_x.seq[i] - 1);
+        c->handoff_seq = min_u64(c->handoff_seq, hs);
+    }
     if (c->sql.len == 0) {
         /* Nothing to write (the usual case): the batch is done, and the
          * cursor moves with the next advance while the next batch leaves. */
@@ -781,6 +810,29 @@ static void finished(ob_cursor *c) {
     set_state(c, CR_IDLE);
 }
 
+/* The last cursor of the buckets given up: the lease keeps their locks one
+ * more round, during which the reader goes on (publishing none of their
+ * rows) and moves their cursors as far as the gaps it sees close allow, so
+ * that their new owner publishes little again. Returns 1 when a statement
+ * was sent. */
+static int hand_over(ob_cursor *c, uint64_t now) {
+    if (now >= c->handoff_until || !c->own.lease_valid(c->own.data)) {
+        c->handoff = 0;
+        c->handoff_seq = UINT64_MAX;
+        return 0;
+    }
+    uint64_t seq = min_u64(c->handoff_seq, safe_point(c, 1));
+    if (seq <= c->handoff_written || now < c->handoff_at || c->cur_active)
+        return 0;
+    c->handoff_written = seq;
+    c->handoff_at = now + GAP_POLL_MS;
+    ob_buf_reset(&c->sql);
+    ob_cursor_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, c->handoff, seq);
+    c->pending = 0; /* not the owned buckets' cursor */
+    send_sql(c, CR_ADVANCING);
+    return 1;
+}
+
 static void advance(ob_cursor *c, uint64_t safe) {
     c->advance_at = uv_now(c->env.loop) + GAP_POLL_MS;
     ob_buf_reset(&c->sql);
@@ -805,6 +857,8 @@ static void go_idle(ob_cursor *c, uint64_t now) {
         at = min_u64(at, c->lane_at);
     if (safe_point(c, 1) > c->written)
         at = min_u64(at, c->advance_at);
+    if (c->handoff)
+        at = min_u64(at, min_u64(c->handoff_until, c->handoff_at > now ? c->handoff_at : now + 1));
     if (c->cur_active && has_unsent(&c->pw.batch))
         at = min_u64(at, now + GAP_POLL_MS); /* waiting for the broker or the lease */
     if (!c->on_idle_list && !c->cur_active) {
@@ -812,6 +866,39 @@ static void go_idle(ob_cursor *c, uint64_t now) {
         c->on_idle_list = 1;
     }
     uv_timer_start(&c->timer, on_timer, at > now ? at - now : 1, 0);
+}
+
+/* A graceful stop: the batches read are published, the gaps still open
+ * are watched (reading them alone) for a while, so that the last cursor
+ * write leaves as little as possible to publish again; then it closes. */
+static void stopping(ob_cursor *c, uint64_t now) {
+    if (c->cur_active)
+        return; /* the batch in flight finishes first */
+    if (c->stop == 1 && c->next_ready && (c->active & c->owned) && may_publish(c)) {
+        swap_in_next(c);
+        pump(c);
+        if (c->want_finish)
+            finish(c);
+        return;
+    }
+    if (c->stop_until == 0)
+        c->stop_until = now + STOP_GAPS_MS;
+    if (c->stop == 1 && c->gaps.n > 0 && !c->next_ready && now < c->stop_until &&
+        (c->active & c->owned) && may_publish(c)) {
+        if (now >= c->read_at) {
+            read_rows(c);
+            return;
+        }
+        uv_timer_start(&c->timer, on_timer, c->read_at - now, 0);
+        return;
+    }
+    uint64_t safe = safe_point(c, 1);
+    if (c->stop == 1 && safe > c->written && (c->active & c->owned) && may_publish(c)) {
+        c->stop = 2; /* the last word: then close, whatever it gets */
+        advance(c, safe);
+        return;
+    }
+    close_all(c);
 }
 
 static void kick(ob_cursor *c) {
@@ -830,15 +917,8 @@ static void kick(ob_cursor *c) {
         return;
     }
     if (c->stop) {
-        uint64_t safe = safe_point(c, 1);
-        if (!c->cur_active && c->stop == 1 && safe > c->written && (c->active & c->owned) &&
-            may_publish(c)) {
-            c->stop = 2; /* the last word: then close, whatever it gets */
-            advance(c, safe);
-        } else if (!c->cur_active) {
-            close_all(c);
-        }
-        return; /* the batch in flight finishes first */
+        stopping(c, now);
+        return;
     }
     if (c->on_idle_list) {
         ob_flow_leave(c->env.flow, &c->pw.fm);
@@ -846,7 +926,9 @@ static void kick(ob_cursor *c) {
     }
     if (ob_flow_take_wake(c->env.flow))
         c->read_at = 0;
-    if ((c->resync || c->owned != c->active) && !c->cur_active) {
+    if (c->handoff && hand_over(c, now))
+        return;
+    if ((c->resync || c->owned != c->active) && !c->cur_active && !c->handoff) {
         load(c);
         return;
     }
@@ -894,6 +976,8 @@ static void db_lost(ob_cursor *c) {
     }
     drop_current(c);
     c->active = 0;
+    c->handoff = 0;
+    c->handoff_seq = UINT64_MAX;
     c->resync = 1;
     c->pending = 0;
     ob_db_reset(c->db);
@@ -1007,7 +1091,8 @@ static void db_ok(ob_cursor *c) {
         kick(c);
         return;
     case CR_ADVANCING:
-        c->written = c->pending;
+        if (c->pending)
+            c->written = c->pending;
         c->pending = 0;
         set_state(c, CR_IDLE);
         kick(c);
@@ -1097,6 +1182,7 @@ ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *own
     c->env.owner.may_publish = may_publish;
     c->env.owner.data = c;
     c->env.order = OB_ORDER_AGGREGATE;
+    c->handoff_seq = UINT64_MAX;
     c->pw.env = &c->env;
     c->pw.index = cfg->index;
     snprintf(c->pw.name, sizeof(c->pw.name), "cursor");
@@ -1174,6 +1260,12 @@ static void close_all(ob_cursor *c) {
 void ob_cursor_owned(ob_cursor *c, uint64_t owned) {
     if (owned == c->owned)
         return;
+    c->dropped |= c->owned & ~owned;
+    if (c->owned & ~owned & c->active) {
+        c->handoff |= c->owned & ~owned & c->active;
+        c->handoff_until = uv_now(c->env.loop) + HANDOFF_MS;
+        c->handoff_written = 0;
+    }
     c->owned = owned;
     /* The unsent rows of a bucket given up stay unsent: its new owner
      * publishes them. */

@@ -62,9 +62,12 @@ static void c_fatal(void *data, const char *why) {
     r->order.fatal(r, why);
 }
 
+/* The reader closed: the lease goes now, not at the stop, so that the
+ * reader's last cursor write is made while the buckets are still its own. */
 static void c_closed(void *data) {
     outbox_relay *r = data;
     r->open_workers--;
+    ob_relay_order_stop(r);
     r->order.closed(r);
 }
 
@@ -79,22 +82,8 @@ int ob_relay_cursor_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, cons
     if (r->ctable == NULL)
         return -1;
 
-    ob_lease_config lc;
-    memset(&lc, 0, sizeof(lc));
-    lc.loop = r->loop;
-    lc.log = &r->log;
-    lc.db = r->env.db;
-    lc.db.init_command = NULL;
-    lc.db.op_timeout_ms = 10000;
-    lc.qtable = r->qtable;
-    lc.table = r->o.table;
-    ob_lease_base(lc.base, r->db.database, r->o.table);
-    memcpy(r->order.base, lc.base, sizeof(r->order.base));
-    lc.cursor = 1;
-    lc.interval_ms = 1000;
-    lc.takeover_ms = r->o.lease_timeout_ms;
     ob_lease_callbacks cbs = {lease_changed, lease_fatal, lease_closed, r};
-    r->order.lease = ob_lease_new(&lc, &cbs);
+    r->order.lease = ob_relay_make_lease(r, &cbs);
     if (r->order.lease == NULL)
         return -1;
 

@@ -96,7 +96,7 @@ static void gap_ranges(ob_buf *b, const ob_gaps *g) {
 }
 
 void ob_cursor_sql_read(ob_buf *b, const char *qtable, const ob_gaps *gaps, uint64_t mask,
-                        int limit, int check) {
+                        int limit, int check, int gaps_only) {
     ob_buf_puts(b, "SELECT UNIX_TIMESTAMP(NOW(6)), ");
     ob_buf_puts(b, check ? trx_oldest : "NULL");
     ob_buf_puts(b, "; SELECT id, aggregate_type, aggregate_id, event_type, ");
@@ -111,7 +111,10 @@ void ob_cursor_sql_read(ob_buf *b, const char *qtable, const ob_gaps *gaps, uint
     }
     ob_buf_puts(b, ", attempt_count, created_at, NULL, seq, bucket, status FROM ");
     ob_buf_puts(b, qtable);
-    ob_buf_printf(b, " WHERE seq > %llu", (unsigned long long)gaps->top);
+    if (gaps_only)
+        ob_buf_puts(b, " WHERE FALSE");
+    else
+        ob_buf_printf(b, " WHERE seq > %llu", (unsigned long long)gaps->top);
     gap_ranges(b, gaps);
     ob_buf_puts(b, " ORDER BY seq LIMIT ");
     ob_buf_i64(b, limit);

@@ -41,10 +41,10 @@ void ob_cursor_sql_init(ob_buf *b, const char *qtable, const char *ctable, const
 void ob_cursor_sql_load(ob_buf *b, const char *qtable, const char *ctable, const char *table,
                         uint64_t mask, const char *lock);
 /* The read: result 0 the clock and (with `check`) the gap check; result 1
- * the rows above `top` and in the gaps, in seq order, at most `limit`;
- * the payload and headers only of the buckets in `mask`. */
+ * the rows above `top` (unless `gaps_only`) and in the gaps, in seq order,
+ * at most `limit`; the payload and headers only of the buckets in `mask`. */
 void ob_cursor_sql_read(ob_buf *b, const char *qtable, const ob_gaps *gaps, uint64_t mask,
-                        int limit, int check);
+                        int limit, int check, int gaps_only);
 /* The retry lane: status-2 rows of `mask` in seq order; OB_COL_WAITING is 1
  * while the row's retry is not due, OB_CCOL_STATUS 1 when it is due only
  * after `horizon_ms`. */

@@ -10,6 +10,7 @@
  *    +------------- nothing left <-------+<------ ready <-------------- FINISHING
  *
  *   any failure --> RETRY_WAIT --timer--> CONNECTING or PROBING (from the probe again)
+ *   a refusal (a missing privilege) --> FAILED: reported as fatal, nothing more is done
  *   close (any state) --> CLOSED; the switch is freed once its handles are.
  */
 #include "cursor_switch.h"

@@ -81,6 +81,7 @@ struct ob_lease {
     int mode_lock;     /* plain and leader modes: the mode lock is held */
     int mode_warned;   /* another mode's relay was warned of (until it leaves) */
     uint64_t owned;    /* buckets held */
+    uint64_t leaving;  /* cursor mode: held, given up, released at the next round */
     uint64_t shown;    /* the set last told to the owner */
     claim claims[OB_BUCKETS * 2 + 1];
     int nclaims;
@@ -413,7 +414,11 @@ static void decide(ob_lease *l) {
             free_m = k;
         }
     }
-    l->owned = mine; /* the server's word is the truth */
+    /* The server's word is the truth, but for the buckets leaving (cursor
+     * mode): their owner was told they are gone; their locks go now. */
+    uint64_t leaving = l->leaving & mine;
+    l->leaving = 0;
+    l->owned = mine & ~leaving;
     unsigned long victim = stale_holder(idle, nidle, held, nheld);
     if (victim) {
         tell(l);
@@ -422,9 +427,12 @@ static void decide(ob_lease *l) {
     }
     if (l->presence < 0)
         live++;
-    int target = (OB_BUCKETS + live - 1) / live, have = ob_bucket_count(mine);
+    int target = (OB_BUCKETS + live - 1) / live, have = ob_bucket_count(mine & ~leaving);
     ob_buf_reset(&l->sql);
     l->nclaims = 0;
+    for (int k = 0; k < OB_BUCKETS; k++)
+        if (leaving >> k & 1)
+            add_claim(l, 'r', k, 1);
     if (l->presence < 0 && free_m >= 0)
         add_claim(l, 'm', free_m, 0);
     /* Start the search at a point of our own, so that instances taking free
@@ -438,9 +446,14 @@ static void decide(ob_lease *l) {
         }
     }
     for (int k = OB_BUCKETS - 1; k >= 0 && have > target; k--) {
-        if (mine >> k & 1) {
+        if (l->owned >> k & 1) {
             l->owned &= ~(1ULL << k); /* dropped before its lock goes */
-            add_claim(l, 'r', k, 1);
+            /* Cursor mode: the lock goes at the next round, so that the
+             * owner can write the bucket's last cursor while it holds it. */
+            if (l->cfg.cursor)
+                l->leaving |= 1ULL << k;
+            else
+                add_claim(l, 'r', k, 1);
             have--;
         }
     }
@@ -470,6 +483,7 @@ static void claimed(ob_lease *l) {
 
 static void lose_all(ob_lease *l) {
     l->owned = 0;
+    l->leaving = 0;
     l->presence = -1;
     tell(l);
 }

@@ -8,7 +8,10 @@
  * others count it. Every round (about a second) it reads who holds what with
  * IS_USED_LOCK, takes free buckets up to its fair share (buckets / live
  * instances, rounded up) and releases what it holds beyond it, so that a
- * joining instance gets its share within two rounds. The server releases a
+ * joining instance gets its share within two rounds. In cursor mode a
+ * bucket given up leaves in two rounds: the owner is told at once, and the
+ * lock goes at the next round, so that the owner can write the bucket's last
+ * cursor while it still holds it. The server releases a
  * dead instance's locks when it sees the session end; the survivors take
  * the buckets in their next round. Leader mode: one lock '<base>:leader';
  * its holder owns every bucket.

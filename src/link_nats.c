@@ -429,6 +429,8 @@ static void c_stop(ob_link *l, int leak) {
         l->nc = NULL;
         l->sub = NULL;
         l->wake_sub = NULL;
+        if (l->nl)
+            ob_nats_loop_quiet(l->nl); /* its polls stay, with what nats.c may touch */
     } else {
         c_drop(l);
         if (l->nl)

@@ -58,6 +58,8 @@ int outbox_nats_check(const outbox_relay_options *o, uint32_t timeout_ms, char *
         s = natsOptions_SetTimeout(no, timeout_ms ? (int64_t)timeout_ms : 5000);
     if (s == NATS_OK)
         s = natsOptions_SetAllowReconnect(no, false);
+    if (s == NATS_OK)
+        s = natsOptions_SetSendAsap(no, true); /* no flusher thread for a connection this brief */
     int rc = OUTBOX_OK;
     if (s == NATS_OK && ob_nats_security_apply(no, &sec, err, sizeof(err)) != 0)
         rc = ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);

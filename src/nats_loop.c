@@ -13,12 +13,14 @@
 typedef struct nl_attach {
     struct ob_nats_loop *nl;
     natsConnection *nc;
-    int fd;       /* our duplicate of nats.c's socket */
-    int want;     /* UV_READABLE | UV_WRITABLE, as nats.c asked (under nl->mu) */
-    int detached; /* nats.c detached (under nl->mu) */
-    int have;     /* what the poll watches (loop only) */
-    int inited;   /* the poll handle exists (loop only) */
-    int closing;  /* uv_close was called on it (loop only) */
+    int fd;            /* our duplicate of nats.c's socket */
+    int want;          /* UV_READABLE | UV_WRITABLE, as nats.c asked (under nl->mu) */
+    int detached;      /* nats.c detached (under nl->mu) */
+    int have;          /* what the poll watches (loop only) */
+    int write_soon;    /* nats.c has bytes to write: the prepare hook writes them (loop only) */
+    int write_blocked; /* the socket took only part: the poll waits for writability (loop only) */
+    int inited;        /* the poll handle exists (loop only) */
+    int closing;       /* uv_close was called on it (loop only) */
     uv_poll_t poll;
     struct nl_attach *next;
 } nl_attach;
@@ -27,10 +29,13 @@ struct ob_nats_loop {
     uv_loop_t *loop;
     uv_thread_t thread; /* the loop's */
     uv_mutex_t mu;
-    nl_attach *list; /* under mu */
-    int dirty;       /* a callback off the loop changed something (under mu) */
-    int freeing;     /* free once the list is empty (loop only) */
-    uint64_t reads;  /* read events so far */
+    nl_attach *list;      /* under mu */
+    int dirty;            /* a callback off the loop changed something (under mu) */
+    int freeing;          /* free once the list is empty and the prepare hook closed (loop only) */
+    int prepare_open;     /* the prepare hook is not closed yet (loop only) */
+    int prepare_closing;  /* uv_close was called on it (loop only) */
+    uv_prepare_t prepare; /* writes what nats.c buffered, once per loop iteration */
+    uint64_t reads;       /* read events so far */
     void (*on_read)(void *data);
     void *data;
 };
@@ -38,6 +43,13 @@ struct ob_nats_loop {
 static int on_loop(ob_nats_loop *nl) {
     uv_thread_t self = uv_thread_self();
     return uv_thread_equal(&self, &nl->thread);
+}
+
+static void free_if_done(ob_nats_loop *nl, int empty) {
+    if (empty && nl->freeing && !nl->prepare_open) {
+        uv_mutex_destroy(&nl->mu);
+        free(nl);
+    }
 }
 
 static void unlink_and_free(nl_attach *a) {
@@ -54,10 +66,7 @@ static void unlink_and_free(nl_attach *a) {
     if (a->fd >= 0)
         close(a->fd);
     free(a);
-    if (empty && nl->freeing) {
-        uv_mutex_destroy(&nl->mu);
-        free(nl);
-    }
+    free_if_done(nl, empty);
 }
 
 static void poll_closed(uv_handle_t *h) {
@@ -90,7 +99,13 @@ static void on_poll(uv_poll_t *h, int status, int events) {
         nl->on_read(nl->data);
 }
 
-/* On the loop: makes the poll match what nats.c asked for. */
+static void on_prepare(uv_prepare_t *h);
+
+/* On the loop: makes the poll match what nats.c asked for. A wish to write
+ * is met by the prepare hook, which writes just before the loop next
+ * waits (one write for everything published meanwhile, and no change of
+ * the poll); only a socket that did not take it all is polled for
+ * writability. */
 static void apply(nl_attach *a) {
     ob_nats_loop *nl = a->nl;
     if (a->closing)
@@ -113,13 +128,48 @@ static void apply(nl_attach *a) {
         a->poll.data = a;
         a->inited = 1;
     }
-    if (want == a->have)
+    int ev = want & UV_READABLE;
+    if (!(want & UV_WRITABLE)) {
+        a->write_soon = a->write_blocked = 0;
+    } else if (a->write_blocked) {
+        ev |= UV_WRITABLE;
+    } else if (!a->write_soon && nl->prepare_open && !nl->prepare_closing) {
+        a->write_soon = 1;
+        uv_prepare_start(&nl->prepare, on_prepare);
+    }
+    if (ev == a->have)
         return;
-    if (want)
-        uv_poll_start(&a->poll, want, on_poll);
+    if (ev)
+        uv_poll_start(&a->poll, ev, on_poll);
     else
         uv_poll_stop(&a->poll);
-    a->have = want;
+    a->have = ev;
+}
+
+/* Before the loop waits: writes what nats.c buffered since. */
+static void on_prepare(uv_prepare_t *h) {
+    ob_nats_loop *nl = h->data;
+    uv_prepare_stop(h);
+    for (;;) {
+        nl_attach *todo = NULL;
+        uv_mutex_lock(&nl->mu);
+        for (nl_attach *a = nl->list; a && !todo; a = a->next)
+            if (a->write_soon && a->inited && !a->closing)
+                todo = a;
+        uv_mutex_unlock(&nl->mu);
+        if (todo == NULL)
+            return;
+        todo->write_soon = 0;
+        /* A failed write closes the connection here; the attachment lives
+         * until its poll's close callback. */
+        natsConnection_ProcessWriteEvent(todo->nc);
+        uv_mutex_lock(&nl->mu);
+        int still = todo->want & UV_WRITABLE;
+        uv_mutex_unlock(&nl->mu);
+        if (still && !todo->closing)
+            todo->write_blocked = 1; /* the rest when the socket takes it */
+        apply(todo);
+    }
 }
 
 void ob_nats_loop_sync(ob_nats_loop *nl) {
@@ -230,6 +280,9 @@ ob_nats_loop *ob_nats_loop_new(uv_loop_t *loop, void (*on_read)(void *data), voi
     }
     nl->loop = loop;
     nl->thread = uv_thread_self();
+    uv_prepare_init(loop, &nl->prepare);
+    nl->prepare.data = nl;
+    nl->prepare_open = 1;
     nl->on_read = on_read;
     nl->data = data;
     return nl;
@@ -251,15 +304,33 @@ uint64_t ob_nats_loop_reads(const ob_nats_loop *nl) {
     return nl->reads;
 }
 
-void ob_nats_loop_free(ob_nats_loop *nl) {
-    nl->on_read = NULL;
-    ob_nats_loop_sync(nl);
+static void prepare_closed(uv_handle_t *h) {
+    ob_nats_loop *nl = h->data;
+    nl->prepare_open = 0;
     uv_mutex_lock(&nl->mu);
     int empty = nl->list == NULL;
     uv_mutex_unlock(&nl->mu);
-    nl->freeing = 1;
-    if (empty) {
-        uv_mutex_destroy(&nl->mu);
-        free(nl);
+    free_if_done(nl, empty);
+}
+
+void ob_nats_loop_quiet(ob_nats_loop *nl) {
+    nl->on_read = NULL;
+    if (!nl->prepare_closing) {
+        nl->prepare_closing = 1;
+        uv_close((uv_handle_t *)&nl->prepare, prepare_closed);
     }
+}
+
+void ob_nats_loop_free(ob_nats_loop *nl) {
+    nl->on_read = NULL;
+    ob_nats_loop_sync(nl);
+    nl->freeing = 1;
+    if (nl->prepare_closing) {
+        uv_mutex_lock(&nl->mu);
+        int empty = nl->list == NULL;
+        uv_mutex_unlock(&nl->mu);
+        free_if_done(nl, empty);
+        return;
+    }
+    ob_nats_loop_quiet(nl); /* frees nl when the last handle is closed */
 }

@@ -46,8 +46,13 @@ uint64_t ob_nats_loop_reads(const ob_nats_loop *nl);
 /* On the loop: shuts down the socket of nc's attachments (both ways), so
  * that nats.c's next read finds it closed. */
 void ob_nats_loop_shutdown(ob_nats_loop *nl, const natsConnection *nc);
-/* Frees nl once every attachment's handle has closed (now, if none is
- * left). Call after every connection that used it was destroyed. */
+/* Closes nl's prepare hook without freeing nl: for a link that leaves a
+ * connection nats.c never confirmed closed (what nats.c may still touch
+ * stays). */
+void ob_nats_loop_quiet(ob_nats_loop *nl);
+/* Frees nl once its prepare hook and every attachment's handle have
+ * closed (in their close callbacks). Call after every connection that used
+ * it was destroyed. */
 void ob_nats_loop_free(ob_nats_loop *nl);
 
 #endif

@@ -547,7 +547,8 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
     uv_timer_start(&r->shutdown_timer, on_shutdown_deadline, r->o.shutdown_timeout_ms, 0);
     if (r->timers)
         ob_timers_stop(r->timers, timers_closed, r);
-    ob_relay_order_stop(r);
+    if (!r->cursor) /* cursor mode: the lease closes after the reader (cursor_relay.c) */
+        ob_relay_order_stop(r);
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_stop(r->workers[i], 0);
     if (r->cursor)

@@ -189,9 +189,7 @@ static void lease_closed(void *data) {
     maybe_closed(r);
 }
 
-/* The lease's settings for this relay: a plain lease (the mode check alone)
- * in the unordered mode. */
-static ob_lease *make_lease(outbox_relay *r) {
+ob_lease *ob_relay_make_lease(outbox_relay *r, const ob_lease_callbacks *cbs) {
     ob_lease_config lc;
     memset(&lc, 0, sizeof(lc));
     lc.loop = r->loop;
@@ -204,11 +202,16 @@ static ob_lease *make_lease(outbox_relay *r) {
     ob_lease_base(lc.base, r->db.database, r->o.table);
     memcpy(r->order.base, lc.base, sizeof(r->order.base));
     lc.leader = r->o.leader;
-    lc.plain = !r->o.ordered && !r->o.leader;
+    lc.cursor = r->o.cursor;
+    lc.plain = !r->o.ordered && !r->o.leader && !r->o.cursor;
     lc.interval_ms = 1000;
     lc.takeover_ms = r->o.lease_timeout_ms;
+    return ob_lease_new(&lc, cbs);
+}
+
+static ob_lease *make_lease(outbox_relay *r) {
     ob_lease_callbacks cbs = {lease_changed, lease_fatal, lease_closed, r};
-    return ob_lease_new(&lc, &cbs);
+    return ob_relay_make_lease(r, &cbs);
 }
 
 int ob_relay_order_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),

@@ -1,5 +1,5 @@
 # Issue 22: three relays with --cursor on one ordered table while three
-# producers insert (240 aggregates, 150 rows per statement, tens of thousands
+# producers insert (240 aggregates, 200 rows per statement, tens of thousands
 # of rows). Relay 3 is killed with SIGKILL, later relay 1 is frozen with
 # SIGSTOP for 20 s; a lease timeout of 6 s. Asserts:
 # - after each, every bucket with new rows moves (its cursor advances) within
@@ -31,7 +31,7 @@ relays_share "${ports[@]}"
 cursor_sample_start $db "$work/samples" outbox $mode
 sampler=$CURSOR_SAMPLER_PID
 for p in 1 2 3; do
-  cursor_producer $db $p "$work/stop" 150 0.2 80 600 &
+  cursor_producer $db $p "$work/stop" 200 0.2 80 600 &
   pids+=($!)
 done
 prods=("${pids[@]:3:3}")

@@ -5,7 +5,8 @@
 # after the restart count).
 # Asserts:
 # - the relay recovers by itself: the same process delivers every committed
-#   row, counts the lost connections, reports the database up, exits 0;
+#   row, counts the lost connections, reports the database up and no gap
+#   left open (those of the transactions the crash rolled back), exits 0;
 # - the outage costs no row anything: no attempt, none dead, and in cursor
 #   mode no row written;
 # - no bucket's cursor ever went back (sampled every 0.2 s, across the crash:
@@ -72,6 +73,8 @@ lost=$(m outbox_relay_database_reconnects_total)
 echo "relay: $lost lost database connection(s) counted, $(m outbox_relay_database_connections) up at the end"
 [ "${lost:-0}" -ge 1 ] || { show_log "$work/relay.log"; fail "no lost connection counted (${lost:-absent})"; }
 assert_eq "$(m outbox_relay_up ',dependency="database"')" 1 "up{dependency=database} at the end"
+# The transactions the crash rolled back left gaps: all resolved.
+[ "$mode" = --cursor ] && assert_eq "$(m outbox_relay_cursor_gap_age_seconds)" 0 "age of the oldest open gap at the end"
 kill -TERM $relay
 wait_exit $relay 30
 RELAY_PID=

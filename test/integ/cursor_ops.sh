@@ -115,6 +115,32 @@ out=$(ops status)
 assert_eq "$(line "$out" pending)" 34 "pending after the replay"
 assert_eq "$(echo "$out" | awk -v k=$BA '$1 == k { print $2, $3 }')" "20 14" "bucket a after the replay"
 
+# A cursor relay delivers what is pending; its own pending sample (the gauge)
+# then reads 0 though rows with status 0 remain (at or below the cursors).
+stream=IT_CURSOR_OPS prefix=itcops
+sql $db "UPDATE outbox SET next_attempt_at = NOW(6) WHERE status = 2"
+stream_delete $stream
+streamcheck --stream $stream --create "$prefix.>" >/dev/null
+relay_bg "$OUTBOX_TEST_DIR/cursor_ops.log" $db $stream $prefix --cursor --pending-interval 200ms \
+  --http 127.0.0.1:0
+rpid=$RELAY_PID
+trap 'kill -TERM $rpid 2>/dev/null || true' EXIT
+port=$(http_port "$OUTBOX_TEST_DIR/cursor_ops.log")
+gauge() { metrics $port | awk '$1 ~ /^outbox_relay_pending_rows[{]/ { print $NF }'; }
+for i in $(seq 1 60); do
+  [ "$(gauge)" = 0 ] && [ "$(ops status --json | jq .pending)" = 0 ] && break
+  sleep 0.5
+done
+assert_eq "$(ops status --json | jq .pending)" 0 "pending once the cursor relay delivered"
+assert_eq "$(gauge)" 0 "the relay's pending gauge"
+zero=$(sql $db "SELECT COUNT(*) FROM outbox WHERE status = 0")
+[ "$zero" -gt 0 ] || fail "no delivered row with status 0 is left to tell the modes apart"
+echo "rows with status 0 (delivered): $zero"
+kill -TERM $rpid
+wait $rpid
+trap - EXIT
+stream_once $stream 34
+
 # --- partitions: a partitioned ordered table with old days ----------------
 pdb=it_cursor_ops_part
 db_fresh $pdb --ordered

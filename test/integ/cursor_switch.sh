@@ -6,7 +6,8 @@
 # rows above the cursors pending), then ordered relays start while a
 # producer keeps inserting. Every row reaches the stream exactly once, no
 # aggregate out of order, the waiting rows keep their attempts, and the
-# cursor table is empty once the ordered relays own every bucket.
+# cursor table is empty once the ordered relays own every bucket. One
+# bucket is left as a conversion that crashed halfway leaves it.
 #
 # Then the round trip with a producer inserting throughout: two --cursor
 # relays, stopped (SIGTERM) once the cursors moved; two --ordered relays,
@@ -45,6 +46,12 @@ sql $db "UPDATE outbox SET status = 2, attempt_count = 1, last_error = 'boom',
   UPDATE outbox_cursor SET seq = (SELECT MAX(seq) FROM outbox WHERE bucket = $wb)
   WHERE table_name = 'outbox' AND bucket = $wb"
 echo "bucket $wb: $waiting row(s) waiting with status 2"
+# Another bucket as a conversion that crashed after its first chunk leaves
+# it: half its delivered rows already processed, its cursor row still there.
+hb=$(( (wb + 1) % 64 ))
+sql $db "UPDATE outbox SET status = 1, processed_at = NOW(6) WHERE bucket = $hb AND status = 0
+  AND seq <= (SELECT seq FROM outbox_cursor WHERE bucket = $hb) ORDER BY seq
+  LIMIT $(sql $db "SELECT COUNT(*) DIV 2 FROM outbox WHERE bucket = $hb AND status = 0")"
 [ "$waiting" -gt 0 ] || fail "no waiting rows in bucket $wb"
 # status counts them as the cursor relay would have.
 out=$("$OUTBOX_TEST_RELAY" status --db "${OUTBOX_TEST_DB_URL}$db")
@@ -67,7 +74,7 @@ assert_eq "$(sql $db "SELECT COUNT(*) FROM outbox WHERE status <> 1")" 0 "rows n
 # The waiting rows were delivered after the switch, their failed attempt counted.
 assert_eq "$(sql $db "SELECT COUNT(*) FROM outbox WHERE bucket = $wb AND attempt_count >= 1
   AND seq > 3000")" "$waiting" "waiting rows that kept their attempt"
-grep -h "left cursor mode" "$work/r1.log" "$work/r2.log" | head -3
+grep -h "left cursor mode" "$work/r1.log" "$work/r2.log" | sed -n 1,3p
 assert_eq "$(cat "$work/r1.log" "$work/r2.log" | grep -c "left cursor mode")" 64 "buckets converted"
 check_stream $stream 8000
 

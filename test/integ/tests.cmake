@@ -95,6 +95,7 @@ add_test(NAME integ.fault_nats_frozen_lost_threaded
   COMMAND ${OB_RUN} bash ${CMAKE_CURRENT_SOURCE_DIR}/integ/fault_nats_frozen_lost.sh)
 set_tests_properties(integ.fault_nats_frozen_lost_threaded PROPERTIES FIXTURES_REQUIRED servers
   LABELS integ TIMEOUT 300 ENVIRONMENT OUTBOX_NATS_EVENT_LOOP=0)
+ob_integ_sh(fault_nats_frozen_idle 180)
 ob_integ_sh(fault_unwritable_row 120)
 ob_integ_sh(fault_db_revoked 180)
 ob_integ_sh(drain_scheduled 120)

@@ -1,0 +1,74 @@
+/*
+ * Cursor mode's statements (src/cursor_sql.c): the read takes the rows above
+ * top and in the open gaps (merged into at most 128 ranges), the payload only
+ * of the owned buckets; a cursor only moves forward; a failed row to be
+ * retried becomes status 2; a bucket's first cursor sits below its lowest
+ * pending row.
+ */
+#include "check.h"
+#include "cursor_sql.h"
+
+static void reads(void) {
+    ob_gaps g = {0};
+    ob_gaps_init(&g, 10);
+    ob_gaps_take(&g, 12);
+    ob_gaps_take(&g, 20);
+    ob_buf b = OB_BUF_INIT;
+    ob_cursor_sql_read(&b, "`outbox`", &g, UINT64_MAX, 500, 1, 0);
+    CHECK_CONTAINS(b.p, "SELECT UNIX_TIMESTAMP(NOW(6)), (SELECT UNIX_TIMESTAMP(MIN(trx_started)) "
+                        "FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id <> "
+                        "CONNECTION_ID()); SELECT id,");
+    CHECK_CONTAINS(b.p, " payload, headers, attempt_count, created_at, NULL, seq, bucket, status "
+                        "FROM `outbox` WHERE seq > 20 OR seq = 11 OR seq BETWEEN 13 AND 19 "
+                        "ORDER BY seq LIMIT 500");
+    ob_buf_reset(&b);
+    ob_cursor_sql_read(&b, "`outbox`", &g, 0x5, 100, 0, 1);
+    CHECK_CONTAINS(b.p, "SELECT UNIX_TIMESTAMP(NOW(6)), NULL; ");
+    CHECK_CONTAINS(b.p, "IF(bucket IN (0,2), payload, NULL), IF(bucket IN (0,2), headers, NULL)");
+    CHECK_CONTAINS(b.p, " WHERE FALSE OR seq = 11 OR seq BETWEEN 13 AND 19 ORDER BY seq LIMIT 100");
+    /* 1,000 gaps: merged into at most 128 ranges that cover them all */
+    ob_gaps_init(&g, 0);
+    for (uint64_t s = 2; s <= 2000; s += 2)
+        ob_gaps_take(&g, s);
+    CHECK_EQ(g.n, 1000);
+    ob_buf_reset(&b);
+    ob_cursor_sql_read(&b, "`outbox`", &g, UINT64_MAX, 500, 0, 0);
+    int ranges = 0;
+    for (const char *p = b.p; (p = strstr(p, " OR seq")) != NULL; p++)
+        ranges++;
+    CHECK_INT(ranges, <=, 128);
+    CHECK_CONTAINS(b.p, "WHERE seq > 2000 OR seq BETWEEN 1 AND 15 OR");
+    CHECK_CONTAINS(b.p, "AND 1999 ORDER BY seq");
+    ob_gaps_free(&g);
+    ob_buf_free(&b);
+}
+
+static void writes(void) {
+    ob_buf b = OB_BUF_INIT;
+    ob_cursor_sql_advance(&b, "outbox_cursor", "outbox", 0x3, 42);
+    CHECK_STR(b.p, "UPDATE outbox_cursor SET seq = 42 WHERE table_name = 'outbox' AND bucket IN "
+                   "(0,1) AND seq < 42");
+    ob_buf_reset(&b);
+    ob_backoff bo = {OUTBOX_BACKOFF_FIXED, 1000, 1000, 0};
+    ob_cursor_sql_fail_head(&b, "`outbox`", "boom", 4, 0, 5, &bo);
+    CHECK_CONTAINS(b.p, ", status = IF(attempt_count >= 5, -1, 0)");
+    CHECK_CONTAINS(b.p, ", status = IF(status = -1, -1, 2) WHERE id IN (");
+    ob_buf_reset(&b);
+    ob_cursor_sql_fail_head(&b, "`outbox`", "boom", 4, 1, 5, &bo);
+    CHECK_CONTAINS(b.p, "status = -1, next_attempt_at = NULL, processed_at = NOW(6) WHERE id IN (");
+    CHECK(strstr(b.p, "2)") == NULL);
+    ob_buf_reset(&b);
+    ob_cursor_sql_init(&b, "`outbox`", "outbox_cursor", "outbox", 0x1, 77);
+    CHECK_STR(b.p, "UPDATE `outbox` SET status = 2 WHERE bucket IN (0) AND status = 0 AND seq <= "
+                   "77 AND next_attempt_at > NOW(6); INSERT IGNORE INTO outbox_cursor (table_name, "
+                   "bucket, seq) SELECT 'outbox', s.seq, IFNULL((SELECT MIN(o.seq) - 1 FROM "
+                   "`outbox` o WHERE o.bucket = s.seq AND o.status = 0 AND o.seq <= 77), 77) FROM "
+                   "seq_0_to_63 s WHERE s.seq IN (0)");
+    ob_buf_free(&b);
+}
+
+int main(void) {
+    reads();
+    writes();
+    return 0;
+}
