@@ -14,9 +14,12 @@
  *
  *   bench-produce --db URL [--procs N] [--per-tx K] [--rate R] [--duration-ms D]
  *                 [--mode api|raw] [--payload-size B] [--ts-header H] [--table T]
- *                 [--ring NATS_URL]
+ *                 [--ring NATS_URL] [--warmup-ms W]
  * --ring rings the relay's doorbell (outbox_ring) after every transaction,
  * on one NATS connection per process.
+ * --warmup-ms sends at the rate for W ms before the D ms measured, its rows
+ * without the --ts-header header (a consumer leaves them out): the relay's
+ * start (its first polls) is then not in the latency figures.
  * --rate is the offered load in events/s over all processes (0: as fast as
  * they go). Each process sends on a fixed schedule; a late transaction is
  * sent at once, never skipped. Prints one line:
@@ -38,7 +41,7 @@ typedef struct prod_cfg {
     const char *url, *table, *ts_header, *ring_url;
     int procs, per_tx, raw;
     double rate;
-    uint64_t duration_ns;
+    uint64_t duration_ns, warmup_ns;
     size_t payload_size;
     float *durations; /* procs * DUR_CAP, shared */
 } prod_cfg;
@@ -134,7 +137,7 @@ static int prod_work(int i, void *slotp, void *data) {
     prod_cfg *c = data;
     prod_slot *s = slotp;
     float *dur = c->durations + (size_t)i * DUR_CAP;
-    uint64_t start = bn_mono_ns(), end = start + c->duration_ns;
+    uint64_t start = bn_mono_ns(), measured = start + c->warmup_ns, end = measured + c->duration_ns;
     /* Each process offers rate/procs events per second, in transactions of
      * per_tx, staggered so the processes do not send in lockstep. */
     double per_proc = c->rate / c->procs;
@@ -164,7 +167,7 @@ static int prod_work(int i, void *slotp, void *data) {
             e->aggregate_id = st.aggids[k];
             e->payload = pl;
             e->payload_len = bn_payload(pl, c->payload_size, seq++);
-            e->headers = c->ts_header ? st.headers : NULL;
+            e->headers = c->ts_header && bn_mono_ns() >= measured ? st.headers : NULL;
         }
         if (c->ts_header)
             snprintf(st.headers, sizeof(st.headers), "{\"%s\":\"%llu\"}", c->ts_header,
@@ -223,6 +226,8 @@ int main(int argc, char **argv) {
             c.per_tx = (int)bn_long(a, v, 1, 10000), i++;
         else if (strcmp(a, "--rate") == 0)
             c.rate = (double)bn_long(a, v, 0, 10000000), i++;
+        else if (strcmp(a, "--warmup-ms") == 0)
+            c.warmup_ns = (uint64_t)bn_long(a, v, 0, 3600000) * 1000000u, i++;
         else if (strcmp(a, "--duration-ms") == 0)
             c.duration_ns = (uint64_t)bn_long(a, v, 1, 3600000) * 1000000u, i++;
         else if (strcmp(a, "--payload-size") == 0)

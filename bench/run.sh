@@ -455,8 +455,10 @@ if wants latency; then
       relay_pid=$!
       sleep 1
       ring=(); [ $mode = doorbell ] && ring=(--ring "$NATS")
+      # A second at the rate first, not measured: the figures are the steady
+      # state, not the relay's first polls (README: Prompt delivery).
       line=$("$B/bench-produce" --db "$DB" --mode raw --rate "$rate" --duration-ms "$LAT_MS" \
-               --ts-header bench-ns "${ring[@]}" 2>>"$raw/produce.err") || line=""
+               --warmup-ms 1000 --ts-header bench-ns "${ring[@]}" 2>>"$raw/produce.err") || line=""
       echo "$line" >"$raw/lat-$mode-$rate-produce.txt" # txn_ms: the producer's own commit
       for _ in $(seq 1 200); do [ "$(pending)" = 0 ] && break; sleep 0.1; done
       kill -TERM "$relay_pid" 2>/dev/null || true

@@ -137,6 +137,9 @@ typedef struct extras {
 #define LANE_EVERY_MS 250
 /* Rows came within this: poll at poll_min_ms. */
 #define HOT_MS 1000
+/* The cursors move at most this often (and with each batch that has a
+ * failure to write). */
+#define ADVANCE_EVERY_MS 1000
 /* Buckets given up: their last cursor is moved for this long (less than a
  * lease round, after which their locks go). */
 #define HANDOFF_MS 900
@@ -834,7 +837,10 @@ static int hand_over(ob_cursor *c, uint64_t now) {
 }
 
 static void advance(ob_cursor *c, uint64_t safe) {
-    c->advance_at = uv_now(c->env.loop) + GAP_POLL_MS;
+    /* Each cursor UPDATE is a commit the reader's connection waits for:
+     * once a second, but promptly while a drain waits for the cursors. */
+    c->advance_at =
+        uv_now(c->env.loop) + (c->own.drain_wanted(c->own.data) ? GAP_POLL_MS : ADVANCE_EVERY_MS);
     ob_buf_reset(&c->sql);
     ob_cursor_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, c->active & c->owned, safe);
     c->pending = safe;

@@ -20,18 +20,6 @@ static void lease_changed(void *data, uint64_t owned) {
         ob_cursor_owned(r->cursor, owned);
 }
 
-static void lease_fatal(void *data, const char *why) {
-    outbox_relay *r = data;
-    r->order.fatal(r, why);
-}
-
-static void lease_closed(void *data) {
-    outbox_relay *r = data;
-    r->order.lease = NULL;
-    r->order.lease_open = 0;
-    r->order.closed(r);
-}
-
 static int c_lease_valid(void *data) {
     outbox_relay *r = data;
     return ob_lease_valid(r->order.lease);
@@ -82,8 +70,7 @@ int ob_relay_cursor_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, cons
     if (r->ctable == NULL)
         return -1;
 
-    ob_lease_callbacks cbs = {lease_changed, lease_fatal, lease_closed, r};
-    r->order.lease = ob_relay_make_lease(r, &cbs);
+    r->order.lease = ob_relay_make_lease(r, lease_changed);
     if (r->order.lease == NULL)
         return -1;
 

@@ -338,7 +338,8 @@ static void st_connecting(ob_link *l, link_event ev, const void *arg) {
             wait_then(l, L_CONNECT_WAIT);
             return;
         }
-        OB_INFO(l->log, "nats: connected to %s", l->url_text);
+        OB_INFO(l->log, "nats: connected to %s (%s)", l->url_text,
+                l->evloop ? "on the relay's loop" : "nats.c on its own threads");
         request_stream(l, 0);
         return;
     case LE_CONNECT_REFUSED:
@@ -623,12 +624,17 @@ static void begin_close(ob_link *l) {
 ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_callbacks *cbs,
                      char *err, size_t errlen) {
     ob_link *l = ob_link_new_ops(loop, cfg, cbs, &ob_link_nats_ops, err, errlen);
-    /* nats.c on this loop (link_nats.c); OUTBOX_NATS_EVENT_LOOP=0 puts it
-     * back on its own threads, to compare the two (README, "Inside the
-     * relay"). */
+    /* nats.c on this loop (link_nats.c), except over TLS: there nats.c
+     * 3.4.1 waits in poll() without a deadline for the rest of a TLS record
+     * it has begun to read, which on the loop would stop everything while a
+     * server or the network is frozen mid-record; over TLS nats.c keeps its
+     * own reader thread. OUTBOX_NATS_EVENT_LOOP=0 or 1 chooses either way
+     * (README, "Inside the relay"). */
     const char *ev = getenv("OUTBOX_NATS_EVENT_LOOP");
-    if (l)
-        l->evloop = !(ev && strcmp(ev, "0") == 0);
+    if (l) {
+        int tls = l->sec.tls || l->sec.tls_ca || l->sec.tls_cert;
+        l->evloop = ev && *ev ? strcmp(ev, "0") != 0 : !tls;
+    }
     return l;
 }
 

@@ -110,8 +110,10 @@ void ob_relay_order_start(outbox_relay *r);
 void ob_relay_order_stop(outbox_relay *r);
 void ob_relay_order_free(outbox_relay *r);
 /* The lease of this relay's mode (plain when unordered, the presence lock
- * 'c' in cursor mode), with `cbs`; sets r->order.base. NULL out of memory. */
-ob_lease *ob_relay_make_lease(outbox_relay *r, const ob_lease_callbacks *cbs);
+ * 'c' in cursor mode), telling `changed` of the owned buckets; a fatal
+ * error and the close go to r->order's fatal and closed. Sets
+ * r->order.base. NULL out of memory. */
+ob_lease *ob_relay_make_lease(outbox_relay *r, void (*changed)(void *data, uint64_t owned));
 
 /* cursor_relay.c, called by relay.c only: cursor mode's lease and reader
  * (r->cursor), made in place of ob_relay_order_prepare's. Returns 0, or -1

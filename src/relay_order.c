@@ -189,7 +189,7 @@ static void lease_closed(void *data) {
     maybe_closed(r);
 }
 
-ob_lease *ob_relay_make_lease(outbox_relay *r, const ob_lease_callbacks *cbs) {
+ob_lease *ob_relay_make_lease(outbox_relay *r, void (*changed)(void *data, uint64_t owned)) {
     ob_lease_config lc;
     memset(&lc, 0, sizeof(lc));
     lc.loop = r->loop;
@@ -206,12 +206,12 @@ ob_lease *ob_relay_make_lease(outbox_relay *r, const ob_lease_callbacks *cbs) {
     lc.plain = !r->o.ordered && !r->o.leader && !r->o.cursor;
     lc.interval_ms = 1000;
     lc.takeover_ms = r->o.lease_timeout_ms;
-    return ob_lease_new(&lc, cbs);
+    ob_lease_callbacks cbs = {changed, lease_fatal, lease_closed, r};
+    return ob_lease_new(&lc, &cbs);
 }
 
 static ob_lease *make_lease(outbox_relay *r) {
-    ob_lease_callbacks cbs = {lease_changed, lease_fatal, lease_closed, r};
-    return ob_relay_make_lease(r, &cbs);
+    return ob_relay_make_lease(r, lease_changed);
 }
 
 int ob_relay_order_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),

@@ -12,10 +12,13 @@ MDB -e "DROP USER IF EXISTS '$user'@'127.0.0.1'; CREATE USER '$user'@'127.0.0.1'
   GRANT SELECT, INSERT, UPDATE, DELETE ON $db.* TO '$user'@'127.0.0.1'"
 url=$(echo "$OUTBOX_TEST_DB_URL" | sed "s|//[^@]*@|//$user:np@|")$db
 seed $db 100 256
-rc=0
-out=$(timeout 60 "$OUTBOX_TEST_RELAY" --db "$url" --nats "$OUTBOX_TEST_NATS_URL" --stream $stream \
-  --subject-prefix $prefix --no-progress --cursor --drain 2>&1) || rc=$?
-echo "$out" | tail -3
+run_as_user() { # the relay as $user, with --cursor --drain: its exit status in rc, its log in out
+  rc=0
+  out=$(timeout 60 "$OUTBOX_TEST_RELAY" --db "$url" --nats "$OUTBOX_TEST_NATS_URL" --stream $stream \
+    --subject-prefix $prefix --no-progress --cursor --drain 2>&1) || rc=$?
+  echo "$out" | tail -3
+}
+run_as_user
 assert_eq "$rc" 1 "exit status without PROCESS"
 echo "$out" | grep -qF "GRANT PROCESS ON *.* TO '$user'@" || fail "the message does not name the grant"
 assert_eq "$(field "$(stream_summary $stream)" messages)" 0 "messages published without PROCESS"
@@ -25,10 +28,7 @@ assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status <> 0 OR attempt_c
 # With PROCESS granted but no cursor table: exit 1 naming schema --migrate.
 MDB -e "GRANT PROCESS ON *.* TO '$user'@'127.0.0.1'"
 sql $db "DROP TABLE outbox_cursor"
-rc=0
-out=$(timeout 60 "$OUTBOX_TEST_RELAY" --db "$url" --nats "$OUTBOX_TEST_NATS_URL" --stream $stream \
-  --subject-prefix $prefix --no-progress --cursor --drain 2>&1) || rc=$?
-echo "$out" | tail -3
+run_as_user
 assert_eq "$rc" 1 "exit status without the cursor table"
 echo "$out" | grep -qF "outbox-uvrelay schema --migrate" || fail "the message does not name schema --migrate"
 assert_eq "$(field "$(stream_summary $stream)" messages)" 0 "messages published without the cursor table"
