@@ -133,8 +133,11 @@ typedef struct extras {
  * waits for one. */
 #define CHECK_EVERY_MS 150
 #define GAP_POLL_MS 100
-/* The retry lane looks at most this often while status-2 rows may be due. */
+/* The retry lane looks at most this often while status-2 rows may be due,
+ * and this often when none is: `dead replay` writes status-2 rows that this
+ * reader did not make. */
 #define LANE_EVERY_MS 250
+#define LANE_IDLE_MS 5000
 /* Rows came within this: poll at poll_min_ms. */
 #define HOT_MS 1000
 /* The cursors move at most this often (and with each batch that has a
@@ -656,6 +659,12 @@ static void got_rows(ob_cursor *c) {
 
 /* --- the retry lane ------------------------------------------------------ */
 
+/* Status-2 rows were written: the lane looks again at its busy pace. */
+static void lane_dirty(ob_cursor *c) {
+    c->lane_clean = 0;
+    c->lane_at = min_u64(c->lane_at, uv_now(c->env.loop) + LANE_EVERY_MS);
+}
+
 static void lane_read(ob_cursor *c) {
     c->lane_at = uv_now(c->env.loop) + LANE_EVERY_MS;
     ob_buf_reset(&c->sql);
@@ -679,6 +688,8 @@ static void lane_rows(ob_cursor *c) {
                         b->slots[i].row.aggregate_id_len);
     }
     c->lane_clean = rc.soon == 0;
+    if (c->lane_clean && c->held.n == 0)
+        c->lane_at = uv_now(c->env.loop) + LANE_IDLE_MS;
     int due = 0;
     for (int i = 0; i < n; i++)
         due += b->slots[i].state == OB_SLOT_UNSENT;
@@ -747,7 +758,7 @@ static void finish(ob_cursor *c) {
         } else {
             c->fin_retry++;
             hold_aggregate(c, &s->row);
-            c->lane_clean = 0;
+            lane_dirty(c);
         }
     }
     for (int i = 0; i < b->n && !c->cur_lane; i++) {
@@ -758,7 +769,7 @@ static void finish(ob_cursor *c) {
             ob_cursor_sql_hold_head(&c->sql, c->cfg.qtable);
         ob_sql_add_id(&c->sql, s->row.id, nheld++ == 0);
         hold_aggregate(c, &s->row);
-        c->lane_clean = 0;
+        lane_dirty(c);
     }
     if (nheld)
         ob_sql_end_ids(&c->sql);
@@ -859,7 +870,7 @@ static int drained(const ob_cursor *c) {
 
 static void go_idle(ob_cursor *c, uint64_t now) {
     uint64_t at = c->read_at;
-    if (c->held.n > 0 || !c->lane_clean)
+    if (c->active & c->owned)
         at = min_u64(at, c->lane_at);
     if (safe_point(c, 1) > c->written)
         at = min_u64(at, c->advance_at);
@@ -951,7 +962,7 @@ static void kick(ob_cursor *c) {
             return;
         }
     }
-    if (!c->cur_active && (c->held.n > 0 || !c->lane_clean) && now >= c->lane_at) {
+    if (!c->cur_active && (c->active & c->owned) && now >= c->lane_at) {
         lane_read(c);
         return;
     }

@@ -47,18 +47,22 @@ static void from_dead(outbox_maint *m, ob_buf *b, const ob_job *j, const char *s
     where_dead(b, j);
 }
 
-/* Cursor mode: a row at or below its bucket's cursor becomes status 2, which
- * the owner's retry lane delivers (the cursor has passed it), and a row above
- * it (or of a bucket without a cursor row) becomes 0. Each batch reads the
- * cursors in its own transaction under a shared lock. */
+/* Cursor mode: a row of a bucket with a cursor row becomes status 2, which
+ * the owner's retry lane delivers, wherever the cursor is: a row above the
+ * cursor made 0 could be passed by a cursor relay that had read it while
+ * it was dead. A row of a bucket without a cursor row (an ordered relay's)
+ * becomes 0. Each batch reads the cursors in its own transaction under a
+ * shared lock, so a conversion to ordered mode (which turns 2 into 0 and
+ * deletes the cursor row) comes wholly before or after it. */
 static void replay_in_cursor_mode(outbox_maint *m, ob_job *j) {
     ob_buf *b = &j->batch;
     ob_maint_cursor_hold_sql(m, b);
     ob_buf_puts(b, "UPDATE ");
     ob_buf_puts(b, m->qtable);
-    ob_buf_puts(b, " SET status = IF(seq <= IFNULL(");
+    ob_buf_puts(b, " SET status = IF(");
     ob_maint_cursor_of_row(m, b);
-    ob_buf_puts(b, ", 0), 2, 0), attempt_count = 0, next_attempt_at = NULL, processed_at = NULL");
+    ob_buf_puts(b,
+                " IS NULL, 0, 2), attempt_count = 0, next_attempt_at = NULL, processed_at = NULL");
     where_dead(b, j);
     j->batch_tail = "; COMMIT";
     j->batch_res = 2;
