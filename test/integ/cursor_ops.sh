@@ -136,6 +136,19 @@ assert_eq "$(gauge)" 0 "the relay's pending gauge"
 zero=$(sql $db "SELECT COUNT(*) FROM outbox WHERE status = 0")
 [ "$zero" -gt 0 ] || fail "no delivered row with status 0 is left to tell the modes apart"
 echo "rows with status 0 (delivered): $zero"
+# A row replayed while the relay runs (and its lane found nothing for a
+# while) is delivered by the lane, which looks at least every 5 s.
+rseq=$(sql $db "SELECT MIN(seq) FROM outbox WHERE status = 0")
+sql $db "UPDATE outbox SET status = -1, attempt_count = 3, last_error = 'x' WHERE seq = $rseq"
+sleep 6
+assert_eq "$(ops dead replay --all)" "dead replay: 1 row(s) changed (pending again, attempts reset)" \
+  "dead replay while a cursor relay runs"
+for i in $(seq 1 40); do
+  [ "$(sql $db "SELECT status FROM outbox WHERE seq = $rseq")" = 1 ] && break
+  sleep 0.5
+done
+assert_eq "$(sql $db "SELECT status FROM outbox WHERE seq = $rseq")" 1 \
+  "the replayed row is delivered by the running relay's lane"
 kill -TERM $rpid
 wait $rpid
 trap - EXIT
