@@ -162,3 +162,13 @@ metric_sum() {
 # metric_value TEXT SERIES: the value of one series written as in TEXT
 # (name{label="...",...}), empty when TEXT lacks it.
 metric_value() { echo "$1" | awk -v s="$2" '$1 == s { print $NF; exit }'; }
+
+# cursor_relay_fresh DB STREAM PREFIX LOG: a fresh --cursor table in DB and an
+# empty STREAM, then a --cursor relay in the background (RELAY_PID) logging to
+# LOG, with its HTTP port in $port.
+cursor_relay_fresh() {
+  db_fresh "$1" --cursor
+  stream_delete "$2"
+  relay_bg "$4" "$1" "$2" "$3" --cursor --http 127.0.0.1:0
+  port=$(http_port "$4")
+}

@@ -8,10 +8,7 @@
 db=it_cursor_long stream=IT_CURSOR_LONG prefix=itcurl
 work=$(mktemp -d); RELAY_PID=
 trap 'kill -KILL $RELAY_PID 2>/dev/null || true; MDB -e "KILL $(head -1 "$work/holder.out" 2>/dev/null || echo 0)" 2>/dev/null || true; rm -rf "$work"' EXIT
-db_fresh $db --cursor
-stream_delete $stream
-relay_bg "$work/relay.log" $db $stream $prefix --cursor --http 127.0.0.1:0
-port=$(http_port "$work/relay.log")
+cursor_relay_fresh $db $stream $prefix "$work/relay.log"
 seed $db 10 256
 # The long transaction sleeps 10 s, then (on a machine too busy to insert
 # the 20,000 rows in that time) waits for a lock the test holds until its

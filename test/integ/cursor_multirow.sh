@@ -8,10 +8,7 @@
 db=it_cursor_multi stream=IT_CURSOR_MULTI prefix=itcurm
 work=$(mktemp -d); RELAY_PID=
 trap 'kill -KILL $RELAY_PID 2>/dev/null || true; rm -rf "$work"' EXIT
-db_fresh $db --cursor
-stream_delete $stream
-relay_bg "$work/relay.log" $db $stream $prefix --cursor --http 127.0.0.1:0
-port=$(http_port "$work/relay.log")
+cursor_relay_fresh $db $stream $prefix "$work/relay.log"
 producer() { # P: three statements of 1,000 rows, aggregates p<P>-a0..9
   local s
   for s in 0 1 2; do

@@ -9,10 +9,7 @@
 db=it_cursor_rb stream=IT_CURSOR_RB prefix=itcurrb
 work=$(mktemp -d); RELAY_PID=
 trap 'kill -KILL $RELAY_PID 2>/dev/null || true; rm -rf "$work"' EXIT
-db_fresh $db --cursor
-stream_delete $stream
-relay_bg "$work/relay.log" $db $stream $prefix --cursor --http 127.0.0.1:0
-port=$(http_port "$work/relay.log")
+cursor_relay_fresh $db $stream $prefix "$work/relay.log"
 session() { # S: 1,000 rolled back and 1,000 committed, interleaved
   local i
   for i in $(seq 0 999); do
