@@ -172,3 +172,19 @@ cursor_relay_fresh() {
   relay_bg "$4" "$1" "$2" "$3" --cursor --http 127.0.0.1:0
   port=$(http_port "$4")
 }
+
+# cursor_relay_end DB STREAM ROWS IDS_FILE: stops the relay cursor_relay_fresh
+# started (exit 0 expected) and checks what cursor mode promises: no row was
+# written (status 0, no attempt), the ROWS rows of DB each once in STREAM, no
+# aggregate out of order (header agg_seq).
+cursor_relay_end() {
+  local rc=0
+  kill -TERM "$RELAY_PID"
+  wait "$RELAY_PID" || rc=$?
+  RELAY_PID=
+  assert_eq "$rc" 0 "relay exit status"
+  assert_eq "$(sql "$1" 'SELECT COUNT(*) FROM outbox WHERE status <> 0 OR attempt_count > 0')" 0 \
+    "rows written"
+  stream_has_ids "$1" "$2" "$3" "$4"
+  streamcheck --stream "$2" --subject '>' --check-order agg_seq
+}

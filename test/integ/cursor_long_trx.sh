@@ -78,10 +78,5 @@ assert_eq "$(sql $db "SELECT COUNT(*), MIN(seq) >= (SELECT MAX(seq) FROM outbox)
   tr '\t' ' ')" "64 1" "every cursor past the last row after the commit"
 m=$(metrics $port)
 assert_eq "$(metric_value "$m" 'outbox_relay_cursor_gap_age_seconds{table="outbox"}')" 0 "gap age once it committed"
-kill -TERM $RELAY_PID; rc=0; wait $RELAY_PID || rc=$?; RELAY_PID=
-assert_eq "$rc" 0 "relay exit status"
-assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status <> 0 OR attempt_count > 0')" 0 \
-  "rows written"
-stream_has_ids $db $stream 20011 "$work/ids"
-streamcheck --stream $stream --subject '>' --check-order agg_seq
+cursor_relay_end $db $stream 20011 "$work/ids"
 echo "cursor_long_trx: ok"

@@ -32,10 +32,5 @@ assert_eq "$(sql $db "SELECT COUNT(*) FROM outbox_cursor WHERE seq >= $last")" 6
   "cursors past the last row"
 m=$(metrics $port)
 assert_eq "$(metric_sum "$m" outbox_relay_published_total)" 12000 "rows acked"
-kill -TERM $RELAY_PID; rc=0; wait $RELAY_PID || rc=$?; RELAY_PID=
-assert_eq "$rc" 0 "relay exit status"
-assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status <> 0 OR attempt_count > 0')" 0 \
-  "rows written"
-stream_has_ids $db $stream 12000 "$work/ids"
-streamcheck --stream $stream --subject '>' --check-order agg_seq
+cursor_relay_end $db $stream 12000 "$work/ids"
 echo "cursor_multirow: ok"
