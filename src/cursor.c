@@ -716,6 +716,19 @@ static void hold_aggregate(ob_cursor *c, const ob_row *r) {
         OB_WARN(c->env.log, "cursor: out of memory for a held aggregate");
 }
 
+/* 1 when the finished batch has rows to write in buckets this reader owns:
+ * failed rows, rows held behind them, a lane batch's acked rows. */
+static int owned_writes(const ob_cursor *c) {
+    const ob_batch *b = &c->pw.batch;
+    for (int i = 0; i < b->n; i++) {
+        int st = b->slots[i].state;
+        if ((st == OB_SLOT_FAILED || st == OB_SLOT_HELD || (c->cur_lane && st == OB_SLOT_ACKED)) &&
+            owns(c, i))
+            return 1;
+    }
+    return 0;
+}
+
 /* Writes what the finished batch needs: failed rows (an attempt, status 2
  * or -1), rows held behind them (status 2), a lane batch's acked rows
  * (status 1); and moves the cursors. */
@@ -727,6 +740,15 @@ static void finish(ob_cursor *c) {
     if (requeue(c) > 0) {
         go_idle(c, uv_now(e->loop));
         return; /* published again once the broker and the lease allow */
+    }
+    /* Rows are written only under a proven lease: an owner frozen or cut
+     * off past it writes nothing on rows another relay may own by now. The
+     * batch waits until the lease is proven again, or until its buckets are
+     * given up (their new owner reads them again from cursors that never
+     * passed them). A stop writes as before. */
+    if (!c->stop && !may_publish(c) && owned_writes(c)) {
+        go_idle(c, uv_now(e->loop));
+        return;
     }
     ob_worker_log_passed(&c->pw);
     ob_buf_reset(&c->sql);

@@ -1,6 +1,12 @@
 # Sourced by the shell integration tests (test/integ/*.sh), which run under
 # harness/run.sh with the servers' addresses exported.
 set -euo pipefail
+# A command that fails outside a condition ends the test (set -e); say which,
+# since nothing else would: the main shell only, not the subshells that
+# inherit the trap (set -E), where a failure may be expected.
+set -E
+trap 'ob_rc=$?; [ "$BASHPID" != "$$" ] ||
+  echo "FAIL: ${BASH_SOURCE[0]}:$LINENO: exit status $ob_rc: $BASH_COMMAND" >&2' ERR
 
 MDB() { "$OUTBOX_TEST_MARIADB_CLIENT" --no-defaults -uroot -S "$OUTBOX_TEST_DB_SOCKET" "$@"; }
 
