@@ -199,7 +199,8 @@ cursor_report
     echo
     echo "Plain SQL producers at the relay's defaults (adaptive polling), the same with the doorbell"
     echo "(outbox_ring after each commit), and an embedded producer that calls outbox_relay_notify()"
-    echo "on the relay's own loop (CPU there is the whole process's, producer included)."
+    echo "on the relay's own loop (CPU there is the whole process's, producer included). The relay's"
+    echo "CPU per message is counted while the rows come (warm-up included), its start and stop left out."
     echo
     echo "| mode | offered msg/s | produced | stored | p50 ms | p95 ms | p99 ms | max ms | relay CPU µs/msg |"
     echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -211,6 +212,12 @@ cursor_report
       echo
       echo "An idle relay (defaults, 2 connections) over ${idle_s} s: ${idle_cpu_s_per_min} s of CPU per minute,"
       echo "${idle_qps} database statements per second."
+      if [ -n "${busy_cpu_us_per_poll:-}" ]; then
+        echo
+        echo "The cost of a wake-up: the same relay polling an empty table every 5 ms spent"
+        echo "${busy_cpu_us_per_poll} µs of CPU per poll (a timer, one statement and its answer;"
+        echo "${busy_polls_per_s} polls/s), ${busy_cpu_us_per_switch} µs per context switch of the process."
+      fi
     fi
   fi
   o="$dir/ordered.csv"

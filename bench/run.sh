@@ -61,6 +61,11 @@ log() { echo "[bench $(date -u +%H:%M:%S) load $(cut -d' ' -f1 /proc/loadavg)] $
 kv() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p" | head -1; }
 # calc EXPR [DECIMALS]
 calc() { awk "BEGIN { printf \"%.${2:-0}f\", ($1) }"; }
+# proc_cpu_ns PID: the CPU time of every thread of PID in ns (schedstat,
+# finer than the stat file's ticks); 0 when PID is gone.
+proc_cpu_ns() {
+  cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { printf "%.0f", n }'
+}
 
 # --- the scenarios' sizes --------------------------------------------------
 if [ $quick = 1 ]; then
@@ -455,10 +460,15 @@ if wants latency; then
       relay_pid=$!
       sleep 1
       ring=(); [ $mode = doorbell ] && ring=(--ring "$NATS")
+      # The relay's CPU while the rows come (its start and its stop left
+      # out): bench-rusage's child is the relay.
+      rp=$(pgrep -P "$relay_pid" | head -1 || true)
+      c0=$(proc_cpu_ns "$rp")
       # A second at the rate first, not measured: the figures are the steady
       # state, not the relay's first polls (README: Prompt delivery).
       line=$("$B/bench-produce" --db "$DB" --mode raw --rate "$rate" --duration-ms "$LAT_MS" \
                --warmup-ms 1000 --ts-header bench-ns "${ring[@]}" 2>>"$raw/produce.err") || line=""
+      c1=$(proc_cpu_ns "$rp")
       echo "$line" >"$raw/lat-$mode-$rate-produce.txt" # txn_ms: the producer's own commit
       for _ in $(seq 1 200); do [ "$(pending)" = 0 ] && break; sleep 0.1; done
       kill -TERM "$relay_pid" 2>/dev/null || true
@@ -467,8 +477,7 @@ if wants latency; then
       lat=$("$B/bench-latency" --nats "$NATS" --stream "$stream" --header bench-ns 2>&1 || true)
       drop_stream "$stream"
       produced=$(kv events "$line"); produced=${produced:-0}
-      ru=$(cat "$raw/lat-$mode-$rate.rusage")
-      cpu=$(calc "$produced > 0 ? ($(kv user_s "$ru") + $(kv sys_s "$ru")) * 1e6 / $produced : 0" 1)
+      cpu=$(calc "$produced > 0 && $c1 > 0 ? ($c1 - $c0) / 1e3 / $produced : 0" 1)
       lat_row "$mode" "$rate" "$produced" "$lat" "$cpu"
     done
     log "latency: in-process notify, $rate msg/s"
@@ -495,9 +504,8 @@ if wants idle; then
   "$RELAY" --db "$DB" --nats "$NATS" --stream "$stream" --subject-prefix "$prefix" \
     --log-level warn --no-progress 2>>"$raw/relay.log" &
   relay_pid=$!
-  # The relay's CPU time in ns (schedstat, finer than the stat file's ticks)
-  # and its context switches, over all its threads.
-  ticks() { cat /proc/"$relay_pid"/task/*/schedstat | awk '{ n += $1 } END { printf "%.0f", n }'; }
+  # The relay's CPU time in ns and its context switches, over all its threads.
+  ticks() { proc_cpu_ns "$relay_pid"; }
   switches() { cat /proc/"$relay_pid"/task/*/status | awk '/ctxt_switches/ { n += $2 } END { print n }'; }
   sleep 65
   q0=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
@@ -509,10 +517,31 @@ if wants idle; then
   wait "$relay_pid" || true
   relay_pid=""
   drop_stream "$stream"
+  # What one wake-up of the loop costs on this machine: the same relay
+  # polling an empty table every 5 ms (the busy pace), each poll a timer, one
+  # statement and its answer; 10 s counted from 3 s after its start.
+  log "an empty table polled every 5 ms for 10 s (the cost of a wake-up)"
+  "$RELAY" --db "$DB" --nats "$NATS" --stream "$stream" --subject-prefix "$prefix" \
+    --poll-interval 5ms --log-level warn --no-progress 2>>"$raw/relay.log" &
+  relay_pid=$!
+  sleep 3
+  q2=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
+  t2=$(ticks); s2=$(switches)
+  sleep 10
+  t3=$(ticks); s3=$(switches)
+  q3=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
+  kill -TERM "$relay_pid" 2>/dev/null || true
+  wait "$relay_pid" || true
+  relay_pid=""
+  drop_stream "$stream"
   { echo "idle_s=$IDLE_S"
     echo "idle_cpu_s_per_min=$(calc "($t1 - $t0) / 1e9 * 60 / $IDLE_S" 3)"
     echo "idle_qps=$(calc "($q1 - $q0 - 1) / $IDLE_S" 1)"
-    echo "idle_switches_per_s=$(calc "($s1 - $s0) / $IDLE_S" 1)"; } >"$out/idle.env"
+    echo "idle_switches_per_s=$(calc "($s1 - $s0) / $IDLE_S" 1)"
+    echo "busy_polls_per_s=$(calc "($q3 - $q2 - 1) / 10" 1)"
+    echo "busy_cpu_us_per_poll=$(calc "($t3 - $t2) / 1e3 / (($q3 - $q2 - 1) > 0 ? ($q3 - $q2 - 1) : 1)" 1)"
+    echo "busy_cpu_us_per_switch=$(calc "($t3 - $t2) / 1e3 / (($s3 - $s2) > 0 ? ($s3 - $s2) : 1)" 1)"
+  } >"$out/idle.env"
   log "  -> $(tr '\n' ' ' <"$out/idle.env")"
 fi
 

@@ -629,7 +629,9 @@ ob_lease *ob_lease_new(const ob_lease_config *cfg, const ob_lease_callbacks *cbs
         l->cfg.takeover_ms = 15000;
     l->stale_ms = l->cfg.takeover_ms / 3 * 2;
     l->valid_ms = l->stale_ms / 2;
-    if (l->cfg.interval_ms > l->stale_ms / 4)
+    /* A lease that owns something proves it often enough to be fenced in
+     * time; a plain one owns nothing. */
+    if (!l->cfg.plain && l->cfg.interval_ms > l->stale_ms / 4)
         l->cfg.interval_ms = l->stale_ms / 4 > 0 ? l->stale_ms / 4 : 1;
     l->cbs = *cbs;
     l->presence = -1;

@@ -204,7 +204,10 @@ ob_lease *ob_relay_make_lease(outbox_relay *r, void (*changed)(void *data, uint6
     lc.leader = r->o.leader;
     lc.cursor = r->o.cursor;
     lc.plain = !r->o.ordered && !r->o.leader && !r->o.cursor;
-    lc.interval_ms = 1000;
+    /* A plain lease only looks for relays of another mode, which are refused
+     * at their own start: its rounds can be rare, and an idle relay wakes
+     * less. */
+    lc.interval_ms = lc.plain ? 5000 : 1000;
     lc.takeover_ms = r->o.lease_timeout_ms;
     ob_lease_callbacks cbs = {changed, lease_fatal, lease_closed, r};
     return ob_lease_new(&lc, &cbs);
