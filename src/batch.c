@@ -9,14 +9,17 @@ int ob_batch_init(ob_batch *b, int cap, int order) {
     b->slots = calloc((size_t)cap, sizeof(ob_slot));
     b->cap = cap;
     b->order = order;
-    if (order)
+    if (order) {
         b->chain = malloc((size_t)cap * 2 * sizeof(int));
-    return b->slots && (b->chain || !order) ? 0 : -1;
+        b->ready = malloc((size_t)cap * sizeof(int));
+    }
+    return b->slots && ((b->chain && b->ready) || !order) ? 0 : -1;
 }
 
 void ob_batch_free(ob_batch *b) {
     free(b->slots);
     free(b->chain);
+    free(b->ready);
     ob_buf_free(&b->sql);
     ob_buf_free(&b->errs);
     memset(b, 0, sizeof(*b));
@@ -56,6 +59,8 @@ static void link_aggregates(ob_batch *b) {
         while (b->chain[h] >= 0 && !same_aggregate(&b->slots[b->chain[h]].row, &s->row))
             h = (h + 1) % size;
         s->prev = b->chain[h];
+        if (s->prev >= 0)
+            b->slots[s->prev].next = i;
         b->chain[h] = i;
         b->n_held += s->state == OB_SLOT_HELD;
     }
@@ -68,7 +73,7 @@ int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch
     while (n < b->cap && (row = next_row(cur, &len)) != NULL) {
         ob_slot *s = &b->slots[n];
         memset(s, 0, sizeof(*s));
-        s->prev = -1;
+        s->prev = s->next = -1;
         if (row[OB_COL_ID] == NULL || len[OB_COL_ID] != 16)
             continue; /* cannot be addressed again; never happens with the schema */
         ob_row *r = &s->row;
@@ -99,12 +104,58 @@ int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch
     ob_buf_reset(&b->errs);
     if (b->order)
         link_aggregates(b);
+    b->nready = 0;
+    b->rescan = 1;
     return n;
+}
+
+void ob_batch_touched(ob_batch *b) {
+    b->rescan = 1;
+}
+
+/* The previous row of its aggregate failed, was held or was given back: a
+ * row must not pass it. */
+static int blocks_for_good(uint8_t st) {
+    return st != OB_SLOT_UNSENT && st != OB_SLOT_INFLIGHT && st != OB_SLOT_ACKED;
+}
+
+/* OB_ORDER_AGGREGATE: holds every unsent row behind a row that blocks for
+ * good (in slot order, so a hold passes down a whole chain), then stacks
+ * the unsent rows that may leave now, the lowest slot on top. */
+static void rebuild_ready(ob_batch *b) {
+    b->rescan = 0;
+    b->nready = 0;
+    for (int i = b->next_pub; i < b->n; i++) {
+        ob_slot *s = &b->slots[i];
+        if (s->state == OB_SLOT_UNSENT && s->prev >= 0 &&
+            blocks_for_good(b->slots[s->prev].state)) {
+            s->state = OB_SLOT_HELD;
+            b->n_held++;
+        }
+    }
+    for (int i = b->n - 1; i >= b->next_pub; i--) {
+        const ob_slot *s = &b->slots[i];
+        if (s->state == OB_SLOT_UNSENT &&
+            (s->prev < 0 || b->slots[s->prev].state == OB_SLOT_ACKED))
+            b->ready[b->nready++] = i;
+    }
 }
 
 int ob_batch_next_ready(ob_batch *b) {
     while (b->next_pub < b->n && b->slots[b->next_pub].state != OB_SLOT_UNSENT)
         b->next_pub++;
+    if (b->order == OB_ORDER_AGGREGATE) {
+        if (b->rescan)
+            rebuild_ready(b);
+        while (b->nready > 0) {
+            int i = b->ready[--b->nready];
+            const ob_slot *s = &b->slots[i];
+            if (s->state == OB_SLOT_UNSENT &&
+                (s->prev < 0 || b->slots[s->prev].state == OB_SLOT_ACKED))
+                return i;
+        }
+        return -1;
+    }
     for (int i = b->next_pub; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
         if (s->state != OB_SLOT_UNSENT)
@@ -153,6 +204,7 @@ int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int er
     ob_slot *s = &b->slots[i];
     int was = leave_flight(b, s);
     s->state = OB_SLOT_FAILED;
+    b->rescan = 1;
     s->kind = (uint8_t)kind;
     s->code = code;
     s->err_code = err_code;
@@ -168,6 +220,7 @@ int ob_batch_release(ob_batch *b, int i) {
     ob_slot *s = &b->slots[i];
     int was = leave_flight(b, s);
     s->state = OB_SLOT_RELEASED;
+    b->rescan = 1;
     return was;
 }
 
@@ -176,6 +229,9 @@ int ob_batch_acked(ob_batch *b, int i, int dup) {
     int was = leave_flight(b, s);
     s->state = OB_SLOT_ACKED;
     b->n_dup += dup != 0;
+    /* The next row of its aggregate may leave now. */
+    if (b->order == OB_ORDER_AGGREGATE && s->next >= 0 && b->nready < b->cap)
+        b->ready[b->nready++] = s->next;
     return was;
 }
 

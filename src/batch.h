@@ -36,6 +36,7 @@ typedef struct ob_slot {
     uint32_t err_len;
     uint64_t sent_at; /* loop time of the publish */
     int prev;         /* ordered: the batch's previous slot of the same aggregate, -1 none */
+    int next;         /* ordered: the batch's next slot of the same aggregate, -1 none */
 } ob_slot;
 
 /* What finishing a batch needs to know; owned by the relay, shared. */
@@ -62,6 +63,14 @@ typedef struct ob_batch {
      * or OB_ORDER_STRICT. Their fetch adds the OB_COL_WAITING column. */
     int order;
     int *chain;  /* open-addressed table: aggregate -> its last slot while loading */
+    /* OB_ORDER_AGGREGATE: the slots that may be ready to publish, a stack
+     * that an ack pushes the next row of its aggregate onto, so that each
+     * ack costs one look, not a scan of the batch. Any other change of a
+     * slot's state sets `rescan` (see ob_batch_touched): the next
+     * ob_batch_next_ready builds the stack again from the whole batch. */
+    int *ready;
+    int nready;
+    int rescan;
     ob_buf sql;  /* the finishing statement */
     ob_buf errs; /* error texts of this batch */
 } ob_batch;
@@ -98,6 +107,10 @@ void ob_batch_set_binary(ob_batch *b, int binary);
  * wait, otherwise after looking at every unsent row. Unordered batches
  * return the next unsent slot. */
 int ob_batch_next_ready(ob_batch *b);
+
+/* Slots' states were changed by hand (held, given back, made unsent
+ * again): the next ob_batch_next_ready looks at the whole batch. */
+void ob_batch_touched(ob_batch *b);
 
 /* Slot i was published at loop time `now`: in flight until its answer. */
 void ob_batch_sent(ob_batch *b, int i, uint64_t now);

@@ -307,6 +307,7 @@ static void mark_held(ob_cursor *c) {
                         s->row.aggregate_id, s->row.aggregate_id_len))
             s->state = OB_SLOT_HELD;
     }
+    ob_batch_touched(b);
 }
 
 static void swap_in_next(ob_cursor *c) {
@@ -367,7 +368,12 @@ static void on_ack_timer(uv_timer_t *t) {
     dispatch(c, CE_KICK);
 }
 
+/* Arms the ack deadline of the oldest publish in flight, unless armed: the
+ * oldest only gets younger as acks come, so an armed timer fires early at
+ * worst, and is armed again from there. */
 static void arm_ack_timer(ob_cursor *c) {
+    if (uv_is_active((uv_handle_t *)&c->ack_timer))
+        return;
     uint64_t due = ob_worker_ack_due_in(&c->pw);
     if (due == UINT64_MAX)
         uv_timer_stop(&c->ack_timer);
@@ -431,6 +437,7 @@ static int requeue(ob_cursor *c) {
     }
     b->next_pub = 0;
     b->n_held = 0;
+    ob_batch_touched(b);
     b->epoch = c->env.pub.epoch(c->env.pub.data);
     mark_held(c);
     c->env.stats->released += (uint64_t)n;

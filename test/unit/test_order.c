@@ -101,6 +101,41 @@ static void waiting_row_holds_its_aggregate(void) {
     ob_batch_free(&b);
 }
 
+/* States changed by hand (cursor mode holds an aggregate, or makes given
+ * back rows unsent again) are seen once the batch is touched: a hold
+ * passes down the aggregate's chain, and unsent rows leave again. */
+static void hand_changes_after_touched(void) {
+    static const char *const agg[] = {"a", "a", "a", "b"};
+    ob_batch b;
+    CHECK_EQ(ob_batch_init(&b, 4, OB_ORDER_AGGREGATE), 0);
+    CHECK_EQ(load(&b, agg, NULL, 4), 4);
+    b.slots[0].state = OB_SLOT_HELD;
+    ob_batch_touched(&b);
+    int out[4];
+    CHECK_EQ(take_ready(&b, out), 1);
+    CHECK_EQ(out[0], 3);
+    CHECK_EQ(b.slots[1].state, OB_SLOT_HELD);
+    CHECK_EQ(b.slots[2].state, OB_SLOT_HELD);
+    for (int i = 0; i < 3; i++)
+        b.slots[i].state = OB_SLOT_UNSENT;
+    b.next_pub = 0;
+    ob_batch_touched(&b);
+    CHECK_EQ(take_ready(&b, out), 1);
+    CHECK_EQ(out[0], 0);
+    /* Each ack frees the next row of its aggregate, and only that one. */
+    ob_batch_acked(&b, 0, 0);
+    CHECK_EQ(take_ready(&b, out), 1);
+    CHECK_EQ(out[0], 1);
+    ob_batch_acked(&b, 3, 0);
+    CHECK_EQ(take_ready(&b, out), 0);
+    ob_batch_acked(&b, 1, 0);
+    CHECK_EQ(take_ready(&b, out), 1);
+    CHECK_EQ(out[0], 2);
+    ob_batch_acked(&b, 2, 0);
+    CHECK(ob_batch_complete(&b));
+    ob_batch_free(&b);
+}
+
 static void strict_never_passes(void) {
     static const char *const agg[] = {"a", "b", "a", "c"};
     ob_batch b;
@@ -185,6 +220,7 @@ static void migration_and_lock_names(void) {
 int main(void) {
     one_row_per_aggregate_in_flight();
     waiting_row_holds_its_aggregate();
+    hand_changes_after_touched();
     strict_never_passes();
     unordered_is_unchanged();
     fetch_statements();
