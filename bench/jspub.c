@@ -89,7 +89,7 @@ typedef struct pub {
     uint64_t acked, dups, errors, inflight;
     long window;
     const char *prefix, *inbox;
-    ob_buf subject, scratch, cesrc;
+    ob_buf subject, scratch, block, cesrc;
     natsMsg *spent[4096];
     int nspent;
     uv_loop_t *loop;
@@ -114,10 +114,10 @@ static void publish_more(pub *p, int keep) {
             bn_die("row %zu: %s", p->sent, err);
         snprintf(reply, sizeof(reply), "%s.%zu", p->inbox, p->sent);
         natsMsg *msg = NULL;
-        nats_check(natsMsg_Create(&msg, p->subject.p, reply, o->payload, (int)o->payload_len),
-                   "message");
         outbox_failure_kind kind;
-        if (ob_message_headers(msg, o, p->cesrc.p, &p->scratch, &kind, err, sizeof(err)) != 0)
+        ob_message_opts mo = {p->cesrc.p, 0};
+        if (ob_message_create(&msg, p->subject.p, reply, o, &mo, &p->scratch, &p->block, &kind, err,
+                              sizeof(err)) != 0)
             bn_die("row %zu: %s", p->sent, err);
         nats_check(natsConnection_PublishMsg(p->nc, msg), "publish");
         if (keep)
@@ -345,6 +345,7 @@ int main(int argc, char **argv) {
     nats_CloseAndWait(2000);
     ob_buf_free(&p.subject);
     ob_buf_free(&p.scratch);
+    ob_buf_free(&p.block);
     ob_buf_free(&p.cesrc);
     ob_buf_free(&q);
     free(rows);

@@ -135,8 +135,7 @@ static void rebuild_ready(ob_batch *b) {
     }
     for (int i = b->n - 1; i >= b->next_pub; i--) {
         const ob_slot *s = &b->slots[i];
-        if (s->state == OB_SLOT_UNSENT &&
-            (s->prev < 0 || b->slots[s->prev].state == OB_SLOT_ACKED))
+        if (s->state == OB_SLOT_UNSENT && (s->prev < 0 || b->slots[s->prev].state == OB_SLOT_ACKED))
             b->ready[b->nready++] = i;
     }
 }

@@ -62,7 +62,7 @@ typedef struct ob_batch {
     /* Ordered batches (see ob_batch_next_ready): 0 none, OB_ORDER_AGGREGATE
      * or OB_ORDER_STRICT. Their fetch adds the OB_COL_WAITING column. */
     int order;
-    int *chain;  /* open-addressed table: aggregate -> its last slot while loading */
+    int *chain; /* open-addressed table: aggregate -> its last slot while loading */
     /* OB_ORDER_AGGREGATE: the slots that may be ready to publish, a stack
      * that an ack pushes the next row of its aggregate onto, so that each
      * ack costs one look, not a scan of the batch. Any other change of a

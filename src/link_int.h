@@ -227,6 +227,7 @@ struct ob_link {
 
     ob_buf subject; /* publish scratch */
     ob_buf scratch;
+    ob_buf block; /* a message's header block and payload, before nats.c copies them */
     char reply[96];
     size_t reply_prefix; /* "<inbox>." length in reply */
 };

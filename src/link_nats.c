@@ -451,6 +451,7 @@ static void c_free(ob_link *l) {
     free(l->nr);
     ob_buf_free(&l->subject);
     ob_buf_free(&l->scratch);
+    ob_buf_free(&l->block);
     while (l->conns) {
         link_conn *c = l->conns;
         l->conns = c->next;

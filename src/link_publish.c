@@ -78,14 +78,11 @@ int ob_link_publish(ob_link *l, uint32_t worker, uint32_t gen, uint32_t slot, co
     const char *reply = reply_subject(l, worker, gen, slot);
 
     natsMsg *msg = NULL;
-    natsStatus st = natsMsg_Create(&msg, l->subject.p, reply, row->payload, (int)row->payload_len);
-    if (st != NATS_OK)
-        return fail_with(fail, OUTBOX_FAIL_PUBLISH_ERROR, st, natsStatus_GetText(st));
-    if (ob_message_headers(msg, row, l->cfg.ce_source, &l->scratch, &kind, err, sizeof(err)) != 0) {
-        natsMsg_Destroy(msg);
+    ob_message_opts mo = {l->cfg.ce_source, 0};
+    if (ob_message_create(&msg, l->subject.p, reply, row, &mo, &l->scratch, &l->block, &kind, err,
+                          sizeof(err)) != 0)
         return fail_with(fail, kind, 0, err);
-    }
-    st = natsConnection_PublishMsg(l->nc, msg);
+    natsStatus st = natsConnection_PublishMsg(l->nc, msg);
     l->sends++;
     if (l->probe_slow)
         ob_link_probe_busy(l);

@@ -86,9 +86,32 @@ const char *ob_header_reserved(const char *key, const char *value) {
     return NULL;
 }
 
-/* Adds the row's headers; `content_type` is left pointing at the value of a
- * Content-Type member (inside `*root`, which the caller frees). */
-static int row_headers(natsMsg *msg, const ob_row *row, json_t **root_out,
+/* nats.c's constructor of a message whose header block is already encoded,
+ * as a received message's is: not in nats.h, but exported with this
+ * signature by every 3.x library (read in 3.0 to 3.10). Such a message is
+ * one allocation, and nats.c publishes its block as it is, where
+ * natsMsgHeader_Set() would build a hash table per message (an allocation per
+ * header and value, and their frees). */
+natsStatus natsMsg_create(natsMsg **newMsg, const char *subject, int subjLen, const char *reply,
+                          int replyLen, const char *buf, int bufLen, int hdrLen);
+
+/* Appends "key: value\r\n". A CR or LF in a value becomes a space, as nats.c
+ * does when it encodes headers (the values here are checked or encoded
+ * already; the operator's ce-source is not). */
+static void put_header(ob_buf *b, const char *key, const char *v, size_t vl) {
+    ob_buf_puts(b, key);
+    ob_buf_append(b, ": ", 2);
+    size_t at = b->len;
+    ob_buf_append(b, v, vl);
+    for (size_t i = at; !b->oom && i < b->len; i++)
+        if (b->p[i] == '\r' || b->p[i] == '\n')
+            b->p[i] = ' ';
+    ob_buf_append(b, "\r\n", 2);
+}
+
+/* Appends the row's headers; `content_type` is left pointing at the value
+ * of a Content-Type member (inside `*root`, which the caller frees). */
+static int row_headers(ob_buf *block, const ob_row *row, json_t **root_out,
                        const char **content_type, outbox_failure_kind *kind, char *err,
                        size_t errlen) {
     json_error_t jerr;
@@ -117,7 +140,8 @@ static int row_headers(natsMsg *msg, const ob_row *row, json_t **root_out,
             break;
         }
         const char *v = json_string_value(val);
-        if (!ob_header_key_ok(key) || !ob_header_value_ok(v, json_string_length(val))) {
+        size_t vl = json_string_length(val);
+        if (!ob_header_key_ok(key) || !ob_header_value_ok(v, vl)) {
             *kind = OUTBOX_FAIL_BAD_HEADERS;
             snprintf(err, errlen,
                      "headers member '%.64s' cannot be a message header (keys are printable "
@@ -135,12 +159,7 @@ static int row_headers(natsMsg *msg, const ob_row *row, json_t **root_out,
         }
         if (strcasecmp(key, "content-type") == 0)
             *content_type = v;
-        if (natsMsgHeader_Set(msg, key, v) != NATS_OK) {
-            *kind = OUTBOX_FAIL_PUBLISH_ERROR;
-            snprintf(err, errlen, "could not set header '%.64s'", key);
-            rc = -1;
-            break;
-        }
+        put_header(block, key, v, vl);
     }
     if (rc != 0)
         json_decref(root);
@@ -149,15 +168,13 @@ static int row_headers(natsMsg *msg, const ob_row *row, json_t **root_out,
     return rc;
 }
 
-static int header_failed(natsStatus s, outbox_failure_kind *kind, char *err, size_t errlen) {
-    *kind = OUTBOX_FAIL_PUBLISH_ERROR;
-    snprintf(err, errlen, "could not set headers: %s", natsStatus_GetText(s));
-    return -1;
+static void put_str(ob_buf *b, const char *key, const char *v) {
+    put_header(b, key, v, strlen(v));
 }
 
-/* The CloudEvents binary-mode headers. */
-static natsStatus ce_headers(natsMsg *msg, const ob_row *row, const char *idtext,
-                             const ob_message_opts *o, const char *content_type, ob_buf *scratch) {
+/* Appends the CloudEvents binary-mode headers. */
+static void ce_headers(ob_buf *block, const ob_row *row, const char *idtext,
+                       const ob_message_opts *o, const char *content_type, ob_buf *scratch) {
     /* One scratch buffer holds the encoded ce-type, ce-subject and
      * ce-datacontenttype as consecutive NUL-terminated strings, so no per-row
      * allocation is ours. */
@@ -175,54 +192,64 @@ static natsStatus ce_headers(natsMsg *msg, const ob_row *row, const char *idtext
     const char *ct = row->payload_binary ? content_type : "application/json";
     if (ct != NULL)
         ob_ce_encode(scratch, ct, strlen(ct));
-    if (scratch->oom)
-        return NATS_NO_MEMORY;
+    if (scratch->oom) {
+        block->oom = 1;
+        return;
+    }
     char when[40];
     size_t wl = row->created_at ? ob_rfc3339(row->created_at, row->created_at_len, when) : 0;
 
-    natsStatus s = natsMsgHeader_Set(msg, "ce-specversion", "1.0");
-    if (s == NATS_OK)
-        s = natsMsgHeader_Set(msg, "ce-id", idtext);
-    if (s == NATS_OK)
-        s = natsMsgHeader_Set(msg, "ce-type", scratch->p);
-    if (s == NATS_OK)
-        s = natsMsgHeader_Set(msg, "ce-source", o->ce_source);
-    if (s == NATS_OK && row->aggregate_id_len > 0)
-        s = natsMsgHeader_Set(msg, "ce-subject", scratch->p + subj_off);
-    if (s == NATS_OK && wl > 0)
-        s = natsMsgHeader_Set(msg, "ce-time", when);
-    if (s == NATS_OK && ct != NULL && *ct != '\0')
-        s = natsMsgHeader_Set(msg, "ce-datacontenttype", scratch->p + ct_off);
+    put_str(block, "ce-specversion", "1.0");
+    put_str(block, "ce-id", idtext);
+    put_str(block, "ce-type", scratch->p);
+    put_str(block, "ce-source", o->ce_source);
+    if (row->aggregate_id_len > 0)
+        put_str(block, "ce-subject", scratch->p + subj_off);
+    if (wl > 0)
+        put_str(block, "ce-time", when);
+    if (ct != NULL && *ct != '\0')
+        put_str(block, "ce-datacontenttype", scratch->p + ct_off);
     /* Content-Type too, as the binary content mode allows (never
      * application/cloudevents*, which would mean structured mode): SDKs
      * such as Go's read it rather than ce-datacontenttype. A row's own
      * Content-Type is already set. */
-    if (s == NATS_OK && content_type == NULL && ct != NULL && *ct != '\0')
-        s = natsMsgHeader_Set(msg, "Content-Type", ct);
-    return s;
+    if (content_type == NULL && ct != NULL && *ct != '\0')
+        put_str(block, "Content-Type", ct);
 }
 
-int ob_message_build_headers(natsMsg *msg, const ob_row *row, const ob_message_opts *o,
-                             ob_buf *scratch, outbox_failure_kind *kind, char *err, size_t errlen) {
+int ob_message_create(natsMsg **out, const char *subject, const char *reply, const ob_row *row,
+                      const ob_message_opts *o, ob_buf *scratch, ob_buf *block,
+                      outbox_failure_kind *kind, char *err, size_t errlen) {
+    *out = NULL;
+    ob_buf_reset(block);
+    ob_buf_puts(block, "NATS/1.0\r\n");
     json_t *root = NULL;
     const char *content_type = NULL;
-    if (row->headers != NULL && row_headers(msg, row, &root, &content_type, kind, err, errlen) != 0)
+    if (row->headers != NULL &&
+        row_headers(block, row, &root, &content_type, kind, err, errlen) != 0)
         return -1;
     char idtext[OUTBOX_ID_TEXT_LEN + 1];
     outbox_id id;
     memcpy(id.b, row->id, 16);
     outbox_id_to_text(&id, idtext);
-    natsStatus s = natsMsgHeader_Set(msg, "Nats-Msg-Id", idtext);
-    if (s == NATS_OK && o->ce_source != NULL)
-        s = ce_headers(msg, row, idtext, o, content_type, scratch);
+    put_str(block, "Nats-Msg-Id", idtext);
+    if (o->ce_source != NULL)
+        ce_headers(block, row, idtext, o, content_type, scratch);
     json_decref(root);
-    return s == NATS_OK ? 0 : header_failed(s, kind, err, errlen);
-}
-
-int ob_message_headers(natsMsg *msg, const ob_row *row, const char *ce_source, ob_buf *scratch,
-                       outbox_failure_kind *kind, char *err, size_t errlen) {
-    ob_message_opts o = {ce_source, 0};
-    return ob_message_build_headers(msg, row, &o, scratch, kind, err, errlen);
+    ob_buf_append(block, "\r\n", 2);
+    size_t hdr_len = block->len;
+    ob_buf_append(block, row->payload, row->payload_len);
+    natsStatus s = NATS_NO_MEMORY;
+    if (!block->oom && block->len <= INT32_MAX)
+        s = natsMsg_create(out, subject, (int)strlen(subject), reply,
+                           reply ? (int)strlen(reply) : 0, block->p, (int)block->len, (int)hdr_len);
+    if (s != NATS_OK) {
+        *out = NULL;
+        *kind = OUTBOX_FAIL_PUBLISH_ERROR;
+        snprintf(err, errlen, "could not make the message: %s", natsStatus_GetText(s));
+        return -1;
+    }
+    return 0;
 }
 
 int ob_message_too_big(natsMsg *msg, int64_t max_payload, char *err, size_t errlen) {

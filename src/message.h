@@ -75,18 +75,20 @@ size_t ob_rfc3339(const char *ts, size_t len, char *out);
  * pass: Nats-* and ce-* in any case, and a CloudEvents Content-Type. */
 const char *ob_header_reserved(const char *key, const char *value);
 
-/* Adds the row's headers and the relay's headers to `msg`. `scratch` is a
- * reusable buffer. Nats-Msg-Id is always set. With CloudEvents on,
+/* Makes the message of `row` on `subject` (with `reply`, or NULL): the
+ * row's headers and the relay's, then the payload. The header block is
+ * written into `block` with the payload after it, and the message is made
+ * from it in one allocation, published as it is (no header table is built;
+ * natsMsgHeader_Get() still reads it). `scratch` and `block` are reusable
+ * buffers. Nats-Msg-Id is always set. With CloudEvents on,
  * ce-datacontenttype is application/json for a JSON payload; for a binary
- * one it is the row's Content-Type header, or absent. Returns 0, or -1 with
- * *kind and err set (a malformed headers object, or a reserved header, is
+ * one it is the row's Content-Type header, or absent. Returns 0 with *out
+ * to be destroyed with natsMsg_Destroy(), or -1 with *out NULL and *kind
+ * and err set (a malformed headers object, or a reserved header, is
  * OUTBOX_FAIL_BAD_HEADERS). */
-int ob_message_build_headers(natsMsg *msg, const ob_row *row, const ob_message_opts *o,
-                             ob_buf *scratch, outbox_failure_kind *kind, char *err, size_t errlen);
-
-/* ob_message_build_headers() with ce_source and the other options off. */
-int ob_message_headers(natsMsg *msg, const ob_row *row, const char *ce_source, ob_buf *scratch,
-                       outbox_failure_kind *kind, char *err, size_t errlen);
+int ob_message_create(natsMsg **out, const char *subject, const char *reply, const ob_row *row,
+                      const ob_message_opts *o, ob_buf *scratch, ob_buf *block,
+                      outbox_failure_kind *kind, char *err, size_t errlen);
 
 /* For a publish that nats.c refused with NATS_MAX_PAYLOAD: writes into err
  * how large the payload and the header block are and which of them is the

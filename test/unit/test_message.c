@@ -84,14 +84,21 @@ static const char *hdr(natsMsg *m, const char *k) {
     return natsMsgHeader_Get(m, k, &v) == NATS_OK ? v : NULL;
 }
 
+/* The message of row r, with CloudEvents from ce_source (or none). */
+static int build(natsMsg **m, const ob_row *r, const char *ce_source, outbox_failure_kind *kind,
+                 char *err, size_t errlen) {
+    static ob_buf scratch, block;
+    ob_message_opts o = {ce_source, 0};
+    return ob_message_create(m, "s", NULL, r, &o, &scratch, &block, kind, err, errlen);
+}
+
 static void headers(void) {
     ob_buf scratch = OB_BUF_INIT;
     char err[256];
     outbox_failure_kind kind;
     natsMsg *m = NULL;
     ob_row r = make_row("order", "o 1", "created", "{\"trace\":\"t-1\"}");
-    CHECK_EQ(natsMsg_Create(&m, "s", NULL, r.payload, (int)r.payload_len), NATS_OK);
-    CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
+    CHECK_EQ(build(&m, &r, "src", &kind, err, sizeof(err)), 0);
     CHECK_STR(hdr(m, "Nats-Msg-Id"), "019a6f1e-7c2b-7d3e-8f00-0123456789ab");
     CHECK_STR(hdr(m, "ce-id"), "019a6f1e-7c2b-7d3e-8f00-0123456789ab");
     CHECK_STR(hdr(m, "ce-specversion"), "1.0");
@@ -103,6 +110,14 @@ static void headers(void) {
     /* The binary content mode's Content-Type beside it, for SDKs that read it. */
     CHECK_STR(hdr(m, "Content-Type"), "application/json");
     CHECK_STR(hdr(m, "trace"), "t-1");
+    /* The payload follows the header block unchanged. */
+    CHECK_EQ((size_t)natsMsg_GetDataLength(m), r.payload_len);
+    CHECK(memcmp(natsMsg_GetData(m), r.payload, r.payload_len) == 0);
+    natsMsg_Destroy(m);
+    /* A CR or LF in a value (the operator's ce-source) cannot break the block. */
+    CHECK_EQ(build(&m, &r, "a\r\nb", &kind, err, sizeof(err)), 0);
+    CHECK_STR(hdr(m, "ce-source"), "a  b");
+    CHECK_STR(hdr(m, "trace"), "t-1");
     natsMsg_Destroy(m);
 
     /* A member that is not a string is refused, not dropped. */
@@ -111,22 +126,19 @@ static void headers(void) {
                          "{\"k\":null}", "{\"k\":{\"a\":\"b\"}}",     "{\"k\":true}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         r = make_row("order", "1", "created", bad[i]);
-        CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
-        CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), -1);
+        CHECK_EQ(build(&m, &r, "src", &kind, err, sizeof(err)), -1);
         CHECK_EQ(kind, OUTBOX_FAIL_BAD_HEADERS);
         CHECK_CONTAINS(err, "headers");
         natsMsg_Destroy(m);
     }
     /* An empty aggregate_id gives no ce-subject. */
     r = make_row("order", "", "created", NULL);
-    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
-    CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
+    CHECK_EQ(build(&m, &r, "src", &kind, err, sizeof(err)), 0);
     CHECK(hdr(m, "ce-subject") == NULL);
     natsMsg_Destroy(m);
     /* Without CloudEvents: only Nats-Msg-Id and the row's headers. */
     r = make_row("order", "1", "created", "{\"trace\":\"t-2\"}");
-    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
-    CHECK_EQ(ob_message_headers(m, &r, NULL, &scratch, &kind, err, sizeof(err)), 0);
+    CHECK_EQ(build(&m, &r, NULL, &kind, err, sizeof(err)), 0);
     CHECK_STR(hdr(m, "Nats-Msg-Id"), "019a6f1e-7c2b-7d3e-8f00-0123456789ab");
     CHECK_STR(hdr(m, "trace"), "t-2");
     CHECK(hdr(m, "ce-id") == NULL);
@@ -152,10 +164,7 @@ static void reserved_headers_are_refused(void) {
     for (int ce = 0; ce < 2; ce++) {
         for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
             ob_row r = make_row("order", "1", "created", forged[i]);
-            CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
-            CHECK_EQ(
-                ob_message_headers(m, &r, ce ? "src" : NULL, &scratch, &kind, err, sizeof(err)),
-                -1);
+            CHECK_EQ(build(&m, &r, ce ? "src" : NULL, &kind, err, sizeof(err)), -1);
             CHECK_EQ(kind, OUTBOX_FAIL_BAD_HEADERS);
             CHECK_CONTAINS(err, "is refused");
             natsMsg_Destroy(m);
@@ -177,32 +186,31 @@ static void cloudevents_content_type_and_type(void) {
     ob_row r =
         make_row("order", "1", "created", "{\"Content-Type\":\"text/plain; charset=utf-8\"}");
     r.payload_binary = 1;
-    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
-    CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
+    CHECK_EQ(build(&m, &r, "src", &kind, err, sizeof(err)), 0);
     CHECK_STR(hdr(m, "ce-datacontenttype"), "text/plain;%20charset=utf-8");
     CHECK_STR(hdr(m, "Content-Type"), "text/plain; charset=utf-8");
     natsMsg_Destroy(m);
     /* A JSON payload whose row sets its own Content-Type keeps it. */
     r = make_row("order", "1", "created", "{\"Content-Type\":\"application/vnd.x+json\"}");
-    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
-    CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
+    CHECK_EQ(build(&m, &r, "src", &kind, err, sizeof(err)), 0);
     CHECK_STR(hdr(m, "Content-Type"), "application/vnd.x+json");
     CHECK_STR(hdr(m, "ce-datacontenttype"), "application/json");
     natsMsg_Destroy(m);
     r = make_row("order", "1", "created", NULL);
     r.payload_binary = 1;
-    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
-    CHECK_EQ(ob_message_headers(m, &r, "src", &scratch, &kind, err, sizeof(err)), 0);
+    CHECK_EQ(build(&m, &r, "src", &kind, err, sizeof(err)), 0);
     CHECK(hdr(m, "ce-datacontenttype") == NULL);
     CHECK(hdr(m, "Content-Type") == NULL);
     natsMsg_Destroy(m);
     /* ce-type qualified by the aggregate type, when asked for. */
     r = make_row("order", "1", "created", NULL);
     ob_message_opts o = {"src", 1};
-    CHECK_EQ(natsMsg_Create(&m, "s", NULL, "{}", 2), NATS_OK);
-    CHECK_EQ(ob_message_build_headers(m, &r, &o, &scratch, &kind, err, sizeof(err)), 0);
+    ob_buf block = OB_BUF_INIT;
+    CHECK_EQ(ob_message_create(&m, "s", NULL, &r, &o, &scratch, &block, &kind, err, sizeof(err)),
+             0);
     CHECK_STR(hdr(m, "ce-type"), "order.created");
     natsMsg_Destroy(m);
+    ob_buf_free(&block);
     ob_buf_free(&scratch);
 }
 
