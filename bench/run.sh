@@ -504,43 +504,43 @@ if wants idle; then
   "$RELAY" --db "$DB" --nats "$NATS" --stream "$stream" --subject-prefix "$prefix" \
     --log-level warn --no-progress 2>>"$raw/relay.log" &
   relay_pid=$!
-  # The relay's CPU time in ns and its context switches, over all its threads.
-  ticks() { proc_cpu_ns "$relay_pid"; }
+  # The relay's context switches, over all its threads.
   switches() { cat /proc/"$relay_pid"/task/*/status | awk '/ctxt_switches/ { n += $2 } END { print n }'; }
-  sleep 65
-  q0=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
-  t0=$(ticks); s0=$(switches)
-  sleep "$IDLE_S"
-  t1=$(ticks); s1=$(switches)
-  q1=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
-  kill -TERM "$relay_pid" 2>/dev/null || true
-  wait "$relay_pid" || true
-  relay_pid=""
-  drop_stream "$stream"
+  questions() { sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}'; }
+  # window AFTER SECONDS: from AFTER s on, over SECONDS s, the relay's CPU in
+  # ns, its context switches and the statements mariadbd received (less the
+  # one that counts them), into W_CPU, W_SW and W_Q; then stops the relay.
+  window() {
+    local q0 t0 s0 q1 t1 s1
+    sleep "$1"
+    q0=$(questions); t0=$(proc_cpu_ns "$relay_pid"); s0=$(switches)
+    sleep "$2"
+    t1=$(proc_cpu_ns "$relay_pid"); s1=$(switches); q1=$(questions)
+    kill -TERM "$relay_pid" 2>/dev/null || true
+    wait "$relay_pid" || true
+    relay_pid=""
+    drop_stream "$stream"
+    W_CPU=$((t1 - t0)) W_SW=$((s1 - s0)) W_Q=$((q1 - q0 - 1))
+  }
+  window 65 "$IDLE_S"
+  icpu=$W_CPU isw=$W_SW iq=$W_Q
   # What one wake-up of the loop costs on this machine: the same relay
   # polling an empty table every 5 ms (the busy pace), each poll a timer, one
   # statement and its answer; 10 s counted from 3 s after its start.
   log "an empty table polled every 5 ms for 10 s (the cost of a wake-up)"
+  new_stream
   "$RELAY" --db "$DB" --nats "$NATS" --stream "$stream" --subject-prefix "$prefix" \
     --poll-interval 5ms --log-level warn --no-progress 2>>"$raw/relay.log" &
   relay_pid=$!
-  sleep 3
-  q2=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
-  t2=$(ticks); s2=$(switches)
-  sleep 10
-  t3=$(ticks); s3=$(switches)
-  q3=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}')
-  kill -TERM "$relay_pid" 2>/dev/null || true
-  wait "$relay_pid" || true
-  relay_pid=""
-  drop_stream "$stream"
+  window 3 10
+  bcpu=$W_CPU bsw=$W_SW bq=$W_Q
   { echo "idle_s=$IDLE_S"
-    echo "idle_cpu_s_per_min=$(calc "($t1 - $t0) / 1e9 * 60 / $IDLE_S" 3)"
-    echo "idle_qps=$(calc "($q1 - $q0 - 1) / $IDLE_S" 1)"
-    echo "idle_switches_per_s=$(calc "($s1 - $s0) / $IDLE_S" 1)"
-    echo "busy_polls_per_s=$(calc "($q3 - $q2 - 1) / 10" 1)"
-    echo "busy_cpu_us_per_poll=$(calc "($t3 - $t2) / 1e3 / (($q3 - $q2 - 1) > 0 ? ($q3 - $q2 - 1) : 1)" 1)"
-    echo "busy_cpu_us_per_switch=$(calc "($t3 - $t2) / 1e3 / (($s3 - $s2) > 0 ? ($s3 - $s2) : 1)" 1)"
+    echo "idle_cpu_s_per_min=$(calc "$icpu / 1e9 * 60 / $IDLE_S" 3)"
+    echo "idle_qps=$(calc "$iq / $IDLE_S" 1)"
+    echo "idle_switches_per_s=$(calc "$isw / $IDLE_S" 1)"
+    echo "busy_polls_per_s=$(calc "$bq / 10" 1)"
+    echo "busy_cpu_us_per_poll=$(calc "$bcpu / 1e3 / ($bq > 0 ? $bq : 1)" 1)"
+    echo "busy_cpu_us_per_switch=$(calc "$bcpu / 1e3 / ($bsw > 0 ? $bsw : 1)" 1)"
   } >"$out/idle.env"
   log "  -> $(tr '\n' ' ' <"$out/idle.env")"
 fi
