@@ -2,9 +2,10 @@
 # harness/run.sh with the servers' addresses exported.
 set -euo pipefail
 # A command that fails outside a condition ends the test (set -e); say which,
-# since nothing else would: the main shell only, not the subshells that
-# inherit the trap (set -E), where a failure may be expected.
-set -E
+# since nothing else would. Only the main shell's own commands: with set -E
+# (the trap in functions and subshells too) bash would no longer replace a
+# subshell by its last command, and tests that kill `( ...; sleep N ) &`
+# would leave the sleep holding the subshell's descriptors.
 trap 'ob_rc=$?; [ "$BASHPID" != "$$" ] ||
   echo "FAIL: ${BASH_SOURCE[0]}:$LINENO: exit status $ob_rc: $BASH_COMMAND" >&2' ERR
 
