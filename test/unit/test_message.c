@@ -227,6 +227,16 @@ static void too_big_names_the_headers(void) {
     CHECK_CONTAINS(err, "max_payload of 4096");
     CHECK_CONTAINS(err, "its headers are the larger part");
     natsMsg_Destroy(m);
+    /* The same of a message made from a header block (read back by nats.c). */
+    static char hj[5100];
+    snprintf(hj, sizeof(hj), "{\"k\":\"%s\"}", big);
+    ob_row r = make_row("order", "1", "created", hj);
+    outbox_failure_kind kind;
+    CHECK_EQ(build(&m, &r, NULL, &kind, err, sizeof(err)), 0);
+    ob_message_too_big(m, 4096, err, sizeof(err));
+    CHECK_CONTAINS(err, "5067 header bytes (2 headers)");
+    CHECK_CONTAINS(err, "its headers are the larger part");
+    natsMsg_Destroy(m);
 }
 
 int main(void) {
