@@ -228,9 +228,15 @@ int ob_batch_acked(ob_batch *b, int i, int dup) {
     int was = leave_flight(b, s);
     s->state = OB_SLOT_ACKED;
     b->n_dup += dup != 0;
-    /* The next row of its aggregate may leave now. */
-    if (b->order == OB_ORDER_AGGREGATE && s->next >= 0 && b->nready < b->cap)
-        b->ready[b->nready++] = s->next;
+    /* The next row of its aggregate may leave now. The stack holds each
+     * slot once between rebuilds, so it cannot fill; were it full, the next
+     * call would look at the whole batch rather than lose the row. */
+    if (b->order == OB_ORDER_AGGREGATE && s->next >= 0) {
+        if (b->nready < b->cap)
+            b->ready[b->nready++] = s->next;
+        else
+            b->rescan = 1;
+    }
     return was;
 }
 

@@ -73,8 +73,8 @@ typedef struct ob_lease_config {
     int leader;           /* one leadership lock instead of bucket leases */
     int plain;            /* unordered: only the mode lock and the mode check */
     int cursor;           /* cursor mode: bucket leases as ordered, presence lock 'c' */
-    uint32_t interval_ms; /* between rounds (1000; but for a plain lease, at most a quarter of
-                             the stale time) */
+    uint32_t interval_ms; /* between rounds (1000, at most a quarter of the stale time; a plain
+                             lease, which owns nothing, 5000 whatever the stale time) */
     uint32_t takeover_ms; /* a silent owner's share moves within this (15000) */
 } ob_lease_config;
 
