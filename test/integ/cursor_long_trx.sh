@@ -8,12 +8,17 @@
 . "$(dirname "$0")/../harness/private.sh"
 db=it_cursor_long stream=IT_CURSOR_LONG prefix=itcurl
 work=$(mktemp -d); RELAY_PID=
-trap 'kill -KILL $RELAY_PID 2>/dev/null || true; private_cleanup; rm -rf "$work"' EXIT
+trap 'rc=$?; [ $rc = 0 ] || show_log "$work/relay.log" 80; kill -KILL $RELAY_PID 2>/dev/null || true
+  private_cleanup; rm -rf "$work"' EXIT
 # Private servers: INNODB_TRX lists every transaction of the server, so
 # another test's open transaction would hold back the gaps this one times.
 private_db_and_nats "$work/srv"
 cursor_relay_fresh $db $stream $prefix "$work/relay.log"
 seed $db 10 256
+# A bucket's first cursor waits for every transaction open when it is taken
+# (README, "Taking a bucket that has no cursor row"): the long transaction
+# starts once the relay has made them, as in a relay that was running.
+wait_sql $db "SELECT COUNT(*) FROM outbox_cursor" 64 60 || fail "the relay made no cursor rows in 60 s"
 # The long transaction sleeps 10 s, then (on a machine too busy to insert
 # the 20,000 rows in that time) waits for a lock the test holds until its
 # checks are done.
@@ -51,7 +56,9 @@ wait_acked() { # N SECONDS: the relay has at least N rows acked by JetStream
   done
   return 1
 }
-wait_acked 20010 50 || fail "the rows above the open transaction were not delivered before it commits"
+wait_acked 20010 50 || fail "the rows above the open transaction were not delivered before it commits" \
+  "($(metric_sum "$(metrics $port)" outbox_relay_published_total) published;" \
+  "rows, max seq: $(sql $db 'SELECT COUNT(*), MAX(seq) FROM outbox' | tr '\t' ' '))"
 kill -0 $long_pid 2>/dev/null || fail "the long transaction ended before the check"
 echo "ok: 20,010 rows above seq $long delivered while it is open ($(echo "$(date +%s.%N) - $t0" | bc) s)"
 assert_eq "$(sql $db "SELECT COUNT(*) FROM outbox_cursor WHERE seq >= $long")" 0 \
