@@ -5,9 +5,14 @@
 # it: the relay must keep their gaps open until the rows show, and deliver
 # each row once, each producer's aggregates in order.
 . "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/private.sh"
 db=it_cursor_multi stream=IT_CURSOR_MULTI prefix=itcurm
 work=$(mktemp -d); RELAY_PID=
-trap 'kill -KILL $RELAY_PID 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'rc=$?; [ $rc = 0 ] || show_log "$work/relay.log"; kill -KILL $RELAY_PID 2>/dev/null || true
+  private_cleanup; rm -rf "$work"' EXIT
+# Private servers: INNODB_TRX lists every transaction of the server, so
+# another test's open transaction would hold back the gaps this one waits on.
+private_db_and_nats "$work/srv"
 cursor_relay_fresh $db $stream $prefix "$work/relay.log"
 producer() { # P: three statements of 1,000 rows, aggregates p<P>-a0..9
   local s

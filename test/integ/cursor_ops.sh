@@ -127,7 +127,9 @@ rpid=$RELAY_PID
 trap 'kill -TERM $rpid 2>/dev/null || true' EXIT
 port=$(http_port "$OUTBOX_TEST_DIR/cursor_ops.log")
 gauge() { metrics $port | awk '$1 ~ /^outbox_relay_pending_rows[{]/ { print $NF }'; }
-for i in $(seq 1 60); do
+# (up to 60 s: a bucket's first cursor waits for every transaction open on the
+# server, a frozen relay's of another test too)
+for i in $(seq 1 120); do
   [ "$(gauge)" = 0 ] && [ "$(ops status --json | jq .pending)" = 0 ] && break
   sleep 0.5
 done
