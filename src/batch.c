@@ -119,6 +119,11 @@ static int blocks_for_good(uint8_t st) {
     return st != OB_SLOT_UNSENT && st != OB_SLOT_INFLIGHT && st != OB_SLOT_ACKED;
 }
 
+/* Unsent, and the previous row of its aggregate (if any) acked. */
+static int may_leave(const ob_batch *b, const ob_slot *s) {
+    return s->state == OB_SLOT_UNSENT && (s->prev < 0 || b->slots[s->prev].state == OB_SLOT_ACKED);
+}
+
 /* OB_ORDER_AGGREGATE: holds every unsent row behind a row that blocks for
  * good (in slot order, so a hold passes down a whole chain), then stacks
  * the unsent rows that may leave now, the lowest slot on top. */
@@ -133,11 +138,9 @@ static void rebuild_ready(ob_batch *b) {
             b->n_held++;
         }
     }
-    for (int i = b->n - 1; i >= b->next_pub; i--) {
-        const ob_slot *s = &b->slots[i];
-        if (s->state == OB_SLOT_UNSENT && (s->prev < 0 || b->slots[s->prev].state == OB_SLOT_ACKED))
+    for (int i = b->n - 1; i >= b->next_pub; i--)
+        if (may_leave(b, &b->slots[i]))
             b->ready[b->nready++] = i;
-    }
 }
 
 int ob_batch_next_ready(ob_batch *b) {
@@ -148,9 +151,7 @@ int ob_batch_next_ready(ob_batch *b) {
             rebuild_ready(b);
         while (b->nready > 0) {
             int i = b->ready[--b->nready];
-            const ob_slot *s = &b->slots[i];
-            if (s->state == OB_SLOT_UNSENT &&
-                (s->prev < 0 || b->slots[s->prev].state == OB_SLOT_ACKED))
+            if (may_leave(b, &b->slots[i]))
                 return i;
         }
         return -1;
