@@ -752,8 +752,9 @@ static void finish(ob_cursor *c) {
      * off past it writes nothing on rows another relay may own by now. The
      * batch waits until the lease is proven again, or until its buckets are
      * given up (their new owner reads them again from cursors that never
-     * passed them). A stop writes as before. */
-    if (!c->stop && !may_publish(c) && owned_writes(c)) {
+     * passed them). A stop waits too, until its deadline drops the batch:
+     * its rows stay above the cursors, to be read again. */
+    if (!may_publish(c) && owned_writes(c)) {
         go_idle(c, uv_now(e->loop));
         return;
     }
