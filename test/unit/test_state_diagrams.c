@@ -386,25 +386,38 @@ static void test_checker_catches_a_missing_state(void) {
     report[0] = '\0';
 }
 
+/* Loads the .c and .h files of `dir` into files[n...], and those of its
+ * folders (one level: src/<subsystem>/) when `descend`; returns the new count.
+ * A file keeps its base name: the names are unique across the folders. */
+static int load_folder(const char *dir, src_file *files, int n, int descend) {
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < MAX_FILES) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (e->d_name[0] == '.')
+            continue;
+        if (descend && e->d_type == DT_DIR) {
+            n = load_folder(path, files, n, 0);
+            continue;
+        }
+        if (!ends_with(e->d_name, ".c") && !ends_with(e->d_name, ".h"))
+            continue;
+        char *text = read_text(path);
+        CHECK(text != NULL);
+        load(&files[n++], e->d_name, text);
+    }
+    closedir(d);
+    return n;
+}
+
 int main(int argc, char **argv) {
     CHECK(argc == 2);
     test_checker_catches_a_missing_state();
 
     static src_file files[MAX_FILES];
-    int nfiles = 0;
-    DIR *d = opendir(argv[1]);
-    CHECK(d != NULL);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && nfiles < MAX_FILES) {
-        if (!ends_with(e->d_name, ".c") && !ends_with(e->d_name, ".h"))
-            continue;
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", argv[1], e->d_name);
-        char *text = read_text(path);
-        CHECK(text != NULL);
-        load(&files[nfiles++], e->d_name, text);
-    }
-    closedir(d);
+    int nfiles = load_folder(argv[1], files, 0, 1);
     CHECK(nfiles > 0);
 
     enum { NEXPECTED = sizeof(expected_files) / sizeof(expected_files[0]) };

@@ -25,7 +25,7 @@
  */
 #include "relay_int.h"
 
-#include "cursor_switch.h"
+#include "mode_switch.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -13,7 +13,7 @@
  *   a refusal (a missing privilege) --> FAILED: reported as fatal, nothing more is done
  *   close (any state) --> CLOSED; the switch is freed once its handles are.
  */
-#include "cursor_switch.h"
+#include "mode_switch.h"
 
 #include <mysqld_error.h>
 #include <stdio.h>
