@@ -532,7 +532,7 @@ static void sink_ack(ob_link *l, const ob_ack *a) {
     l->last_answer = uv_now(l->loop);
     if (l->state == L_CLOSING || l->cbs.on_ack == NULL)
         return;
-    if (a->kind == OB_ACKED_STORED)
+    if (a->result == OB_ACKED_STORED)
         l->full = l->full_streak = 0;
     l->cbs.on_ack(l->cbs.data, a);
 }

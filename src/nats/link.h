@@ -29,22 +29,11 @@
 
 #include "log.h"
 #include "outbox/relay.h"
+#include "ack.h"
 #include "message.h"
 #include "url.h"
-#include "worker.h"
 
 typedef struct ob_link ob_link;
-
-/* The answer to one publish, read on nats.c's delivery thread so that the
- * loop gets a small record instead of a message. */
-typedef struct ob_ack {
-    uint32_t worker, gen, slot; /* from the reply subject */
-    ob_ack_result kind;
-    int code, err_code;
-    const char *text; /* ERROR: the description; GARBLED: the reply; else NULL */
-    size_t text_len;
-    void *msg; /* the natsMsg, kept only while text points into it */
-} ob_ack;
 
 typedef struct ob_link_callbacks {
     /* The answer to a publish. The record is only valid during the call. */

@@ -35,14 +35,14 @@ static void read_puback(natsMsg *msg, ob_ack *a) {
     size_t len = (size_t)natsMsg_GetDataLength(msg);
     ob_puback pa;
     if (ob_puback_parse(data, len, &pa) != 0) {
-        a->kind = OB_ACKED_GARBLED;
+        a->result = OB_ACKED_GARBLED;
         a->text = data ? data : "";
         a->text_len = data ? len : 0;
         a->msg = msg;
     } else if (pa.ok) {
-        a->kind = pa.duplicate ? OB_ACKED_DUPLICATE : OB_ACKED_STORED;
+        a->result = pa.duplicate ? OB_ACKED_DUPLICATE : OB_ACKED_STORED;
     } else {
-        a->kind = OB_ACKED_ERROR;
+        a->result = OB_ACKED_ERROR;
         a->code = pa.code;
         a->err_code = pa.err_code;
         a->text = pa.desc ? pa.desc : "";
@@ -72,7 +72,7 @@ int ob_link_read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r) {
         parse_u32(&p, end, &r->ack.slot) != 0 || p != end)
         return -1;
     if (natsMsg_IsNoResponders(msg))
-        r->ack.kind = OB_ACKED_NO_RESPONDERS;
+        r->ack.result = OB_ACKED_NO_RESPONDERS;
     else
         read_puback(msg, &r->ack);
     return 0;

@@ -1323,7 +1323,7 @@ void ob_cursor_owned(ob_cursor *c, uint64_t owned) {
     dispatch(c, CE_KICK);
 }
 
-void ob_cursor_ack(ob_cursor *c, const ob_answer *a) {
+void ob_cursor_ack(ob_cursor *c, const ob_ack *a) {
     if (!c->cur_active)
         return;
     ob_worker_take_ack(&c->pw, a);

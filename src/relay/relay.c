@@ -142,12 +142,10 @@ static void owner_closed(void *data, ob_worker *w) {
 
 static void on_link_ack(void *data, const ob_ack *ack) {
     outbox_relay *r = data;
-    ob_answer wa = {ack->gen,      ack->slot, ack->kind,    ack->code,
-                    ack->err_code, ack->text, ack->text_len};
     if (r->cursor)
-        ob_cursor_ack(r->cursor, &wa);
+        ob_cursor_ack(r->cursor, ack);
     else if (ack->worker < (uint32_t)r->nworkers)
-        ob_worker_ack(r->workers[ack->worker], &wa);
+        ob_worker_ack(r->workers[ack->worker], ack);
 }
 
 static void on_link_ready(void *data, int ready) {

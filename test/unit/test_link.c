@@ -343,7 +343,7 @@ static void test_full(void) {
     CHECK_EQ(l->full_streak, 2);
     CHECK_EQ(ob_link_refusal_episode(l), 1); /* the same stretch of refusals */
     ob_ack a = {0};
-    a.kind = OB_ACKED_STORED;
+    a.result = OB_ACKED_STORED;
     l->sink->ack(l, &a);
     CHECK_EQ(ow.acks, 1);
     CHECK_EQ(l->full, 0);
