@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The shape of src/: circles and the README's map.
 
-  scripts/house.py circles   the include graph between modules and the calls
-                             between files of src/; prints every circle, exits 1
-                             if there is one
+  scripts/house.py circles   the include graph between the folders of src/ and
+                             between modules, and the calls between files;
+                             prints every circle, exits 1 if there is one
   scripts/house.py map       checks that README.md's map ("Inside the relay")
                              names every file of src/ under its folder; exit 1
                              names the missing or stale ones
@@ -46,6 +46,18 @@ def code_of(path):
     text = open(path, encoding="utf-8").read()
     token = re.compile(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
     return token.sub(lambda m: " " if m.group(0)[0] == "/" else '""', text)
+
+
+def folder_graph(fs):
+    """Which folder includes from which, by the folders of the files."""
+    home = {name: folder for folder, name, _ in fs}
+    edges = set()
+    for folder, name, path in fs:
+        for inc in re.findall(r'#include "([^"]+)"', open(path, encoding="utf-8").read()):
+            other = home.get(os.path.basename(inc))
+            if other and other != folder:
+                edges.add((folder, other))
+    return edges
 
 
 def include_graph(fs):
@@ -135,6 +147,8 @@ def main(argv):
     what = argv[1] if len(argv) > 1 else "circles"
     fs = files()
     if what == "graph":
+        for a, b in sorted(folder_graph(fs)):
+            print(f"folder {a} -> {b}")
         for a, b in sorted(include_graph(fs)):
             print(f"include {a} -> {b}")
         for a, b in sorted(call_graph(fs)):
@@ -142,7 +156,8 @@ def main(argv):
         return 0
     if what == "circles":
         bad = 0
-        for kind, edges in (("include", include_graph(fs)), ("call", call_graph(fs))):
+        graphs = (("folder", folder_graph(fs)), ("include", include_graph(fs)), ("call", call_graph(fs)))
+        for kind, edges in graphs:
             for comp in circles(edges):
                 print(f"{kind} circle: {' <-> '.join(comp)}")
                 bad = 1

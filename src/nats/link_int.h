@@ -128,6 +128,9 @@ typedef struct link_ops {
     int (*rebuilds)(ob_link *l);
     /* Frees the client's memory (not called when leaking). */
     void (*free)(ob_link *l);
+    /* A message was published while the connection looked idle: a client
+     * that checks liveness itself watches closely again (may be NULL). */
+    void (*busy)(ob_link *l);
 } link_ops;
 
 /* What the client reports, on the loop. Set by link.c. */
@@ -257,12 +260,9 @@ void ob_link_mailbox_on_async(uv_async_t *h);
 /* Whether connection c confirmed its close (and its subscription's). */
 int ob_link_conn_done(ob_link *l, link_conn *c);
 
-/* Reads a reply on c's inbox into *r; -1 for a message that is not ours. */
+/* link_reply.c: reads a reply on c's inbox into *r; -1 for a message that
+ * is not ours. */
 int ob_link_read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r);
-
-/* link_nats.c, evloop: something is being sent; an idle probe ticks fast
- * again (called only while l->probe_slow). */
-void ob_link_probe_busy(ob_link *l);
 
 /* link_publish.c */
 /* Destroys the published messages kept back. */

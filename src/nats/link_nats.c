@@ -311,7 +311,9 @@ static void probe_every(ob_link *l, int slow) {
     uv_timer_start(&l->probe, on_probe, ms, ms);
 }
 
-void ob_link_probe_busy(ob_link *l) {
+/* Something is being sent: an idle probe ticks fast again (the link calls
+ * it only while l->probe_slow). */
+static void probe_busy(ob_link *l) {
     probe_every(l, 0);
 }
 
@@ -355,7 +357,7 @@ static int c_request(ob_link *l, const char *subj, const char *reply, const char
     natsStatus s = natsConnection_PublishRequest(l->nc, subj, reply, body, (int)len);
     l->sends++;
     if (l->probe_slow)
-        ob_link_probe_busy(l);
+        probe_busy(l);
     *why = natsStatus_GetText(s);
     return s == NATS_OK ? 0 : -1;
 }
@@ -472,4 +474,5 @@ const link_ops ob_link_nats_ops = {
     .stop = c_stop,
     .rebuilds = c_rebuilds,
     .free = c_free,
+    .busy = probe_busy,
 };
