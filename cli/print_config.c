@@ -98,6 +98,12 @@ static void print_value(const opt *o, const void *field, FILE *out) {
     case T_LEVEL:
         fputs(outbox_log_level_name(*(const outbox_log_level *)field), out);
         return;
+    case T_NATSCLI: {
+        static const char *names[] = {"auto", "loop", "threads"};
+        outbox_nats_client k = *(const outbox_nats_client *)field;
+        fputs((int)k >= 0 && (int)k < 3 ? names[k] : "?", out);
+        return;
+    }
     case T_LOGFMT: {
         static const char *names[] = {"text", "logfmt", "json"};
         ob_log_format f = *(const ob_log_format *)field;

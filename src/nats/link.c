@@ -339,7 +339,7 @@ static void st_connecting(ob_link *l, link_event ev, const void *arg) {
             return;
         }
         OB_INFO(l->log, "nats: connected to %s (%s)", l->url_text,
-                l->evloop ? "on the relay's loop" : "nats.c on its own threads");
+                l->ops->name ? l->ops->name : "a client");
         request_stream(l, 0);
         return;
     case LE_CONNECT_REFUSED:
@@ -623,17 +623,15 @@ static void begin_close(ob_link *l) {
 
 ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_callbacks *cbs,
                      char *err, size_t errlen) {
-    ob_link *l = ob_link_new_ops(loop, cfg, cbs, &ob_link_nats_ops, err, errlen);
-    /* nats.c on this loop (link_nats.c), except over TLS: there nats.c
-     * 3.4.1 waits in poll() without a deadline for the rest of a TLS record
-     * it has begun to read, which on the loop would stop everything while a
-     * server or the network is frozen mid-record; over TLS nats.c keeps its
-     * own reader thread. OUTBOX_NATS_EVENT_LOOP=0 or 1 chooses either way
-     * (README, "Inside the relay"). */
-    const char *ev = getenv("OUTBOX_NATS_EVENT_LOOP");
+    /* Both clients are built the same way; which one is a matter of where
+     * nats.c may wait (outbox_nats_client). The TLS settings are known only
+     * once the URL and the options are read, so the choice is made twice. */
+    ob_link *l = ob_link_new_ops(loop, cfg, cbs, &ob_link_loop_ops, err, errlen);
     if (l) {
         int tls = l->sec.tls || l->sec.tls_ca || l->sec.tls_cert;
-        l->evloop = ev && *ev ? strcmp(ev, "0") != 0 : !tls;
+        int threads = cfg->client == OUTBOX_NATS_CLIENT_THREADS ||
+                      (cfg->client == OUTBOX_NATS_CLIENT_AUTO && tls);
+        l->ops = threads ? &ob_link_threads_ops : &ob_link_loop_ops;
     }
     return l;
 }

@@ -3,13 +3,15 @@
  * private inbox that receives every publish ack and control reply, and the
  * stream check that must pass before rows are published.
  *
- * Threads: by default nats.c's socket is polled on the loop (nats_loop.c)
- * and acks are read there; only closes come from nats.c's callback thread,
- * through a mailbox under a mutex and one uv_async_t (link_mailbox.c).
- * With OUTBOX_NATS_EVENT_LOOP=0 nats.c runs its own threads (reader,
- * flusher, reconnect, message delivery) and everything they produce for us
- * (acks, disconnects, reconnects, closes) comes through that mailbox
- * (link_nats.c). The callbacks below all run on the loop.
+ * Threads: two clients stand behind the link (link_ops), chosen by
+ * ob_link_config.client. On the loop (link_client_loop.c, the default but
+ * over TLS) nats.c's socket is polled on the loop (nats_loop.c) and acks
+ * are read there; only closes come from nats.c's callback thread, through a
+ * mailbox under a mutex and one uv_async_t (link_mailbox.c). On its threads
+ * (link_client_threads.c, the default over TLS) nats.c runs its reader,
+ * flusher, reconnect and delivery threads, and everything they produce for
+ * us (acks, disconnects, reconnects, closes) comes through that mailbox.
+ * The callbacks below all run on the loop.
  *
  * Nothing here blocks the loop on the network: nats.c's connect (name
  * resolution, TCP, the INFO/CONNECT handshake and TLS, trying every listed
@@ -57,8 +59,9 @@ typedef struct ob_link_config {
     uint64_t duplicate_window_ms; /* for a stream we create */
     uint64_t retry_horizon_ms;    /* ack timeout + maximum backoff */
     int strict_duplicate_window;
-    int replicas;             /* for a stream we create; 0 means 1 */
-    const char *wake_subject; /* core NATS subject of the doorbell; NULL for none */
+    int replicas;              /* for a stream we create; 0 means 1 */
+    outbox_nats_client client; /* where nats.c reads and writes (AUTO: loop, threads over TLS) */
+    const char *wake_subject;  /* core NATS subject of the doorbell; NULL for none */
     uint32_t max_in_flight;
     const ob_log *log;
     /* TLS and credentials (see tls_options.h); must outlive the link. May

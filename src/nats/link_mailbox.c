@@ -1,11 +1,11 @@
 /*
- * From nats.c's threads to the loop (the threaded client, link_nats.c). Replies are read where they
- * arrive (on nats.c's delivery thread, by link_reply.c) and become small records; their messages
- * are destroyed on the loop, together with the published messages kept back (link_publish.c), so
- * nats.c's collector thread is woken once per burst rather than once per message. Records and
- * connection events go into a mailbox under a mutex; one uv_async_t wakes the loop, which swaps the
- * mailbox's array for a spare one so the lock is held only briefly and neither array is reallocated
- * once both reached working size.
+ * From nats.c's threads to the loop (link_client_threads.c; with the client on the loop, closes
+ * only). Replies are read where they arrive (on nats.c's delivery thread, by link_reply.c) and
+ * become small records; their messages are destroyed on the loop, together with the published
+ * messages kept back (link_publish.c), so nats.c's collector thread is woken once per burst rather
+ * than once per message. Records and connection events go into a mailbox under a mutex; one
+ * uv_async_t wakes the loop, which swaps the mailbox's array for a spare one so the lock is held
+ * only briefly and neither array is reallocated once both reached working size.
  */
 #include "link_int.h"
 

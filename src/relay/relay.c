@@ -329,6 +329,7 @@ static ob_link *make_link(outbox_relay *r, char *err, size_t errlen) {
         (uint64_t)o->ack_timeout_ms + (o->backoff_max_ms > db_wait ? o->backoff_max_ms : db_wait);
     lc.strict_duplicate_window = o->strict_duplicate_window;
     lc.replicas = o->stream_replicas;
+    lc.client = o->nats_client;
     lc.options = o;
     lc.wake_subject = r->wake_subject;
     lc.max_in_flight = o->max_in_flight;
