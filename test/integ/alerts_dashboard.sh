@@ -14,7 +14,7 @@ unit=$src/dist/prometheus/outbox-uvrelay.rules.test.yml
 dash=$src/dist/grafana/outbox-uvrelay.json
 db=it_alerts stream=IT_ALERTS prefix=italerts
 work=$(mktemp -d); RELAY_PID= PROM_PID= GRAFANA_PID=
-trap 'kill $RELAY_PID $PROM_PID $GRAFANA_PID 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $RELAY_PID $PROM_PID $GRAFANA_PID 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 for t in promtool prometheus jq python3; do
   command -v $t >/dev/null || fail "$t is missing (scripts/deps.sh installs it)"
 done
@@ -157,7 +157,7 @@ for test in yaml.safe_load(open(unit))['tests']:
         keys = [set(l) for l in exported.get(name, [])]
         if set(labels) not in keys:
             bad.append('test series %s: the relay writes %s with labels %s' % (
-                s['series'], name, sorted(map(sorted, keys)) or 'never'))
+                s['series'], name, sorted({tuple(sorted(k)) for k in keys}) or 'never'))
         for k, v in labels.items():
             if k != 'table' and not any(l.get(k) == v for l in exported.get(name, [])):
                 bad.append('test series %s: %s="%s" is not written' % (s['series'], k, v))
