@@ -12,9 +12,15 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 rules=$src/dist/prometheus/outbox-uvrelay.rules.yml
 unit=$src/dist/prometheus/outbox-uvrelay.rules.test.yml
 dash=$src/dist/grafana/outbox-uvrelay.json
-db=it_alerts stream=IT_ALERTS prefix=italerts
+db=it_alerts stream=IT_ALERTS prefix=italerts user=it_alerts
 work=$(mktemp -d); RELAY_PID= PROM_PID= GRAFANA_PID=
-trap 'kill $RELAY_PID $PROM_PID $GRAFANA_PID 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+cleanup() {
+  kill $RELAY_PID $PROM_PID $GRAFANA_PID 2>/dev/null || true
+  wait 2>/dev/null || true
+  MDB -e "DROP USER IF EXISTS '$user'@'127.0.0.1'" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
 for t in promtool prometheus jq python3; do
   command -v $t >/dev/null || fail "$t is missing (scripts/deps.sh installs it)"
 done
@@ -95,12 +101,19 @@ jq -e '.overwrite == true and .dashboard.uid == "outbox-uvrelay" and (.dashboard
   "$work/import.body" >/dev/null || fail "the import's body"
 echo "ok: the dashboard's import command posts it with the token"
 
-# A relay with most of its series: rows delivered, a pending sample taken.
+# A relay with most of its series: rows delivered, a pending sample taken. Its
+# user may lose UPDATE below, and its stream holds 420 messages, what this
+# test delivers before it fills the stream on purpose.
 db_fresh $db
 stream_delete $stream
+streamcheck --stream $stream --create "$prefix.>" --max-msgs 420 --discard-new
+MDB -e "DROP USER IF EXISTS '$user'@'127.0.0.1'; CREATE USER '$user'@'127.0.0.1' IDENTIFIED BY 'alerts';
+  GRANT SELECT ON $db.* TO '$user'@'127.0.0.1'; GRANT UPDATE ON $db.outbox TO '$user'@'127.0.0.1'"
 seed $db 300 256
-relay_bg "$work/relay.log" $db $stream $prefix --batch 50 --http 127.0.0.1:0 \
-  --pending-interval 200ms
+"$OUTBOX_TEST_RELAY" --db "$(echo "$OUTBOX_TEST_DB_URL" | sed "s|//[^@]*@|//$user:alerts@|")$db" \
+  --nats "$OUTBOX_TEST_NATS_URL" --stream $stream --subject-prefix $prefix --no-progress \
+  --batch 50 --http 127.0.0.1:0 --pending-interval 200ms 2>"$work/relay.log" &
+RELAY_PID=$!
 port=$(http_port "$work/relay.log")
 for i in $(seq 1 150); do
   metrics $port >"$work/metrics.txt"
@@ -239,6 +252,41 @@ print('ok: every rule evaluates; %d recording rules and %d expressions of the da
       'with data' % (len(records), len(exprs)))
 sys.exit(1 if bad else 0)
 PY
+
+# The two pauses the alerts read from series: on the database's side (the
+# relay's user loses UPDATE) database failures grow while nothing is
+# published and both up gauges stay 1 (OutboxRelayDatabaseRefusing)...
+# value SERIES: its value in the relay's /metrics now.
+value() { metric_value "$(metrics $port)" "$1"; }
+published() { metric_sum "$(metrics $port)" outbox_relay_published_total; }
+before=$(published)
+MDB -e "REVOKE UPDATE ON $db.outbox FROM '$user'@'127.0.0.1'"
+seed $db 20 256
+for i in $(seq 1 100); do
+  [ "$(value 'outbox_relay_failures_total{table="outbox",reason="database"}')" -ge 2 ] && break
+  sleep 0.2
+done
+assert_eq "$(value 'outbox_relay_failures_total{table="outbox",reason="database"}' | awk '{ print ($1 >= 2) }')" 1 \
+  "database failures counted (at least 2) while UPDATE is revoked"
+assert_eq "$(published)" "$before" "rows published while UPDATE is revoked"
+assert_eq "$(value 'outbox_relay_up{table="outbox",dependency="database"}')$(value \
+  'outbox_relay_up{table="outbox",dependency="nats"}')" 11 "both up gauges while UPDATE is revoked"
+MDB -e "GRANT UPDATE ON $db.outbox TO '$user'@'127.0.0.1'"
+wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1' 420 30 ||
+  { show_log "$work/relay.log" 20; fail "the rows after UPDATE was granted again"; }
+
+# ... and on the broker's side (the stream full, discard new) the nats gauge
+# is 0: OutboxRelayNatsNotReady becomes pending in Prometheus.
+seed $db 10 256
+for i in $(seq 1 300); do
+  alerts | grep -qx 'OutboxRelayNatsNotReady pending outbox' && break
+  sleep 0.2
+done
+assert_eq "$(value 'outbox_relay_up{table="outbox",dependency="nats"}')" 0 "up{dependency=nats} with the stream full"
+alerts | grep -qx 'OutboxRelayNatsNotReady pending outbox' ||
+  fail "OutboxRelayNatsNotReady pending with the stream full: $(alerts)"
+echo "ok: OutboxRelayNatsNotReady pending while the stream is full; readyz: $(curl -s -m 5 \
+  "http://127.0.0.1:$port/readyz")"
 
 kill -TERM $RELAY_PID
 rc=0; wait $RELAY_PID || rc=$?; RELAY_PID=
