@@ -77,6 +77,8 @@ ob_integ_c(http_embed 120)
 ob_integ_sh(http_readyz 180)
 # It stops the shared nats-server: it runs alone.
 set_tests_properties(integ.http_readyz PROPERTIES RUN_SERIAL ON)
+# The Prometheus rules and the Grafana dashboard of dist/, against a relay and a Prometheus.
+ob_integ_sh(alerts_dashboard 180)
 ob_integ_sh(config_tables 300)
 ob_integ_sh(log_file 120)
 ob_integ_sh(log_json 120)
