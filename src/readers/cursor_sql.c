@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "lease.h"
+#include "buckets.h"
 
 static const char trx_oldest[] =
     "(SELECT UNIX_TIMESTAMP(MIN(trx_started)) FROM information_schema.INNODB_TRX WHERE "
