@@ -179,6 +179,7 @@ struct ob_cursor {
     uint64_t init;  /* buckets being initialised */
     double init_t1; /* server time of their MAX(seq) */
     uint64_t init_max;
+    uint64_t init_proven; /* every seq <= it proven resolved, for the next load */
 
     int cur_active;       /* pw.batch holds rows not yet finished */
     uint64_t dropped;     /* buckets given up since pw.batch began */
@@ -515,6 +516,8 @@ static void loaded(ob_cursor *c) {
     if (top == UINT64_MAX)
         top = 0;
     ob_gaps_init(&c->gaps, top);
+    ob_gaps_proven(&c->gaps, c->init_proven); /* seqs its check proved: resolved on sight */
+    c->init_proven = 0;
     c->written = top;
     c->read_at = c->lane_at = 0;
     c->lane_clean = 0;
@@ -559,6 +562,7 @@ static void initialised(ob_cursor *c) {
     OB_INFO(c->env.log, "cursor: %d bucket(s) without a cursor start at or below seq %llu",
             ob_bucket_count(c->init), (unsigned long long)c->init_max);
     c->init = 0;
+    c->init_proven = c->init_max;
     load(c);
 }
 
@@ -632,6 +636,9 @@ static void got_rows(ob_cursor *c) {
      * start, NULL when there is none. */
     if (row && row[0] && c->check_sent)
         ob_gaps_check(&c->gaps, strtod(row[0], NULL), row[1] ? strtod(row[1], NULL) : -1);
+    /* The third, when asked for, is MAX(seq): a mark for the next check. */
+    if (row && row[0] && row[2])
+        ob_gaps_mark(&c->gaps, strtoull(row[2], NULL, 10));
     read_cur rc = {c, &c->next_x, 0, 0, 0, 0, 0, 0};
     int n = ob_batch_load(&c->next, read_next, &rc, c->env.pub.epoch(c->env.pub.data));
     ob_batch_set_binary(&c->next, ob_db_col_binary(c->db, 1, OB_COL_PAYLOAD));
