@@ -28,6 +28,7 @@
  */
 #include "link_int.h"
 
+#include "subject.h"
 #include "tls_options.h"
 
 #include <jansson.h>
@@ -186,39 +187,6 @@ static int subjects_cover(json_t *subjects, const char *prefix) {
     return 0;
 }
 
-/* The next token of a dotted subject or pattern at *p (advanced past it and
- * its dot); its length in *n. 0 when there is none left. */
-static int next_token(const char **p, const char **tok, size_t *n) {
-    if (*p == NULL)
-        return 0;
-    const char *dot = strchr(*p, '.');
-    *tok = *p;
-    *n = dot ? (size_t)(dot - *p) : strlen(*p);
-    *p = dot ? dot + 1 : NULL;
-    return 1;
-}
-
-static int token_is(const char *tok, size_t n, const char *what) {
-    return n == strlen(what) && strncmp(tok, what, n) == 0;
-}
-
-/* 1 when some subject matches both patterns (NATS wildcards: `*` one token,
- * `>` one or more at the end). */
-static int patterns_meet(const char *a, const char *b) {
-    const char *ta, *tb;
-    size_t na, nb;
-    for (;;) {
-        int ha = next_token(&a, &ta, &na), hb = next_token(&b, &tb, &nb);
-        if (!ha || !hb)
-            return ha == hb;
-        if (token_is(ta, na, ">") || token_is(tb, nb, ">"))
-            return 1;
-        if (!token_is(ta, na, "*") && !token_is(tb, nb, "*") &&
-            (na != nb || strncmp(ta, tb, na) != 0))
-            return 0;
-    }
-}
-
 /* 1 when the stream's subjects take some subject the relay publishes to
  * (`<prefix>.<aggregate_type>.<event_type>`), or list none (a stream
  * without subjects takes its own name: not for the link to judge). */
@@ -231,7 +199,7 @@ static int subjects_take_any(const ob_link *l, json_t *subjects) {
     json_t *v;
     json_array_foreach(subjects, i, v) {
         const char *s = json_string_value(v);
-        if (s && patterns_meet(s, mine))
+        if (s && ob_subject_patterns_meet(s, mine))
             return 1;
     }
     return 0;

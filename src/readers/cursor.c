@@ -177,7 +177,7 @@ struct ob_cursor {
     uint64_t floor[OB_BUCKETS];
     int resync;     /* load the cursors again once nothing is in flight */
     uint64_t init;  /* buckets being initialised */
-    double init_t1; /* server time of their MAX(seq) */
+    double init_t1; /* the bound of their MAX(seq): the first check's clock, 0 until then */
     uint64_t init_max;
     uint64_t init_proven; /* every seq <= it proven resolved, for the next load */
 
@@ -537,7 +537,9 @@ static void check_init(ob_cursor *c) {
 
 static void marked(ob_cursor *c) {
     char **row = ob_db_next_row(c->db, 0, NULL);
-    c->init_t1 = row && row[0] ? strtod(row[0], NULL) : 0;
+    /* NOW(6) is the statement's start, and a transaction may take a seq
+     * below the MAX between the two: the bound is the next statement's. */
+    c->init_t1 = 0;
     c->init_max = row && row[1] ? strtoull(row[1], NULL, 10) : 0;
     check_init(c);
 }
@@ -548,6 +550,8 @@ static void checked_init(ob_cursor *c) {
     char **row = ob_db_next_row(c->db, 0, NULL);
     double tc = row && row[0] ? strtod(row[0], NULL) : 0;
     double oldest = row && row[1] ? strtod(row[1], NULL) : -1;
+    if (c->init_t1 == 0)
+        c->init_t1 = tc;
     if (!ob_gaps_proves(c->init_t1, tc, oldest)) {
         set_state(c, CR_INIT_WAIT);
         uv_timer_start(&c->timer, on_timer, GAP_POLL_MS, 0);

@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include "check.h"
+#include "subject.h"
 #include "link_int.h"
 
 /* --- the fake client ---------------------------------------------------- */
@@ -363,6 +364,16 @@ static void test_full(void) {
  * so, and ends when it takes them again. A stream that takes some of them
  * leaves the failure to the row. */
 static void test_unlisted(void) {
+    CHECK_EQ(ob_subject_patterns_meet(">", "outbox.*.>"), 1);
+    CHECK_EQ(ob_subject_patterns_meet("outbox.>", "outbox.*.>"), 1);
+    CHECK_EQ(ob_subject_patterns_meet("outbox.order.created", "outbox.*.>"), 1);
+    CHECK_EQ(ob_subject_patterns_meet("*.order.*", "outbox.*.>"), 1);
+    CHECK_EQ(ob_subject_patterns_meet("outbox.*", "outbox.*.>"), 0); /* one token after */
+    CHECK_EQ(ob_subject_patterns_meet("outbox", "outbox.*.>"), 0);
+    CHECK_EQ(ob_subject_patterns_meet("other.>", "outbox.*.>"), 0);
+    CHECK_EQ(ob_subject_patterns_meet("outboxx.>", "outbox.*.>"), 0);
+    CHECK_EQ(ob_subject_patterns_meet("a.b", "a.b"), 1);
+    CHECK_EQ(ob_subject_patterns_meet("a.b", "a.b.c"), 0);
     ob_link *l = make_ready();
     uint32_t epoch = ob_link_epoch(l);
     ob_link_suspect(l, "no responders");
