@@ -1,5 +1,5 @@
 # Issue 29, point 4: the stream's subjects are changed under a running
-# --ordered relay (to 'other.>', as `nats stream edit` would). The stream
+# --ordered relay (to '<prefix>other.>', as `nats stream edit` would). The stream
 # still answers, but takes none of the relay's subjects: the broker side's
 # configuration is at fault, not the rows'. With 200 rows pending: no
 # attempt is charged and no row dies (--max-attempts 2 and a 200 ms backoff
