@@ -98,9 +98,12 @@ int ob_link_publish(ob_link *l, uint32_t worker, uint32_t gen, uint32_t slot, co
 void ob_link_unavailable(ob_link *l, const char *why);
 
 /* A publish found no responders, or JetStream answered 503: while still
- * publishing, ask whether JetStream answers at all. It does: the failure
- * was the message's (its subject has no stream), and on_ready(1) tells so.
- * It does not: an outage, and on_ready(0). */
+ * publishing, ask whether JetStream answers at all. It does, and its stream
+ * takes some of the relay's subjects: the failure was the message's (its
+ * subject has no stream), and on_ready(1) tells so. It does not answer: an
+ * outage, and on_ready(0). It answers but lists none of the relay's
+ * subjects: the broker's configuration is at fault, a pause as for a
+ * refusal (below) that lasts until a stream takes them, and on_ready(0). */
 void ob_link_suspect(ob_link *l, const char *why);
 /* 0 while such a check is under way. */
 int ob_link_settled(const ob_link *l);
@@ -110,10 +113,12 @@ int ob_link_settled(const ob_link *l);
  * so once, and try again later. */
 void ob_link_refused(ob_link *l, const char *why);
 /* The reason of the refusal that holds (until a message is stored again),
- * or NULL. */
+ * or of the pause while the stream lists none of the relay's subjects, or
+ * NULL. */
 const char *ob_link_refusal(const ob_link *l);
-/* While a refusal holds, the number of its episode (1, 2, ...: one per
- * stretch of refusals that a stored message ends), else 0. */
+/* While a refusal or that pause holds, the number of its episode (1, 2,
+ * ...: one per stretch of refusals that a stored message ends, one per
+ * stretch without the subjects), else 0. */
 uint32_t ob_link_refusal_episode(const ob_link *l);
 
 /* Closes the subscription and the connection, waits for nats.c to report

@@ -179,10 +179,12 @@ struct ob_link {
     int64_t max_bytes;  /* the stream's max_bytes, once read (<= 0: no limit) */
     int full;           /* the stream refused a message as full; cleared by the next stored ack */
     int full_streak;    /* pauses for a full stream since the last stored ack */
-    uint32_t refusals;  /* refusal episodes begun (a `full` that was not set before) */
-    int say_ready;      /* the next "stream is ready" is worth an info line */
-    int final;          /* the last handles are closing; free when none is left */
-    int leak_mailbox;   /* nats.c did not confirm its close: never free what it may touch */
+    uint32_t refusals;  /* refusal episodes begun (a `full` or `unlisted` not set before) */
+    int unlisted;       /* the stream lists no subject the relay publishes to: paused */
+    char unlisted_why[320];
+    int say_ready;    /* the next "stream is ready" is worth an info line */
+    int final;        /* the last handles are closing; free when none is left */
+    int leak_mailbox; /* nats.c did not confirm its close: never free what it may touch */
     void (*close_cb)(void *data);
     void *close_data;
 
