@@ -221,7 +221,8 @@ static void relay_free(outbox_relay *r) {
 
 /* Builds the statements and the environment the workers share. Returns 0,
  * or -1 when out of memory. */
-static int prepare(outbox_relay *r) {
+/* The statements every worker shares, and the CloudEvents source. */
+static int prepare_sql(outbox_relay *r) {
     const outbox_relay_options *o = &r->o;
     ob_buf b = OB_BUF_INIT, c = OB_BUF_INIT;
     ob_sql_quote_table(&b, o->table);
@@ -247,7 +248,14 @@ static int prepare(outbox_relay *r) {
     r->ce_source = c.p;
     if (!r->qtable || !r->ce_source || r->sql_fetch.oom || r->sql_probe.oom || r->sql_drain.oom)
         return -1;
+    return 0;
+}
 
+/* What every reader is given: the connection's settings, the batch's
+ * rules, the shared statements, the way out to the broker and the owner's
+ * callbacks. */
+static void prepare_env(outbox_relay *r) {
+    const outbox_relay_options *o = &r->o;
     ob_worker_env *e = &r->env;
     e->loop = r->loop;
     e->log = &r->log;
@@ -287,8 +295,11 @@ static int prepare(outbox_relay *r) {
                             .window_ms = pub_window_ms,
                             .max_bytes = pub_max_bytes,
                             .data = r};
-    e->owner = (ob_worker_owner){
-        owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r, NULL, NULL};
+    e->owner = (ob_worker_owner){.drain_wanted = owner_drain_wanted,
+                                 .table_empty = owner_table_empty,
+                                 .db_failed = owner_db_failed,
+                                 .on_closed = owner_closed,
+                                 .data = r};
     e->flow = &r->flow;
     e->stats = &r->stats;
     e->unmarked = &r->unmarked;
@@ -299,7 +310,14 @@ static int prepare(outbox_relay *r) {
     else if (*o->wake_subject)
         ob_buf_puts(&r->wake, o->wake_subject);
     r->wake_subject = r->wake.p;
+}
 
+static int prepare(outbox_relay *r) {
+    const outbox_relay_options *o = &r->o;
+    if (prepare_sql(r) != 0)
+        return -1;
+    prepare_env(r);
+    ob_worker_env *e = &r->env;
     if (o->cursor) /* one reader in place of the workers */
         return ob_relay_cursor_prepare(r, ob_relay_fatal, ob_relay_step);
     r->nworkers = o->leader ? 1 : o->connections; /* a leader reads in one seq order */
