@@ -43,8 +43,12 @@ add_custom_command(OUTPUT ${OUTBOX_CHANGELOG_GZ}
 add_custom_target(outbox-changelog ALL DEPENDS ${OUTBOX_CHANGELOG_GZ})
 install(FILES README.md dist/copyright ${OUTBOX_CHANGELOG_GZ} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
-# cmake --build BUILD --target uninstall: removes what the last install wrote.
+# The last install rule: BUILD/outbox-installed.txt lists the files this
+# install wrote (dist/record_install.cmake), for `cmake --build BUILD --target
+# uninstall`, which removes them.
+install(CODE "set(OUTBOX_INSTALLED \"${CMAKE_CURRENT_BINARY_DIR}/outbox-installed.txt\")")
+install(SCRIPT dist/record_install.cmake)
 add_custom_target(uninstall
-  COMMAND ${CMAKE_COMMAND} -DMANIFEST=${CMAKE_CURRENT_BINARY_DIR}/install_manifest.txt
+  COMMAND ${CMAKE_COMMAND} -DINSTALLED=${CMAKE_CURRENT_BINARY_DIR}/outbox-installed.txt
     -P ${CMAKE_CURRENT_SOURCE_DIR}/dist/uninstall.cmake
   COMMENT "Removing the files of the last install")

@@ -27,4 +27,5 @@ set(dest "$ENV{DESTDIR}${unit_dir}/outbox-uvrelay.service")
 message(STATUS "Installing: ${dest}")
 file(MAKE_DIRECTORY "$ENV{DESTDIR}${unit_dir}")
 file(WRITE "${dest}" "${unit}")
-list(APPEND CMAKE_INSTALL_MANIFEST_FILES "${dest}")
+# The manifest leaves DESTDIR out, as CMake's own entries do.
+list(APPEND CMAKE_INSTALL_MANIFEST_FILES "${unit_dir}/outbox-uvrelay.service")

@@ -1,14 +1,14 @@
 # `cmake --build BUILD --target uninstall`: removes every file the last
-# `cmake --install` of this build wrote (BUILD/install_manifest.txt, which
-# holds their full paths, DESTDIR included), then the directories of ours
+# `cmake --install` of this build wrote (BUILD/outbox-installed.txt, their
+# full paths, DESTDIR included), then the directories of ours
 # it leaves empty: those named outbox* and the ones just under them
 # (include/outbox, lib/cmake/outbox, share/outbox-uvrelay/sql). Shared
 # directories (bin, lib/pkgconfig, share/man/man1) stay, empty or not.
-#   cmake -DMANIFEST=BUILD/install_manifest.txt -P uninstall.cmake
-if(NOT EXISTS "${MANIFEST}")
-  message(FATAL_ERROR "uninstall: ${MANIFEST} not found: nothing was installed from this build")
+#   cmake -DINSTALLED=BUILD/outbox-installed.txt -P uninstall.cmake
+if(NOT EXISTS "${INSTALLED}")
+  message(FATAL_ERROR "uninstall: ${INSTALLED} not found: nothing was installed from this build")
 endif()
-file(STRINGS "${MANIFEST}" files)
+file(STRINGS "${INSTALLED}" files)
 set(dirs "")
 foreach(f IN LISTS files)
   if(EXISTS "${f}" OR IS_SYMLINK "${f}")
@@ -36,3 +36,5 @@ foreach(d IN LISTS dirs)
     set(d "${parent}")
   endwhile()
 endforeach()
+# Done: a second uninstall has nothing to remove.
+file(REMOVE "${INSTALLED}")
