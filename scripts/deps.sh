@@ -4,8 +4,12 @@
 #   scripts/deps.sh [extra-package ...]
 set -euo pipefail
 
+# The install and package tests also need: dpkg-dev (dpkg-shlibdeps, for
+# the .deb's Depends), file (CPack's ELF check), lintian, man-db (man -l)
+# and bash-completion (its loader finds the installed completion).
 pkgs=(build-essential cmake pkg-config libuv1-dev libmariadb-dev uuid-dev libnats-dev
-      libjansson-dev libinih-dev libsystemd-dev systemd curl libssl-dev openssl mariadb-server mariadb-client nats-server "$@")
+      libjansson-dev libinih-dev libsystemd-dev systemd curl libssl-dev openssl mariadb-server mariadb-client nats-server
+      dpkg-dev file lintian man-db bash-completion "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do
