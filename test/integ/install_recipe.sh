@@ -1,9 +1,10 @@
 # The README's install recipes ("Installing: a prefix, ..."), run as
 # written with /opt/outbox-uvrelay and /tmp/stage moved into a scratch folder
-# and the suite's build as `build` (its configure line is run in a folder of
-# its own, to check it, and not built again): the files land where the
-# README's table says, the installed binary runs, the man page renders without
-# a warning and names every command, a program builds against the install
+# and the suite's build as `build` (the settings of its configure line
+# checked against the suite's configuration, not built again): the files
+# land where the README's table says, the installed binary runs, the man
+# page renders without a warning and names every command, a program builds
+# against the install
 # with pkg-config and with find_package(outbox), the unit verifies for this
 # prefix, bash-completion's own loader finds the completion, which offers
 # every flag of every help text, and the uninstall leaves no file behind.
@@ -40,9 +41,12 @@ while IFS= read -r line; do
   case $line in
   "cmake --build build -j2") echo "    (the suite's build is built)" ;;
   cmake\ -S*)
-    run "$line"
-    grep -q '^BUILD_TESTING:BOOL=OFF$' "$work/configured/CMakeCache.txt" || fail "the configure line turns the tests off"
-    rm -rf "$work/configured"
+    # Not configured again (install_deb.sh configures its twin): each of its
+    # settings is one the suite's configuration knows.
+    for d in $(grep -oE -- '-D[A-Z_]+=' <<<"$line" | sed 's/^-D//; s/=$//'); do
+      grep -q "^$d:" "$build/CMakeCache.txt" || fail "the configure line's $d is not a setting"
+    done
+    echo "ok: the configure line's settings exist: $(grep -oE -- '-D[A-Z_]+' <<<"$line" | tr '\n' ' ')"
     ;;
   *) run "$line" >/dev/null ;;
   esac
@@ -103,34 +107,37 @@ done < <(block "use the install")
 [ -x "$work/app/build/app" ] || fail "the README's program was built"
 
 # 3. Completion, through bash-completion's loader as an interactive shell
-# would load it: the flags are those of every help text.
+# would load it: every flag of every help text is offered (the lists read
+# here, "COMMAND --flag ..." lines), and every option of the parser's table
+# (cli/opts.c) at the top level.
+lists=$(for c in "" $commands; do
+  echo "${c:-run}" $("$prefix/bin/outbox-uvrelay" $c --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
+done; echo run $(sed -n 's/^    {"\([a-z-]*\)".*/--\1/p' "$src/cli/opts.c"))
 out=$(XDG_DATA_DIRS="$prefix/share:/usr/share" PATH="$prefix/bin:$PATH" bash -c '
   . /usr/share/bash-completion/bash_completion
   __load_completion outbox-uvrelay || { echo "not loaded"; exit 1; }
   fn=$(complete -p outbox-uvrelay | sed -n "s/.*-F \([^ ]*\).*/\1/p")
   offer() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); "$fn"; }
-  offered() { offer "$@"; echo "${COMPREPLY[*]}"; }
   has() { local x; for x in "${COMPREPLY[@]}"; do [[ $x == "$1" ]] && return 0; done; return 1; }
-  echo "--cu: $(offered outbox-uvrelay --cu)"
-  echo "sch: $(offered outbox-uvrelay sch)"
-  echo "dead: $(offered outbox-uvrelay dead "")"
-  echo "log-format: $(offered outbox-uvrelay --log-format "")"
+  offer outbox-uvrelay --cu; echo "--cu: ${COMPREPLY[*]}"
+  offer outbox-uvrelay sch; echo "sch: ${COMPREPLY[*]}"
+  offer outbox-uvrelay dead ""; echo "dead: ${COMPREPLY[*]}"
+  offer outbox-uvrelay --log-format ""; echo "log-format: ${COMPREPLY[*]}"
+  offer outbox-uvrelay --config "$1/share/outbox-uvrelay/systemd/outbox-uvrelay.c"
+  echo "config: ${COMPREPLY[*]##*/}"
   n=0
-  for c in "" $(offered outbox-uvrelay ""); do
-    for f in $(outbox-uvrelay $c --help | grep -oE -- "--[a-z][a-z0-9-]*" | sort -u); do
-      offer outbox-uvrelay $c "$f"; has "$f" || echo "missing: ${c:-(main)} $f"; n=$((n + 1))
+  while read -r c flags; do
+    for f in $flags; do
+      offer outbox-uvrelay $c "$f"; has "$f" || echo "missing: $c $f"; n=$((n + 1))
     done
-  done
-  # Every option the parser knows (cli/opts.c), at the top level.
-  for f in $(sed -n "s/^    {\"\([a-z-]*\)\".*/\1/p" "$0"); do
-    offer outbox-uvrelay "--$f"; has "--$f" || echo "missing: option --$f"; n=$((n + 1))
-  done
-  echo "checked: $n"' "$src/cli/opts.c")
+  done <<<"$0"
+  echo "checked: $n"' "$lists" "$prefix")
 echo "$out" | sed 's/^/    /'
 assert_eq "$(sed -n 's/^--cu: //p' <<<"$out")" "--cursor" "completion of --cu"
 assert_eq "$(sed -n 's/^sch: //p' <<<"$out")" "schema" "completion of sch"
 assert_eq "$(sed -n 's/^dead: //p' <<<"$out")" "list replay purge" "completion after dead"
 assert_eq "$(sed -n 's/^log-format: //p' <<<"$out")" "text logfmt json" "completion after --log-format"
+assert_eq "$(sed -n 's/^config: //p' <<<"$out")" "outbox-uvrelay.conf" "a file name after --config"
 [ "$(sed -n 's/^checked: //p' <<<"$out")" -gt 100 ] || fail "flags checked"
 ! grep -q '^missing' <<<"$out" || fail "flags not offered by the completion"
 echo "ok: the completion offers every flag of every help text"
