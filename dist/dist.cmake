@@ -48,7 +48,10 @@ install(FILES README.md dist/copyright ${OUTBOX_CHANGELOG_GZ} DESTINATION ${CMAK
 # uninstall`, which removes them.
 install(CODE "set(OUTBOX_INSTALLED \"${CMAKE_CURRENT_BINARY_DIR}/outbox-installed.txt\")")
 install(SCRIPT dist/record_install.cmake)
-add_custom_target(uninstall
-  COMMAND ${CMAKE_COMMAND} -DINSTALLED=${CMAKE_CURRENT_BINARY_DIR}/outbox-installed.txt
-    -P ${CMAKE_CURRENT_SOURCE_DIR}/dist/uninstall.cmake
-  COMMENT "Removing the files of the last install")
+# (A project that builds this one as a subdirectory keeps its own.)
+if(NOT TARGET uninstall)
+  add_custom_target(uninstall
+    COMMAND ${CMAKE_COMMAND} -DINSTALLED=${CMAKE_CURRENT_BINARY_DIR}/outbox-installed.txt
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/dist/uninstall.cmake
+    COMMENT "Removing the files of the last install")
+endif()
