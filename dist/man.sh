@@ -3,6 +3,9 @@
 # cannot drift from what the binary accepts: the main --help gives the
 # synopsis, the description and the options; each command's --help (the
 # commands named in the synopsis) gives its subsection under COMMANDS.
+# Not help2man: it reads these texts badly (the "usage:" lines, the OUTBOX_*
+# column beside each flag), and its page warns under `man --warnings`; this
+# one takes no build dependency beyond awk.
 #   dist/man.sh BINARY VERSION OUTPUT
 set -euo pipefail
 bin=$1 version=$2 out=$3
