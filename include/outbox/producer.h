@@ -117,7 +117,8 @@ OUTBOX_EXPORT int outbox_producer_build(outbox_producer *p, MYSQL *conn,
 /* W3C Trace Context: the same calls, with the trace of the request that
  * wrote the events, so that a consumer continues it. `traceparent` is
  * required: 00-<32 hex trace-id>-<16 hex parent-id>-<2 hex flags>, lowercase,
- * with neither id all zeros (as OpenTelemetry's propagators write it);
+ * with neither id all zeros, as OpenTelemetry's propagators write it (a
+ * later version may append fields after a '-'; version ff is invalid);
  * `tracestate` is optional (NULL): the W3C list of at most 32 key=value
  * members, at most 512 characters. Both are added to each entry's headers
  * object (one is made when an entry has none) as "traceparent" and
