@@ -119,11 +119,12 @@ OUTBOX_EXPORT int outbox_producer_build(outbox_producer *p, MYSQL *conn,
  * required: 00-<32 hex trace-id>-<16 hex parent-id>-<2 hex flags>, lowercase,
  * with neither id all zeros, as OpenTelemetry's propagators write it (a
  * later version may append fields after a '-'; version ff is invalid);
- * `tracestate` is optional (NULL): the W3C list of at most 32 key=value
- * members, at most 512 characters. Both are added to each entry's headers
- * object (one is made when an entry has none) as "traceparent" and
- * "tracestate", which the relay publishes unchanged as the NATS headers of
- * those names. The strings are read during the call and not kept.
+ * `tracestate` is optional (NULL or "": none): the W3C list of at most 32
+ * key=value members, at most 512 characters. Both are added to each
+ * entry's headers object (one is made when an entry has none) as
+ * "traceparent" and "tracestate", which the relay publishes unchanged as the
+ * NATS headers of those names. The strings are read during the call and not
+ * kept.
  *
  * Errors, beside those of the calls above, with nothing inserted:
  * OUTBOX_EINVAL for a NULL or malformed traceparent, a malformed

@@ -183,7 +183,7 @@ static int check_entry(outbox_producer *p, size_t idx, const outbox_entry *e) {
 /* The trace of a traced call, checked once for the whole batch. */
 typedef struct trace_args {
     const char *parent; /* NULL: an untraced call */
-    const char *state;  /* may be NULL */
+    const char *state;  /* NULL: none (W3C: an empty list is not sent) */
 } trace_args;
 
 static int check_trace_args(outbox_producer *p, const trace_args *t) {
@@ -354,7 +354,7 @@ int outbox_producer_build(outbox_producer *p, MYSQL *conn, const outbox_entry *e
 int outbox_producer_build_traced(outbox_producer *p, MYSQL *conn, const outbox_entry *entries,
                                  size_t n, const char *traceparent, const char *tracestate,
                                  outbox_id *ids_out, const char **sql, size_t *sql_len) {
-    trace_args t = {traceparent, tracestate};
+    trace_args t = {traceparent, tracestate && *tracestate ? tracestate : NULL};
     return build(p, conn, entries, n, &t, ids_out, sql, sql_len);
 }
 
@@ -383,13 +383,13 @@ int outbox_enqueue(outbox_producer *p, MYSQL *conn, const outbox_entry *e, outbo
 int outbox_enqueue_many_traced(outbox_producer *p, MYSQL *conn, const outbox_entry *entries,
                                size_t n, const char *traceparent, const char *tracestate,
                                outbox_id *ids_out) {
-    trace_args t = {traceparent, tracestate};
+    trace_args t = {traceparent, tracestate && *tracestate ? tracestate : NULL};
     return enqueue(p, conn, entries, n, &t, ids_out);
 }
 
 int outbox_enqueue_traced(outbox_producer *p, MYSQL *conn, const outbox_entry *e,
                           const char *traceparent, const char *tracestate, outbox_id *id_out) {
-    trace_args t = {traceparent, tracestate};
+    trace_args t = {traceparent, tracestate && *tracestate ? tracestate : NULL};
     return enqueue(p, conn, e, 1, &t, id_out);
 }
 
