@@ -146,6 +146,18 @@ void *ob_opt_table_field(ob_cli_table *t, const opt *o) {
     return (char *)&t->relay + (o->off - offsetof(ob_cli, relay));
 }
 
+int ob_opt_path(const opt *o) {
+    static const char *const read[] = {
+        "db-password-file", "db-tls-ca",       "db-tls-cert",        "db-tls-key",
+        "nats-tls-ca",      "nats-tls-cert",   "nats-tls-key",       "nats-creds",
+        "nats-nkey",        "nats-token-file", "nats-password-file",
+    };
+    for (size_t i = 0; i < sizeof(read) / sizeof(read[0]); i++)
+        if (strcmp(o->name, read[i]) == 0)
+            return OB_PATH_READ;
+    return strcmp(o->name, "log-file") == 0 ? OB_PATH_WRITTEN : 0;
+}
+
 int ob_opt_takes_value(const opt *o) {
     return o->type != T_FLAG && o->type != T_PROGRESS;
 }

@@ -11,8 +11,8 @@ static const char *const usage_parts[] = {
     "usage: outbox-uvrelay [run] --db mysql://user:pass@host:port/db --nats "
     "nats://host:port "
     "[options]\n"
-    "       outbox-uvrelay schema [--table T] [--ordered | --leader] [--partitioned [--monthly] "
-    "[--lookahead N]] [--binary] [--no-function]\n"
+    "       outbox-uvrelay schema [--table T] [--ordered | --leader | --cursor] "
+    "[--partitioned [--monthly] [--lookahead N]] [--binary] [--no-function]\n"
     "       outbox-uvrelay schema --migrate [--table T]\n"
     "       outbox-uvrelay status --db URL [--table T] [--json]\n"
     "       outbox-uvrelay partitions --once --db URL [--table T] [--monthly] "
@@ -119,7 +119,7 @@ static const char *const usage_parts[] = {
     "  --help, --version\n"
     "\n"
     "Durations: 250ms, 5s, 2m, 1h, 7d, or plain milliseconds.\n"
-    "Exit status: 0 done, 1 runtime failure, 2 bad usage.\n",
+    "Exit status: 0 done, 1 runtime failure or a file that cannot be read, 2 bad usage.\n",
 };
 
 static const char usage_config[] =
@@ -150,7 +150,8 @@ static const char usage_common[] =
     "[table NAME] sections: each declared table, or the one --table NAME picks; a\n"
     "name the file does not declare is an error), --log-format text|logfmt|json.\n"
     "TLS and the other connection options: outbox-uvrelay --help.\n"
-    "Exit status: 0 done, 1 runtime failure, 2 bad usage (nothing changed).\n";
+    "Exit status: 0 done, 1 runtime failure or a file that cannot be read, 2 bad usage\n"
+    "(nothing changed).\n";
 
 static const char usage_schema[] =
     "usage: outbox-uvrelay schema [--table T] [--ordered | --leader | --cursor]\n"

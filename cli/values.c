@@ -130,6 +130,7 @@ static int store_file(ob_cli *c, void *field, const char *path, const char *src,
     FILE *f = fopen(path, "r");
     if (f == NULL) {
         snprintf(err, errlen, "%s: cannot read '%s': %s", src, path, strerror(errno));
+        c->unreadable = 1;
         return -1;
     }
     char buf[4096];
