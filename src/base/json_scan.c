@@ -230,6 +230,46 @@ static int fail(ob_json_error *err, const char *s, pos at, const char *why) {
     return -1;
 }
 
+/* A value that is not a container, at p < end. */
+static pos scan_scalar(pos p, pos end, const char **why) {
+    switch (*p) {
+    case '"':
+        return scan_string(p + 1, end, why);
+    case 't':
+        return scan_word(p, end, "true", why);
+    case 'f':
+        return scan_word(p, end, "false", why);
+    case 'n':
+        return scan_word(p, end, "null", why);
+    default:
+        if (*p == '-' || is_digit(*p))
+            return scan_number(p, end, why);
+        *why = "unexpected character";
+        return p;
+    }
+}
+
+/* An object member's `"key" :`, blanks first; returns where its value may
+ * start, or where it went wrong with *why set. */
+static pos scan_key(pos p, pos end, const char **why) {
+    while (p < end && is_ws(*p))
+        p++;
+    if (p == end || *p != '"') {
+        *why = "expected a string key";
+        return p;
+    }
+    p = scan_string(p + 1, end, why);
+    if (*why != NULL)
+        return p;
+    while (p < end && is_ws(*p))
+        p++;
+    if (p == end || *p != ':') {
+        *why = "expected ':'";
+        return p;
+    }
+    return p + 1;
+}
+
 int ob_json_scan(const char *s, size_t n, ob_json_error *err) {
     pos p = (pos)s, end = p + n;
     unsigned char open[OB_JSON_MAX_DEPTH]; /* '{' or '[' per open container */
@@ -258,23 +298,8 @@ int ob_json_scan(const char *s, size_t n, ob_json_error *err) {
             if (open[depth - 1] == '[')
                 continue; /* the first element */
             goto member;
-        case '"':
-            p = scan_string(p + 1, end, &why);
-            break;
-        case 't':
-            p = scan_word(p, end, "true", &why);
-            break;
-        case 'f':
-            p = scan_word(p, end, "false", &why);
-            break;
-        case 'n':
-            p = scan_word(p, end, "null", &why);
-            break;
         default:
-            if (*p == '-' || is_digit(*p))
-                p = scan_number(p, end, &why);
-            else
-                why = "unexpected character";
+            p = scan_scalar(p, end, &why);
         }
         if (why != NULL)
             return fail(err, s, p, why);
@@ -301,18 +326,8 @@ int ob_json_scan(const char *s, size_t n, ob_json_error *err) {
         if (open[depth - 1] == '[')
             continue;
     member:
-        /* An object member: "key" : value. */
-        while (p < end && is_ws(*p))
-            p++;
-        if (p == end || *p != '"')
-            return fail(err, s, p, "expected a string key");
-        p = scan_string(p + 1, end, &why);
+        p = scan_key(p, end, &why);
         if (why != NULL)
             return fail(err, s, p, why);
-        while (p < end && is_ws(*p))
-            p++;
-        if (p == end || *p != ':')
-            return fail(err, s, p, "expected ':'");
-        p++;
     }
 }
