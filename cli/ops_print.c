@@ -63,6 +63,10 @@ static void print_cursors(const outbox_maint_result *r) {
     for (int k = 0; k < 64; k++)
         n += r->bucket_cursor[k] >= 0;
     printf("cursor mode       %d of 64 buckets have a cursor\n", n);
+    if (r->cursor_mismatch)
+        printf("cursor mismatch   the highest cursor %lld is at or above the table's "
+               "AUTO_INCREMENT counter %lld: run cursor-reset\n",
+               (long long)r->cursor_top, (long long)r->next_seq);
     printf("  bucket  cursor                pending\n");
     for (int k = 0; k < 64; k++) {
         if (r->bucket_cursor[k] < 0 && r->bucket_pending[k] == 0)
@@ -221,8 +225,10 @@ static void json_status(const ob_ops_out *out, const outbox_maint_result *r) {
                         r->leader_holder ? json_integer((json_int_t)r->leader_holder)
                                          : json_null());
     json_object_set_new(o, "bucket_owners", json_owners(r));
-    if (r->cursor_mode)
+    if (r->cursor_mode) {
         json_object_set_new(o, "cursors", json_cursors(r));
+        json_object_set_new(o, "cursor_mismatch", json_boolean(r->cursor_mismatch));
+    }
     json_t *parts = json_array();
     for (size_t i = 0; i < r->npartitions; i++) {
         char bound[32];
@@ -290,6 +296,16 @@ void ob_ops_print(const ob_ops_out *out, const outbox_maint_result *r) {
     case OUTBOX_MAINT_DEAD_PURGE:
         put_kind(out, "dead purge");
         printf("%llu row(s) changed (deleted)\n", (unsigned long long)r->changed);
+        break;
+    case OUTBOX_MAINT_CURSOR_RESET:
+        put_kind(out, "cursor-reset");
+        if (r->changed)
+            printf("%llu cursor(s) set to 0 (the highest was %lld, the table's counter %lld)\n",
+                   (unsigned long long)r->changed, (long long)r->cursor_top,
+                   (long long)r->next_seq);
+        else
+            printf("nothing reset (%s)\n",
+                   r->cursor_top >= 0 ? "the cursors agree with the counter" : "no cursor");
         break;
     case OUTBOX_MAINT_SAMPLE:
         break;
