@@ -48,10 +48,10 @@ void ob_cursor_mismatch_why(char *out, size_t n, const char *table, uint64_t top
                             uint64_t counter) {
     snprintf(out, n,
              "the cursors of table %s (up to seq %llu) are at or above its AUTO_INCREMENT "
-             "counter (%llu): the table was reset (TRUNCATE, ALTER TABLE ... AUTO_INCREMENT, a "
-             "restore) or the cursors belong to another table, and new rows at or below the "
-             "cursors would be taken for delivered; repair with: outbox-uvrelay cursor-reset "
-             "--table %s --db <url>",
+             "counter (%llu): repair with outbox-uvrelay cursor-reset --table %s (the table was "
+             "reset by a TRUNCATE, an ALTER TABLE ... AUTO_INCREMENT or a restore, or the "
+             "cursors belong to another table: new rows at or below the cursors would be taken "
+             "for delivered)",
              table, (unsigned long long)top, (unsigned long long)counter, table);
 }
 

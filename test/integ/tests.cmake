@@ -131,4 +131,7 @@ ob_integ_sh(cursor_no_process 120)
 ob_integ_sh(cursor_long_trx 120)
 ob_integ_sh(cursor_rollbacks 120)
 ob_integ_sh(cursor_multirow 120)
+# Issue 29: what cursor mode assumes, it checks: a table reset under its
+# cursors, a seq set by the producer, grants missing or revoked.
+ob_integ_sh(cursor_truncate 120)
 ob_integ_c(budget_modes 300)
