@@ -134,4 +134,5 @@ ob_integ_sh(cursor_multirow 120)
 # Issue 29: what cursor mode assumes, it checks: a table reset under its
 # cursors, a seq set by the producer, grants missing or revoked.
 ob_integ_sh(cursor_truncate 120)
+ob_integ_sh(cursor_explicit_seq 60)
 ob_integ_c(budget_modes 300)
