@@ -135,4 +135,5 @@ ob_integ_sh(cursor_multirow 120)
 # cursors, a seq set by the producer, grants missing or revoked.
 ob_integ_sh(cursor_truncate 120)
 ob_integ_sh(cursor_explicit_seq 60)
+ob_integ_sh(cursor_revoked 120)
 ob_integ_c(budget_modes 300)
