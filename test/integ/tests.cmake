@@ -136,4 +136,6 @@ ob_integ_sh(cursor_multirow 120)
 ob_integ_sh(cursor_truncate 120)
 ob_integ_sh(cursor_explicit_seq 60)
 ob_integ_sh(cursor_revoked 120)
+# The README's "Grants", line by line, each with a user holding exactly them.
+ob_integ_sh(grants 120)
 ob_integ_c(budget_modes 300)
