@@ -122,7 +122,9 @@ static void seq_trigger_ddl(ob_buf *b, const char *table) {
     ob_buf_puts(b, "\n-- seq is the server's: a value an INSERT gives is replaced by the next of "
                    "the\n-- counter (cursor mode takes rows at or below a cursor for delivered). "
                    "Creating\n-- a trigger needs the TRIGGER privilege, and with the binary log "
-                   "on SUPER\n-- unless log_bin_trust_function_creators=1.\n"
+                   "on SUPER\n-- unless log_bin_trust_function_creators=1 (error 1419): then "
+                   "everything\n-- above is made, and someone with SUPER runs `schema --migrate` "
+                   "for this.\n"
                    "CREATE TRIGGER IF NOT EXISTS ");
     if (dot) {
         ob_buf_putc(b, '`');
@@ -166,8 +168,8 @@ int outbox_schema_migrate_ddl(const char *table, char **out, char *errbuf, size_
                     "    ADD INDEX IF NOT EXISTS " OB_STATUS_SEQ_INDEX ",\n"
                     "    ADD INDEX IF NOT EXISTS " OB_BUCKET_INDEX ",\n"
                     "    ADD INDEX IF NOT EXISTS " OB_WAIT_INDEX ";\n");
-    seq_trigger_ddl(&b, table);
     cursor_table_ddl(&b, table);
+    seq_trigger_ddl(&b, table);
     if (b.oom) {
         ob_buf_free(&b);
         return OUTBOX_ENOMEM;
@@ -272,12 +274,14 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
     if (o->partitioned)
         partitions_ddl(&b, start, o->monthly, o->lookahead);
     ob_buf_puts(&b, ";\n");
-    if (o->ordered) {
-        seq_trigger_ddl(&b, o->table);
+    if (o->ordered)
         cursor_table_ddl(&b, o->table);
-    }
     if (o->with_function)
         function_ddl(&b, o->table);
+    /* Last: on a server with the binary log and without SUPER it fails
+     * (error 1419) after everything else was made. */
+    if (o->ordered)
+        seq_trigger_ddl(&b, o->table);
     if (b.oom) {
         ob_buf_free(&b);
         return OUTBOX_ENOMEM;

@@ -4,10 +4,10 @@
 # delivered:
 #   - at start, a --cursor relay exits 1 naming the cause and the command
 #     that repairs it (cursor-reset), and publishes nothing;
-#   - status reports the mismatch and exits 1; cleanup exits 1 and deletes
-#     nothing;
+#   - status reports the mismatch and exits 1; cleanup and partitions exit 1
+#     and delete nothing;
 #   - cursor-reset sets the cursors to 0, and the relay then delivers every
-#     new row once; a second cursor-reset changes nothing;
+#     new row once; a second cursor-reset changes nothing, unless --all;
 #   - under a running relay, a TRUNCATE stops it publishing that table:
 #     /readyz answers 503 naming it, outbox_relay_cursor_mismatch reads 1,
 #     one error line; after cursor-reset the new rows are delivered.
@@ -48,6 +48,9 @@ echo "$out" | sed 's/^/    /'
 assert_eq "$rc" 1 "exit status of cleanup"
 echo "$out" | grep -q "nothing was deleted" || fail "cleanup does not say it deleted nothing"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox')" 200 "rows left by cleanup"
+rc=0; out=$(ops partitions --once 2>&1) || rc=$?
+assert_eq "$rc" 1 "exit status of partitions"
+echo "$out" | grep -q "AUTO_INCREMENT counter" || fail "partitions does not name the mismatch"
 
 assert_eq "$(ops cursor-reset 2>/dev/null)" \
   "cursor-reset: 64 cursor(s) set to 0 (the highest was 300, the table's counter $(sql $db "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'outbox'"))" \
@@ -91,4 +94,6 @@ wait_exit $RELAY_PID 15
 RELAY_PID=
 assert_eq "$WAIT_RC" 0 "relay exit status"
 assert_eq "$(field "$(stream_summary $stream)" distinct)" 600 "distinct ids in the stream"
+want="cursor-reset: 64 cursor(s) set to 0 (the highest was $(sql $db 'SELECT MAX(seq) FROM outbox_cursor'), the table's counter $(sql $db "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'outbox'"))"
+assert_eq "$(ops cursor-reset --all 2>/dev/null)" "$want" "cursor-reset --all, with cursors that agree with the counter"
 echo "cursor_truncate: ok"
