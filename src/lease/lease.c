@@ -522,11 +522,6 @@ static void db_failed(ob_lease *l) {
                      "ordered delivery needs the seq and bucket columns in table %s (%u %s); add "
                      "them with: outbox-uvrelay schema --migrate --table %s | mariadb <database>",
                      l->cfg.table, no, ob_db_error(l->db), l->cfg.table);
-        else if (l->state == LS_SURVEYING && no == ER_NO_SUCH_TABLE)
-            snprintf(why, sizeof(why),
-                     "the lease's survey needs MariaDB's Sequence engine (table seq_0_to_%d): "
-                     "%u %s",
-                     OB_BUCKETS - 1, no, ob_db_error(l->db));
         else
             snprintf(why, sizeof(why), "the lease's %s statement failed: %u %s%s",
                      state_names[l->state], no, ob_db_error(l->db), ob_db_error_hint(no));

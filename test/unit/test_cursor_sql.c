@@ -61,9 +61,10 @@ static void writes(void) {
     ob_cursor_sql_init(&b, "`outbox`", "outbox_cursor", "outbox", 0x1, 77);
     CHECK_STR(b.p, "UPDATE `outbox` SET status = 2 WHERE bucket IN (0) AND status = 0 AND seq <= "
                    "77 AND next_attempt_at > NOW(6); INSERT IGNORE INTO outbox_cursor (table_name, "
-                   "bucket, seq) SELECT 'outbox', s.seq, IFNULL((SELECT MIN(o.seq) - 1 FROM "
-                   "`outbox` o WHERE o.bucket = s.seq AND o.status = 0 AND o.seq <= 77), 77) FROM "
-                   "seq_0_to_63 s WHERE s.seq IN (0)");
+                   "bucket, seq) SELECT 'outbox', s_.seq, IFNULL((SELECT MIN(o.seq) - 1 FROM "
+                   "`outbox` o WHERE o.bucket = s_.seq AND o.status = 0 AND o.seq <= 77), 77) FROM "
+                   "(WITH RECURSIVE s_(seq) AS (SELECT 0 UNION ALL SELECT seq + 1 FROM s_ WHERE "
+                   "seq < 63) SELECT seq FROM s_) s_ WHERE s_.seq IN (0)");
     ob_buf_free(&b);
 }
 
