@@ -39,7 +39,7 @@ seed $db 100 256
 t0=$(now_ms)
 rc=0; run --drain >"$work/drain.log" 2>&1 || rc=$?
 took=$(ms_since $t0)
-grep -v ' info ' "$work/drain.log" | sed 's/^/    /'
+{ grep -v ' info ' "$work/drain.log" || true; } | sed 's/^/    /'
 assert_eq "$rc" 1 "exit status of --drain without INSERT on outbox_cursor"
 echo "exited after $took ms"
 [ "$took" -le 5000 ] || fail "the relay took $took ms to give up"

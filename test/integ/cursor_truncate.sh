@@ -33,7 +33,7 @@ seed $db 200 256
 echo "cursors up to $(sql $db 'SELECT MAX(seq) FROM outbox_cursor'), new rows up to seq $(sql $db 'SELECT MAX(seq) FROM outbox')"
 
 rc=0; drain || rc=$?
-grep -v ' info ' "$work/drain.log" | sed 's/^/    /'
+{ grep -v ' info ' "$work/drain.log" || true; } | sed 's/^/    /'
 assert_eq "$rc" 1 "exit status of a cursor relay on the truncated table"
 grep -q "AUTO_INCREMENT counter" "$work/drain.log" || fail "the refusal does not name the cause"
 grep -q "outbox-uvrelay cursor-reset --table outbox" "$work/drain.log" || fail "the refusal does not name the repair"
