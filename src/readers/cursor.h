@@ -36,7 +36,9 @@ typedef struct ob_cursor_owner {
     /* Every owned bucket's cursor passed the last committed row (no gap
      * open, everything acked) and no status-2 row is due. */
     void (*drained)(void *data);
-    /* The reader cannot run (no PROCESS privilege, no cursor table). */
+    /* The reader cannot run (no PROCESS privilege, no cursor table, a grant
+     * missing at start or under a drain, the cursors above the table's
+     * counter at start or under a drain). */
     void (*fatal)(void *data, const char *why);
     /* Every handle is closed. */
     void (*closed)(void *data);
