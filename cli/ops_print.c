@@ -63,10 +63,6 @@ static void print_cursors(const outbox_maint_result *r) {
     for (int k = 0; k < 64; k++)
         n += r->bucket_cursor[k] >= 0;
     printf("cursor mode       %d of 64 buckets have a cursor\n", n);
-    if (r->cursor_mismatch)
-        printf("cursor mismatch   the highest cursor %lld is at or above the table's "
-               "AUTO_INCREMENT counter %lld: run cursor-reset\n",
-               (long long)r->cursor_top, (long long)r->next_seq);
     printf("  bucket  cursor                pending\n");
     for (int k = 0; k < 64; k++) {
         if (r->bucket_cursor[k] < 0 && r->bucket_pending[k] == 0)
@@ -127,6 +123,11 @@ static void print_status(const ob_ops_out *out, const outbox_maint_result *r) {
     else
         printf("maintenance lock  free\n");
     print_owners(r);
+    if (r->cursor_mismatch)
+        printf("cursor mismatch   the highest cursor %lld is at or above the table's "
+               "AUTO_INCREMENT counter %lld: every row with status 0 counts as pending until "
+               "cursor-reset\n",
+               (long long)r->cursor_top, (long long)r->next_seq);
     print_cursors(r);
     if (r->npartitions == 0) {
         printf("partitions        none (not partitioned)\n");
@@ -225,10 +226,10 @@ static void json_status(const ob_ops_out *out, const outbox_maint_result *r) {
                         r->leader_holder ? json_integer((json_int_t)r->leader_holder)
                                          : json_null());
     json_object_set_new(o, "bucket_owners", json_owners(r));
-    if (r->cursor_mode) {
+    if (r->cursor_mode)
         json_object_set_new(o, "cursors", json_cursors(r));
+    if (r->cursor_mode || r->cursor_mismatch)
         json_object_set_new(o, "cursor_mismatch", json_boolean(r->cursor_mismatch));
-    }
     json_t *parts = json_array();
     for (size_t i = 0; i < r->npartitions; i++) {
         char bound[32];

@@ -233,7 +233,8 @@ typedef struct outbox_maint_result {
      * from another server): the rows at or below the cursors may be new, and
      * nothing tells them from delivered ones. STATUS reports it; CLEANUP and
      * PARTITIONS refuse to run (OUTBOX_ESCHEMA); CURSOR_RESET repairs it.
-     * STATUS then says why in `message`, though its status is OUTBOX_OK. */
+     * STATUS then says why in `message`, though its status is OUTBOX_OK, and
+     * SAMPLE and STATUS count every row with status 0 as pending. */
     int cursor_mismatch;
     int64_t next_seq;   /* the table's AUTO_INCREMENT counter, -1 when unknown */
     int64_t cursor_top; /* the highest cursor of the table, -1 without one */

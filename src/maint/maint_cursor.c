@@ -90,6 +90,12 @@ int ob_maint_cursor_probe_result(outbox_maint *m, ob_job *j, int ok) {
     j->res.next_seq = ob_maint_first_int(ob_db_result(m->db, 1), -1);
     j->res.cursor_mismatch =
         j->cursored && j->res.next_seq >= 0 && j->res.cursor_top >= j->res.next_seq;
+    if (j->res.cursor_mismatch &&
+        (j->req.kind == OUTBOX_MAINT_STATUS || j->req.kind == OUTBOX_MAINT_SAMPLE)) {
+        /* Counted as without cursors: every row with status 0 is pending,
+         * which it is for the relays once cursor-reset has run. */
+        j->cursored = 0;
+    }
     if (j->res.cursor_mismatch && trusts_cursors(j->req.kind)) {
         char why[600];
         ob_cursor_mismatch_why(why, sizeof(why), m->o.table, (uint64_t)j->res.cursor_top,

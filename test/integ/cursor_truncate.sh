@@ -43,6 +43,9 @@ rc=0; out=$(ops status 2>&1) || rc=$?
 echo "$out" | grep -v '^  [0-9]' | sed 's/^/    /'
 assert_eq "$rc" 1 "exit status of status"
 echo "$out" | grep -q '^cursor mismatch' || fail "status does not report the mismatch"
+assert_eq "$(echo "$out" | sed -n 's/^pending  *//p')" 200 "pending in status (every new row)"
+json=$(ops status --json 2>/dev/null || true)
+assert_eq "$(echo "$json" | jq -c '[.cursor_mismatch, .pending]')" "[true,200]" "status --json"
 rc=0; out=$(ops cleanup --once --older-than 0s 2>&1) || rc=$?
 echo "$out" | sed 's/^/    /'
 assert_eq "$rc" 1 "exit status of cleanup"
