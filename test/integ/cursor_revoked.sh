@@ -17,6 +17,7 @@ work=$(mktemp -d); RELAY_PID=
 trap 'kill -KILL $RELAY_PID 2>/dev/null || true; MDB -e "DROP USER IF EXISTS '"'$user'"'@'"'127.0.0.1'"'" || true; rm -rf "$work"' EXIT
 db_fresh $db --cursor
 stream_delete $stream
+streamcheck --stream $stream --create "$prefix.>"
 MDB -e "DROP USER IF EXISTS '$user'@'127.0.0.1'; CREATE USER '$user'@'127.0.0.1' IDENTIFIED BY 'rv';
   GRANT SELECT, UPDATE ON $db.outbox TO '$user'@'127.0.0.1';
   GRANT SELECT, UPDATE ON $db.outbox_cursor TO '$user'@'127.0.0.1';
