@@ -25,6 +25,7 @@ typedef enum opt_type {
     T_PROGRESS, /* --progress / --no-progress */
     T_FILE,     /* const char *: the first line of the named file (a secret) */
     T_LOGFMT,   /* text | logfmt | json */
+    T_NATSCLI,  /* auto | loop | threads */
 } opt_type;
 
 typedef struct opt {

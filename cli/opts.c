@@ -25,6 +25,7 @@ const opt ob_opts[] = {
     {"nats-token-file", "OUTBOX_NATS_TOKEN_FILE", T_STR, R(nats_token_file), 0},
     {"nats-password-file", "OUTBOX_NATS_PASSWORD_FILE", T_STR, R(nats_password_file), 0},
     {"stream-replicas", "OUTBOX_STREAM_REPLICAS", T_INT, R(stream_replicas), 0},
+    {"nats-client", "OUTBOX_NATS_CLIENT", T_NATSCLI, R(nats_client), 0},
     {"table", "OUTBOX_TABLE", T_STR, R(table), 0},
     {"stream", "OUTBOX_STREAM", T_STR, R(stream), 0},
     {"subject-prefix", "OUTBOX_SUBJECT_PREFIX", T_STR, R(subject_prefix), 0},
@@ -127,6 +128,8 @@ size_t ob_opt_size(const opt *o) {
         return sizeof(outbox_log_level);
     case T_LOGFMT:
         return sizeof(ob_log_format);
+    case T_NATSCLI:
+        return sizeof(outbox_nats_client);
     case T_FLAG:
         if (o->off == R(processing))
             return sizeof(outbox_processing_mode);

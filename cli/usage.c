@@ -53,7 +53,10 @@ static const char *const usage_parts[] = {
     "  --nats-tls-key F      OUTBOX_NATS_TLS_KEY   its key\n"
     "  --nats-creds F        OUTBOX_NATS_CREDS     JWT + NKey credentials file (.creds)\n"
     "  --nats-nkey F         OUTBOX_NATS_NKEY      NKey user seed file\n"
-    "  --stream-replicas N   OUTBOX_STREAM_REPLICAS  replicas of a stream the relay creates\n",
+    "  --stream-replicas N   OUTBOX_STREAM_REPLICAS  replicas of a stream the relay creates\n"
+    "  --nats-client WHERE   OUTBOX_NATS_CLIENT    where nats.c reads and writes: loop (the\n"
+    "                        relay's loop), threads (nats.c's own), or auto: the loop but\n"
+    "                        over TLS, where nats.c can wait without a deadline (auto)\n",
     "Relay:\n"
     "  --table NAME          OUTBOX_TABLE          outbox table, [schema.]name (outbox)\n"
     "  --stream NAME         OUTBOX_STREAM         JetStream stream (OUTBOX)\n"

@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buckets.h"
 #include "cursor_fit.h"
-#include "lease.h"
 
 int ob_maint_needs_cursors(outbox_maint_kind kind) {
     switch (kind) {

@@ -142,12 +142,10 @@ static void owner_closed(void *data, ob_worker *w) {
 
 static void on_link_ack(void *data, const ob_ack *ack) {
     outbox_relay *r = data;
-    ob_answer wa = {ack->gen,      ack->slot, ack->kind,    ack->code,
-                    ack->err_code, ack->text, ack->text_len};
     if (r->cursor)
-        ob_cursor_ack(r->cursor, &wa);
+        ob_cursor_ack(r->cursor, ack);
     else if (ack->worker < (uint32_t)r->nworkers)
-        ob_worker_ack(r->workers[ack->worker], &wa);
+        ob_worker_ack(r->workers[ack->worker], ack);
 }
 
 static void on_link_ready(void *data, int ready) {
@@ -331,6 +329,7 @@ static ob_link *make_link(outbox_relay *r, char *err, size_t errlen) {
         (uint64_t)o->ack_timeout_ms + (o->backoff_max_ms > db_wait ? o->backoff_max_ms : db_wait);
     lc.strict_duplicate_window = o->strict_duplicate_window;
     lc.replicas = o->stream_replicas;
+    lc.client = o->nats_client;
     lc.options = o;
     lc.wake_subject = r->wake_subject;
     lc.max_in_flight = o->max_in_flight;

@@ -110,8 +110,47 @@ static void help_per_command(void) {
     CHECK_STR(ob_cli_usage_for(OB_CMD_RUN), ob_cli_usage());
 }
 
+/* Where nats.c reads and writes: a flag, its variable, and the binary's
+ * first spelling of it (OUTBOX_NATS_EVENT_LOOP: 0 is threads, 1 the loop). */
+static void nats_client_is_an_option(void) {
+    ob_cli c;
+    char err[256];
+    CHECK_EQ(parse(&c, NULL, err, 5, "--db", "mysql://h/d", "--nats", "nats://h"), 0);
+    CHECK_EQ(c.relay.nats_client, OUTBOX_NATS_CLIENT_AUTO);
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 7, "--db", "mysql://h/d", "--nats", "nats://h", "--nats-client",
+                   "threads"),
+             0);
+    CHECK_EQ(c.relay.nats_client, OUTBOX_NATS_CLIENT_THREADS);
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 7, "--db", "mysql://h/d", "--nats", "nats://h", "--nats-client",
+                   "fast"),
+             2);
+    CHECK_CONTAINS(err, "auto, loop or threads");
+    ob_cli_free(&c);
+    kv off[] = {{"OUTBOX_NATS_EVENT_LOOP", "0"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, off, err, 5, "--db", "mysql://h/d", "--nats", "nats://h"), 0);
+    CHECK_EQ(c.relay.nats_client, OUTBOX_NATS_CLIENT_THREADS);
+    ob_cli_free(&c);
+    kv on[] = {{"OUTBOX_NATS_EVENT_LOOP", "1"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, on, err, 5, "--db", "mysql://h/d", "--nats", "nats://h"), 0);
+    CHECK_EQ(c.relay.nats_client, OUTBOX_NATS_CLIENT_LOOP);
+    ob_cli_free(&c);
+    /* The flag overrides the environment, as for every option. */
+    CHECK_EQ(
+        parse(&c, on, err, 7, "--db", "mysql://h/d", "--nats", "nats://h", "--nats-client", "auto"),
+        0);
+    CHECK_EQ(c.relay.nats_client, OUTBOX_NATS_CLIENT_AUTO);
+    ob_cli_free(&c);
+    kv both[] = {{"OUTBOX_NATS_EVENT_LOOP", "0"}, {"OUTBOX_NATS_CLIENT", "loop"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, both, err, 5, "--db", "mysql://h/d", "--nats", "nats://h"), 2);
+    CHECK_CONTAINS(err, "OUTBOX_NATS_EVENT_LOOP and OUTBOX_NATS_CLIENT");
+    ob_cli_free(&c);
+}
+
 int main(void) {
     help_per_command();
+    nats_client_is_an_option();
     ob_cli c;
     char err[256];
 
