@@ -11,9 +11,13 @@
 static const struct {
     const char *name;
     ob_cli_command cmd;
-} commands[] = {{"run", OB_CMD_RUN},         {"schema", OB_CMD_SCHEMA},
-                {"status", OB_CMD_STATUS},   {"partitions", OB_CMD_PARTITIONS},
-                {"cleanup", OB_CMD_CLEANUP}, {"dead", OB_CMD_DEAD}};
+} commands[] = {{"run", OB_CMD_RUN},
+                {"schema", OB_CMD_SCHEMA},
+                {"status", OB_CMD_STATUS},
+                {"partitions", OB_CMD_PARTITIONS},
+                {"cleanup", OB_CMD_CLEANUP},
+                {"dead", OB_CMD_DEAD},
+                {"cursor-reset", OB_CMD_CURSOR_RESET}};
 
 /* A word that is not an option: the command, or the dead-letter action. */
 static int parse_positional(ob_cli *c, const char *arg, int positional, char *err, size_t errlen) {
@@ -24,7 +28,9 @@ static int parse_positional(ob_cli *c, const char *arg, int positional, char *er
                 break;
         if (k == sizeof(commands) / sizeof(commands[0])) {
             snprintf(err, errlen,
-                     "unknown command '%s' (run, schema, status, partitions, cleanup, dead)", arg);
+                     "unknown command '%s' (run, schema, status, partitions, cleanup, dead, "
+                     "cursor-reset)",
+                     arg);
             return -1;
         }
         c->command = commands[k].cmd;

@@ -19,6 +19,7 @@ typedef enum ob_cli_command {
     OB_CMD_PARTITIONS,
     OB_CMD_CLEANUP,
     OB_CMD_DEAD,
+    OB_CMD_CURSOR_RESET,
 } ob_cli_command;
 
 #define OB_CLI_LIMIT_UNSET UINT32_MAX

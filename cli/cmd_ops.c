@@ -45,8 +45,9 @@ static int make_job(const ob_cli *c, outbox_maint_job *job, outbox_id *id) {
     int is_dead = c->command == OB_CMD_DEAD;
     if (c->id && !is_dead)
         return usage("--id is only for dead list|replay|purge%s", "");
-    if (c->all && !(is_dead && strcmp(dead_action(c), "replay") == 0))
-        return usage("--all is only for dead replay%s", "");
+    if (c->all && !(is_dead && strcmp(dead_action(c), "replay") == 0) &&
+        c->command != OB_CMD_CURSOR_RESET)
+        return usage("--all is only for dead replay and cursor-reset%s", "");
     if (c->json &&
         !(c->command == OB_CMD_STATUS || (is_dead && strcmp(dead_action(c), "list") == 0)))
         return usage("--json is only for status and dead list%s", "");
@@ -57,6 +58,10 @@ static int make_job(const ob_cli *c, outbox_maint_job *job, outbox_id *id) {
     switch (c->command) {
     case OB_CMD_STATUS:
         job->kind = OUTBOX_MAINT_STATUS;
+        return 0;
+    case OB_CMD_CURSOR_RESET:
+        job->kind = OUTBOX_MAINT_CURSOR_RESET;
+        job->all = c->all;
         return 0;
     case OB_CMD_PARTITIONS:
     case OB_CMD_CLEANUP:
@@ -106,6 +111,13 @@ static void on_result(outbox_maint *m, const outbox_maint_result *r, void *data)
         return;
     }
     ob_ops_print(&x->out, r);
+    if (r->kind == OUTBOX_MAINT_STATUS && r->cursor_mismatch) {
+        /* The counts above take rows at or below the cursors for delivered,
+         * which they may not be. */
+        ob_logout_fail(err_log, 0, "status%s%s%s: %s", x->out.label ? " [table " : "",
+                       x->out.label ? x->out.label : "", x->out.label ? "]" : "", r->message);
+        x->exit_code = 1;
+    }
     if (r->kind != OUTBOX_MAINT_DEAD_LIST)
         return;
     /* stdout is the TSV (or JSON) alone, for tools; the summary goes to

@@ -123,6 +123,11 @@ static void print_status(const ob_ops_out *out, const outbox_maint_result *r) {
     else
         printf("maintenance lock  free\n");
     print_owners(r);
+    if (r->cursor_mismatch)
+        printf("cursor mismatch   the highest cursor %lld is at or above the table's "
+               "AUTO_INCREMENT counter %lld: every row with status 0 counts as pending until "
+               "cursor-reset\n",
+               (long long)r->cursor_top, (long long)r->next_seq);
     print_cursors(r);
     if (r->npartitions == 0) {
         printf("partitions        none (not partitioned)\n");
@@ -223,6 +228,8 @@ static void json_status(const ob_ops_out *out, const outbox_maint_result *r) {
     json_object_set_new(o, "bucket_owners", json_owners(r));
     if (r->cursor_mode)
         json_object_set_new(o, "cursors", json_cursors(r));
+    if (r->cursor_mode || r->cursor_mismatch)
+        json_object_set_new(o, "cursor_mismatch", json_boolean(r->cursor_mismatch));
     json_t *parts = json_array();
     for (size_t i = 0; i < r->npartitions; i++) {
         char bound[32];
@@ -290,6 +297,16 @@ void ob_ops_print(const ob_ops_out *out, const outbox_maint_result *r) {
     case OUTBOX_MAINT_DEAD_PURGE:
         put_kind(out, "dead purge");
         printf("%llu row(s) changed (deleted)\n", (unsigned long long)r->changed);
+        break;
+    case OUTBOX_MAINT_CURSOR_RESET:
+        put_kind(out, "cursor-reset");
+        if (r->changed)
+            printf("%llu cursor(s) set to 0 (the highest was %lld, the table's counter %lld)\n",
+                   (unsigned long long)r->changed, (long long)r->cursor_top,
+                   (long long)r->next_seq);
+        else
+            printf("nothing reset (%s)\n",
+                   r->cursor_top >= 0 ? "the cursors agree with the counter" : "no cursor");
         break;
     case OUTBOX_MAINT_SAMPLE:
         break;

@@ -21,6 +21,7 @@ static const char *const usage_parts[] = {
     "[--limit N] [--include-dead]\n"
     "       outbox-uvrelay dead list|replay|purge --db URL [--table T] "
     "[--id ID | --all] [--older-than D] [--json]\n"
+    "       outbox-uvrelay cursor-reset --db URL [--table T] [--all]\n"
     "       outbox-uvrelay COMMAND --help: the help of one command\n"
     "\n"
     "Relays rows of a transactional-outbox table in MariaDB to a NATS JetStream stream.\n"
@@ -211,6 +212,14 @@ static const char usage_dead[] =
     "  purge                 deletes dead rows created before --older-than D (7d), or\n"
     "                        the one --id names\n";
 
+static const char usage_cursor_reset[] =
+    "usage: outbox-uvrelay cursor-reset --db URL [--table T] [--all]\n"
+    "\n"
+    "Cursor mode: sets the table's cursors back to 0 when one is at or above the\n"
+    "table's AUTO_INCREMENT counter (after a TRUNCATE, say), so that cursor relays\n"
+    "read the table again from its start; else changes nothing.\n"
+    "  --all                 reset them even when they agree with the counter\n";
+
 const char *ob_cli_usage_for(ob_cli_command cmd) {
     static char text[4096];
     const char *own;
@@ -228,6 +237,9 @@ const char *ob_cli_usage_for(ob_cli_command cmd) {
         break;
     case OB_CMD_DEAD:
         own = usage_dead;
+        break;
+    case OB_CMD_CURSOR_RESET:
+        own = usage_cursor_reset;
         break;
     default:
         return ob_cli_usage();

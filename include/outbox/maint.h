@@ -133,13 +133,14 @@ OUTBOX_EXPORT void outbox_maint_options_from_relay(outbox_maint_options *o,
                                                    const outbox_relay_options *ro);
 
 typedef enum outbox_maint_kind {
-    OUTBOX_MAINT_SAMPLE = 1,      /* pending count and the age of the oldest pending row */
-    OUTBOX_MAINT_PARTITIONS = 2,  /* one round of the partition maintainer (takes the lock) */
-    OUTBOX_MAINT_CLEANUP = 3,     /* one round of the cleanup maintainer (takes the lock) */
-    OUTBOX_MAINT_STATUS = 4,      /* counts per status, lag, partitions, lock holder */
-    OUTBOX_MAINT_DEAD_LIST = 5,   /* dead rows, oldest first */
-    OUTBOX_MAINT_DEAD_REPLAY = 6, /* dead rows become pending, attempts reset */
-    OUTBOX_MAINT_DEAD_PURGE = 7,  /* dead rows are deleted */
+    OUTBOX_MAINT_SAMPLE = 1,       /* pending count and the age of the oldest pending row */
+    OUTBOX_MAINT_PARTITIONS = 2,   /* one round of the partition maintainer (takes the lock) */
+    OUTBOX_MAINT_CLEANUP = 3,      /* one round of the cleanup maintainer (takes the lock) */
+    OUTBOX_MAINT_STATUS = 4,       /* counts per status, lag, partitions, lock holder */
+    OUTBOX_MAINT_DEAD_LIST = 5,    /* dead rows, oldest first */
+    OUTBOX_MAINT_DEAD_REPLAY = 6,  /* dead rows become pending, attempts reset */
+    OUTBOX_MAINT_DEAD_PURGE = 7,   /* dead rows are deleted */
+    OUTBOX_MAINT_CURSOR_RESET = 8, /* cursor mode: the table's cursors go back to 0 */
 } outbox_maint_kind;
 
 /* One job to run. The struct and `id` are copied when the job is queued. */
@@ -151,6 +152,9 @@ typedef struct outbox_maint_job {
     uint32_t limit;
     /* DEAD_PURGE: only rows created more than this long ago (0: any age). */
     uint64_t older_than_ms;
+    /* CURSOR_RESET: reset the cursors even when they agree with the table's
+     * counter (0: only when they do not, see cursor_mismatch). */
+    int all;
 } outbox_maint_job;
 
 /* A partition of the table, as listed by STATUS. */
@@ -221,6 +225,19 @@ typedef struct outbox_maint_result {
     int cursor_mode;
     int64_t bucket_cursor[64];  /* STATUS, cursor mode: the bucket's cursor, -1 without a row */
     int64_t bucket_pending[64]; /* STATUS, cursor mode: the bucket's pending rows */
+
+    /* Every job that reads the cursors (all but DEAD_LIST and DEAD_PURGE):
+     * nonzero when a cursor of the table is at or above the table's
+     * AUTO_INCREMENT counter, which only a reset of the table can cause (a
+     * TRUNCATE, an ALTER TABLE ... AUTO_INCREMENT, a restore, cursors copied
+     * from another server): the rows at or below the cursors may be new, and
+     * nothing tells them from delivered ones. STATUS reports it; CLEANUP and
+     * PARTITIONS refuse to run (OUTBOX_ESCHEMA); CURSOR_RESET repairs it.
+     * STATUS then says why in `message`, though its status is OUTBOX_OK, and
+     * SAMPLE and STATUS count every row with status 0 as pending. */
+    int cursor_mismatch;
+    int64_t next_seq;   /* the table's AUTO_INCREMENT counter, -1 when unknown */
+    int64_t cursor_top; /* the highest cursor of the table, -1 without one */
 } outbox_maint_result;
 
 typedef void (*outbox_maint_cb)(outbox_maint *m, const outbox_maint_result *res, void *data);

@@ -300,6 +300,10 @@ typedef struct outbox_stats {
     uint64_t claimed_bytes_peak; /* the highest claimed_bytes since start */
     /* cursor mode */
     double cursor_gap_age_s; /* gauge: age of the oldest unresolved seq gap, 0 if none */
+    /* gauge: 1 while a cursor of the table is at or above its AUTO_INCREMENT
+     * counter (the table was reset): nothing is published until
+     * `outbox-uvrelay cursor-reset` */
+    int cursor_mismatch;
     /* --- new fields here, last --- */
 } outbox_stats;
 

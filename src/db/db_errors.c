@@ -84,9 +84,10 @@ const char *ob_db_error_hint(unsigned e) {
         return " (the server requires TLS: use --db-tls or --db-tls-ca)";
     case ER_TABLEACCESS_DENIED_ERROR:
     case ER_COLUMNACCESS_DENIED_ERROR:
-        return " (grant the relay's user the privilege named on the outbox table: it needs "
-               "SELECT and UPDATE, and DELETE with --delete-processed; GRANT SELECT, UPDATE ON "
-               "<database>.<table> TO <user>)";
+        return " (grant the relay's user the privilege named, on the table named; on the outbox "
+               "table it needs SELECT and UPDATE, and DELETE with --delete-processed: GRANT "
+               "SELECT, UPDATE ON <database>.<table> TO <user>; the README's Grants lists what "
+               "each mode and command needs)";
     case ER_OPTION_PREVENTS_STATEMENT:
     case ER_READ_ONLY_MODE:
         return " (the server is read-only: point the relay at the primary)";

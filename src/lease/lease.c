@@ -40,6 +40,7 @@
 
 #include "buf.h"
 #include "retry.h"
+#include "sql.h"
 
 typedef enum lease_state {
     LS_NEW,          /* created, not started */
@@ -198,7 +199,8 @@ static void mode_tail(ob_lease *l) {
     char mine = own_mode(l);
     if (!shares_buckets(mine) && !l->mode_lock)
         ob_buf_printf(&l->sql,
-                      "; SELECT GET_LOCK(CONCAT('%s:%c', (SELECT MIN(seq) FROM seq_0_to_%d WHERE "
+                      "; SELECT GET_LOCK(CONCAT('%s:%c', (SELECT MIN(seq) FROM " OB_SQL_SEQ_0_TO
+                      " WHERE "
                       "IS_FREE_LOCK(CONCAT('%s:%c', seq)))), 0)",
                       l->cfg.base, mine, OB_BUCKETS - 1, l->cfg.base, mine);
     else
@@ -207,7 +209,7 @@ static void mode_tail(ob_lease *l) {
                   "; SELECT SUM(IS_USED_LOCK(CONCAT('%s:p', seq)) IS NOT NULL), "
                   "SUM(IS_USED_LOCK(CONCAT('%s:m', seq)) IS NOT NULL), "
                   "SUM(IS_USED_LOCK(CONCAT('%s:s', seq)) IS NOT NULL), "
-                  "SUM(IS_USED_LOCK(CONCAT('%s:c', seq)) IS NOT NULL) FROM seq_0_to_%d",
+                  "SUM(IS_USED_LOCK(CONCAT('%s:c', seq)) IS NOT NULL) FROM " OB_SQL_SEQ_0_TO,
                   l->cfg.base, l->cfg.base, l->cfg.base, l->cfg.base, OB_BUCKETS - 1);
 }
 
@@ -297,7 +299,7 @@ static void survey(ob_lease *l) {
     }
     ob_buf_printf(&l->sql,
                   "SELECT seq, IS_USED_LOCK(CONCAT('%s:b', seq)), IS_USED_LOCK(CONCAT('%s:%c', "
-                  "seq)), NULL FROM seq_0_to_%d",
+                  "seq)), NULL FROM " OB_SQL_SEQ_0_TO,
                   l->cfg.base, l->cfg.base, own_mode(l), OB_BUCKETS - 1);
     idle_sessions(l, 3);
     mode_tail(l);
@@ -310,7 +312,7 @@ static void fence(ob_lease *l, unsigned long victim) {
     l->nkills = l->killed = 0;
     ob_buf_reset(&l->sql);
     ob_buf_printf(&l->sql,
-                  "SELECT IS_USED_LOCK(CONCAT('%s:w%lu.', seq)) FROM seq_0_to_%d WHERE "
+                  "SELECT IS_USED_LOCK(CONCAT('%s:w%lu.', seq)) FROM " OB_SQL_SEQ_0_TO " WHERE "
                   "IS_USED_LOCK(CONCAT('%s:w%lu.', seq)) IS NOT NULL",
                   l->cfg.base, victim, OB_MAX_KILLS - 3, l->cfg.base, victim);
     query(l, LS_FENCING);
@@ -520,11 +522,6 @@ static void db_failed(ob_lease *l) {
                      "ordered delivery needs the seq and bucket columns in table %s (%u %s); add "
                      "them with: outbox-uvrelay schema --migrate --table %s | mariadb <database>",
                      l->cfg.table, no, ob_db_error(l->db), l->cfg.table);
-        else if (l->state == LS_SURVEYING && no == ER_NO_SUCH_TABLE)
-            snprintf(why, sizeof(why),
-                     "the lease's survey needs MariaDB's Sequence engine (table seq_0_to_%d): "
-                     "%u %s",
-                     OB_BUCKETS - 1, no, ob_db_error(l->db));
         else
             snprintf(why, sizeof(why), "the lease's %s statement failed: %u %s%s",
                      state_names[l->state], no, ob_db_error(l->db), ob_db_error_hint(no));

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "buckets.h"
+#include "cursor_fit.h"
 
 int ob_maint_needs_cursors(outbox_maint_kind kind) {
     switch (kind) {
@@ -32,6 +33,7 @@ int ob_maint_needs_cursors(outbox_maint_kind kind) {
     case OUTBOX_MAINT_PARTITIONS:
     case OUTBOX_MAINT_CLEANUP:
     case OUTBOX_MAINT_DEAD_REPLAY:
+    case OUTBOX_MAINT_CURSOR_RESET:
         return 1;
     case OUTBOX_MAINT_DEAD_LIST:
     case OUTBOX_MAINT_DEAD_PURGE:
@@ -49,14 +51,28 @@ void ob_maint_cursor_probe_sql(outbox_maint *m) {
     ob_buf_reset(&m->sql);
     ob_buf_printf(&m->sql, "SELECT bucket, seq FROM %s WHERE table_name = ", m->ctable);
     ob_maint_cursor_name(m, &m->sql);
+    ob_buf_printf(&m->sql, "; SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE %s",
+                  m->is_where);
+}
+
+/* Jobs that take a row at or below its cursor for delivered, and act on it
+ * for good, do not run while the cursors and the table disagree. */
+static int trusts_cursors(outbox_maint_kind kind) {
+    return kind == OUTBOX_MAINT_CLEANUP || kind == OUTBOX_MAINT_PARTITIONS;
 }
 
 int ob_maint_cursor_probe_result(outbox_maint *m, ob_job *j, int ok) {
     j->cursored = 0;
     memset(j->cursor, 0, sizeof(j->cursor));
+    j->res.cursor_mismatch = 0;
+    j->res.next_seq = j->res.cursor_top = -1;
     if (!ok) {
-        if (ob_db_errno(m->db) == ER_NO_SUCH_TABLE)
-            return 0; /* no cursor table: no table is in cursor mode */
+        /* No cursor table, or none this user may read (a user granted the
+         * outbox table alone cannot even be granted a table that does not
+         * exist): no cursors, as in the other modes. */
+        unsigned no = ob_db_errno(m->db);
+        if (no == ER_NO_SUCH_TABLE || no == ER_TABLEACCESS_DENIED_ERROR)
+            return 0;
         ob_maint_db_failed(m, j, "reading the cursors");
         return -1;
     }
@@ -68,8 +84,57 @@ int ob_maint_cursor_probe_result(outbox_maint *m, ob_job *j, int ok) {
             continue;
         j->cursored |= 1ULL << k;
         j->cursor[k] = strtoll(row[1], NULL, 10);
+        if (j->cursor[k] > j->res.cursor_top)
+            j->res.cursor_top = j->cursor[k];
+    }
+    j->res.next_seq = ob_maint_first_int(ob_db_result(m->db, 1), -1);
+    j->res.cursor_mismatch =
+        j->cursored && j->res.next_seq >= 0 && j->res.cursor_top >= j->res.next_seq;
+    if (j->res.cursor_mismatch &&
+        (j->req.kind == OUTBOX_MAINT_STATUS || j->req.kind == OUTBOX_MAINT_SAMPLE)) {
+        /* Counted as without cursors: every row with status 0 is pending,
+         * which it is for the relays once cursor-reset has run. */
+        j->cursored = 0;
+    }
+    if (j->res.cursor_mismatch && trusts_cursors(j->req.kind)) {
+        char why[600];
+        ob_cursor_mismatch_why(why, sizeof(why), m->o.table, (uint64_t)j->res.cursor_top,
+                               (uint64_t)j->res.next_seq);
+        ob_maint_done(m, j, OUTBOX_ESCHEMA, "%s; nothing was deleted", why);
+        return -1;
     }
     return 0;
+}
+
+/* CURSOR_RESET: the table's cursors go back to 0, when they disagree with
+ * the table (or always, with `all`). A cursor relay reads the table again
+ * from its start; see the README for what that re-sends. */
+void ob_job_cursor_reset_begin(outbox_maint *m, ob_job *j) {
+    if (!j->cursored || !(j->res.cursor_mismatch || j->req.all)) {
+        OB_INFO(&m->log, "cursor-reset: the cursors of %s %s: nothing was reset", m->name,
+                j->cursored ? "agree with its AUTO_INCREMENT counter" : "do not exist");
+        ob_maint_done(m, j, OUTBOX_OK, NULL);
+        return;
+    }
+    ob_buf_reset(&m->sql);
+    ob_buf_printf(&m->sql, "UPDATE %s SET seq = 0 WHERE table_name = ", m->ctable);
+    ob_maint_cursor_name(m, &m->sql);
+    j->step = 1;
+    ob_maint_send(m, j);
+}
+
+void ob_job_cursor_reset_step(outbox_maint *m, ob_job *j, int ok) {
+    if (!ok) {
+        ob_maint_db_failed(m, j, "resetting the cursors");
+        return;
+    }
+    j->res.changed = ob_db_affected(m->db, 0);
+    OB_INFO(&m->log,
+            "cursor-reset: %llu cursor(s) of %s set to 0 (they were at most %lld, the table's "
+            "AUTO_INCREMENT counter %lld): cursor relays read the table again from its start",
+            (unsigned long long)j->res.changed, m->name, (long long)j->res.cursor_top,
+            (long long)j->res.next_seq);
+    ob_maint_done(m, j, OUTBOX_OK, NULL);
 }
 
 void ob_maint_cursor_of_row(outbox_maint *m, ob_buf *b) {

@@ -72,7 +72,10 @@ static const kind_ops *ops_of(outbox_maint_kind kind) {
     static const kind_ops partitions = {ob_job_partitions_begin, ob_job_partitions_step};
     static const kind_ops cleanup = {ob_job_cleanup_begin, ob_job_cleanup_step};
     static const kind_ops dead = {ob_job_dead_begin, ob_job_dead_step};
+    static const kind_ops reset = {ob_job_cursor_reset_begin, ob_job_cursor_reset_step};
     switch (kind) {
+    case OUTBOX_MAINT_CURSOR_RESET:
+        return &reset;
     case OUTBOX_MAINT_SAMPLE:
         return &sample;
     case OUTBOX_MAINT_STATUS:

@@ -188,5 +188,7 @@ void ob_job_cleanup_begin(outbox_maint *m, ob_job *j);
 void ob_job_cleanup_step(outbox_maint *m, ob_job *j, int ok);
 void ob_job_dead_begin(outbox_maint *m, ob_job *j);
 void ob_job_dead_step(outbox_maint *m, ob_job *j, int ok);
+void ob_job_cursor_reset_begin(outbox_maint *m, ob_job *j);
+void ob_job_cursor_reset_step(outbox_maint *m, ob_job *j, int ok);
 
 #endif

@@ -119,6 +119,8 @@ const char *outbox_maint_kind_name(outbox_maint_kind kind) {
         return "dead replay";
     case OUTBOX_MAINT_DEAD_PURGE:
         return "dead purge";
+    case OUTBOX_MAINT_CURSOR_RESET:
+        return "cursor-reset";
     }
     return "?";
 }

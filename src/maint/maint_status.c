@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cursor_fit.h"
 #include "lease.h"
+#include "sql.h"
 
 /* Both jobs send one multi-statement query and are done with its answer. */
 enum { STEP_QUERY = 1 };
@@ -73,7 +75,7 @@ void ob_job_status_begin(outbox_maint *m, ob_job *j) {
     /* Who owns which bucket in the ordered modes, and who leads. */
     char base[32];
     ob_lease_base(base, m->url.database, m->o.table);
-    ob_buf_printf(b, "; SELECT seq, IS_USED_LOCK(CONCAT('%s:b', seq)) FROM seq_0_to_%d", base,
+    ob_buf_printf(b, "; SELECT seq, IS_USED_LOCK(CONCAT('%s:b', seq)) FROM " OB_SQL_SEQ_0_TO, base,
                   OB_BUCKETS - 1);
     ob_buf_printf(b, "; SELECT IS_USED_LOCK('%s:leader')", base);
     if (j->cursored) {
@@ -150,5 +152,14 @@ void ob_job_status_step(outbox_maint *m, ob_job *j, int ok) {
     r->lock_holder = (unsigned long)ob_maint_first_int(ob_db_result(m->db, 3), 0);
     read_owners(ob_db_result(m->db, 4), r);
     r->leader_holder = (unsigned long)ob_maint_first_int(ob_db_result(m->db, 5), 0);
+    if (r->cursor_mismatch) {
+        /* Told in the message: the counts take rows at or below the
+         * cursors for delivered, which they may not be. */
+        char why[600];
+        ob_cursor_mismatch_why(why, sizeof(why), m->o.table, (uint64_t)r->cursor_top,
+                               (uint64_t)r->next_seq);
+        ob_maint_done(m, j, OUTBOX_OK, "%s", why);
+        return;
+    }
     ob_maint_done(m, j, OUTBOX_OK, NULL);
 }

@@ -32,6 +32,13 @@ enum {
 /* last_error holds at most this many characters. */
 #define OB_LAST_ERROR_MAX 1024
 
+/* A derived table of the integers 0 to N as column `seq`, for a FROM
+ * clause, with N given to printf as %d. Unlike MariaDB's seq_0_to_N tables
+ * it needs no privilege: a user granted the outbox table alone may read it. */
+#define OB_SQL_SEQ_0_TO                                                                            \
+    "(WITH RECURSIVE s_(seq) AS (SELECT 0 UNION ALL SELECT seq + 1 FROM s_ WHERE seq < %d) "       \
+    "SELECT seq FROM s_) s_"
+
 /* Checks a table name: "name" or "schema.name", each part 1-64 characters of
  * [A-Za-z0-9_]. Returns 0, or -1 with a message in err. */
 int ob_sql_check_table(const char *name, char *err, size_t errlen);

@@ -5,9 +5,15 @@
  *
  *   NEW --start--> CONNECTING --ok--> PROBING (INNODB_TRX and the cursor table)
  *                   | fail --> CONNECT_WAIT --timer--> CONNECTING
- *   PROBING --ok--> IDLE;  no PROCESS, no cursor table --> HALTED (fatal)
+ *   PROBING (and the grants) --ok--> FITTING (counter and cursors, cursor_fit.h)
+ *   FITTING --ok--> IDLE;  no PROCESS, no cursor table, a grant missing, the
+ *      cursors above the table's counter --> HALTED (fatal)
  *   IDLE: picks the next statement (kick), in this order:
  *     a finished batch's writes and cursor ----------> FINISHING --> IDLE
+ *     about once a second ----------------------------> FITTING --> IDLE
+ *        the cursors above the counter: publishes and writes nothing, FITTING
+ *        again each second until they agree (cursor-reset), then LOADING
+ *     the server refuses a write: publishes nothing, PROBING every 2 s
  *     the owned buckets changed, nothing in flight --> LOADING (cursors, held aggregates)
  *        a bucket without a cursor row: LOADING --> MARKING (clock, MAX(seq))
  *        --> CHECKING (INNODB_TRX) --not yet--> INIT_WAIT --timer--> CHECKING
@@ -61,6 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cursor_fit.h"
 #include "cursor_held.h"
 #include "cursor_sql.h"
 #include "gaps.h"
@@ -71,7 +78,8 @@ typedef enum cursor_state {
     CR_NEW,          /* created, not started */
     CR_CONNECTING,   /* waiting for the connection */
     CR_CONNECT_WAIT, /* waiting before connecting again */
-    CR_PROBING,      /* waiting for the start-up probe: INNODB_TRX and the cursor table */
+    CR_PROBING,      /* waiting for the start-up probe: INNODB_TRX, the cursor table, grants */
+    CR_FITTING,      /* waiting for the highest cursor and the table's counter */
     CR_IDLE,         /* connection idle: waiting for the poll timer, a wake, acks or capacity */
     CR_LOADING,      /* waiting for the owned buckets' cursors and held aggregates */
     CR_MARKING,      /* initialising a bucket: waiting for the clock and MAX(seq) */
@@ -104,6 +112,7 @@ static const char *const state_names[] = {
     [CR_CONNECTING] = "connecting",
     [CR_CONNECT_WAIT] = "connect-wait",
     [CR_PROBING] = "probing",
+    [CR_FITTING] = "fitting",
     [CR_IDLE] = "idle",
     [CR_LOADING] = "loading",
     [CR_MARKING] = "marking",
@@ -148,6 +157,8 @@ typedef struct extras {
 #define HANDOFF_MS 900
 /* A graceful stop watches the open gaps this long at most. */
 #define STOP_GAPS_MS 2000
+/* A refused grant (a write, PROCESS) is tried again this often. */
+#define REFUSED_RETRY_MS 2000
 
 struct ob_cursor {
     ob_cursor_config cfg;
@@ -203,6 +214,16 @@ struct ob_cursor {
     int fin_acked, fin_dead, fin_retry, fin_held; /* tallies of the statement under way */
     ob_buf sql;
     char lock[64];
+
+    /* Checked assumptions (cursor_fit.h) and refused grants. */
+    uint64_t fit_at;     /* loop time of the next comparison of counter and cursors */
+    int fitted;          /* the first comparison passed */
+    int misfit;          /* the last one found a cursor at or above the counter */
+    int refusing;        /* the server refuses a write: nothing is published */
+    uint64_t refuse_at;  /* loop time of the next probe of the grants */
+    int no_process;      /* INNODB_TRX refused: no gap closes, the cursors stay */
+    uint64_t process_at; /* loop time of the next gap check that tries it again */
+    char misfit_why[700], refused_why[400], process_why[300];
 };
 
 static void dispatch(ob_cursor *c, cursor_event ev);
@@ -248,7 +269,8 @@ static void on_wake(ob_flow_member *m) {
 
 static int may_publish(void *data) {
     ob_cursor *c = data;
-    return !c->halted && c->stop < 2 && c->own.lease_valid(c->own.data);
+    return !c->halted && c->stop < 2 && !c->misfit && !c->refusing &&
+           c->own.lease_valid(c->own.data);
 }
 
 /* --- batches ------------------------------------------------------------- */
@@ -468,6 +490,186 @@ static void connect_db(ob_cursor *c) {
     }
 }
 
+/* --- checked assumptions (cursor_fit.h) --------------------------------- */
+
+static void fatal(ob_cursor *c, const char *why);
+
+/* The start-up probe, sent again while the server refuses a write: PROCESS,
+ * the cursor table, and every grant the reader writes with. */
+static void send_probe(ob_cursor *c, int grants_only) {
+    ob_buf_reset(&c->sql);
+    if (!grants_only) {
+        ob_cursor_sql_probe(&c->sql, c->cfg.ctable);
+        ob_buf_puts(&c->sql, "; ");
+    }
+    ob_cursor_grants_sql(&c->sql, c->cfg.qtable, c->cfg.ctable);
+    send_sql(c, CR_PROBING);
+}
+
+static void send_fit(ob_cursor *c) {
+    c->fit_at = uv_now(c->env.loop) + OB_CURSOR_FIT_EVERY_MS;
+    ob_buf_reset(&c->sql);
+    ob_cursor_fit_sql(&c->sql, c->cfg.table, c->cfg.ctable);
+    send_sql(c, CR_FITTING);
+}
+
+/* The counter and the cursors compared: at start a mismatch is fatal (and
+ * so under a drain, which could never end); while running the reader
+ * publishes and writes nothing until they agree again. */
+static void fitted(ob_cursor *c) {
+    char why[sizeof(c->misfit_why)];
+    int bad = ob_cursor_fit_result(c->db, c->active && !c->misfit ? c->gaps.top : 0, c->cfg.table,
+                                   why, sizeof(why));
+    if (bad && (!c->fitted || c->own.drain_wanted(c->own.data))) {
+        fatal(c, why);
+        return;
+    }
+    c->fitted = 1;
+    if (bad && !c->misfit) {
+        OB_ERROR(c->env.log, "cursor: %s; publishing nothing and moving no cursor until then", why);
+        snprintf(c->misfit_why, sizeof(c->misfit_why), "%s", why);
+        c->misfit = 1;
+        drop_current(c);
+        c->active = 0;
+        c->handoff = 0;
+        c->resync = 1;
+    } else if (!bad && c->misfit) {
+        OB_INFO(c->env.log,
+                "cursor: the cursors of table %s are below its counter again: "
+                "reading from them",
+                c->cfg.table);
+        c->misfit = 0;
+        c->resync = 1;
+    }
+    c->env.stats->cursor_mismatch = c->misfit;
+    set_state(c, CR_IDLE);
+    kick(c);
+}
+
+/* While the cursors disagree with the table, or the server refuses a
+ * write, the reader only checks again, on its own pace; and every second
+ * it compares the counter with the cursors. Returns 1 when it took the
+ * turn (a statement sent, or a wait). */
+static int checks_first(ob_cursor *c, uint64_t now) {
+    if (c->misfit || c->refusing) {
+        uint64_t at = c->misfit ? c->fit_at : c->refuse_at;
+        if (now < at) {
+            uv_timer_start(&c->timer, on_timer, at - now, 0);
+            return 1;
+        }
+        if (c->misfit)
+            send_fit(c);
+        else
+            send_probe(c, 1);
+        return 1;
+    }
+    if (now < c->fit_at)
+        return 0;
+    send_fit(c);
+    return 1;
+}
+
+/* The probe passed again: every grant is back. */
+static void grants_back(ob_cursor *c) {
+    if (!c->refusing)
+        return;
+    OB_INFO(c->env.log, "cursor: the database accepts the reader's writes again");
+    c->refusing = 0;
+}
+
+static void process_back(ob_cursor *c) {
+    if (!c->no_process)
+        return;
+    OB_INFO(c->env.log, "cursor: information_schema.INNODB_TRX can be read again: the open "
+                        "gaps close and the cursors move");
+    c->no_process = 0;
+}
+
+/* INNODB_TRX refused on a running reader (PROCESS revoked, seen after a
+ * reconnect): rows are still published, but no gap can be proven closed and
+ * the cursors stay below the first one; said once, at error level. */
+static void process_refused(ob_cursor *c, unsigned no) {
+    c->process_at = uv_now(c->env.loop) + REFUSED_RETRY_MS;
+    c->env.stats->db_errors++;
+    if (c->no_process)
+        return;
+    c->no_process = 1;
+    snprintf(c->process_why, sizeof(c->process_why),
+             "no PROCESS privilege: the cursors cannot move (GRANT PROCESS ON *.* TO "
+             "'%s'@'<host>')",
+             c->cfg.db_user ? c->cfg.db_user : "user");
+    OB_ERROR(c->env.log,
+             "cursor: the server refuses to show information_schema.INNODB_TRX (%u %s): "
+             "without the PROCESS privilege no seq gap can be proven closed, so the cursors "
+             "stay below the first open gap while rows are still published: GRANT PROCESS ON "
+             "*.* TO '%s'@'<host>'",
+             no, ob_db_error(c->db), c->cfg.db_user ? c->cfg.db_user : "user");
+}
+
+/* The server refused a statement of a running reader for a reason that a
+ * retry at once cannot cure (a grant revoked, a read-only server). Like the
+ * workers: nothing is published or written until a probe that needs every
+ * grant passes; a drain, which could not end, stops the relay. Returns 1
+ * when handled. */
+static int refused(ob_cursor *c, unsigned no) {
+    if (no == ER_SPECIFIC_ACCESS_DENIED_ERROR &&
+        (c->state == CR_READING || c->state == CR_CHECKING || c->state == CR_PROBING) &&
+        !c->own.drain_wanted(c->own.data)) {
+        cursor_state was = c->state;
+        process_refused(c, no);
+        if (was == CR_CHECKING) {
+            set_state(c, CR_INIT_WAIT);
+            uv_timer_start(&c->timer, on_timer, REFUSED_RETRY_MS, 0);
+        } else if (was == CR_PROBING) {
+            send_fit(c);
+        } else {
+            set_state(c, CR_IDLE);
+            kick(c);
+        }
+        return 1;
+    }
+    if (!ob_db_errno_is_refusal(no))
+        return 0;
+    char grants[400];
+    ob_cursor_grants_text(grants, sizeof(grants), c->cfg.table,
+                          c->cfg.db_user ? c->cfg.db_user : "user");
+    if (!c->fitted || c->own.drain_wanted(c->own.data)) {
+        char why[900];
+        snprintf(why, sizeof(why),
+                 "cursor: the database refuses the reader's %s statement: %u %s; "
+                 "cursor mode needs: %s",
+                 state_names[c->state], no, ob_db_error(c->db), grants);
+        fatal(c, why);
+        return 1;
+    }
+    if (!c->refusing)
+        OB_ERROR(c->env.log,
+                 "cursor: the database refuses the reader's %s statement: %u %s; publishing "
+                 "nothing until it accepts the writes again (cursor mode needs: %s)",
+                 state_names[c->state], no, ob_db_error(c->db), grants);
+    snprintf(c->refused_why, sizeof(c->refused_why),
+             "the database refuses the relay's writes: %u %s", no, ob_db_error(c->db));
+    c->refusing = 1;
+    c->refuse_at = uv_now(c->env.loop) + REFUSED_RETRY_MS;
+    c->env.stats->db_errors++;
+    drop_current(c);
+    c->pending = 0;
+    c->active = 0;
+    c->handoff = 0;
+    c->resync = 1;
+    set_state(c, CR_IDLE);
+    uv_timer_start(&c->timer, on_timer, REFUSED_RETRY_MS, 0);
+    return 1;
+}
+
+const char *ob_cursor_paused(const ob_cursor *c) {
+    if (c->misfit)
+        return c->misfit_why;
+    if (c->refusing)
+        return c->refused_why;
+    return c->no_process ? c->process_why : NULL;
+}
+
 static void load(ob_cursor *c) {
     drop_current(c);
     ob_buf_reset(&c->sql);
@@ -550,6 +752,7 @@ static void checked_init(ob_cursor *c) {
     char **row = ob_db_next_row(c->db, 0, NULL);
     double tc = row && row[0] ? strtod(row[0], NULL) : 0;
     double oldest = row && row[1] ? strtod(row[1], NULL) : -1;
+    process_back(c);
     if (c->init_t1 == 0)
         c->init_t1 = tc;
     if (!ob_gaps_proves(c->init_t1, tc, oldest)) {
@@ -621,7 +824,8 @@ static char **read_next(void *p, unsigned long **lengths) {
 
 static void read_rows(ob_cursor *c) {
     uint64_t now = uv_now(c->env.loop);
-    int check = ob_gaps_checkable(&c->gaps) && now >= c->check_at;
+    int check = ob_gaps_checkable(&c->gaps) && now >= c->check_at &&
+                (!c->no_process || now >= c->process_at);
     if (check)
         c->check_at = now + CHECK_EVERY_MS;
     c->check_sent = check;
@@ -640,6 +844,8 @@ static void got_rows(ob_cursor *c) {
      * start, NULL when there is none. */
     if (row && row[0] && c->check_sent)
         ob_gaps_check(&c->gaps, strtod(row[0], NULL), row[1] ? strtod(row[1], NULL) : -1);
+    if (c->check_sent)
+        process_back(c);
     /* The third, when asked for, is MAX(seq): a mark for the next check. */
     if (row && row[0] && row[2])
         ob_gaps_mark(&c->gaps, strtoull(row[2], NULL, 10));
@@ -984,6 +1190,8 @@ static void kick(ob_cursor *c) {
     }
     if (ob_flow_take_wake(c->env.flow))
         c->read_at = 0;
+    if (checks_first(c, now))
+        return;
     if (c->handoff && hand_over(c, now))
         return;
     if ((c->resync || c->owned != c->active) && !c->cur_active && !c->handoff) {
@@ -1051,12 +1259,19 @@ static void fatal(ob_cursor *c, const char *why) {
 
 static void probe_failed(ob_cursor *c, unsigned no) {
     char why[700];
-    if (no == ER_SPECIFIC_ACCESS_DENIED_ERROR || no == ER_DBACCESS_DENIED_ERROR ||
-        no == ER_TABLEACCESS_DENIED_ERROR) {
+    if (no == ER_SPECIFIC_ACCESS_DENIED_ERROR ||
+        ((no == ER_DBACCESS_DENIED_ERROR || no == ER_TABLEACCESS_DENIED_ERROR) &&
+         strstr(ob_db_error(c->db), "INNODB_TRX") != NULL)) {
         snprintf(why, sizeof(why),
                  "--cursor needs the PROCESS privilege to read information_schema.INNODB_TRX "
                  "(%u %s): GRANT PROCESS ON *.* TO '%s'@'<host>'",
                  no, ob_db_error(c->db), c->cfg.db_user ? c->cfg.db_user : "user");
+    } else if (no == ER_TABLEACCESS_DENIED_ERROR || no == ER_COLUMNACCESS_DENIED_ERROR) {
+        char grants[400];
+        ob_cursor_grants_text(grants, sizeof(grants), c->cfg.table,
+                              c->cfg.db_user ? c->cfg.db_user : "user");
+        snprintf(why, sizeof(why), "--cursor: the database refuses a grant it needs (%u %s): %s",
+                 no, ob_db_error(c->db), grants);
     } else if (no == ER_NO_SUCH_TABLE) {
         snprintf(why, sizeof(why),
                  "--cursor needs the cursor table %s (%u %s); create it with: outbox-uvrelay "
@@ -1090,6 +1305,8 @@ static void db_failed(ob_cursor *c) {
         probe_failed(c, no);
         return;
     }
+    if (refused(c, no))
+        return;
     if (no != c->last_err)
         OB_WARN(c->env.log, "cursor: %s failed: %u %s; trying again", state_names[c->state], no,
                 ob_db_error(c->db));
@@ -1115,16 +1332,17 @@ static void db_ok(ob_cursor *c) {
     case CR_CONNECTING:
         c->db_up = 1;
         c->env.stats->db_connected++;
-        ob_buf_reset(&c->sql);
-        ob_cursor_sql_probe(&c->sql, c->cfg.ctable);
-        send_sql(c, CR_PROBING);
+        send_probe(c, 0);
         return;
     case CR_PROBING:
         c->settled = 1;
         c->failures = 0;
         c->resync = 1;
-        set_state(c, CR_IDLE);
-        kick(c);
+        grants_back(c);
+        send_fit(c);
+        return;
+    case CR_FITTING:
+        fitted(c);
         return;
     case CR_LOADING:
         loaded(c);

@@ -36,7 +36,9 @@ typedef struct ob_cursor_owner {
     /* Every owned bucket's cursor passed the last committed row (no gap
      * open, everything acked) and no status-2 row is due. */
     void (*drained)(void *data);
-    /* The reader cannot run (no PROCESS privilege, no cursor table). */
+    /* The reader cannot run (no PROCESS privilege, no cursor table, a grant
+     * missing at start or under a drain, the cursors above the table's
+     * counter at start or under a drain). */
     void (*fatal)(void *data, const char *why);
     /* Every handle is closed. */
     void (*closed)(void *data);
@@ -78,6 +80,10 @@ void ob_cursor_stop(ob_cursor *c, int now);
 void ob_cursor_deadline(ob_cursor *c);
 /* Frees a reader that was never started or is closed. */
 void ob_cursor_free(ob_cursor *c);
+/* Why the reader holds back while the servers are up (the cursors above the
+ * table's counter, a write refused, no PROCESS privilege), for /readyz;
+ * NULL when it does not. Valid until the next call into the reader. */
+const char *ob_cursor_paused(const ob_cursor *c);
 /* The state's name, for logs and tests. */
 const char *ob_cursor_state_name(const ob_cursor *c);
 

@@ -53,13 +53,13 @@ void ob_cursor_sql_init(ob_buf *b, const char *qtable, const char *ctable, const
     ob_buf_puts(b, "INSERT IGNORE INTO ");
     ob_buf_puts(b, ctable);
     ob_buf_printf(b,
-                  " (table_name, bucket, seq) SELECT '%s', s.seq, IFNULL((SELECT MIN(o.seq) - 1 "
+                  " (table_name, bucket, seq) SELECT '%s', s_.seq, IFNULL((SELECT MIN(o.seq) - 1 "
                   "FROM ",
                   table);
     ob_buf_puts(b, qtable);
     ob_buf_printf(b,
-                  " o WHERE o.bucket = s.seq AND o.status = 0 AND o.seq <= %llu), %llu) FROM "
-                  "seq_0_to_%d s WHERE s.seq IN ",
+                  " o WHERE o.bucket = s_.seq AND o.status = 0 AND o.seq <= %llu), %llu) "
+                  "FROM " OB_SQL_SEQ_0_TO " WHERE s_.seq IN ",
                   (unsigned long long)max, (unsigned long long)max, OB_BUCKETS - 1);
     bucket_list(b, mask);
 }

@@ -243,6 +243,12 @@ void ob_metrics_write(ob_buf *b, const outbox_stats *stats, const char *const *t
     head(b, &gap);
     for (size_t i = 0; i < n; i++)
         sample_f(b, gap.name, table_of(tables, i), NULL, stats[i].cursor_gap_age_s);
+    static const family mismatch = {
+        "outbox_relay_cursor_mismatch", "gauge",
+        "Cursor mode: 1 while a cursor is at or above the table's AUTO_INCREMENT counter."};
+    head(b, &mismatch);
+    for (size_t i = 0; i < n; i++)
+        sample_u64(b, mismatch.name, table_of(tables, i), NULL, (uint64_t)stats[i].cursor_mismatch);
 
     static const family batch = {"outbox_relay_batch_duration_seconds", "histogram",
                                  "Duration of batch cycles, from fetch to commit."};

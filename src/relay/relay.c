@@ -460,6 +460,8 @@ const char *outbox_relay_errmsg(const outbox_relay *r) {
 
 const char *outbox_relay_paused(const outbox_relay *r) {
     const char *why = r->link ? ob_link_refusal(r->link) : NULL;
+    if (why == NULL && r->cursor)
+        why = ob_cursor_paused(r->cursor);
     for (int i = 0; why == NULL && i < r->nworkers; i++)
         why = r->workers[i] ? ob_worker_refusal(r->workers[i]) : NULL;
     return why;

@@ -2,7 +2,8 @@
 # log_bin_trust_function_creators off (as most production servers run), for
 # a user without SUPER:
 #   - creating outbox_uuid_v7() fails with error 1419, as the schema's
-#     comment and the README say;
+#     comment and the README say; so does the ordered schemas' trigger, once
+#     the tables are made;
 #   - `schema --no-function` works, and INSERTs that leave id out get UUIDv7
 #     ids from the column's default, distinct and of the insert's time;
 #   - the relay delivers those rows.
@@ -42,7 +43,17 @@ cat "$dir/out"
 grep -q "ERROR 1419" "$dir/out" || fail "the failure is error 1419"
 echo "ok: outbox_uuid_v7() needs SUPER here (error 1419)"
 
+# The ordered schemas end with the trigger that keeps seq the server's: it
+# too needs SUPER here, and everything before it is made.
 A -e 'DROP TABLE outbox'
+rc=0; "$OUTBOX_TEST_RELAY" schema --cursor --no-function | A >"$dir/out" 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "creating the trigger without SUPER should fail on this server"
+grep -q "ERROR 1419" "$dir/out" || fail "the trigger's failure is error 1419"
+assert_eq "$(A -N -e "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app'
+  AND TABLE_NAME IN ('outbox', 'outbox_cursor')")" 2 "tables made before the trigger"
+echo "ok: the trigger needs SUPER here (error 1419), after the tables were made"
+
+A -e 'DROP TABLE outbox, outbox_cursor'
 "$OUTBOX_TEST_RELAY" schema --no-function | A
 t0=$(date +%s%3N)
 A -e "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)

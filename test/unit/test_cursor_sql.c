@@ -7,6 +7,7 @@
  * pending row.
  */
 #include "check.h"
+#include "cursor_fit.h"
 #include "cursor_sql.h"
 
 static void reads(void) {
@@ -92,14 +93,45 @@ static void writes(void) {
     ob_cursor_sql_init(&b, "`outbox`", "outbox_cursor", "outbox", 0x1, 77);
     CHECK_STR(b.p, "UPDATE `outbox` SET status = 2 WHERE bucket IN (0) AND status = 0 AND seq <= "
                    "77 AND next_attempt_at > NOW(6); INSERT IGNORE INTO outbox_cursor (table_name, "
-                   "bucket, seq) SELECT 'outbox', s.seq, IFNULL((SELECT MIN(o.seq) - 1 FROM "
-                   "`outbox` o WHERE o.bucket = s.seq AND o.status = 0 AND o.seq <= 77), 77) FROM "
-                   "seq_0_to_63 s WHERE s.seq IN (0)");
+                   "bucket, seq) SELECT 'outbox', s_.seq, IFNULL((SELECT MIN(o.seq) - 1 FROM "
+                   "`outbox` o WHERE o.bucket = s_.seq AND o.status = 0 AND o.seq <= 77), 77) FROM "
+                   "(WITH RECURSIVE s_(seq) AS (SELECT 0 UNION ALL SELECT seq + 1 FROM s_ WHERE "
+                   "seq < 63) SELECT seq FROM s_) s_ WHERE s_.seq IN (0)");
     ob_buf_free(&b);
+}
+
+/* The checked assumptions: the highest cursor is read before the counter
+ * (a cursor never passes a seq handed out before it was written), the
+ * grants probe writes nothing, the messages name the repair and the
+ * grants. */
+static void assumptions(void) {
+    ob_buf b = OB_BUF_INIT;
+    ob_cursor_fit_sql(&b, "app.outbox", "`app`.outbox_cursor");
+    CHECK_STR(b.p, "SELECT MAX(seq) FROM `app`.outbox_cursor WHERE table_name = 'app.outbox'; "
+                   "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
+                   "'app' AND TABLE_NAME = 'outbox'");
+    ob_buf_reset(&b);
+    ob_cursor_fit_sql(&b, "outbox", "outbox_cursor");
+    CHECK_CONTAINS(b.p, "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'outbox'");
+    ob_buf_reset(&b);
+    ob_cursor_grants_sql(&b, "`outbox`", "outbox_cursor");
+    CHECK_STR(b.p, "UPDATE `outbox` SET status = status WHERE 1 = 0; INSERT INTO outbox_cursor "
+                   "(table_name, bucket, seq) SELECT '', 0, 0 FROM DUAL WHERE 1 = 0; UPDATE "
+                   "outbox_cursor SET seq = seq WHERE 1 = 0");
+    ob_buf_free(&b);
+    char t[600];
+    ob_cursor_mismatch_why(t, sizeof(t), "outbox", 300, 256);
+    CHECK_CONTAINS(t, "(up to seq 300) are at or above its AUTO_INCREMENT counter (256)");
+    CHECK_CONTAINS(t, "repair with outbox-uvrelay cursor-reset --table outbox");
+    ob_cursor_grants_text(t, sizeof(t), "shop.outbox", "relay");
+    CHECK_STR(t, "GRANT SELECT, UPDATE ON shop.outbox TO 'relay'@'<host>'; GRANT SELECT, INSERT, "
+                 "UPDATE ON shop.outbox_cursor TO 'relay'@'<host>'; GRANT PROCESS ON *.* TO "
+                 "'relay'@'<host>'");
 }
 
 int main(void) {
     reads();
     writes();
+    assumptions();
     return 0;
 }

@@ -195,7 +195,7 @@ static void test_ordered_stale(void) {
     ob_lease *l = make(0, 0);
     connect_checked(l);
     ob_db *db = next_query();
-    CHECK(strstr(fake_db_sql(db), "FROM seq_0_to_63 UNION ALL SELECT NULL, NULL, NULL, ID") !=
+    CHECK(strstr(fake_db_sql(db), "SELECT seq FROM s_) s_ UNION ALL SELECT NULL, NULL, NULL, ID") !=
           NULL);
     row(db, 0, "0", "5", "5", NULL); /* bucket 0 and a presence lock: session 5, live */
     row(db, 0, "1", "6", "6", NULL); /* bucket 1: session 6, silent */
@@ -250,8 +250,9 @@ static void test_mode_later(void) {
     finish(l);
 }
 
-/* The halts: a table without the ordering columns (CHECKING) and a server
- * without the Sequence engine (SURVEYING) stop the relay with the cause. */
+/* The halts: a table without the ordering columns (CHECKING) and a survey
+ * refused before the lease ever worked (SURVEYING) stop the relay with the
+ * cause. */
 static void test_halts(void) {
     ob_lease *l = make(0, 0);
     connect_ok(l);
@@ -263,9 +264,9 @@ static void test_halts(void) {
 
     l = make(0, 0);
     connect_checked(l);
-    fake_db_complete(next_query(), 0, ER_NO_SUCH_TABLE, "Table 'db.seq_0_to_63' doesn't exist", 0);
+    fake_db_complete(next_query(), 0, ER_NO_SUCH_TABLE, "Table 'db.outbox' doesn't exist", 0);
     CHECK_EQ(sn.fatal, 1);
-    CHECK(strstr(sn.why, "Sequence engine") != NULL);
+    CHECK(strstr(sn.why, "the lease's surveying statement failed") != NULL);
     finish(l);
 }
 

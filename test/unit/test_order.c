@@ -197,6 +197,8 @@ static void migration_and_lock_names(void) {
     CHECK_CONTAINS(ddl, "AUTO_INCREMENT");
     CHECK_CONTAINS(ddl, "CRC32(CONCAT(aggregate_type, 0x1F, aggregate_id)) % 64) STORED");
     CHECK_CONTAINS(ddl, "ADD INDEX IF NOT EXISTS idx_bucket_seq (bucket, status, seq)");
+    CHECK_CONTAINS(ddl, "CREATE TRIGGER IF NOT EXISTS `app`.`outbox_seq` BEFORE INSERT ON "
+                        "`app`.`outbox` FOR EACH ROW SET NEW.seq = NULL;");
     free(ddl);
     CHECK_EQ(outbox_schema_migrate_ddl("bad name", &ddl, err, sizeof(err)), OUTBOX_EINVAL);
     outbox_schema_options o;
@@ -208,6 +210,7 @@ static void migration_and_lock_names(void) {
     CHECK_EQ(outbox_schema_ddl(&o, &ddl, err, sizeof(err)), OUTBOX_OK);
     CHECK_CONTAINS(ddl, "seq             BIGINT UNSIGNED NOT NULL AUTO_INCREMENT");
     CHECK_CONTAINS(ddl, "INDEX idx_aggregate_wait");
+    CHECK_CONTAINS(ddl, "CREATE TRIGGER IF NOT EXISTS `outbox_seq` BEFORE INSERT ON `outbox`");
     free(ddl);
     char a[32], b2[32];
     ob_lease_base(a, "shop", "outbox");
