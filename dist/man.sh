@@ -15,7 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 roff() { awk -f "$here/help2roff.awk" -v top="$1" -v skip_common="${2:-0}"; }
 main=$("$bin" --help)
 # The commands, in the synopsis' order: "outbox-uvrelay [run] ...", "... schema ...".
-commands=$(sed -n 's/^\(usage:\)\{0,1\} *outbox-uvrelay \[\{0,1\}\([a-z][a-z]*\).*/\2/p' <<<"$main" |
+commands=$(sed -n 's/^\(usage:\)\{0,1\} *outbox-uvrelay \[\{0,1\}\([a-z][a-z-]*\).*/\2/p' <<<"$main" |
   awk '!seen[$0]++')
 [ -n "$commands" ] || { echo "man.sh: no command in the synopsis of $bin --help" >&2; exit 1; }
 

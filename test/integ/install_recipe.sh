@@ -70,7 +70,7 @@ flags=${OUTBOX_TEST_CFLAGS:-}
 # flags from the environment for the README's program.
 export CFLAGS=$flags LDFLAGS=$flags
 commands=$("$prefix/bin/outbox-uvrelay" --help |
-  sed -n 's/^\(usage:\)\{0,1\} *outbox-uvrelay \[\{0,1\}\([a-z][a-z]*\).*/\2/p' | sort -u)
+  sed -n 's/^\(usage:\)\{0,1\} *outbox-uvrelay \[\{0,1\}\([a-z][a-z-]*\).*/\2/p' | sort -u)
 assert_eq "$(echo $commands)" "cleanup dead partitions run schema status" "the commands of --help"
 while IFS= read -r line; do
   run "$line"
