@@ -71,7 +71,7 @@ flags=${OUTBOX_TEST_CFLAGS:-}
 export CFLAGS=$flags LDFLAGS=$flags
 commands=$("$prefix/bin/outbox-uvrelay" --help |
   sed -n 's/^\(usage:\)\{0,1\} *outbox-uvrelay \[\{0,1\}\([a-z][a-z-]*\).*/\2/p' | sort -u)
-assert_eq "$(echo $commands)" "cleanup dead partitions run schema status" "the commands of --help"
+assert_eq "$(echo $commands)" "cleanup cursor-reset dead partitions run schema status" "the commands of --help"
 while IFS= read -r line; do
   run "$line"
   case $line in
@@ -121,6 +121,8 @@ out=$(XDG_DATA_DIRS="$prefix/share:/usr/share" PATH="$prefix/bin:$PATH" bash -c 
   has() { local x; for x in "${COMPREPLY[@]}"; do [[ $x == "$1" ]] && return 0; done; return 1; }
   offer outbox-uvrelay --cu; echo "--cu: ${COMPREPLY[*]}"
   offer outbox-uvrelay sch; echo "sch: ${COMPREPLY[*]}"
+  offer outbox-uvrelay cur; echo "cur: ${COMPREPLY[*]}"
+  offer outbox-uvrelay --nats-client ""; echo "nats-client: ${COMPREPLY[*]}"
   offer outbox-uvrelay dead ""; echo "dead: ${COMPREPLY[*]}"
   offer outbox-uvrelay --log-format ""; echo "log-format: ${COMPREPLY[*]}"
   offer outbox-uvrelay --config "$1/share/outbox-uvrelay/systemd/outbox-uvrelay.c"
@@ -135,6 +137,8 @@ out=$(XDG_DATA_DIRS="$prefix/share:/usr/share" PATH="$prefix/bin:$PATH" bash -c 
 echo "$out" | sed 's/^/    /'
 assert_eq "$(sed -n 's/^--cu: //p' <<<"$out")" "--cursor" "completion of --cu"
 assert_eq "$(sed -n 's/^sch: //p' <<<"$out")" "schema" "completion of sch"
+assert_eq "$(sed -n 's/^cur: //p' <<<"$out")" "cursor-reset" "completion of cur"
+assert_eq "$(sed -n 's/^nats-client: //p' <<<"$out")" "auto loop threads" "completion after --nats-client"
 assert_eq "$(sed -n 's/^dead: //p' <<<"$out")" "list replay purge" "completion after dead"
 assert_eq "$(sed -n 's/^log-format: //p' <<<"$out")" "text logfmt json" "completion after --log-format"
 assert_eq "$(sed -n 's/^config: //p' <<<"$out")" "outbox-uvrelay.conf" "a file name after --config"
