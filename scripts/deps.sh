@@ -5,7 +5,8 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config libuv1-dev libmariadb-dev uuid-dev libnats-dev
-      libjansson-dev libinih-dev libsystemd-dev systemd curl libssl-dev openssl mariadb-server mariadb-client nats-server "$@")
+      libjansson-dev libinih-dev libsystemd-dev systemd curl libssl-dev openssl mariadb-server mariadb-client nats-server
+      galera-4 rsync "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do
