@@ -221,6 +221,12 @@ typedef struct outbox_maint_result {
     int cursor_mode;
     int64_t bucket_cursor[64];  /* STATUS, cursor mode: the bucket's cursor, -1 without a row */
     int64_t bucket_pending[64]; /* STATUS, cursor mode: the bucket's pending rows */
+
+    /* STATUS: what the connection is on, one line: "a single server (wsrep
+     * off)", or "Galera cluster of 3 nodes (Primary), this node Synced,
+     * members ..."; there the locks and sessions above are this node's only.
+     * NULL when the server did not say. */
+    const char *database;
 } outbox_maint_result;
 
 typedef void (*outbox_maint_cb)(outbox_maint *m, const outbox_maint_result *res, void *data);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "lease.h"
 
 /* Both jobs send one multi-statement query and are done with its answer. */
@@ -80,6 +81,9 @@ void ob_job_status_begin(outbox_maint *m, ob_job *j) {
         ob_buf_puts(b, "; ");
         ob_maint_cursor_pending_sql(m, j, b);
     }
+    /* Last: what the server is (a Galera node's locks are its own only). */
+    ob_buf_puts(b, "; ");
+    ob_buf_puts(b, ob_cluster_sql);
     j->step = STEP_QUERY;
     ob_maint_send(m, j);
 }
@@ -150,5 +154,13 @@ void ob_job_status_step(outbox_maint *m, ob_job *j, int ok) {
     r->lock_holder = (unsigned long)ob_maint_first_int(ob_db_result(m->db, 3), 0);
     read_owners(ob_db_result(m->db, 4), r);
     r->leader_holder = (unsigned long)ob_maint_first_int(ob_db_result(m->db, 5), 0);
+    ob_cluster c;
+    ob_cluster_init(&c);
+    ob_cluster_read(&c, ob_db_result(m->db, j->cursored ? 8 : 6));
+    r->database = NULL;
+    if (c.known) {
+        ob_cluster_describe(&c, j->database, sizeof(j->database));
+        r->database = j->database;
+    }
     ob_maint_done(m, j, OUTBOX_OK, NULL);
 }
