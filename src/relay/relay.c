@@ -603,8 +603,10 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
         ob_relay_order_stop(r);
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_stop(r->workers[i], 0);
+    /* A reader whose lease never started owns nothing and has nothing to
+     * write: it need not wait for a lease to finish with. */
     if (r->cursor)
-        ob_cursor_stop(r->cursor, 0);
+        ob_cursor_stop(r->cursor, !r->locks_started);
     step(r); /* nothing may have been open */
     return OUTBOX_OK;
 }

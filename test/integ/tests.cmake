@@ -71,6 +71,10 @@ ob_integ_sh_on(cluster cluster_leader_kill 300)
 ob_integ_sh_on(cluster cluster_first_url_down 180)
 set_tests_properties(integ.cluster_leader_kill integ.cluster_first_url_down
   PROPERTIES RESOURCE_LOCK cluster)
+# A three-node Galera cluster (the galera fixture): the plain mode on every
+# node, and the modes refused there.
+ob_integ_sh_on(galera galera_refuse 120)
+ob_integ_sh_on(galera galera_plain 240)
 # Observability and configuration: metrics, health, readiness, config files.
 ob_integ_sh(http_metrics 180)
 ob_integ_c(http_embed 120)
