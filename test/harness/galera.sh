@@ -17,3 +17,11 @@ galera_db_fresh() {
   "$OUTBOX_TEST_RELAY" schema "$@" | "$OUTBOX_TEST_MARIADB_CLIENT" --no-defaults -uroot \
     -S "$OUTBOX_TEST_GALERA_SOCKET1" "$db"
 }
+
+# GROOT N args...: the mariadb client as root on node N, without a database
+# and without waiting for the cluster (it answers on a node cut off too).
+GROOT() {
+  local n=$1 sock; shift
+  eval "sock=\$OUTBOX_TEST_GALERA_SOCKET$n"
+  "$OUTBOX_TEST_MARIADB_CLIENT" --no-defaults -uroot -S "$sock" -N -B "$@"
+}
