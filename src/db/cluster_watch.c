@@ -104,8 +104,11 @@ static void tell(ob_cluster_watch *w, const ob_cluster *c) {
 
 static void on_answer(ob_cluster_watch *w) {
     ob_cluster c;
+    char **row;
     ob_cluster_init(&c);
-    ob_cluster_read(&c, ob_db_result(w->db, 0));
+    while ((row = ob_db_next_row(w->db, 0, NULL)) != NULL)
+        ob_cluster_set(&c, row[0], row[1]);
+    c.known = 1; /* no row at all: a server built without wsrep */
     w->failures = 0;
     w->last_err = 0;
     set_state(w, WS_RESTING);
