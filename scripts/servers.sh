@@ -326,7 +326,9 @@ EOF
 # transfer is refused ("Permission denied") and a joiner aborts.
 
 GALERA_PROVIDER=${OUTBOX_GALERA_PROVIDER:-/usr/lib/galera/libgalera_smm.so}
-GALERA_USER=${OUTBOX_GALERA_USER:-mysql}
+# As root, the nodes run as mysql (OUTBOX_GALERA_USER); otherwise as the
+# user who starts them.
+if [ "$(id -u)" = 0 ]; then GALERA_USER=${OUTBOX_GALERA_USER:-mysql}; else GALERA_USER=$(id -un); fi
 
 gnode_ports() { # dir n: sets gc gg gi gs (client, gcomm, IST, SST) and peers
   local dir=$1 n=$2 m list=()
