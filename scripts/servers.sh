@@ -390,14 +390,24 @@ wait_synced() {
   local dir=$1 t=$2 i n up ok
   for i in $(seq 1 $((t * 10))); do
     up=() ok=1
-    for n in 1 2 3; do
-      kill -0 "$(cat "$dir/g$n/db.pid" 2>/dev/null || echo 0)" 2>/dev/null && up+=("$n")
-    done
+    for n in 1 2 3; do [ -n "$(gnode_pid "$dir" $n)" ] && up+=("$n"); done
     for n in "${up[@]}"; do gnode_synced "$dir" "$n" "${#up[@]}" || { ok=0; break; }; done
     [ "$ok" = 1 ] && [ ${#up[@]} -gt 0 ] && return 0
     sleep 0.1
   done
   return 1
+}
+
+# The pid of node n, empty when it is not running: from its pid file, or
+# from its launch before it wrote one. Never 0: `kill 0` signals the
+# caller's whole process group.
+gnode_pid() { # dir n
+  local pid f
+  for f in "$1/g$2/db.pid" "$1/g$2/launch.pid"; do
+    pid=$(cat "$f" 2>/dev/null || true)
+    if [[ "$pid" =~ ^[1-9][0-9]*$ ]] && kill -0 "$pid" 2>/dev/null; then echo "$pid"; return 0; fi
+  done
+  return 0
 }
 
 gnode_log_tail() { local n; for n in 1 2 3; do echo "== g$n" >&2; tail -15 "$1/g$n/db.err" >&2 || true; done; }
@@ -463,8 +473,13 @@ start_galera_once() { # dir
 
 stop_galera() { # dir: every node stopped, all at once
   local dir=$1 n
-  for n in 1 2 3; do kill -TERM "$(cat "$dir/g$n/db.pid" 2>/dev/null || echo 0)" 2>/dev/null || true; done
-  for n in 1 2 3; do stop_pid "$dir/g$n/db.pid"; done
+  local pid
+  for n in 1 2 3; do
+    pid=$(gnode_pid "$dir" $n)
+    # A frozen node (freeze-gnode) must run to stop.
+    [ -z "$pid" ] || { kill -CONT "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null; } || true
+  done
+  for n in 1 2 3; do stop_pid "$dir/g$n/db.pid"; stop_pid "$dir/g$n/launch.pid"; done
 }
 
 start_galera() { # dir
@@ -540,18 +555,18 @@ kill-node)
 start-galera)
   mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
   start_galera "$dir"; echo "$dir" ;;
-kill-gnode)
-  stop_pid "$dir/g${3:?node number}/db.pid" KILL ;;
-stop-gnode)
-  stop_pid "$dir/g${3:?node number}/db.pid" ;;
+kill-gnode|stop-gnode)
+  sig=TERM; [ "$cmd" = kill-gnode ] && sig=KILL
+  stop_pid "$dir/g${3:?node number}/db.pid" $sig
+  stop_pid "$dir/g$3/launch.pid" $sig ;;
 start-gnode)
   # A node that left (killed or stopped) joins again, by a state transfer.
   start_gnode "$dir" "${3:?node number}" || die "Galera node g$3 did not start"
   wait_synced "$dir" 60 || die "Galera node g$3 did not reach Synced" ;;
-freeze-gnode)
-  kill -STOP "$(cat "$dir/g${3:?node number}/db.pid")" ;;
-thaw-gnode)
-  kill -CONT "$(cat "$dir/g${3:?node number}/db.pid")" ;;
+freeze-gnode|thaw-gnode)
+  pid=$(gnode_pid "$dir" "${3:?node number}")
+  [ -n "$pid" ] || die "Galera node g$3 is not running"
+  if [ "$cmd" = freeze-gnode ]; then kill -STOP "$pid"; else kill -CONT "$pid"; fi ;;
 start-node)
   start_node "$dir" "${3:?node name}" || die "nats-server $3 did not start" ;;
 stop)
