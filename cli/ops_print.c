@@ -118,6 +118,11 @@ static void print_status(const ob_ops_out *out, const outbox_maint_result *r) {
     printf("oldest pending    %s\n", r->pending > 0 ? age : "-");
     printf("processed         %lld\n", (long long)r->processed);
     printf("dead              %lld\n", (long long)r->dead);
+    if (r->database)
+        printf("database          %s%s\n", r->database,
+               strncmp(r->database, "Galera", 6) == 0
+                   ? "; the locks and sessions below are this node's only"
+                   : "");
     if (r->lock_holder)
         printf("maintenance lock  held by session %lu\n", r->lock_holder);
     else
@@ -220,6 +225,7 @@ static void json_status(const ob_ops_out *out, const outbox_maint_result *r) {
                         r->pending > 0 ? json_integer(r->oldest_pending_ms) : json_null());
     json_object_set_new(o, "processed", json_integer(r->processed));
     json_object_set_new(o, "dead", json_integer(r->dead));
+    json_object_set_new(o, "database", str_or_null(r->database));
     json_object_set_new(o, "lock_holder",
                         r->lock_holder ? json_integer((json_int_t)r->lock_holder) : json_null());
     json_object_set_new(o, "leader_holder",

@@ -10,7 +10,8 @@ set -euo pipefail
 # and bash-completion (its loader finds the installed completion).
 pkgs=(build-essential cmake pkg-config libuv1-dev libmariadb-dev uuid-dev libnats-dev
       libjansson-dev libinih-dev libsystemd-dev systemd curl libssl-dev openssl mariadb-server mariadb-client nats-server
-      python3 prometheus jq python3-yaml dpkg-dev file lintian man-db bash-completion "$@")
+      python3 prometheus jq python3-yaml dpkg-dev file lintian man-db bash-completion
+      galera-4 rsync "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -9,6 +9,9 @@
 #   scripts/servers.sh start-secure DIR  TLS servers (see below); needs NKEYGEN=path
 #   scripts/servers.sh start-cluster DIR three nats-servers -js as one cluster
 #   scripts/servers.sh kill-node DIR NAME | start-node DIR NAME   (n1, n2, n3)
+#   scripts/servers.sh start-galera DIR  three mariadbd as one Galera cluster
+#   scripts/servers.sh kill-gnode DIR N | stop-gnode DIR N | start-gnode DIR N
+#   scripts/servers.sh freeze-gnode DIR N | thaw-gnode DIR N   (N: 1, 2, 3)
 #
 # DIR/env exports:
 #   OUTBOX_TEST_DB_HOST, OUTBOX_TEST_DB_PORT, OUTBOX_TEST_DB_SOCKET,
@@ -28,6 +31,11 @@
 # certificate from the right CA that names another host (..._OTHER_NAME_URL).
 # start-cluster writes DIR/env with OUTBOX_TEST_CLUSTER_URL (three URLs) and
 # OUTBOX_TEST_CLUSTER_DIR.
+# start-galera writes DIR/env with OUTBOX_TEST_GALERA_DIR and, for N = 1..3,
+# OUTBOX_TEST_GALERA_PORTN, ..._SOCKETN (root's way in) and ..._URLN (user
+# outbox, without a database); OUTBOX_TEST_GALERA_ADDRESSES lists the three
+# host:port. Needs galera-4 and rsync, and a mysql user to run the nodes as
+# (OUTBOX_GALERA_USER); it returns once the three are Synced.
 #
 # Ports: every server takes a free port at random from OUTBOX_PORT_RANGE
 # (LOW-HIGH, default 10000-29999: below the kernel's ephemeral range, so no
@@ -311,6 +319,197 @@ export OUTBOX_TEST_CLUSTER_URL='$(IFS=,; echo "${urls[*]}")'
 EOF
 }
 
+# --- a three-node Galera cluster ---------------------------------------------
+# Each node g1..g3 in DIR/gN (datadir db, socket db.sock, pid db.pid, log
+# db.err), four ports each (client, group communication, IST, SST) in
+# DIR/gports. The nodes run as the mysql user: as root the rsync state
+# transfer is refused ("Permission denied") and a joiner aborts.
+
+GALERA_PROVIDER=${OUTBOX_GALERA_PROVIDER:-/usr/lib/galera/libgalera_smm.so}
+# As root, the nodes run as mysql (OUTBOX_GALERA_USER); otherwise as the
+# user who starts them.
+if [ "$(id -u)" = 0 ]; then GALERA_USER=${OUTBOX_GALERA_USER:-mysql}; else GALERA_USER=$(id -un); fi
+
+gnode_ports() { # dir n: sets gc gg gi gs (client, gcomm, IST, SST) and peers
+  local dir=$1 n=$2 m list=()
+  . "$dir/gports"
+  eval "gc=\$client_g$n gg=\$gcomm_g$n gi=\$ist_g$n gs=\$sst_g$n"
+  for m in 1 2 3; do eval "list+=(127.0.0.1:\$gcomm_g$m)"; done
+  peers=$(IFS=,; echo "${list[*]}")
+}
+
+gnode_sql() { # dir n sql...
+  local dir=$1 n=$2; shift 2
+  "$CLIENT" --no-defaults -uroot -S "$dir/g$n/db.sock" -N -B "$@"
+}
+
+gnode_provider_options() { # dir n
+  local gc gg gi gs peers
+  gnode_ports "$1" "$2"
+  echo "gmcast.listen_addr=tcp://127.0.0.1:$gg;ist.recv_addr=127.0.0.1:$gi;gcache.size=32M"
+}
+
+# start_gnode_bg dir n [extra mariadbd options]: launches node n in the
+# background (its pid in DIR/gN/launch.pid). A later option wins, such as
+# another --wsrep-provider-options.
+start_gnode_bg() {
+  local dir=$1 n=$2 gc gg gi gs peers; shift 2
+  gnode_ports "$dir" "$n"
+  "$MARIADBD" --no-defaults --user="$GALERA_USER" --datadir="$dir/g$n/db" \
+    --tmpdir="$dir/g$n/tmp" --socket="$dir/g$n/db.sock" --port="$gc" --bind-address=127.0.0.1 \
+    --pid-file="$dir/g$n/db.pid" --log-error="$dir/g$n/db.err" --skip-name-resolve \
+    --innodb-buffer-pool-size=128M --max-connections=300 --max-allowed-packet=64M \
+    --log-bin-trust-function-creators=1 --binlog-format=ROW --innodb-autoinc-lock-mode=2 \
+    --wsrep-on=ON --wsrep-provider="$GALERA_PROVIDER" --wsrep-cluster-name=outbox-test \
+    --wsrep-cluster-address="gcomm://$peers" --wsrep-node-name="g$n" \
+    --wsrep-node-address=127.0.0.1 --wsrep-node-incoming-address="127.0.0.1:$gc" \
+    --wsrep-provider-options="$(gnode_provider_options "$dir" "$n")" \
+    --wsrep-sst-receive-address="127.0.0.1:$gs" --wsrep-sst-method=rsync "$@" >/dev/null 2>&1 &
+  echo $! >"$dir/g$n/launch.pid"
+}
+
+# start_gnode dir n [options]: starts node n; 0 once it answers on its socket
+# (after its state transfer), 1 if it exited, 2 on timeout.
+start_gnode() {
+  start_gnode_bg "$@"
+  wait_started "$(cat "$1/g$2/launch.pid")" 120 gnode_sql "$1" "$2" -e 'select 1'
+}
+
+# gnode_synced dir n [size]: node n answers, is Synced, and sees size members.
+gnode_synced() {
+  local out
+  out=$(gnode_sql "$1" "$2" -e "SELECT GROUP_CONCAT(VARIABLE_VALUE ORDER BY VARIABLE_NAME)
+    FROM information_schema.GLOBAL_STATUS
+    WHERE VARIABLE_NAME IN ('wsrep_cluster_size', 'wsrep_local_state_comment')" 2>/dev/null) ||
+    return 1
+  [ "$out" = "${3:-3},Synced" ]
+}
+
+# wait_synced dir seconds: every running node Synced in a cluster of those.
+wait_synced() {
+  local dir=$1 t=$2 i n up ok
+  for i in $(seq 1 $((t * 10))); do
+    up=() ok=1
+    for n in 1 2 3; do [ -n "$(gnode_pid "$dir" $n)" ] && up+=("$n"); done
+    for n in "${up[@]}"; do gnode_synced "$dir" "$n" "${#up[@]}" || { ok=0; break; }; done
+    [ "$ok" = 1 ] && [ ${#up[@]} -gt 0 ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# The pid of node n, empty when it is not running: from its pid file, or
+# from its launch before it wrote one. Never 0: `kill 0` signals the
+# caller's whole process group.
+gnode_pid() { # dir n
+  local pid f
+  for f in "$1/g$2/db.pid" "$1/g$2/launch.pid"; do
+    pid=$(cat "$f" 2>/dev/null || true)
+    if [[ "$pid" =~ ^[1-9][0-9]*$ ]] && kill -0 "$pid" 2>/dev/null; then echo "$pid"; return 0; fi
+  done
+  return 0
+}
+
+gnode_log_tail() { local n; for n in 1 2 3; do echo "== g$n" >&2; tail -15 "$1/g$n/db.err" >&2 || true; done; }
+
+# The three datadirs are one copy of a fresh one with the users made in it,
+# each with the same saved position (grastate.dat): the joiners then need no
+# state transfer, which through rsync takes about a minute a node here.
+galera_datadirs() { # dir
+  local dir=$1 n uuid ids
+  rm -rf "${dir:?}/gtemplate"
+  mkdir -p "$dir/gtemplate/db" "$dir/gtemplate/tmp"
+  chown -R "$GALERA_USER" "$dir/gtemplate"
+  "$INSTALL_DB" --no-defaults --user="$GALERA_USER" --datadir="$dir/gtemplate/db" \
+    --tmpdir="$dir/gtemplate/tmp" --auth-root-authentication-method=normal --skip-test-db \
+    >"$dir/install.log" 2>&1 || { tail -20 "$dir/install.log" >&2; return 1; }
+  # Bootstrap mode skips the grant tables until they are flushed in.
+  printf '%s\n' "FLUSH PRIVILEGES;" \
+    "CREATE USER 'outbox'@'127.0.0.1' IDENTIFIED BY 'outbox';" \
+    "CREATE USER 'outbox'@'localhost' IDENTIFIED BY 'outbox';" \
+    "GRANT ALL PRIVILEGES ON *.* TO 'outbox'@'127.0.0.1' WITH GRANT OPTION;" \
+    "GRANT ALL PRIVILEGES ON *.* TO 'outbox'@'localhost' WITH GRANT OPTION;" |
+    "$MARIADBD" --no-defaults --user="$GALERA_USER" --datadir="$dir/gtemplate/db" \
+      --tmpdir="$dir/gtemplate/tmp" --bootstrap --log-error="$dir/gtemplate/boot.err" 2>/dev/null ||
+    { tail -20 "$dir/gtemplate/boot.err" >&2; return 1; }
+  uuid=$(cat /proc/sys/kernel/random/uuid)
+  printf '# GALERA saved state\nversion: 2.1\nuuid:    %s\nseqno:   0\nsafe_to_bootstrap: 1\n' \
+    "$uuid" >"$dir/gtemplate/db/grastate.dat"
+  chown "$GALERA_USER" "$dir/gtemplate/db/grastate.dat"
+  ids=()
+  for n in 1 2 3; do ids+=("$(cat /proc/sys/kernel/random/uuid)"); done
+  for n in 1 2 3; do
+    rm -rf "${dir:?}/g$n"
+    cp -a "$dir/gtemplate" "$dir/g$n"
+    { printf 'my_uuid: %s\n#vwbeg\nview_id: 3 %s 3\nbootstrap: 0\n' "${ids[n-1]}" "${ids[0]}"
+      printf 'member: %s 0\n' "${ids[@]}"
+      printf '#vwend\n'; } >"$dir/g$n/db/gvwstate.dat"
+    chown "$GALERA_USER" "$dir/g$n/db/gvwstate.dat"
+  done
+  rm -rf "${dir:?}/gtemplate"
+}
+
+start_galera_once() { # dir
+  local dir=$1 n taken=() p k
+  : >"$dir/gports"
+  for n in 1 2 3; do
+    for k in client gcomm ist sst; do
+      p=$(free_port "${taken[@]}") && taken+=("$p") || return 1
+      echo "${k}_g$n=$p" >>"$dir/gports"
+    done
+  done
+  galera_datadirs "$dir" || die "the Galera datadirs were not made"
+  # The three come up at once and find the primary component they were in
+  # written down (gvwstate.dat, as after a power loss of the whole cluster):
+  # they form it again among themselves, and at one saved position none
+  # needs a state transfer. About 10 s, where a bootstrap and two joins
+  # through rsync take about 3 minutes here.
+  for n in 1 2 3; do start_gnode_bg "$dir" $n; done
+  for n in 1 2 3; do
+    wait_started "$(cat "$dir/g$n/launch.pid")" 90 gnode_sql "$dir" $n -e 'select 1' || return 1
+  done
+  wait_synced "$dir" 60
+}
+
+stop_galera() { # dir: every node stopped, all at once
+  local dir=$1 n
+  local pid
+  for n in 1 2 3; do
+    pid=$(gnode_pid "$dir" $n)
+    # A frozen node (freeze-gnode) must run to stop.
+    [ -z "$pid" ] || { kill -CONT "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null; } || true
+  done
+  for n in 1 2 3; do stop_pid "$dir/g$n/db.pid"; stop_pid "$dir/g$n/launch.pid"; done
+}
+
+start_galera() { # dir
+  local dir=$1 i n urls=() port_lo port_hi
+  port_range
+  [ -r "$GALERA_PROVIDER" ] || die "no Galera provider at $GALERA_PROVIDER (apt-get install galera-4 rsync)"
+  command -v rsync >/dev/null || die "rsync not found (apt-get install rsync)"
+  id "$GALERA_USER" >/dev/null 2>&1 || die "no user '$GALERA_USER' to run the nodes as (OUTBOX_GALERA_USER)"
+  chmod 755 "$dir" # the nodes' user walks into it
+  for i in 1 2 3; do
+    start_galera_once "$dir" && break
+    gnode_log_tail "$dir"
+    stop_galera "$dir"
+    [ "$i" = 3 ] && die "the Galera cluster did not start (3 tries)"
+    echo "servers.sh: a Galera node did not start or sync; again on other ports" >&2
+  done
+  . "$dir/gports"
+  {
+    echo "export OUTBOX_TEST_GALERA_DIR='$dir'"
+    for n in 1 2 3; do
+      eval "p=\$client_g$n"
+      urls+=("127.0.0.1:$p")
+      echo "export OUTBOX_TEST_GALERA_PORT$n=$p"
+      echo "export OUTBOX_TEST_GALERA_SOCKET$n='$dir/g$n/db.sock'"
+      echo "export OUTBOX_TEST_GALERA_URL$n='mysql://outbox:outbox@127.0.0.1:$p/'"
+    done
+    echo "export OUTBOX_TEST_GALERA_ADDRESSES='$(IFS=,; echo "${urls[*]}")'"
+  } >"$dir/env"
+}
+
 cmd=${1:-}
 dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || die "usage: servers.sh start|stop|restart-db|restart-nats|kill-db|start-db|kill-nats|start-nats DIR"
@@ -353,6 +552,21 @@ start-cluster)
   start_cluster "$dir"; echo "$dir" ;;
 kill-node)
   stop_pid "$dir/${3:?node name}.pid" KILL ;;
+start-galera)
+  mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+  start_galera "$dir"; echo "$dir" ;;
+kill-gnode|stop-gnode)
+  sig=TERM; [ "$cmd" = kill-gnode ] && sig=KILL
+  stop_pid "$dir/g${3:?node number}/db.pid" $sig
+  stop_pid "$dir/g$3/launch.pid" $sig ;;
+start-gnode)
+  # A node that left (killed or stopped) joins again, by a state transfer.
+  start_gnode "$dir" "${3:?node number}" || die "Galera node g$3 did not start"
+  wait_synced "$dir" 60 || die "Galera node g$3 did not reach Synced" ;;
+freeze-gnode|thaw-gnode)
+  pid=$(gnode_pid "$dir" "${3:?node number}")
+  [ -n "$pid" ] || die "Galera node g$3 is not running"
+  if [ "$cmd" = freeze-gnode ]; then kill -STOP "$pid"; else kill -CONT "$pid"; fi ;;
 start-node)
   start_node "$dir" "${3:?node name}" || die "nats-server $3 did not start" ;;
 stop)
@@ -360,6 +574,7 @@ stop)
   for f in "$dir"/*.pid; do
     case "$f" in */db.pid|*/nats.pid) ;; *) stop_pid "$f" ;; esac
   done
+  [ -f "$dir/gports" ] && stop_galera "$dir"
   stop_pid "$dir/nats.pid"
   stop_pid "$dir/db.pid"
   case "$dir" in

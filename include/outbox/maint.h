@@ -238,6 +238,11 @@ typedef struct outbox_maint_result {
     int cursor_mismatch;
     int64_t next_seq;   /* the table's AUTO_INCREMENT counter, -1 when unknown */
     int64_t cursor_top; /* the highest cursor of the table, -1 without one */
+    /* STATUS: what the connection is on, one line: "a single server (wsrep
+     * off)", or "Galera cluster of 3 nodes (Primary), this node Synced,
+     * members ..."; there the locks and sessions above are this node's only.
+     * NULL when the server did not say. */
+    const char *database;
 } outbox_maint_result;
 
 typedef void (*outbox_maint_cb)(outbox_maint *m, const outbox_maint_result *res, void *data);

@@ -24,6 +24,12 @@ int ob_db_errno_is_lost(unsigned e) {
     case ER_NET_READ_ERROR:
     case ER_NET_ERROR_ON_WRITE:
     case ER_QUERY_INTERRUPTED:
+    /* 1047: a Galera node outside the primary component ("WSREP has not
+     * yet prepared node for application use") refuses every statement,
+     * ROLLBACK included, until it joins again: the session is of no use,
+     * as if the server were gone. (Elsewhere 1047 is an unknown protocol
+     * command: a session out of step, which a fresh one cures too.) */
+    case ER_UNKNOWN_COM_ERROR:
         return 1;
     default:
         return 0;

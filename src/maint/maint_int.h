@@ -45,6 +45,7 @@ struct ob_job {
     double server_s; /* the server's clock (UNIX_TIMESTAMP(NOW(6))) when the job read it */
     outbox_maint_result res;
     char msg[768];
+    char database[400]; /* STATUS: res.database's text */
     /* The statement repeated by ob_maint_send_batch, without its LIMIT, and
      * what follows the LIMIT (batch_tail, may be NULL). batch_res is the
      * index of the statement whose affected rows count. */

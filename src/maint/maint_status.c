@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cursor_fit.h"
+#include "cluster.h"
 #include "lease.h"
 #include "sql.h"
 
@@ -82,6 +83,9 @@ void ob_job_status_begin(outbox_maint *m, ob_job *j) {
         ob_buf_puts(b, "; ");
         ob_maint_cursor_pending_sql(m, j, b);
     }
+    /* Last: what the server is (a Galera node's locks are its own only). */
+    ob_buf_puts(b, "; ");
+    ob_buf_puts(b, ob_cluster_sql);
     j->step = STEP_QUERY;
     ob_maint_send(m, j);
 }
@@ -152,6 +156,14 @@ void ob_job_status_step(outbox_maint *m, ob_job *j, int ok) {
     r->lock_holder = (unsigned long)ob_maint_first_int(ob_db_result(m->db, 3), 0);
     read_owners(ob_db_result(m->db, 4), r);
     r->leader_holder = (unsigned long)ob_maint_first_int(ob_db_result(m->db, 5), 0);
+    ob_cluster c;
+    ob_cluster_init(&c);
+    ob_cluster_read(&c, ob_db_result(m->db, j->cursored ? 8 : 6));
+    r->database = NULL;
+    if (c.known) {
+        ob_cluster_describe(&c, j->database, sizeof(j->database));
+        r->database = j->database;
+    }
     if (r->cursor_mismatch) {
         /* Told in the message: the counts take rows at or below the
          * cursors for delivered, which they may not be. */

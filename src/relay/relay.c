@@ -113,6 +113,7 @@ static void owner_table_empty(void *data, ob_worker *w, const char *later, const
 }
 
 static void relay_fatal(outbox_relay *r, const char *why);
+static void step(outbox_relay *r);
 
 static void owner_db_failed(void *data, ob_worker *w, unsigned err, const char *msg, int ever_ok) {
     (void)w;
@@ -128,8 +129,6 @@ static void owner_db_failed(void *data, ob_worker *w, unsigned err, const char *
     snprintf(why, sizeof(why), "database: %u %s%s", err, msg, ob_db_error_hint(err));
     relay_fatal(r, why);
 }
-
-static void step(outbox_relay *r);
 
 static void owner_closed(void *data, ob_worker *w) {
     (void)w;
@@ -188,6 +187,43 @@ static void relay_fatal(outbox_relay *r, const char *why) {
         r->o.on_fatal(r, why, r->o.fatal_data);
 }
 
+/* --- the cluster watch --------------------------------------------------- */
+
+static ob_cluster_mode cluster_mode(const outbox_relay *r) {
+    return r->o.cursor    ? OB_CLUSTER_CURSOR
+           : r->o.leader  ? OB_CLUSTER_LEADER
+           : r->o.ordered ? OB_CLUSTER_ORDERED
+                          : OB_CLUSTER_PLAIN;
+}
+
+/* Every answer of the watch: at start, after each reconnect, and every
+ * interval. A locking mode on a Galera node stops for good (the relay exits
+ * 1); otherwise its lease starts at the first answer, so that it never holds
+ * a node-local lock before the check. An answer that cannot tell (the probe
+ * refused) lets it start too: the probe reads only information_schema. */
+static void on_cluster(void *data, const ob_cluster *c, int fresh) {
+    (void)fresh;
+    outbox_relay *r = data;
+    char why[600];
+    if (r->phase != R_RUNNING || r->fatal)
+        return;
+    if (ob_cluster_refusal(c, cluster_mode(r), why, sizeof(why)) != NULL) {
+        relay_fatal(r, why);
+        return;
+    }
+    if (!r->locks_started) {
+        r->locks_started = 1;
+        ob_relay_order_start(r);
+    }
+}
+
+static void on_cluster_closed(void *data) {
+    outbox_relay *r = data;
+    r->watch = NULL;
+    r->watch_open = 0;
+    step(r);
+}
+
 static void on_link_fatal(void *data, const char *why) {
     relay_fatal(data, why);
 }
@@ -205,6 +241,8 @@ static void relay_free(outbox_relay *r) {
         ob_worker_free(r->workers[i]);
     free(r->workers);
     ob_cursor_free(r->cursor);
+    if (r->watch && !r->watch_open)
+        ob_cluster_watch_free(r->watch);
     free(r->ctable);
     ob_timers_free(r->timers);
     ob_relay_order_free(r);
@@ -318,6 +356,11 @@ static int prepare(outbox_relay *r) {
         return -1;
     prepare_env(r);
     ob_worker_env *e = &r->env;
+    /* What the database is (a Galera node refuses the locking modes). */
+    ob_cluster_watch_callbacks wcb = {on_cluster, on_cluster_closed, r};
+    r->watch = ob_cluster_watch_new(r->loop, &e->db, &r->log, 10000, &wcb);
+    if (r->watch == NULL)
+        return -1;
     if (o->cursor) /* one reader in place of the workers */
         return ob_relay_cursor_prepare(r, ob_relay_fatal, ob_relay_step);
     r->nworkers = o->leader ? 1 : o->connections; /* a leader reads in one seq order */
@@ -443,7 +486,14 @@ int outbox_relay_start(outbox_relay *r) {
         r->timers_open = 1;
         ob_timers_start(r->timers);
     }
-    ob_relay_order_start(r);
+    r->watch_open = 1;
+    ob_cluster_watch_start(r->watch);
+    /* The plain mode takes no lock that Galera would split: its mode lock
+     * starts at once. The others wait for the watch (on_cluster). */
+    if (cluster_mode(r) == OB_CLUSTER_PLAIN) {
+        r->locks_started = 1;
+        ob_relay_order_start(r);
+    }
     return OUTBOX_OK;
 }
 
@@ -521,7 +571,8 @@ static void timers_closed(void *data) {
  * timers close first (the workers may still need NATS while they finish),
  * then the link and the shutdown timer. */
 static void step(outbox_relay *r) {
-    if (r->phase == R_STOPPING && r->open_workers == 0 && !r->timers_open && !r->order.lease_open) {
+    if (r->phase == R_STOPPING && r->open_workers == 0 && !r->timers_open && !r->order.lease_open &&
+        !r->watch_open) {
         set_state(r, R_CLOSING_LINK);
         uv_close((uv_handle_t *)&r->shutdown_timer, shutdown_timer_closed);
         ob_link_close(r->link, link_closed, r);
@@ -566,12 +617,16 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
     uv_timer_start(&r->shutdown_timer, on_shutdown_deadline, r->o.shutdown_timeout_ms, 0);
     if (r->timers)
         ob_timers_stop(r->timers, timers_closed, r);
+    if (r->watch_open)
+        ob_cluster_watch_close(r->watch);
     if (!r->cursor) /* cursor mode: the lease closes after the reader (cursor_relay.c) */
         ob_relay_order_stop(r);
     for (int i = 0; i < r->nworkers; i++)
         ob_worker_stop(r->workers[i], 0);
+    /* A reader whose lease never started owns nothing and has nothing to
+     * write: it need not wait for a lease to finish with. */
     if (r->cursor)
-        ob_cursor_stop(r->cursor, 0);
+        ob_cursor_stop(r->cursor, !r->locks_started);
     step(r); /* nothing may have been open */
     return OUTBOX_OK;
 }

@@ -10,6 +10,7 @@
 
 #include <uv.h>
 
+#include "cluster_watch.h"
 #include "cursor.h"
 #include "flow.h"
 #include "lease.h"
@@ -76,6 +77,12 @@ struct outbox_relay {
     /* Cursor mode (cursor_relay.c): the reader in place of the workers. */
     ob_cursor *cursor;
     char *ctable; /* the cursor table's name */
+
+    /* What the database is (cluster_watch.c). The locking modes start their
+     * lease only once it has answered and found no Galera node. */
+    ob_cluster_watch *watch;
+    int watch_open;    /* started and not yet closed */
+    int locks_started; /* the lease was started */
 
     int drained;              /* on_drained was called */
     uint32_t refusal_counted; /* the refusal episode last counted as an outage */

@@ -75,6 +75,7 @@ rows = [json.loads(l) for l in sys.stdin.read().splitlines()]
 assert [(r["table"], r["section"], r["dead"], r["pending"]) for r in rows] == \
     [("outbox_orders", "orders", 0, 2), ("outbox_billing", "outbox_billing", 5, 2)], rows
 assert rows[0]["partitions"] == [] and rows[0]["lock_holder"] is None, rows[0]
+assert rows[0]["database"] == "a single server (wsrep off)", rows[0]
 ' <<<"$out" || fail "status --json"
 out=$(two dead list --json 2>/dev/null)
 python3 -c '

@@ -1,0 +1,125 @@
+/*
+ * The cluster probe's statement and its pure reading (see cluster.h).
+ */
+#include "cluster.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* information_schema names the variables in capitals. wsrep_on is read as
+ * the global value: the session's could be turned off by a client, never
+ * by the relay. */
+const char ob_cluster_sql[] =
+    "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "
+    "WHERE VARIABLE_NAME = 'WSREP_ON' UNION ALL "
+    "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
+    "WHERE VARIABLE_NAME IN ('WSREP_PROVIDER_NAME', 'WSREP_CLUSTER_SIZE', "
+    "'WSREP_CLUSTER_STATUS', 'WSREP_LOCAL_STATE_COMMENT', 'WSREP_INCOMING_ADDRESSES')";
+
+void ob_cluster_init(ob_cluster *c) {
+    memset(c, 0, sizeof(*c));
+    c->size = -1;
+}
+
+/* Copies printable ASCII only: the text goes to logs and terminals. */
+static void copy_text(char *dst, size_t n, const char *src) {
+    size_t i = 0;
+    for (; src[i] && i + 1 < n; i++)
+        dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
+    dst[i] = '\0';
+}
+
+void ob_cluster_set(ob_cluster *c, const char *name, const char *value) {
+    if (name == NULL || value == NULL)
+        return;
+    if (strcasecmp(name, "wsrep_on") == 0) {
+        c->wsrep_on = strcasecmp(value, "ON") == 0 || strcmp(value, "1") == 0;
+    } else if (strcasecmp(name, "wsrep_provider_name") == 0) {
+        c->provider = value[0] != '\0';
+    } else if (strcasecmp(name, "wsrep_cluster_size") == 0) {
+        char *end;
+        long v = strtol(value, &end, 10);
+        c->size = (end != value && *end == '\0' && v >= 0 && v < 1000000) ? (int)v : -1;
+    } else if (strcasecmp(name, "wsrep_cluster_status") == 0) {
+        copy_text(c->status, sizeof(c->status), value);
+    } else if (strcasecmp(name, "wsrep_local_state_comment") == 0) {
+        copy_text(c->state, sizeof(c->state), value);
+    } else if (strcasecmp(name, "wsrep_incoming_addresses") == 0) {
+        copy_text(c->members, sizeof(c->members), value);
+    }
+}
+
+void ob_cluster_read(ob_cluster *c, MYSQL_RES *res) {
+    MYSQL_ROW row;
+    if (res == NULL)
+        return;
+    if (mysql_num_fields(res) < 2)
+        return;
+    while ((row = mysql_fetch_row(res)) != NULL)
+        ob_cluster_set(c, row[0], row[1]);
+    c->known = 1;
+}
+
+int ob_cluster_is_galera(const ob_cluster *c) {
+    return c->known && c->wsrep_on && c->provider;
+}
+
+void ob_cluster_describe(const ob_cluster *c, char *out, size_t n) {
+    if (!c->known) {
+        snprintf(out, n, "not known yet");
+    } else if (!c->wsrep_on) {
+        snprintf(out, n, "a single server (wsrep off)");
+    } else if (!c->provider) {
+        snprintf(out, n, "a single server (wsrep on, no provider loaded)");
+    } else {
+        char size[24] = "?";
+        if (c->size >= 0)
+            snprintf(size, sizeof(size), "%d", c->size);
+        snprintf(out, n, "Galera cluster of %s node%s (%s), this node %s, members %s", size,
+                 c->size == 1 ? "" : "s", c->status[0] ? c->status : "status unknown",
+                 c->state[0] ? c->state : "in an unknown state",
+                 c->members[0] ? c->members : "not reported");
+    }
+}
+
+int ob_cluster_differs(const ob_cluster *a, const ob_cluster *b) {
+    return a->known != b->known || a->wsrep_on != b->wsrep_on || a->provider != b->provider ||
+           a->size != b->size || strcmp(a->status, b->status) != 0 ||
+           strcmp(a->state, b->state) != 0 || strcmp(a->members, b->members) != 0;
+}
+
+const char *ob_cluster_refusal(const ob_cluster *c, ob_cluster_mode mode, char *out, size_t n) {
+    if (mode == OB_CLUSTER_PLAIN || !ob_cluster_is_galera(c))
+        return NULL;
+    char size[40] = "a cluster";
+    if (c->size >= 0)
+        snprintf(size, sizeof(size), "a cluster of %d node%s", c->size, c->size == 1 ? "" : "s");
+    switch (mode) {
+    case OB_CLUSTER_ORDERED:
+        snprintf(out, n,
+                 "ordered mode needs cluster-wide locks; the database is a Galera node (%s), "
+                 "where GET_LOCK is node-local, so relays on two nodes would each own every "
+                 "bucket: use the plain mode (without --ordered), or a single server",
+                 size);
+        break;
+    case OB_CLUSTER_LEADER:
+        snprintf(out, n,
+                 "leader mode needs a cluster-wide lock; the database is a Galera node (%s), "
+                 "where GET_LOCK is node-local, so relays on two nodes would both lead: use "
+                 "the plain mode (without --leader), or a single server",
+                 size);
+        break;
+    default:
+        snprintf(out, n,
+                 "cursor mode needs cluster-wide locks and a gap proof that sees every "
+                 "transaction; the database is a Galera node (%s), where GET_LOCK, INNODB_TRX "
+                 "and KILL are node-local and seq steps by the cluster's size, so rows "
+                 "committed on another node could be skipped: use the plain mode (without "
+                 "--cursor), or a single server",
+                 size);
+        break;
+    }
+    return out;
+}

@@ -1,0 +1,123 @@
+/* What a connection is on: the cluster probe's rows read into an ob_cluster,
+ * its description, and the refusal of the locking modes on Galera. */
+#include <string.h>
+
+#include "check.h"
+#include "cluster.h"
+
+/* Rows as information_schema gives them (capital names). */
+static void galera_node(ob_cluster *c, const char *size) {
+    ob_cluster_init(c);
+    ob_cluster_set(c, "WSREP_ON", "ON");
+    ob_cluster_set(c, "WSREP_PROVIDER_NAME", "Galera");
+    ob_cluster_set(c, "WSREP_CLUSTER_SIZE", size);
+    ob_cluster_set(c, "WSREP_CLUSTER_STATUS", "Primary");
+    ob_cluster_set(c, "WSREP_LOCAL_STATE_COMMENT", "Synced");
+    ob_cluster_set(c, "WSREP_INCOMING_ADDRESSES", "127.0.0.1:3306,127.0.0.1:3307,127.0.0.1:3308");
+    c->known = 1;
+}
+
+static void a_galera_node_is_described(void) {
+    ob_cluster c;
+    char d[400];
+    galera_node(&c, "3");
+    CHECK(ob_cluster_is_galera(&c));
+    CHECK_EQ(c.size, 3);
+    ob_cluster_describe(&c, d, sizeof(d));
+    CHECK_STR(d, "Galera cluster of 3 nodes (Primary), this node Synced, members "
+                 "127.0.0.1:3306,127.0.0.1:3307,127.0.0.1:3308");
+}
+
+static void a_single_server_is_not_galera(void) {
+    ob_cluster c;
+    char d[200], why[600];
+    /* A server built without wsrep: the probe finds no row at all. */
+    ob_cluster_init(&c);
+    c.known = 1;
+    CHECK(!ob_cluster_is_galera(&c));
+    ob_cluster_describe(&c, d, sizeof(d));
+    CHECK_STR(d, "a single server (wsrep off)");
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == NULL);
+    /* wsrep off, as Debian's packaged server runs by default. */
+    ob_cluster_set(&c, "wsrep_on", "OFF");
+    CHECK(!ob_cluster_is_galera(&c));
+    /* wsrep on without a provider replicates nothing. */
+    ob_cluster_set(&c, "wsrep_on", "ON");
+    ob_cluster_set(&c, "wsrep_provider_name", "");
+    CHECK(!ob_cluster_is_galera(&c));
+    ob_cluster_describe(&c, d, sizeof(d));
+    CHECK_STR(d, "a single server (wsrep on, no provider loaded)");
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_ORDERED, why, sizeof(why)) == NULL);
+}
+
+static void an_unknown_answer_refuses_nothing(void) {
+    ob_cluster c;
+    char d[100], why[600];
+    ob_cluster_init(&c);
+    CHECK(!ob_cluster_is_galera(&c));
+    ob_cluster_describe(&c, d, sizeof(d));
+    CHECK_STR(d, "not known yet");
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_LEADER, why, sizeof(why)) == NULL);
+}
+
+static void the_locking_modes_are_refused_on_galera(void) {
+    ob_cluster c;
+    char why[600];
+    galera_node(&c, "3");
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_PLAIN, why, sizeof(why)) == NULL);
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_ORDERED, why, sizeof(why)) == why);
+    CHECK(strstr(why, "ordered mode needs cluster-wide locks") == why);
+    CHECK(strstr(why, "Galera node (a cluster of 3 nodes)") != NULL);
+    CHECK(strstr(why, "GET_LOCK is node-local") != NULL);
+    CHECK(strstr(why, "use the plain mode") != NULL);
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_LEADER, why, sizeof(why)) != NULL);
+    CHECK(strstr(why, "leader mode needs a cluster-wide lock") == why);
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) != NULL);
+    CHECK(strstr(why, "cursor mode needs") == why);
+    CHECK(strstr(why, "INNODB_TRX") != NULL);
+    /* One node is refused too: a second can join without any reconnect. */
+    galera_node(&c, "1");
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_ORDERED, why, sizeof(why)) != NULL);
+    CHECK(strstr(why, "(a cluster of 1 node)") != NULL);
+}
+
+static void server_text_is_cut_and_cleaned(void) {
+    ob_cluster c;
+    char long_members[1000];
+    memset(long_members, 'a', sizeof(long_members) - 1);
+    long_members[sizeof(long_members) - 1] = '\0';
+    galera_node(&c, "3");
+    ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", long_members);
+    CHECK_EQ(strlen(c.members), sizeof(c.members) - 1);
+    ob_cluster_set(&c, "WSREP_LOCAL_STATE_COMMENT", "Syn\033[2Jced\n");
+    CHECK_STR(c.state, "Syn?[2Jced?");
+    ob_cluster_set(&c, "WSREP_CLUSTER_SIZE", "3x");
+    CHECK_EQ(c.size, -1);
+    ob_cluster_set(&c, "WSREP_CLUSTER_SIZE", "-2");
+    CHECK_EQ(c.size, -1);
+    ob_cluster_set(&c, NULL, "x");
+    ob_cluster_set(&c, "WSREP_ON", NULL);
+    CHECK(c.wsrep_on);
+}
+
+static void differences_that_matter(void) {
+    ob_cluster a, b;
+    galera_node(&a, "3");
+    galera_node(&b, "3");
+    CHECK(!ob_cluster_differs(&a, &b));
+    ob_cluster_set(&b, "WSREP_CLUSTER_SIZE", "2");
+    CHECK(ob_cluster_differs(&a, &b));
+    galera_node(&b, "3");
+    ob_cluster_set(&b, "WSREP_LOCAL_STATE_COMMENT", "Donor/Desynced");
+    CHECK(ob_cluster_differs(&a, &b));
+}
+
+int main(void) {
+    a_galera_node_is_described();
+    a_single_server_is_not_galera();
+    an_unknown_answer_refuses_nothing();
+    the_locking_modes_are_refused_on_galera();
+    server_text_is_cut_and_cleaned();
+    differences_that_matter();
+    return 0;
+}
