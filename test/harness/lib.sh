@@ -69,6 +69,33 @@ relay_bg() {
   RELAY_PID=$!
 }
 
+# show_log FILE [LINES]: the relay's log, indented, for a failing test's output.
+show_log() { echo "--- $1"; sed 's/^/    /' "$1" | tail -${2:-60}; }
+
+# wait_until SECONDS WHAT command...: runs the command every 0.05 s until it
+# succeeds, and fails the test naming WHAT if SECONDS pass first. A test that
+# acts at a moment (a kill, a freeze, a stop) waits so for the state the
+# action needs (rows processed, a metric, a line of the relay's log) rather
+# than for a fixed time, so that a fast machine and a slow one test the same.
+wait_until() {
+  local secs=$1 what=$2 t0; shift 2
+  t0=$(date +%s%N)
+  until "$@"; do
+    [ $((($(date +%s%N) - t0) / 1000000)) -lt $((secs * 1000)) ] ||
+      fail "not within $secs s: $what"
+    sleep 0.05
+  done
+}
+
+# rows_processed DB [TABLE]: how many rows of the outbox table have status 1.
+rows_processed() { sql "$1" "SELECT COUNT(*) FROM ${2:-outbox} WHERE status = 1"; }
+# processed_at_least DB N: at least N rows of DB's outbox are processed.
+processed_at_least() { [ "$(rows_processed "$1")" -ge "$2" ]; }
+# log_has FILE REGEX: a line of FILE (a relay's log) matches REGEX (grep -E).
+log_has() { grep -qE -- "$2" "$1" 2>/dev/null; }
+# log_count FILE REGEX: how many lines of FILE match REGEX (0 when none).
+log_count() { grep -cE -- "$2" "$1" 2>/dev/null || true; }
+
 streamcheck() { "$OUTBOX_TEST_STREAMCHECK" --nats "$OUTBOX_TEST_NATS_URL" "$@"; }
 
 # stream_summary STREAM: "messages=N read=N distinct=N duplicates=N without_id=N"
@@ -169,6 +196,14 @@ metric_sum() {
 # metric_value TEXT SERIES: the value of one series written as in TEXT
 # (name{label="...",...}), empty when TEXT lacks it.
 metric_value() { echo "$1" | awk -v s="$2" '$1 == s { print $NF; exit }'; }
+
+# metric_at_least PORT SERIES N: the relay's /metrics has SERIES (written as
+# metric_value takes it) at N or more.
+metric_at_least() {
+  local v
+  v=$(metric_value "$(metrics "$1")" "$2")
+  [ -n "$v" ] && awk -v v="$v" -v n="$3" 'BEGIN { exit !(v >= n) }'
+}
 
 # cursor_relay_fresh DB STREAM PREFIX LOG: a fresh --cursor table in DB and an
 # empty STREAM, then a --cursor relay in the background (RELAY_PID) logging to
