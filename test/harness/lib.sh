@@ -126,8 +126,8 @@ stream_has_ids() {
 }
 
 # restart_mid_run DB STREAM PREFIX SERVERS-COMMAND LOG: seeds 20,000 rows, starts
-# the relay, runs `servers.sh SERVERS-COMMAND` (restart-db, restart-nats) 0.4 s
-# into the run, waits until nothing is pending, keeps the relay's /metrics in
+# the relay, runs `servers.sh SERVERS-COMMAND` (restart-db, restart-nats) once
+# 1,000 rows are processed (mid-run on any machine), waits until nothing is pending, keeps the relay's /metrics in
 # RUN_METRICS, stops the relay with SIGTERM, and checks that every row was
 # processed and each id is once in the stream.
 restart_mid_run() {
@@ -137,7 +137,7 @@ restart_mid_run() {
   seed $db 20000 512
   relay_bg "$log" $db $stream $prefix --connections 2 --batch 50 --http 127.0.0.1:0
   port=$(http_port "$log")
-  sleep 0.4
+  wait_until 60 "1000 rows processed before $what" processed_at_least $db 1000
   echo "$what with $(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
   "$OUTBOX_TEST_SERVERS" "$what" "$OUTBOX_TEST_DIR"
   for i in $(seq 1 600); do
