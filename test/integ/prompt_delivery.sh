@@ -24,12 +24,20 @@ wait_processed() {
 }
 
 relay_bg "$work/relay.log" $db $stream $prefix --poll-interval 10s --connections 2 \
-  --http 127.0.0.1:0
+  --http 127.0.0.1:0 --log-level debug
 r=$RELAY_PID
 port=$(http_port "$work/relay.log")
 for i in $(seq 1 100); do [ "$(http_code $port /readyz)" = 200 ] && break; sleep 0.1; done
 assert_eq "$(http_code $port /readyz)" 200 "/readyz once the relay is up (database and NATS ready)"
-sleep 1 # both workers idle, the scout's next poll 10 s away
+# Both workers idle (the debug log's last change of each: the scout to
+# poll-wait, its next poll 10 s away, the other to parked).
+idle_workers() {
+  awk '$(NF - 1) == "->" { last[$(NF - 3)] = $NF }
+    END { for (w in last) n += last[w] == "poll-wait" || last[w] == "parked"; print n + 0 }' \
+    "$work/relay.log"
+}
+both_idle() { [ "$(idle_workers)" -ge 2 ]; }
+wait_until 30 "both workers idle" both_idle
 
 seed $db 1 100
 sleep 1
