@@ -29,6 +29,8 @@ cursor_report() {
   [ -f "$c" ] || return 0
   cursor_lat_p99=""; cursor_lat_p50=""; cursor_lat_cpu_us=""
   [ -f "$dir/cursor.env" ] && . "$dir/cursor.env"
+  cursor_inc1_seconds=""; cursor_inc3_seconds=""; cursor_inc3_ratio=""
+  [ -f "$dir/cursor_stride.env" ] && . "$dir/cursor_stride.env"
   # The best rows per variant (without headers: 0, with: 1).
   lean=$(tail -n +2 "$c" | awk -F, '$1 == 0' | sort -t, -k5,5gr | head -1)
   hd=$(tail -n +2 "$c" | awk -F, '$1 == 1' | sort -t, -k5,5gr | head -1)
@@ -61,6 +63,7 @@ cursor_report() {
     echo "| mariadbd CPU per delivered row | $(f "$lean" 8) µs | <= 10 µs: $(met "$(f "$lean" 8)" 10 le) |"
     echo "| relay CPU per row | $(f "$lean" 7) µs | |"
     echo "| commit -> stored at 1,000 rows/s, plain SQL, defaults: p50 / p99 | ${cursor_lat_p50:--} / ${cursor_lat_p99:--} ms | p99 <= 10 ms: $(met "$cursor_lat_p99" 10 le) |"
+    echo "| drain with seq stepping by 3 / by 1 (auto_increment_increment, cursor rows at 0) | ${cursor_inc3_seconds:--} / ${cursor_inc1_seconds:--} s: $(awk -v r="$cursor_inc3_ratio" 'BEGIN { if (r == "") print "-"; else printf "%.2f x", r }') | <= 1.2 x: $(met "$cursor_inc3_ratio" 1.2 le) |"
   } >"$dir/cursor.md"
 }
 

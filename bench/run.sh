@@ -587,14 +587,18 @@ if wants ordered; then
 fi
 
 # --- 7: cursor mode (--cursor) beside the claim cycle's limit ---------------------
-# cseed TABLE ROWS HEADERS: an empty TABLE (and no cursor rows for it), then
-# ROWS rows of 512 B over 300 aggregates; HEADERS=1 adds a small headers object.
+# cseed TABLE ROWS HEADERS [INCREMENT [KEEP]]: an empty TABLE (and no cursor
+# rows for it, unless KEEP=1), then ROWS rows of 512 B over 300 aggregates;
+# HEADERS=1 adds a small headers object; INCREMENT is the inserting session's
+# auto_increment_increment (default 1).
 cseed() {
-  local t=$1 rows=$2 h=NULL
+  local t=$1 rows=$2 h=NULL inc=${4:-1}
   [ "$3" = 1 ] && h="JSON_OBJECT('agg_seq', CAST(seq DIV 300 AS CHAR), 'tenant', 'acme')"
-  sql "TRUNCATE $t; DELETE FROM outbox_cursor WHERE table_name = '$t'"
+  sql "TRUNCATE $t"
+  [ "${5:-0}" = 1 ] || sql "DELETE FROM outbox_cursor WHERE table_name = '$t'"
   [ "$rows" -gt 0 ] || return 0 # seq_1_to_0 would count down: two rows
-  sql "INSERT INTO $t (id, aggregate_type, aggregate_id, event_type, payload, headers)
+  sql "SET SESSION auto_increment_increment = $inc;
+       INSERT INTO $t (id, aggregate_type, aggregate_id, event_type, payload, headers)
        SELECT outbox_uuid_v7(), 'order', CONCAT('a', seq % 300), 'created',
               CONCAT('{\"n\":\"', LPAD(seq, 10, '0'), '\",\"pad\":\"', REPEAT('x', 485), '\"}'), $h
        FROM seq_1_to_$rows;"
@@ -691,6 +695,40 @@ cursor_scenario() {
       log "  -> $brow"
     done
   done
+
+  # A counter stepping by 3 (auto_increment_increment = 3, as on a
+  # three-node Galera cluster) against one stepping by 1: the same rows,
+  # drained by a relay whose cursor rows exist (a drain of the empty table
+  # made them, at seq 0), so every gap waits for a proof made while it runs.
+  # The runs alternate; the faster of each counts.
+  local s1="" s3="" inc
+  for r in $(seq 1 "$REPEAT"); do
+    for inc in 1 3; do
+      cseed $t 0 0
+      new_stream
+      "$RELAY" --db "$DB" --nats "$NATS" --table $t --cursor --drain --stream "$stream" \
+        --subject-prefix "$prefix" --log-level warn --no-progress 2>>"$raw/relay.log" || true
+      cseed $t "$rows" 0 $inc 1
+      log "cursor: --cursor --drain, seq stepping by $inc, cursor rows at 0, $rows rows (run $r)"
+      "$B/bench-rusage" --out "$raw/cursor-inc$inc-$r.rusage" -- "$RELAY" --db "$DB" --nats "$NATS" \
+        --table $t --cursor --drain --batch 500 --poll-interval "${POLL_MS}ms" \
+        --max-in-flight "$MAX_IN_FLIGHT" --stream "$stream" --subject-prefix "$prefix" \
+        --log-level warn --no-progress 2>>"$raw/relay.log" || true
+      line=$("$SC" --nats "$NATS" --stream "$stream" --subject '>' 2>&1 || true)
+      drop_stream "$stream"
+      [ "$(kv distinct "$(grep '^messages=' <<<"$line")")" = "$rows" ] ||
+        log "warning: the cursor relay (seq stepping by $inc) did not deliver every row once"
+      wall=$(kv wall_s "$(cat "$raw/cursor-inc$inc-$r.rusage")")
+      if [ $inc = 1 ]; then
+        if [ -z "$s1" ] || [ "$(calc "$wall < $s1 ? 1 : 0")" = 1 ]; then s1=$wall; fi
+      elif [ -z "$s3" ] || [ "$(calc "$wall < $s3 ? 1 : 0")" = 1 ]; then s3=$wall; fi
+    done
+  done
+  { echo "cursor_inc1_seconds=$s1"
+    echo "cursor_inc3_seconds=$s3"
+    echo "cursor_inc3_ratio=$(calc "$s1 > 0 ? $s3 / $s1 : 0" 3)"
+  } >"$out/cursor_stride.env"
+  log "  -> $(tr '\n' ' ' <"$out/cursor_stride.env")"
 
   # Latency from plain SQL at 1,000 rows/s, one row per transaction, the
   # cursor relay at its defaults.

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct {
     const char *name;
@@ -49,7 +50,7 @@ static int parse_flag(ob_cli *c, int argc, char **argv, int *a, const char *arg,
     size_t nl = eq ? (size_t)(eq - name) : strlen(name);
     const opt *o = ob_opt_find(name, nl);
     if (o == NULL) {
-        snprintf(err, errlen, "unknown option '--%.*s' (see --help)", (int)nl, name);
+        snprintf(err, errlen, "unknown option '--%.*s'", (int)nl, name);
         return -1;
     }
     char src[64];
@@ -112,6 +113,32 @@ static int check_parsed(ob_cli *c, char *err, size_t errlen) {
     return 0;
 }
 
+/* Every file the command will read can be opened: a missing or forbidden
+ * one is the environment's fault (exit 1), found before anything starts,
+ * for the files the library would otherwise report as bad options. The
+ * NATS files matter to the relay only; schema connects to nothing. */
+static int check_files(ob_cli *c, char *err, size_t errlen) {
+    int ntables = c->ntables ? c->ntables : 1;
+    for (int i = 0; i < ntables; i++) {
+        for (size_t k = 0; k < ob_nopts; k++) {
+            const opt *o = &ob_opts[k];
+            if (ob_opt_path(o) != OB_PATH_READ || o->type == T_FILE || !ob_opt_is_relay(o) ||
+                (c->command != OB_CMD_RUN && strncmp(o->name, "db-", 3) != 0))
+                continue;
+            const char *path =
+                *(const char *const *)(c->ntables ? ob_opt_table_field(&c->tables[i], o)
+                                                  : (char *)c + o->off);
+            if (path != NULL && access(path, R_OK) != 0) {
+                snprintf(err, errlen, "%s%s%s--%s: cannot read '%s': %s",
+                         c->ntables ? "table [" : "", c->ntables ? c->tables[i].name : "",
+                         c->ntables ? "]: " : "", o->name, path, strerror(errno));
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data, char *err,
                  size_t errlen) {
     memset(c, 0, sizeof(*c));
@@ -133,7 +160,7 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
             return rc;
     }
     if (ob_cli_parse_env(c, env, env_data, err, errlen) != 0)
-        return 2;
+        return c->unreadable ? 1 : 2;
     /* A flag given twice on the command line is a mistake too. */
     const char *set_by[OB_CLI_MAX_OPTS] = {0};
     int positional = 0;
@@ -143,13 +170,15 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
                      ? parse_positional(c, arg, positional++, err, errlen)
                      : parse_flag(c, argc, argv, &a, arg, set_by, err, errlen);
         if (rc != 0)
-            return 2;
+            return c->unreadable ? 1 : 2;
     }
     if (c->help || c->version)
         return 0;
     if (ob_cli_select_table(c, err, errlen) != 0 || ob_cli_merge_tables(c, err, errlen) != 0 ||
         check_parsed(c, err, errlen) != 0)
         return 2;
+    if (!c->print_config && c->command != OB_CMD_SCHEMA && check_files(c, err, errlen) != 0)
+        return 1;
     return 0;
 }
 

@@ -95,6 +95,7 @@ typedef struct ob_cli {
         const char *secret, *path;
     } secret_files[16];
     int nsecret_files;
+    int unreadable; /* a file named by an option cannot be opened or read: exit 1 */
     /* owned copies of strings taken from argv, the environment or the file */
     char **owned;
     int nowned, owned_cap;
@@ -104,9 +105,11 @@ typedef struct ob_cli {
 typedef const char *(*ob_env_fn)(const char *name, void *data);
 
 /* Parses argv (argv[0] is the program). Returns 0 when the command should
- * run, 2 on a usage error (message in err), 1 when the config file cannot
- * be read (permissions, missing: the message names the path and the cause). --help and --version
- * set the fields and return 0. Values come from, in order of precedence: the command line, the
+ * run, 2 on a usage error (message in err), 1 when a file cannot be opened
+ * or read, the config file or one an option names (permissions, missing:
+ * the message names the path and the cause; the environment's fault, as a
+ * server that is down is). --help and --version set the fields and return
+ * 0. Values come from, in order of precedence: the command line, the
  * environment, the config file (--config or OUTBOX_CONFIG), the defaults. A bad config file is a
  * usage error naming the file, the line and the key. */
 int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data, char *err,

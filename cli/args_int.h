@@ -25,6 +25,7 @@ typedef enum opt_type {
     T_PROGRESS, /* --progress / --no-progress */
     T_FILE,     /* const char *: the first line of the named file (a secret) */
     T_LOGFMT,   /* text | logfmt | json */
+    T_NATSCLI,  /* auto | loop | threads */
 } opt_type;
 
 typedef struct opt {
@@ -52,6 +53,11 @@ size_t ob_opt_size(const opt *o);
 /* The field of option `o` in the table's relay options. */
 void *ob_opt_table_field(ob_cli_table *t, const opt *o);
 int ob_opt_takes_value(const opt *o);
+/* Whether option `o` names a file: one the relay reads (a secret, a
+ * certificate, credentials) or writes (the log file), or 0. In a config
+ * file a relative name is relative to the file's folder. */
+enum { OB_PATH_READ = 1, OB_PATH_WRITTEN = 2 };
+int ob_opt_path(const opt *o);
 /* The range a whole-number option (T_INT, T_U32) accepts. */
 void ob_opt_range(const opt *o, uint64_t *min, uint64_t *max);
 /* Records that option i was given (as `name`); -1 with a message when it,
@@ -71,8 +77,9 @@ int ob_cli_parse_env(ob_cli *c, ob_env_fn env, void *env_data, char *err, size_t
 
 /* config_file.c */
 const char *ob_cli_config_path(int argc, char **argv, ob_env_fn env, void *env_data);
-/* Returns 0, 1 when the file cannot be read (the message says why), or 2
- * when it is not a valid config file (the message names file and line). */
+/* Returns 0, 1 when the file, or a file one of its keys names, cannot be
+ * read (the message says why), or 2 when it is not a valid config file (the
+ * message names file and line). */
 int ob_cli_load_config(ob_cli *c, const char *path, char *err, size_t errlen);
 int ob_cli_select_table(ob_cli *c, char *err, size_t errlen);
 int ob_cli_merge_tables(ob_cli *c, char *err, size_t errlen);

@@ -140,6 +140,24 @@ static ob_cli_table *section_table(ini_ctx *x, const char *section) {
     return t;
 }
 
+/* A file named in the config file by a relative name is found beside the
+ * config file, as other daemons read theirs, whatever the working folder:
+ * the folder of the config file's path is put before it. */
+static const char *beside_config(ini_ctx *x, const char *value) {
+    const char *slash = strrchr(x->path, '/');
+    if (*value == '/' || *value == '\0' || slash == NULL)
+        return value;
+    size_t dl = (size_t)(slash - x->path) + 1;
+    char *joined = malloc(dl + strlen(value) + 1);
+    if (joined == NULL)
+        return NULL;
+    memcpy(joined, x->path, dl);
+    strcpy(joined + dl, value);
+    const char *kept = ob_cli_keep(x->c, joined);
+    free(joined);
+    return kept;
+}
+
 static int ini_on_value(void *user, const char *section, const char *name, const char *value) {
     ini_ctx *x = user;
     ob_cli *c = x->c;
@@ -150,6 +168,8 @@ static int ini_on_value(void *user, const char *section, const char *name, const
         return ini_fail(x, "unknown key '%s'%s", name, " (the keys are the long flag names)");
     if (!ob_opt_file_settable(o))
         return ini_fail(x, "key '%s' cannot be set in a config file%s", name, "");
+    if (ob_opt_path(o) && (value = beside_config(x, value)) == NULL)
+        return ini_fail(x, "key '%s': out of memory%s", name, "");
     char src[320];
     snprintf(src, sizeof(src), "key '%s'", name);
     char msg[256];
@@ -266,7 +286,7 @@ int ob_cli_load_config(ob_cli *c, const char *path, char *err, size_t errlen) {
         return 2;
     }
     if (x.err_line)
-        return 2;
+        return c->unreadable ? 1 : 2;
     if (rc < 0) {
         snprintf(err, errlen, "config file %s: cannot be read", path);
         return 1;

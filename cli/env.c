@@ -6,6 +6,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* OUTBOX_NATS_EVENT_LOOP, the binary's first spelling of --nats-client:
+ * 0 is `threads`, any other value `loop`. With OUTBOX_NATS_CLIENT set too,
+ * which one holds would be a matter of order: refused. */
+static int old_event_loop(ob_cli *c, ob_env_fn env, void *env_data, const char **set_by, char *err,
+                          size_t errlen) {
+    const char *v = env ? env("OUTBOX_NATS_EVENT_LOOP", env_data) : NULL;
+    if (v == NULL || *v == '\0')
+        return 0;
+    for (size_t i = 0; i < ob_nopts; i++) {
+        if (strcmp(ob_opts[i].name, "nats-client") != 0)
+            continue;
+        if (set_by[i] != NULL) {
+            snprintf(err, errlen,
+                     "OUTBOX_NATS_EVENT_LOOP and OUTBOX_NATS_CLIENT are both set: keep "
+                     "OUTBOX_NATS_CLIENT");
+            return -1;
+        }
+        const char *name = strcmp(v, "0") == 0 ? "threads" : "loop";
+        if (ob_opt_store(c, &ob_opts[i], (char *)c + ob_opts[i].off, name,
+                         "environment variable OUTBOX_NATS_EVENT_LOOP", err, errlen) != 0)
+            return -1;
+        c->src.origin[i] = OB_FROM_ENV;
+    }
+    return 0;
+}
+
 /* The environment: every option's variable. Two sources of one setting in
  * the environment are a mistake: the one kept would be a matter of order. */
 int ob_cli_parse_env(ob_cli *c, ob_env_fn env, void *env_data, char *err, size_t errlen) {
@@ -27,5 +53,5 @@ int ob_cli_parse_env(ob_cli *c, ob_env_fn env, void *env_data, char *err, size_t
             return -1;
         c->src.origin[i] = OB_FROM_ENV;
     }
-    return 0;
+    return old_event_loop(c, env, env_data, set_by, err, errlen);
 }

@@ -25,6 +25,7 @@ const opt ob_opts[] = {
     {"nats-token-file", "OUTBOX_NATS_TOKEN_FILE", T_STR, R(nats_token_file), 0},
     {"nats-password-file", "OUTBOX_NATS_PASSWORD_FILE", T_STR, R(nats_password_file), 0},
     {"stream-replicas", "OUTBOX_STREAM_REPLICAS", T_INT, R(stream_replicas), 0},
+    {"nats-client", "OUTBOX_NATS_CLIENT", T_NATSCLI, R(nats_client), 0},
     {"table", "OUTBOX_TABLE", T_STR, R(table), 0},
     {"stream", "OUTBOX_STREAM", T_STR, R(stream), 0},
     {"subject-prefix", "OUTBOX_SUBJECT_PREFIX", T_STR, R(subject_prefix), 0},
@@ -127,6 +128,8 @@ size_t ob_opt_size(const opt *o) {
         return sizeof(outbox_log_level);
     case T_LOGFMT:
         return sizeof(ob_log_format);
+    case T_NATSCLI:
+        return sizeof(outbox_nats_client);
     case T_FLAG:
         if (o->off == R(processing))
             return sizeof(outbox_processing_mode);
@@ -141,6 +144,18 @@ size_t ob_opt_size(const opt *o) {
 /* The field of option `o` in the table's relay options. */
 void *ob_opt_table_field(ob_cli_table *t, const opt *o) {
     return (char *)&t->relay + (o->off - offsetof(ob_cli, relay));
+}
+
+int ob_opt_path(const opt *o) {
+    static const char *const read[] = {
+        "db-password-file", "db-tls-ca",       "db-tls-cert",        "db-tls-key",
+        "nats-tls-ca",      "nats-tls-cert",   "nats-tls-key",       "nats-creds",
+        "nats-nkey",        "nats-token-file", "nats-password-file",
+    };
+    for (size_t i = 0; i < sizeof(read) / sizeof(read[0]); i++)
+        if (strcmp(o->name, read[i]) == 0)
+            return OB_PATH_READ;
+    return strcmp(o->name, "log-file") == 0 ? OB_PATH_WRITTEN : 0;
 }
 
 int ob_opt_takes_value(const opt *o) {

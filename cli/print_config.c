@@ -19,30 +19,9 @@ static int is_secret(const opt *o) {
            strstr(o->name, "seed");
 }
 
-static void print_value(const opt *o, const void *field, FILE *out) {
+/* The numeric types, each as a flag or a file would take it back. */
+static void print_number(const opt *o, const void *field, FILE *out) {
     switch (o->type) {
-    case T_FILE: /* print_opt shows the file's name */
-        return;
-    case T_STR: {
-        const char *v = *(const char *const *)field;
-        char red[1024];
-        if (strcmp(o->name, "db") == 0 || strcmp(o->name, "nats") == 0) {
-            /* The URL parser's own rules find the password (it may hold
-             * '/', '?', ',' or '@'), so the mask does too. */
-            fputs(outbox_url_redact(v, red, sizeof(red)) >= 0 ? red : "***", out);
-        } else {
-            ob_cli_redact(v, red, sizeof(red));
-            fputs(red, out);
-        }
-        return;
-    }
-    case T_INT:
-    case T_PROGRESS:
-        fprintf(out, "%d", *(const int *)field);
-        return;
-    case T_U32:
-        fprintf(out, "%u", *(const uint32_t *)field);
-        return;
     case T_MS32:
     case T_MS64: {
         /* In the largest unit that says it exactly, as a flag would take it. */
@@ -84,6 +63,46 @@ static void print_value(const opt *o, const void *field, FILE *out) {
         fputs(text, out);
         return;
     }
+    default:
+        return;
+    }
+}
+
+/* names[k], or "?" for a value outside the table. */
+static void print_name(int k, const char *const *names, int n, FILE *out) {
+    fputs(k >= 0 && k < n ? names[k] : "?", out);
+}
+
+static void print_value(const opt *o, const void *field, FILE *out) {
+    switch (o->type) {
+    case T_FILE: /* print_opt shows the file's name */
+        return;
+    case T_STR: {
+        const char *v = *(const char *const *)field;
+        char red[1024];
+        if (strcmp(o->name, "db") == 0 || strcmp(o->name, "nats") == 0) {
+            /* The URL parser's own rules find the password (it may hold
+             * '/', '?', ',' or '@'), so the mask does too. */
+            fputs(outbox_url_redact(v, red, sizeof(red)) >= 0 ? red : "***", out);
+        } else {
+            ob_cli_redact(v, red, sizeof(red));
+            fputs(red, out);
+        }
+        return;
+    }
+    case T_INT:
+    case T_PROGRESS:
+        fprintf(out, "%d", *(const int *)field);
+        return;
+    case T_U32:
+        fprintf(out, "%u", *(const uint32_t *)field);
+        return;
+    case T_MS32:
+    case T_MS64:
+    case T_BYTES:
+    case T_DOUBLE:
+        print_number(o, field, out);
+        return;
     case T_FLAG: {
         int on = o->off == R(processing)
                      ? *(const outbox_processing_mode *)field == OUTBOX_DELETE_PROCESSED
@@ -98,12 +117,14 @@ static void print_value(const opt *o, const void *field, FILE *out) {
     case T_LEVEL:
         fputs(outbox_log_level_name(*(const outbox_log_level *)field), out);
         return;
-    case T_LOGFMT: {
-        static const char *names[] = {"text", "logfmt", "json"};
-        ob_log_format f = *(const ob_log_format *)field;
-        fputs((int)f >= 0 && (int)f < 3 ? names[f] : "?", out);
+    case T_NATSCLI:
+        print_name((int)*(const outbox_nats_client *)field,
+                   (const char *[]){"auto", "loop", "threads"}, 3, out);
         return;
-    }
+    case T_LOGFMT:
+        print_name((int)*(const ob_log_format *)field, (const char *[]){"text", "logfmt", "json"},
+                   3, out);
+        return;
     }
 }
 

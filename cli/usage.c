@@ -11,8 +11,8 @@ static const char *const usage_parts[] = {
     "usage: outbox-uvrelay [run] --db mysql://user:pass@host:port/db --nats "
     "nats://host:port "
     "[options]\n"
-    "       outbox-uvrelay schema [--table T] [--ordered | --leader] [--partitioned [--monthly] "
-    "[--lookahead N]] [--binary] [--no-function]\n"
+    "       outbox-uvrelay schema [--table T] [--ordered | --leader | --cursor] "
+    "[--partitioned [--monthly] [--lookahead N]] [--binary] [--no-function]\n"
     "       outbox-uvrelay schema --migrate [--table T]\n"
     "       outbox-uvrelay status --db URL [--table T] [--json]\n"
     "       outbox-uvrelay partitions --once --db URL [--table T] [--monthly] "
@@ -52,7 +52,10 @@ static const char *const usage_parts[] = {
     "  --nats-tls-key F      OUTBOX_NATS_TLS_KEY   its key\n"
     "  --nats-creds F        OUTBOX_NATS_CREDS     JWT + NKey credentials file (.creds)\n"
     "  --nats-nkey F         OUTBOX_NATS_NKEY      NKey user seed file\n"
-    "  --stream-replicas N   OUTBOX_STREAM_REPLICAS  replicas of a stream the relay creates\n",
+    "  --stream-replicas N   OUTBOX_STREAM_REPLICAS  replicas of a stream the relay creates\n"
+    "  --nats-client WHERE   OUTBOX_NATS_CLIENT    where nats.c reads and writes: loop (the\n"
+    "                        relay's loop), threads (nats.c's own), or auto: the loop but\n"
+    "                        over TLS, where nats.c can wait without a deadline (auto)\n",
     "Relay:\n"
     "  --table NAME          OUTBOX_TABLE          outbox table, [schema.]name (outbox)\n"
     "  --stream NAME         OUTBOX_STREAM         JetStream stream (OUTBOX)\n"
@@ -116,7 +119,7 @@ static const char *const usage_parts[] = {
     "  --help, --version\n"
     "\n"
     "Durations: 250ms, 5s, 2m, 1h, 7d, or plain milliseconds.\n"
-    "Exit status: 0 done, 1 runtime failure, 2 bad usage.\n",
+    "Exit status: 0 done, 1 runtime failure or a file that cannot be read, 2 bad usage.\n",
 };
 
 static const char usage_config[] =
@@ -147,7 +150,8 @@ static const char usage_common[] =
     "[table NAME] sections: each declared table, or the one --table NAME picks; a\n"
     "name the file does not declare is an error), --log-format text|logfmt|json.\n"
     "TLS and the other connection options: outbox-uvrelay --help.\n"
-    "Exit status: 0 done, 1 runtime failure, 2 bad usage (nothing changed).\n";
+    "Exit status: 0 done, 1 runtime failure or a file that cannot be read, 2 bad usage\n"
+    "(nothing changed).\n";
 
 static const char usage_schema[] =
     "usage: outbox-uvrelay schema [--table T] [--ordered | --leader | --cursor]\n"

@@ -130,6 +130,7 @@ static int store_file(ob_cli *c, void *field, const char *path, const char *src,
     FILE *f = fopen(path, "r");
     if (f == NULL) {
         snprintf(err, errlen, "%s: cannot read '%s': %s", src, path, strerror(errno));
+        c->unreadable = 1;
         return -1;
     }
     char buf[4096];
@@ -255,6 +256,7 @@ int ob_opt_store(ob_cli *c, const opt *o, void *field, const char *val, const ch
     static const char *const backoffs[] = {"exponential", "fixed"};
     static const char *const levels[] = {"error", "warn", "info", "debug"};
     static const char *const formats[] = {"text", "logfmt", "json"};
+    static const char *const clients[] = {"auto", "loop", "threads"};
     switch (o->type) {
     case T_STR: {
         if (val == NULL || *val == '\0') {
@@ -287,6 +289,8 @@ int ob_opt_store(ob_cli *c, const opt *o, void *field, const char *val, const ch
         STORE_NAME(outbox_log_level, levels, "error, warn, info or debug");
     case T_LOGFMT:
         STORE_NAME(ob_log_format, formats, "text, logfmt or json");
+    case T_NATSCLI:
+        STORE_NAME(outbox_nats_client, clients, "auto, loop or threads");
     }
     return -1;
 }

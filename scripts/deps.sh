@@ -4,8 +4,13 @@
 #   scripts/deps.sh [extra-package ...]
 set -euo pipefail
 
+# The tests also need: python3 (scripts/house.py), prometheus (promtool), jq
+# and python3-yaml (the alert and dashboard test); dpkg-dev (dpkg-shlibdeps,
+# for the .deb's Depends), file (CPack's ELF check), lintian, man-db (man -l)
+# and bash-completion (its loader finds the installed completion).
 pkgs=(build-essential cmake pkg-config libuv1-dev libmariadb-dev uuid-dev libnats-dev
-      libjansson-dev libinih-dev libsystemd-dev systemd curl libssl-dev openssl mariadb-server mariadb-client nats-server "$@")
+      libjansson-dev libinih-dev libsystemd-dev systemd curl libssl-dev openssl mariadb-server mariadb-client nats-server
+      python3 prometheus jq python3-yaml dpkg-dev file lintian man-db bash-completion "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -42,7 +42,8 @@ typedef struct outbox_entry {
     const char *event_type;     /* required, 1-128 characters, e.g. "created" */
     const char *payload;        /* required: JSON text, or bytes for a binary table */
     size_t payload_len;         /* bytes in payload; 0 means strlen(payload) */
-    const char *headers;        /* optional JSON object of extra message headers */
+    const char *headers;        /* optional JSON object of extra message headers: each
+                                   value a string (see validate_headers) */
     size_t headers_len;         /* bytes in headers; 0 means strlen(headers) */
     const outbox_id *id;        /* optional caller-chosen id; NULL generates a UUIDv7 */
 } outbox_entry;
@@ -54,8 +55,13 @@ typedef struct outbox_producer_options {
     /* Validate the payload as JSON before sending (default 1): RFC 8259,
      * UTF-8 checked, nested at most 31 levels (MariaDB's limit). */
     int validate_payload;
-    /* Validate headers as a JSON object whose values are strings, numbers,
-     * booleans or null (default 1). */
+    /* Validate headers before sending (default 1): a JSON object whose
+     * values are all strings (the relay refuses a row with a number, a
+     * boolean, null, an array or an object as a value), whose keys can be
+     * NATS header names, which sets no header the relay reserves (Nats-*,
+     * ce-*, a CloudEvents Content-Type), and whose traceparent and
+     * tracestate members, if any, are W3C Trace Context. With 0 such an
+     * entry is inserted and the relay marks its row dead with the reason. */
     int validate_headers;
     /* The table stores payloads as LONGBLOB (the binary schema variant). The
      * payload is sent as bytes and never validated as JSON (default 0). */
@@ -83,11 +89,12 @@ OUTBOX_EXPORT void outbox_producer_destroy(outbox_producer *p);
  *
  * Errors: OUTBOX_EINVAL (missing field; an aggregate_type or event_type that
  * cannot be a NATS subject part: empty tokens, '*', '>', whitespace, invalid
- * UTF-8; a header the relay reserves: Nats-*, ce-*, a CloudEvents
- * Content-Type), OUTBOX_ETOOLONG (field over 128 characters), OUTBOX_EJSON (invalid payload or
- * headers), OUTBOX_EDB (the server refused the statement). On any error nothing is inserted, the
- * caller's transaction stays open and usable, and outbox_producer_errmsg()
- * says what was wrong and, for a batch, which entry. */
+ * UTF-8; a header value that is not a string; a header the relay reserves:
+ * Nats-*, ce-*, a CloudEvents Content-Type; a traceparent or tracestate
+ * header that is not W3C Trace Context), OUTBOX_ETOOLONG (field over 128 characters), OUTBOX_EJSON
+ * (invalid payload or headers), OUTBOX_EDB (the server refused the statement). On any error nothing
+ * is inserted, the caller's transaction stays open and usable, and outbox_producer_errmsg() says
+ * what was wrong and, for a batch, which entry. */
 OUTBOX_EXPORT int outbox_enqueue(outbox_producer *p, MYSQL *conn, const outbox_entry *e,
                                  outbox_id *id_out);
 
@@ -106,6 +113,37 @@ OUTBOX_EXPORT int outbox_enqueue_many(outbox_producer *p, MYSQL *conn, const out
 OUTBOX_EXPORT int outbox_producer_build(outbox_producer *p, MYSQL *conn,
                                         const outbox_entry *entries, size_t n, outbox_id *ids_out,
                                         const char **sql, size_t *sql_len);
+
+/* W3C Trace Context: the same calls, with the trace of the request that
+ * wrote the events, so that a consumer continues it. `traceparent` is
+ * required: 00-<32 hex trace-id>-<16 hex parent-id>-<2 hex flags>, lowercase,
+ * with neither id all zeros, as OpenTelemetry's propagators write it (a
+ * later version may append fields after a '-'; version ff is invalid);
+ * `tracestate` is optional (NULL or "": none): the W3C list of at most 32
+ * key=value members, at most 512 characters. Both are added to each
+ * entry's headers object (one is made when an entry has none) as
+ * "traceparent" and "tracestate", which the relay publishes unchanged as the
+ * NATS headers of those names. The strings are read during the call and not
+ * kept.
+ *
+ * Errors, beside those of the calls above, with nothing inserted:
+ * OUTBOX_EINVAL for a NULL or malformed traceparent, a malformed
+ * tracestate, or an entry whose headers already hold a traceparent or
+ * tracestate (in any letter case: give the trace once); OUTBOX_EJSON for
+ * an entry's headers that are not a JSON object (they must be read to add
+ * the trace, whatever validate_headers says). The message says which. */
+OUTBOX_EXPORT int outbox_enqueue_traced(outbox_producer *p, MYSQL *conn, const outbox_entry *e,
+                                        const char *traceparent, const char *tracestate,
+                                        outbox_id *id_out);
+OUTBOX_EXPORT int outbox_enqueue_many_traced(outbox_producer *p, MYSQL *conn,
+                                             const outbox_entry *entries, size_t n,
+                                             const char *traceparent, const char *tracestate,
+                                             outbox_id *ids_out);
+OUTBOX_EXPORT int outbox_producer_build_traced(outbox_producer *p, MYSQL *conn,
+                                               const outbox_entry *entries, size_t n,
+                                               const char *traceparent, const char *tracestate,
+                                               outbox_id *ids_out, const char **sql,
+                                               size_t *sql_len);
 
 /* The detail message of the last failed call. Never NULL; "" after success. */
 OUTBOX_EXPORT const char *outbox_producer_errmsg(const outbox_producer *p);

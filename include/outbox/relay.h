@@ -9,8 +9,12 @@
  *   4. UPDATE the acked and failed rows; COMMIT               (one round trip)
  *
  * Threads: every function here must be called on the loop thread, and every
- * callback runs on it. The NATS client runs threads of its own; what they
- * produce is handed to the loop through one uv_async_t.
+ * callback runs on it. nats.c's socket is read and written on the loop too
+ * (nats_client, default), but over TLS: there nats.c runs its reader,
+ * flusher and delivery threads, and what they produce is handed to the loop
+ * through one uv_async_t. nats.c keeps a few threads of its own in either
+ * case (timers, callbacks, its garbage collector), and the connect runs on
+ * libuv's thread pool; the library itself creates no thread.
  *
  * Versions: outbox_relay_options and outbox_stats are the caller's memory, so
  * a program built against an older header hands the library smaller structs.
@@ -86,6 +90,21 @@ typedef enum outbox_processing_mode {
     OUTBOX_KEEP_PROCESSED = 0,   /* mark rows status=1 with processed_at (audit trail) */
     OUTBOX_DELETE_PROCESSED = 1, /* delete rows once acked */
 } outbox_processing_mode;
+
+/* Where nats.c reads and writes (outbox_relay_options.nats_client). */
+typedef enum outbox_nats_client {
+    /* nats.c's socket on the relay's loop, but over TLS (a tls:// URL or
+     * any nats_tls_* file): there nats.c's own threads, since nats.c 3.4.1
+     * waits in poll() without a deadline for the rest of a TLS record it has
+     * begun to read, which on the loop would stop the relay while a server
+     * or the network is frozen mid-record. */
+    OUTBOX_NATS_CLIENT_AUTO = 0,
+    /* On the relay's loop, even over TLS (that wait included). */
+    OUTBOX_NATS_CLIENT_LOOP = 1,
+    /* On nats.c's own threads (reader, flusher, pings, reconnects, delivery),
+     * acks handed to the loop through a mailbox. */
+    OUTBOX_NATS_CLIENT_THREADS = 2,
+} outbox_nats_client;
 
 typedef struct outbox_relay_options {
     /* The size of the struct the caller was built with, set by
@@ -221,6 +240,11 @@ typedef struct outbox_relay_options {
      * leases as `ordered`, with which it cannot be combined. See the
      * README, "Cursor mode". (0) */
     int cursor;
+    /* --- NATS --- */
+    /* Where nats.c reads and writes: on the relay's loop, or on nats.c's
+     * threads (see outbox_nats_client; the connect line of the log says
+     * which). (OUTBOX_NATS_CLIENT_AUTO: the loop, but threads over TLS) */
+    outbox_nats_client nats_client;
     /* --- new fields here, last: a caller built before them gets their
      * defaults. --- */
 } outbox_relay_options;

@@ -1,6 +1,7 @@
 #include "subject.h"
 
 #include <stdio.h>
+#include <string.h>
 
 size_t ob_utf8_seq(const unsigned char *s, size_t n) {
     unsigned c = s[0];
@@ -82,4 +83,35 @@ int ob_subject_check(const char *s, size_t n, const char *what, char *err, size_
     quote(s, n, q, sizeof(q));
     snprintf(err, errlen, "%s '%s' %s", what, q, why);
     return -1;
+}
+
+/* The next token of a dotted subject or pattern at *p (advanced past it and
+ * its dot); its length in *n. 0 when there is none left. */
+static int next_token(const char **p, const char **tok, size_t *n) {
+    if (*p == NULL)
+        return 0;
+    const char *dot = strchr(*p, '.');
+    *tok = *p;
+    *n = dot ? (size_t)(dot - *p) : strlen(*p);
+    *p = dot ? dot + 1 : NULL;
+    return 1;
+}
+
+static int token_is(const char *tok, size_t n, const char *what) {
+    return n == strlen(what) && strncmp(tok, what, n) == 0;
+}
+
+int ob_subject_patterns_meet(const char *a, const char *b) {
+    const char *ta, *tb;
+    size_t na, nb;
+    for (;;) {
+        int ha = next_token(&a, &ta, &na), hb = next_token(&b, &tb, &nb);
+        if (!ha || !hb)
+            return ha == hb;
+        if (token_is(ta, na, ">") || token_is(tb, nb, ">"))
+            return 1;
+        if (!token_is(ta, na, "*") && !token_is(tb, nb, "*") &&
+            (na != nb || strncmp(ta, tb, na) != 0))
+            return 0;
+    }
 }

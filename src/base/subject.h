@@ -27,4 +27,10 @@ long ob_utf8_chars(const char *s, size_t n);
  * at most 64 bytes of the text, made safe to print. */
 int ob_subject_check(const char *s, size_t n, const char *what, char *err, size_t errlen);
 
+/* 1 when some subject matches both patterns a and b (NUL-terminated, NATS
+ * wildcards: `*` one token, `>` one or more tokens at the end), as a
+ * stream's subject and "<prefix>.*.>" for every subject the relay publishes
+ * to. */
+int ob_subject_patterns_meet(const char *a, const char *b);
+
 #endif

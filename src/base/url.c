@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "buf.h"
-#include "db.h"
 #include "log.h"
 
 /* Percent-decodes s[0..n) into a new string; NULL on a bad escape. */
@@ -217,15 +216,6 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
 fail:
     ob_db_url_free(u);
     return -1;
-}
-
-void ob_db_url_to_config(const ob_db_url *u, ob_db_config *cfg) {
-    cfg->host = u->host;
-    cfg->port = u->port;
-    cfg->user = u->user;
-    cfg->password = u->password;
-    cfg->database = u->database;
-    cfg->socket = u->socket;
 }
 
 int ob_db_settings(const char *url, const char *password, ob_db_url *out, char *err,

@@ -46,16 +46,10 @@ typedef struct ob_nats_url {
 int ob_db_url_parse(const char *s, ob_db_url *out, char *err, size_t errlen);
 void ob_db_url_free(ob_db_url *u);
 
-struct ob_db_config;
-
 /* The one place a database URL becomes connection settings: parses `url`
  * and, when `password` is not NULL, puts it in place of the URL's password.
  * Returns 0, or -1 with a message in err (nothing left allocated). */
 int ob_db_settings(const char *url, const char *password, ob_db_url *out, char *err, size_t errlen);
-
-/* Points host, port, user, password, database and socket of `cfg` into `u`
- * (which must outlive cfg). */
-void ob_db_url_to_config(const ob_db_url *u, struct ob_db_config *cfg);
 
 int ob_nats_url_parse(const char *s, ob_nats_url *out, char *err, size_t errlen);
 void ob_nats_url_free(ob_nats_url *u);

@@ -66,6 +66,17 @@ typedef struct ob_db_config {
     int tls_no_verify_host;
 } ob_db_config;
 
+/* Points host, port, user, password, database and socket of `cfg` into `u`
+ * (which must outlive cfg). */
+static inline void ob_db_url_to_config(const ob_db_url *u, ob_db_config *cfg) {
+    cfg->host = u->host;
+    cfg->port = u->port;
+    cfg->user = u->user;
+    cfg->password = u->password;
+    cfg->database = u->database;
+    cfg->socket = u->socket;
+}
+
 /* Creates the connection object and its timers on `loop`. Strings in cfg are
  * copied. `name` labels log lines ("worker 1", "maint"). Returns NULL on OOM. */
 ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name);

@@ -58,7 +58,7 @@ typedef enum lease_state {
 /* The most sessions of one stale holder ended: its workers and itself. */
 #define OB_MAX_KILLS 258
 
-typedef enum lease_event { LE_START, LE_DB_OK, LE_DB_FAILED, LE_TIMER } lease_event;
+typedef enum lease_event { LSE_START, LSE_DB_OK, LSE_DB_FAILED, LSE_TIMER } lease_event;
 
 /* One lock of a claim statement, in column order. */
 typedef struct claim {
@@ -123,11 +123,11 @@ void ob_lease_base(char *out, const char *database, const char *table) {
 
 static void on_db(ob_db *db, int ok, void *data) {
     (void)db;
-    dispatch(data, ok ? LE_DB_OK : LE_DB_FAILED);
+    dispatch(data, ok ? LSE_DB_OK : LSE_DB_FAILED);
 }
 
 static void on_timer(uv_timer_t *t) {
-    dispatch(t->data, LE_TIMER);
+    dispatch(t->data, LSE_TIMER);
 }
 
 /* --- actions ------------------------------------------------------------- */
@@ -595,19 +595,19 @@ static void on_ok(ob_lease *l) {
 
 static void dispatch(ob_lease *l, lease_event ev) {
     switch (ev) {
-    case LE_START:
+    case LSE_START:
         if (l->state == LS_NEW)
             connect_db(l);
         return;
-    case LE_DB_OK:
+    case LSE_DB_OK:
         on_ok(l);
         return;
-    case LE_DB_FAILED:
+    case LSE_DB_FAILED:
         if (l->state == LS_CONNECTING || l->state == LS_CHECKING || l->state == LS_SURVEYING ||
             l->state == LS_FENCING || l->state == LS_KILLING || l->state == LS_CLAIMING)
             db_failed(l);
         return;
-    case LE_TIMER:
+    case LSE_TIMER:
         if (l->state == LS_CONNECT_WAIT)
             connect_db(l);
         else if (l->state == LS_RESTING)
@@ -656,7 +656,7 @@ void ob_lease_start(ob_lease *l) {
         l->cbs.fatal(l->cbs.data, "out of memory for the lease's connection");
         return;
     }
-    dispatch(l, LE_START);
+    dispatch(l, LSE_START);
 }
 
 int ob_lease_valid(const ob_lease *l) {

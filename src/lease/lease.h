@@ -47,19 +47,9 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "buckets.h"
 #include "db.h"
 #include "log.h"
-
-#define OB_BUCKETS 64
-
-/* How many buckets a set holds. */
-static inline int ob_bucket_count(uint64_t set) {
-    int n = 0;
-    for (; set; set &= set - 1)
-        n++;
-    return n;
-}
-#define OB_ALL_BUCKETS UINT64_MAX
 
 typedef struct ob_lease ob_lease;
 

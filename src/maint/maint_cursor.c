@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lease.h"
+#include "buckets.h"
 
 int ob_maint_needs_cursors(outbox_maint_kind kind) {
     switch (kind) {

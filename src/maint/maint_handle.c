@@ -29,6 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void on_db(ob_db *db, int ok, void *data);
+static void job_finish(outbox_maint *m, ob_job *j);
+
 #include "schema.h"
 #include "sql.h"
 
@@ -56,26 +59,6 @@ void outbox_maint_options_from_relay(outbox_maint_options *o, const outbox_relay
     o->db_tls_cert = ro->db_tls_cert;
     o->db_tls_key = ro->db_tls_key;
     o->db_tls_no_verify_host = ro->db_tls_no_verify_host;
-}
-
-const char *outbox_maint_kind_name(outbox_maint_kind kind) {
-    switch (kind) {
-    case OUTBOX_MAINT_SAMPLE:
-        return "sample";
-    case OUTBOX_MAINT_PARTITIONS:
-        return "partitions";
-    case OUTBOX_MAINT_CLEANUP:
-        return "cleanup";
-    case OUTBOX_MAINT_STATUS:
-        return "status";
-    case OUTBOX_MAINT_DEAD_LIST:
-        return "dead list";
-    case OUTBOX_MAINT_DEAD_REPLAY:
-        return "dead replay";
-    case OUTBOX_MAINT_DEAD_PURGE:
-        return "dead purge";
-    }
-    return "?";
 }
 
 typedef struct kind_ops {
@@ -205,6 +188,8 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
     }
     m->loop = loop;
     m->state = MS_DOWN;
+    m->on_statement = on_db;
+    m->finish = job_finish;
     m->o = *o;
     m->o.db_url = strdup(o->db_url);
     m->o.db_password = o->db_password ? strdup(o->db_password) : NULL;
@@ -399,51 +384,10 @@ static void on_db(ob_db *db, int ok, void *data) {
     }
 }
 
-/* --- helpers for the jobs ------------------------------------------------ */
-
-int ob_maint_send(outbox_maint *m, ob_job *j) {
-    j->sent++;
-    if (m->sql.oom) {
-        ob_maint_done(m, j, OUTBOX_ENOMEM, "out of memory");
-        return -1;
-    }
-    if (ob_db_query(m->db, m->sql.p, m->sql.len, on_db, m) != 0) {
-        ob_maint_done(m, j, OUTBOX_EDB, "the maintenance connection is not ready");
-        return -1;
-    }
-    return 0;
-}
-
-int ob_maint_send_batch(outbox_maint *m, ob_job *j) {
-    if (j->batch_left == 0)
-        return 0;
-    j->batch_asked = j->batch_left < OB_MAINT_BATCH ? j->batch_left : OB_MAINT_BATCH;
-    ob_buf_reset(&m->sql);
-    ob_buf_append(&m->sql, j->batch.p, j->batch.len);
-    ob_buf_puts(&m->sql, " LIMIT ");
-    ob_buf_u64(&m->sql, j->batch_asked);
-    if (j->batch_tail)
-        ob_buf_puts(&m->sql, j->batch_tail);
-    return ob_maint_send(m, j) == 0 ? 1 : -1;
-}
-
-int ob_maint_batch_full(outbox_maint *m, ob_job *j, uint64_t *counter) {
-    uint64_t n = ob_db_affected(m->db, j->batch_res);
-    *counter += n;
-    j->batch_left -= n < j->batch_left ? n : j->batch_left;
-    return n >= j->batch_asked;
-}
-
-void ob_maint_done(outbox_maint *m, ob_job *j, int status, const char *fmt, ...) {
-    j->res.status = status;
-    j->msg[0] = '\0';
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(j->msg, sizeof(j->msg), fmt, ap);
-        va_end(ap);
-    }
-    if (j->in_trx && status != OUTBOX_OK && m->db) {
+/* The end of job j, whose status is set (ob_maint_done, maint_job.c):
+ * the named lock released first when the job holds it. */
+static void job_finish(outbox_maint *m, ob_job *j) {
+    if (j->in_trx && j->res.status != OUTBOX_OK && m->db) {
         /* A statement failed inside the job's transaction: the server
          * rolls it back, and releases the named lock, with the session. */
         j->locked = 0;
@@ -459,51 +403,6 @@ void ob_maint_done(outbox_maint *m, ob_job *j, int status, const char *fmt, ...)
         ob_db_reset(m->db);
     }
     job_over(m);
-}
-
-void ob_maint_db_failed(outbox_maint *m, ob_job *j, const char *what) {
-    unsigned e = ob_db_errno(m->db);
-    if (e == ER_NO_SUCH_TABLE)
-        ob_maint_done(m, j, OUTBOX_ENOTFOUND, "table %s does not exist", m->name);
-    else if (e == ER_LOCK_WAIT_TIMEOUT)
-        ob_maint_done(m, j, OUTBOX_EDB,
-                      "%s gave up after waiting %u s for a lock: a long transaction is using "
-                      "table %s; the next round tries again",
-                      what, m->o.ddl_lock_wait_s, m->name);
-    else
-        ob_maint_done(m, j, OUTBOX_EDB, "%s failed: %s", what, ob_db_error(m->db));
-}
-
-void ob_maint_lock_sql(outbox_maint *m, ob_buf *b) {
-    ob_buf_printf(b, "SELECT GET_LOCK(%s, 0), UNIX_TIMESTAMP(NOW(6))", m->lock_sql);
-}
-
-int ob_maint_lock_result(outbox_maint *m, ob_job *j, MYSQL_RES *res) {
-    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-    if (row == NULL || row[0] == NULL || row[1] == NULL) {
-        ob_maint_done(m, j, OUTBOX_EDB, "GET_LOCK('%s', 0) gave no answer", m->lock_name);
-        return -1;
-    }
-    j->locked = strcmp(row[0], "1") == 0;
-    j->server_s = strtod(row[1], NULL);
-    return 0;
-}
-
-long ob_maint_alloc_rows(outbox_maint *m, ob_job *j, MYSQL_RES *res, size_t size) {
-    size_t n = res ? (size_t)mysql_num_rows(res) : 0;
-    if (n == 0)
-        return 0;
-    j->rows = calloc(n, size);
-    if (j->rows == NULL) {
-        ob_maint_done(m, j, OUTBOX_ENOMEM, "out of memory");
-        return -1;
-    }
-    return (long)n;
-}
-
-int64_t ob_maint_first_int(MYSQL_RES *res, int64_t dflt) {
-    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-    return row && row[0] ? strtoll(row[0], NULL, 10) : dflt;
 }
 
 /* --- the public calls ---------------------------------------------------- */

@@ -88,7 +88,14 @@ struct outbox_maint {
     outbox_maint_stop_cb close_cb;
     void *close_data;
     int closed; /* the stop completed */
+    /* The handle's side of a job's life, set by maint_handle.c: the
+     * callback of every statement a job sends, and the end of a job whose
+     * status is set (the named lock released first when it is held). */
+    ob_db_cb on_statement;
+    void (*finish)(outbox_maint *m, ob_job *j);
 };
+
+/* --- what the jobs use of the handle (maint_job.c) ---------------------- */
 
 /* Sends m->sql for job j. Returns 0; on failure the job is finished with an
  * error and -1 is returned (the caller just returns). */

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lease.h"
+#include "buckets.h"
 #include "schema.h"
 
 enum part_step {

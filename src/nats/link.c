@@ -19,6 +19,8 @@
  *   READY --no responders / 503--> CHECKING --the stream answers--> READY
  *                                  CHECKING --no answer--> STREAM_WAIT
  *   READY, CHECKING --stream full--> STREAM_WAIT (a pause that grows while it stays full)
+ *   STREAM, CHECKING --the stream answers but lists none of the relay's subjects-->
+ *                  STREAM_WAIT (a pause that grows; READY once a stream takes them)
  *   STREAM --create refused before ever ready (not a cluster placing peers)--> FATAL
  *   closed for good by nats.c (any connected state) --> CONNECT_WAIT, a new connection
  *   strict duplicate-window check failed --> FATAL
@@ -26,6 +28,7 @@
  */
 #include "link_int.h"
 
+#include "subject.h"
 #include "tls_options.h"
 
 #include <jansson.h>
@@ -184,6 +187,55 @@ static int subjects_cover(json_t *subjects, const char *prefix) {
     return 0;
 }
 
+/* 1 when the stream's subjects take some subject the relay publishes to
+ * (`<prefix>.<aggregate_type>.<event_type>`), or list none (a stream
+ * without subjects takes its own name: not for the link to judge). */
+static int subjects_take_any(const ob_link *l, json_t *subjects) {
+    char mine[192];
+    snprintf(mine, sizeof(mine), "%s.*.>", l->cfg.subject_prefix);
+    if (!json_is_array(subjects) || json_array_size(subjects) == 0)
+        return 1;
+    size_t i;
+    json_t *v;
+    json_array_foreach(subjects, i, v) {
+        const char *s = json_string_value(v);
+        if (s && ob_subject_patterns_meet(s, mine))
+            return 1;
+    }
+    return 0;
+}
+
+/* The stream answers but takes none of the relay's subjects: its
+ * configuration is the broker side's fault, not the rows'. Publishing
+ * pauses (no row is charged, readiness ends with the reason) and the stream
+ * is asked again with a growing pause until it takes them. Said once. */
+static void pause_unlisted(ob_link *l, json_t *subjects) {
+    if (!l->unlisted) {
+        char listed[160] = "";
+        size_t used = 0, i;
+        json_t *v;
+        json_array_foreach(subjects, i, v) {
+            const char *s = json_string_value(v);
+            int k = snprintf(listed + used, sizeof(listed) - used, "%s%s", used ? ", " : "",
+                             s ? s : "?");
+            if (k < 0 || (size_t)k >= sizeof(listed) - used)
+                break;
+            used += (size_t)k;
+        }
+        snprintf(l->unlisted_why, sizeof(l->unlisted_why),
+                 "stream %s lists no subject the relay publishes to ('%s.>'; it lists %s)",
+                 l->cfg.stream, l->cfg.subject_prefix, listed);
+        OB_ERROR(l->log,
+                 "nats: %s; pausing, rows keep their attempts, until a stream takes the "
+                 "subjects again",
+                 l->unlisted_why);
+        l->unlisted = 1;
+        l->refusals++;
+    }
+    l->say_ready = 1;
+    wait_then(l, L_STREAM_WAIT);
+}
+
 static void check_stream(ob_link *l, json_t *info) {
     json_t *config = json_object_get(info, "config");
     json_t *subjects = json_object_get(config, "subjects");
@@ -201,6 +253,15 @@ static void check_stream(ob_link *l, json_t *info) {
                 "nats: stream %s has a single replica on a clustered server: losing the node that "
                 "holds it stops the relay (create it with more replicas, --stream-replicas)",
                 l->cfg.stream);
+    if (!subjects_take_any(l, subjects)) {
+        pause_unlisted(l, subjects);
+        return;
+    }
+    if (l->unlisted) {
+        OB_INFO(l->log, "nats: stream %s takes '%s.>' again; resuming", l->cfg.stream,
+                l->cfg.subject_prefix);
+        l->unlisted = 0;
+    }
     if (subjects && !subjects_cover(subjects, l->cfg.subject_prefix) && !l->warned_subjects++)
         OB_WARN(l->log,
                 "nats: stream %s does not list the subject '%s.>'; publishes may find no "
@@ -339,7 +400,7 @@ static void st_connecting(ob_link *l, link_event ev, const void *arg) {
             return;
         }
         OB_INFO(l->log, "nats: connected to %s (%s)", l->url_text,
-                l->evloop ? "on the relay's loop" : "nats.c on its own threads");
+                l->ops->name ? l->ops->name : "a client");
         request_stream(l, 0);
         return;
     case LE_CONNECT_REFUSED:
@@ -532,7 +593,7 @@ static void sink_ack(ob_link *l, const ob_ack *a) {
     l->last_answer = uv_now(l->loop);
     if (l->state == L_CLOSING || l->cbs.on_ack == NULL)
         return;
-    if (a->kind == OB_ACKED_STORED)
+    if (a->result == OB_ACKED_STORED)
         l->full = l->full_streak = 0;
     l->cbs.on_ack(l->cbs.data, a);
 }
@@ -623,17 +684,15 @@ static void begin_close(ob_link *l) {
 
 ob_link *ob_link_new(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_callbacks *cbs,
                      char *err, size_t errlen) {
-    ob_link *l = ob_link_new_ops(loop, cfg, cbs, &ob_link_nats_ops, err, errlen);
-    /* nats.c on this loop (link_nats.c), except over TLS: there nats.c
-     * 3.4.1 waits in poll() without a deadline for the rest of a TLS record
-     * it has begun to read, which on the loop would stop everything while a
-     * server or the network is frozen mid-record; over TLS nats.c keeps its
-     * own reader thread. OUTBOX_NATS_EVENT_LOOP=0 or 1 chooses either way
-     * (README, "Inside the relay"). */
-    const char *ev = getenv("OUTBOX_NATS_EVENT_LOOP");
+    /* Both clients are built the same way; which one is a matter of where
+     * nats.c may wait (outbox_nats_client). The TLS settings are known only
+     * once the URL and the options are read, so the choice is made twice. */
+    ob_link *l = ob_link_new_ops(loop, cfg, cbs, &ob_link_loop_ops, err, errlen);
     if (l) {
         int tls = l->sec.tls || l->sec.tls_ca || l->sec.tls_cert;
-        l->evloop = ev && *ev ? strcmp(ev, "0") != 0 : !tls;
+        int threads = cfg->client == OUTBOX_NATS_CLIENT_THREADS ||
+                      (cfg->client == OUTBOX_NATS_CLIENT_AUTO && tls);
+        l->ops = threads ? &ob_link_threads_ops : &ob_link_loop_ops;
     }
     return l;
 }
@@ -716,11 +775,11 @@ void ob_link_refused(ob_link *l, const char *why) {
 }
 
 const char *ob_link_refusal(const ob_link *l) {
-    return l->full ? l->refused : NULL;
+    return l->unlisted ? l->unlisted_why : l->full ? l->refused : NULL;
 }
 
 uint32_t ob_link_refusal_episode(const ob_link *l) {
-    return l->full ? l->refusals : 0;
+    return l->full || l->unlisted ? l->refusals : 0;
 }
 
 uint32_t ob_link_epoch(const ob_link *l) {

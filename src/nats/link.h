@@ -3,13 +3,15 @@
  * private inbox that receives every publish ack and control reply, and the
  * stream check that must pass before rows are published.
  *
- * Threads: by default nats.c's socket is polled on the loop (nats_loop.c)
- * and acks are read there; only closes come from nats.c's callback thread,
- * through a mailbox under a mutex and one uv_async_t (link_mailbox.c).
- * With OUTBOX_NATS_EVENT_LOOP=0 nats.c runs its own threads (reader,
- * flusher, reconnect, message delivery) and everything they produce for us
- * (acks, disconnects, reconnects, closes) comes through that mailbox
- * (link_nats.c). The callbacks below all run on the loop.
+ * Threads: two clients stand behind the link (link_ops), chosen by
+ * ob_link_config.client. On the loop (link_client_loop.c, the default but
+ * over TLS) nats.c's socket is polled on the loop (nats_loop.c) and acks
+ * are read there; only closes come from nats.c's callback thread, through a
+ * mailbox under a mutex and one uv_async_t (link_mailbox.c). On its threads
+ * (link_client_threads.c, the default over TLS) nats.c runs its reader,
+ * flusher, reconnect and delivery threads, and everything they produce for
+ * us (acks, disconnects, reconnects, closes) comes through that mailbox.
+ * The callbacks below all run on the loop.
  *
  * Nothing here blocks the loop on the network: nats.c's connect (name
  * resolution, TCP, the INFO/CONNECT handshake and TLS, trying every listed
@@ -29,22 +31,11 @@
 
 #include "log.h"
 #include "outbox/relay.h"
+#include "ack.h"
 #include "message.h"
 #include "url.h"
-#include "worker.h"
 
 typedef struct ob_link ob_link;
-
-/* The answer to one publish, read on nats.c's delivery thread so that the
- * loop gets a small record instead of a message. */
-typedef struct ob_ack {
-    uint32_t worker, gen, slot; /* from the reply subject */
-    ob_ack_result kind;
-    int code, err_code;
-    const char *text; /* ERROR: the description; GARBLED: the reply; else NULL */
-    size_t text_len;
-    void *msg; /* the natsMsg, kept only while text points into it */
-} ob_ack;
 
 typedef struct ob_link_callbacks {
     /* The answer to a publish. The record is only valid during the call. */
@@ -68,8 +59,9 @@ typedef struct ob_link_config {
     uint64_t duplicate_window_ms; /* for a stream we create */
     uint64_t retry_horizon_ms;    /* ack timeout + maximum backoff */
     int strict_duplicate_window;
-    int replicas;             /* for a stream we create; 0 means 1 */
-    const char *wake_subject; /* core NATS subject of the doorbell; NULL for none */
+    int replicas;              /* for a stream we create; 0 means 1 */
+    outbox_nats_client client; /* where nats.c reads and writes (AUTO: loop, threads over TLS) */
+    const char *wake_subject;  /* core NATS subject of the doorbell; NULL for none */
     uint32_t max_in_flight;
     const ob_log *log;
     /* TLS and credentials (see tls_options.h); must outlive the link. May
@@ -106,9 +98,12 @@ int ob_link_publish(ob_link *l, uint32_t worker, uint32_t gen, uint32_t slot, co
 void ob_link_unavailable(ob_link *l, const char *why);
 
 /* A publish found no responders, or JetStream answered 503: while still
- * publishing, ask whether JetStream answers at all. It does: the failure
- * was the message's (its subject has no stream), and on_ready(1) tells so.
- * It does not: an outage, and on_ready(0). */
+ * publishing, ask whether JetStream answers at all. It does, and its stream
+ * takes some of the relay's subjects: the failure was the message's (its
+ * subject has no stream), and on_ready(1) tells so. It does not answer: an
+ * outage, and on_ready(0). It answers but lists none of the relay's
+ * subjects: the broker's configuration is at fault, a pause as for a
+ * refusal (below) that lasts until a stream takes them, and on_ready(0). */
 void ob_link_suspect(ob_link *l, const char *why);
 /* 0 while such a check is under way. */
 int ob_link_settled(const ob_link *l);
@@ -118,10 +113,12 @@ int ob_link_settled(const ob_link *l);
  * so once, and try again later. */
 void ob_link_refused(ob_link *l, const char *why);
 /* The reason of the refusal that holds (until a message is stored again),
- * or NULL. */
+ * or of the pause while the stream lists none of the relay's subjects, or
+ * NULL. */
 const char *ob_link_refusal(const ob_link *l);
-/* While a refusal holds, the number of its episode (1, 2, ...: one per
- * stretch of refusals that a stored message ends), else 0. */
+/* While a refusal or that pause holds, the number of its episode (1, 2,
+ * ...: one per stretch of refusals that a stored message ends, one per
+ * stretch without the subjects), else 0. */
 uint32_t ob_link_refusal_episode(const ob_link *l);
 
 /* Closes the subscription and the connection, waits for nats.c to report

@@ -92,13 +92,18 @@ typedef enum link_connect_result {
 
 /* The seam between the state machine (link.c) and the client: link.c calls
  * the client only through these, and the client reports only through
- * link_sink. link_nats.c is the real one; the unit test has a fake. */
+ * link_sink. link_client_loop.c and link_client_threads.c are the real ones; the unit test has a
+ * fake. */
 typedef struct link_ops {
+    /* Where nats.c reads and writes, for the log ("on the relay's loop"). */
+    const char *name;
     /* Sets up the client's part of a new link (nothing on the loop). 0 or
      * -1. */
     int (*init)(ob_link *l);
     /* Puts the client's handles on the loop; returns how many, or -1. */
     int (*start)(ob_link *l);
+    /* The client's own natsOptions on top of the shared ones (may be NULL). */
+    natsStatus (*tune)(ob_link *l, natsOptions *o);
     /* Starts a new connection; sink.connect_done follows. 0 or -1 (then
      * nothing follows). */
     int (*connect)(ob_link *l);
@@ -128,6 +133,9 @@ typedef struct link_ops {
     int (*rebuilds)(ob_link *l);
     /* Frees the client's memory (not called when leaking). */
     void (*free)(ob_link *l);
+    /* A message was published while the connection looked idle: a client
+     * that checks liveness itself watches closely again (may be NULL). */
+    void (*busy)(ob_link *l);
 } link_ops;
 
 /* What the client reports, on the loop. Set by link.c. */
@@ -171,23 +179,24 @@ struct ob_link {
     int64_t max_bytes;  /* the stream's max_bytes, once read (<= 0: no limit) */
     int full;           /* the stream refused a message as full; cleared by the next stored ack */
     int full_streak;    /* pauses for a full stream since the last stored ack */
-    uint32_t refusals;  /* refusal episodes begun (a `full` that was not set before) */
-    int say_ready;      /* the next "stream is ready" is worth an info line */
-    int final;          /* the last handles are closing; free when none is left */
-    int leak_mailbox;   /* nats.c did not confirm its close: never free what it may touch */
+    uint32_t refusals;  /* refusal episodes begun (a `full` or `unlisted` not set before) */
+    int unlisted;       /* the stream lists no subject the relay publishes to: paused */
+    char unlisted_why[320];
+    int say_ready;    /* the next "stream is ready" is worth an info line */
+    int final;        /* the last handles are closing; free when none is left */
+    int leak_mailbox; /* nats.c did not confirm its close: never free what it may touch */
     void (*close_cb)(void *data);
     void *close_data;
 
-    /* The client's (link_nats.c, link_mailbox.c, link_publish.c). */
-    int evloop; /* nats.c's socket on this loop (nats_loop.c), no reader or flusher thread */
+    /* The clients' (link_client*.c, link_mailbox.c, link_publish.c). */
     struct ob_nats_loop *nl;
-    uv_timer_t probe;     /* evloop: the liveness check that stands in for nats.c's pings */
+    uv_timer_t probe;     /* on the loop: the liveness check that stands in for nats.c's pings */
     int probes_out;       /* probes sent since the last read */
     uint64_t probe_reads; /* read events counted at the last probe tick */
     uint64_t sends;       /* publishes and requests so far */
     uint64_t probe_sends; /* sends counted at the last probe tick */
-    int probe_slow;       /* evloop: idle, the probe ticks every PROBE_IDLE_MS */
-    int lost;             /* evloop: the liveness check closed the connection */
+    int probe_slow;       /* on the loop: idle, the probe ticks every PROBE_IDLE_MS */
+    int lost;             /* on the loop: the liveness check closed the connection */
     uv_async_t async;
     int connecting; /* a connect_job is on the thread pool */
     connect_job job;
@@ -214,13 +223,13 @@ struct ob_link {
      * scheduler stops favouring it (some 20 wakes a run, whatever its
      * length). Few long runs, then: at LINK_SPENT_MAX messages or
      * LINK_SPENT_BYTES of payload, and at a probe tick that follows a
-     * tick with nothing sent (evloop) or at each burst of acks (threaded). */
+     * tick with nothing sent (on the loop) or at each burst of acks (threaded). */
     natsMsg *spent[LINK_SPENT_MAX];
     int nspent;
     size_t spent_bytes;
 
-    /* evloop: "no responders" answers taken off the inbox before
-     * NextMsg would drop them unread (link_nats.c, nr_filter); under
+    /* on the loop: "no responders" answers taken off the inbox before
+     * NextMsg would drop them unread (link_client_loop.c, nr_filter); under
      * mb.mu. */
     inbox_reply *nr;
     size_t nnr, nr_cap;
@@ -236,8 +245,23 @@ struct ob_link {
 ob_link *ob_link_new_ops(uv_loop_t *loop, const ob_link_config *cfg, const ob_link_callbacks *cbs,
                          const link_ops *ops, char *err, size_t errlen);
 
-/* link_nats.c: the client, nats.c. */
-extern const link_ops ob_link_nats_ops;
+/* The two clients: nats.c's socket on the loop (link_client_loop.c), and
+ * nats.c on its own threads (link_client_threads.c). */
+extern const link_ops ob_link_loop_ops;
+extern const link_ops ob_link_threads_ops;
+
+/* link_client.c: what both clients share, for their ops tables. */
+int ob_link_client_connect(ob_link *l);
+int ob_link_client_request(ob_link *l, const char *subj, const char *reply, const char *body,
+                           size_t len, const char **why);
+const char *ob_link_client_last_error(ob_link *l);
+int ob_link_client_close_done(ob_link *l, int leak);
+void ob_link_client_drop(ob_link *l);
+/* Shuts the mailbox, drops (or, leaking, forgets) the connection and
+ * closes the async handle; a client with more handles closes them too. */
+void ob_link_client_stop(ob_link *l, int leak);
+void ob_link_client_handle_closed(uv_handle_t *h);
+void ob_link_client_free(ob_link *l);
 
 /* link_mailbox.c: what nats.c's threads hand to the loop. */
 int ob_link_mailbox_init(ob_link *l);
@@ -257,12 +281,9 @@ void ob_link_mailbox_on_async(uv_async_t *h);
 /* Whether connection c confirmed its close (and its subscription's). */
 int ob_link_conn_done(ob_link *l, link_conn *c);
 
-/* Reads a reply on c's inbox into *r; -1 for a message that is not ours. */
+/* link_reply.c: reads a reply on c's inbox into *r; -1 for a message that
+ * is not ours. */
 int ob_link_read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r);
-
-/* link_nats.c, evloop: something is being sent; an idle probe ticks fast
- * again (called only while l->probe_slow). */
-void ob_link_probe_busy(ob_link *l);
 
 /* link_publish.c */
 /* Destroys the published messages kept back. */

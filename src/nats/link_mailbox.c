@@ -1,82 +1,16 @@
 /*
- * From nats.c's threads to the loop (the threaded client, link_nats.c). Replies are read where they
- * arrive (on nats.c's delivery thread) and become small records; their messages are destroyed on
- * the loop, together with the published messages kept back (link_publish.c), so nats.c's collector
- * thread is woken once per burst rather than once per message. Records and connection events go
- * into a mailbox under a mutex; one uv_async_t wakes the loop, which swaps the mailbox's array for
- * a spare one so the lock is held only briefly and neither array is reallocated once both reached
- * working size.
+ * From nats.c's threads to the loop (link_client_threads.c; with the client on the loop, closes
+ * only). Replies are read where they arrive (on nats.c's delivery thread, by link_reply.c) and
+ * become small records; their messages are destroyed on the loop, together with the published
+ * messages kept back (link_publish.c), so nats.c's collector thread is woken once per burst rather
+ * than once per message. Records and connection events go into a mailbox under a mutex; one
+ * uv_async_t wakes the loop, which swaps the mailbox's array for a spare one so the lock is held
+ * only briefly and neither array is reallocated once both reached working size.
  */
 #include "link_int.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#include "puback.h"
-
-static int parse_u32(const char **p, const char *end, uint32_t *out) {
-    const char *s = *p;
-    uint64_t v = 0;
-    if (s >= end || *s < '0' || *s > '9')
-        return -1;
-    while (s < end && *s >= '0' && *s <= '9') {
-        v = v * 10 + (uint64_t)(*s - '0');
-        if (v > UINT32_MAX)
-            return -1;
-        s++;
-    }
-    *p = s;
-    *out = (uint32_t)v;
-    return 0;
-}
-
-static void read_puback(natsMsg *msg, ob_ack *a) {
-    const char *data = natsMsg_GetData(msg);
-    size_t len = (size_t)natsMsg_GetDataLength(msg);
-    ob_puback pa;
-    if (ob_puback_parse(data, len, &pa) != 0) {
-        a->kind = OB_ACKED_GARBLED;
-        a->text = data ? data : "";
-        a->text_len = data ? len : 0;
-        a->msg = msg;
-    } else if (pa.ok) {
-        a->kind = pa.duplicate ? OB_ACKED_DUPLICATE : OB_ACKED_STORED;
-    } else {
-        a->kind = OB_ACKED_ERROR;
-        a->code = pa.code;
-        a->err_code = pa.err_code;
-        a->text = pa.desc ? pa.desc : "";
-        a->text_len = pa.desc_len;
-        a->msg = msg;
-    }
-}
-
-int ob_link_read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r) {
-    const char *subj = natsMsg_GetSubject(msg);
-    size_t n = strlen(subj);
-    memset(r, 0, sizeof(*r));
-    if (n <= c->inbox_len + 1 || memcmp(subj, c->inbox, c->inbox_len) != 0 ||
-        subj[c->inbox_len] != '.')
-        return -1;
-    const char *p = subj + c->inbox_len + 1, *end = subj + n;
-    if (*p == 'c' && p + 1 < end && p[1] == '.') {
-        p += 2;
-        if (parse_u32(&p, end, &r->ack.slot) != 0 || p != end)
-            return -1;
-        r->control = 1;
-        r->ack.msg = msg;
-        return 0;
-    }
-    if (parse_u32(&p, end, &r->ack.worker) != 0 || p == end || *p++ != '.' ||
-        parse_u32(&p, end, &r->ack.gen) != 0 || p == end || *p++ != '.' ||
-        parse_u32(&p, end, &r->ack.slot) != 0 || p != end)
-        return -1;
-    if (natsMsg_IsNoResponders(msg))
-        r->ack.kind = OB_ACKED_NO_RESPONDERS;
-    else
-        read_puback(msg, &r->ack);
-    return 0;
-}
 
 /* Called with mb.mu held. */
 static void signal_loop(ob_link *l) {

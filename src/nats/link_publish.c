@@ -84,8 +84,8 @@ int ob_link_publish(ob_link *l, uint32_t worker, uint32_t gen, uint32_t slot, co
         return fail_with(fail, kind, 0, err);
     natsStatus st = natsConnection_PublishMsg(l->nc, msg);
     l->sends++;
-    if (l->probe_slow)
-        ob_link_probe_busy(l);
+    if (l->probe_slow && l->ops->busy)
+        l->ops->busy(l);
     if (st == NATS_MAX_PAYLOAD) {
         /* Says which part is too big: the payload or the headers. */
         ob_message_too_big(msg, natsConnection_GetMaxPayload(l->nc), err, sizeof(err));

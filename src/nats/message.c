@@ -8,6 +8,7 @@
 
 #include "outbox/id.h"
 #include "subject.h"
+#include "trace_context.h"
 
 int ob_message_subject(ob_buf *out, const char *prefix, const ob_row *row, char *err,
                        size_t errlen) {
@@ -129,6 +130,7 @@ static int row_headers(ob_buf *block, const ob_row *row, json_t **root_out,
     const char *key;
     json_t *val;
     int rc = 0;
+    ob_trace_seen trace = {0, 0};
     json_object_foreach(root, key, val) {
         if (!json_is_string(val)) {
             /* Dropping it unseen would lose what the producer meant. */
@@ -157,9 +159,23 @@ static int row_headers(ob_buf *block, const ob_row *row, json_t **root_out,
             rc = -1;
             break;
         }
+        char twhy[160];
+        why = ob_trace_member(&trace, key, v, vl, twhy, sizeof(twhy));
+        if (why != NULL) {
+            *kind = OUTBOX_FAIL_BAD_HEADERS;
+            snprintf(err, errlen, "headers member '%.64s' is refused: %s", key, why);
+            rc = -1;
+            break;
+        }
         if (strcasecmp(key, "content-type") == 0)
             *content_type = v;
         put_header(block, key, v, vl);
+    }
+    const char *unpaired = rc == 0 ? ob_trace_done(&trace) : NULL;
+    if (unpaired != NULL) {
+        *kind = OUTBOX_FAIL_BAD_HEADERS;
+        snprintf(err, errlen, "headers member 'tracestate' is refused: %s", unpaired);
+        rc = -1;
     }
     if (rc != 0)
         json_decref(root);

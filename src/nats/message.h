@@ -12,7 +12,9 @@
  * a member named Nats-* or ce-* (in any letter case), a Content-Type of
  * application/cloudevents*, or a member that is not a string makes the row
  * fail with OUTBOX_FAIL_BAD_HEADERS (dead, with the reason), rather than
- * being dropped unseen.
+ * being dropped unseen. So does a traceparent or tracestate member that is
+ * not W3C Trace Context (trace_context.h): it is passed on unchanged or not
+ * at all, and the relay never makes one up.
  *
  * CloudEvents values are percent-encoded as the binary content mode asks:
  * space, '"', '%' and bytes outside printable ASCII.

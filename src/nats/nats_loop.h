@@ -17,7 +17,7 @@
  * - After every read the poll checks that the connection is still open and
  *   stops polling otherwise, so an end of file cannot spin the loop.
  * The caller keeps nats.c's reconnect, ping timer and flusher off (see
- * link_nats.c), so that every read, write, close and destroy of the
+ * link_client_loop.c), so that every read, write, close and destroy of the
  * connection happens on the loop thread: the parser is never carried from
  * one socket to the next (#1007: 3.4.1 keeps it across a reconnect), and
  * nothing destroys the connection during a read (#888).

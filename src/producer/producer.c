@@ -16,12 +16,14 @@
 #include "message.h"
 #include "sql.h"
 #include "subject.h"
+#include "trace_context.h"
 #include "url.h"
 
 struct outbox_producer {
     outbox_producer_options o;
     char *qtable;
     ob_buf sql;
+    ob_buf hdr; /* an entry's headers with the trace added */
     char errmsg[512];
 };
 
@@ -65,6 +67,7 @@ void outbox_producer_destroy(outbox_producer *p) {
         return;
     free(p->qtable);
     ob_buf_free(&p->sql);
+    ob_buf_free(&p->hdr);
     free(p);
 }
 
@@ -103,6 +106,7 @@ static int check_headers(outbox_producer *p, size_t idx, const char *h, size_t n
         return perr(p, OUTBOX_EJSON, "entry %zu: headers is not valid JSON: %s (column %d)", idx,
                     jerr.text, jerr.column);
     int rc = OUTBOX_OK;
+    ob_trace_seen trace = {0, 0};
     if (!json_is_object(root)) {
         rc = perr(p, OUTBOX_EJSON, "entry %zu: headers must be a JSON object", idx);
     } else {
@@ -121,23 +125,27 @@ static int check_headers(outbox_producer *p, size_t idx, const char *h, size_t n
                           idx, key);
                 break;
             }
-            if (json_is_string(v)) {
-                const char *s = json_string_value(v);
-                size_t sl = json_string_length(v);
-                if (!ob_header_value_ok(s, sl)) {
-                    rc = perr(p, OUTBOX_EINVAL,
-                              "entry %zu: headers value of '%.64s' contains CR, LF or NUL", idx,
-                              key);
-                    break;
-                }
-                const char *why = ob_header_reserved(key, s);
-                if (why != NULL) {
-                    rc = perr(p, OUTBOX_EINVAL, "entry %zu: headers member '%.64s' is refused: %s",
-                              idx, key, why);
-                    break;
-                }
+            const char *s = json_string_value(v);
+            size_t sl = json_string_length(v);
+            if (!ob_header_value_ok(s, sl)) {
+                rc = perr(p, OUTBOX_EINVAL,
+                          "entry %zu: headers value of '%.64s' contains CR, LF or NUL", idx, key);
+                break;
+            }
+            char twhy[160];
+            const char *why = ob_header_reserved(key, s);
+            if (why == NULL)
+                why = ob_trace_member(&trace, key, s, sl, twhy, sizeof(twhy));
+            if (why != NULL) {
+                rc = perr(p, OUTBOX_EINVAL, "entry %zu: headers member '%.64s' is refused: %s", idx,
+                          key, why);
+                break;
             }
         }
+        const char *unpaired = rc == OUTBOX_OK ? ob_trace_done(&trace) : NULL;
+        if (unpaired != NULL)
+            rc = perr(p, OUTBOX_EINVAL, "entry %zu: headers member 'tracestate' is refused: %s",
+                      idx, unpaired);
     }
     json_decref(root);
     return rc;
@@ -172,6 +180,98 @@ static int check_entry(outbox_producer *p, size_t idx, const outbox_entry *e) {
     return OUTBOX_OK;
 }
 
+/* The trace of a traced call, checked once for the whole batch. */
+typedef struct trace_args {
+    const char *parent; /* NULL: an untraced call */
+    const char *state;  /* NULL: none (W3C: an empty list is not sent) */
+} trace_args;
+
+static int check_trace_args(outbox_producer *p, const trace_args *t) {
+    const char *bad;
+    if (t->parent == NULL)
+        return perr(p, OUTBOX_EINVAL, "traceparent is missing (a traced call needs one)");
+    if ((bad = ob_traceparent_invalid(t->parent, strlen(t->parent))) != NULL)
+        return perr(p, OUTBOX_EINVAL, "traceparent '%.64s' is not W3C Trace Context: %s", t->parent,
+                    bad);
+    if (t->state != NULL && (bad = ob_tracestate_invalid(t->state, strlen(t->state))) != NULL)
+        return perr(p, OUTBOX_EINVAL, "tracestate '%.64s' is not W3C Trace Context: %s", t->state,
+                    bad);
+    return OUTBOX_OK;
+}
+
+/* An entry of a traced call: its headers, if any, are an object that does
+ * not carry a trace of its own. */
+static int check_entry_trace(outbox_producer *p, size_t idx, const outbox_entry *e) {
+    if (e->headers == NULL)
+        return OUTBOX_OK;
+    json_error_t jerr;
+    json_t *root =
+        json_loadb(e->headers, e->headers_len ? e->headers_len : strlen(e->headers), 0, &jerr);
+    int rc = OUTBOX_OK;
+    if (root == NULL || !json_is_object(root)) {
+        rc = perr(p, OUTBOX_EJSON, "entry %zu: headers must be a JSON object to add the trace to",
+                  idx);
+    } else {
+        const char *key;
+        json_t *v;
+        json_object_foreach(root, key, v) {
+            if (ob_trace_header_of(key) != OB_TRACE_NONE) {
+                rc = perr(p, OUTBOX_EINVAL,
+                          "entry %zu: headers already has a '%.64s' member, and the call gives "
+                          "the trace: give it once",
+                          idx, key);
+                break;
+            }
+        }
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* Appends `s` as a JSON string; a checked tracestate is printable ASCII,
+ * so '"' and '\\' are all that need escaping. */
+static void put_json_ascii(ob_buf *b, const char *s) {
+    ob_buf_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            ob_buf_putc(b, '\\');
+        ob_buf_putc(b, *s);
+    }
+    ob_buf_putc(b, '"');
+}
+
+/* The entry's headers with the trace members added at the end of the
+ * object, the producer's own text kept as it is. The headers were checked
+ * to be an object (check_entry_trace), so their last '}' closes it. */
+static void traced_headers(ob_buf *out, const outbox_entry *e, const trace_args *t) {
+    ob_buf_reset(out);
+    if (e->headers == NULL) {
+        ob_buf_putc(out, '{');
+    } else {
+        size_t n = e->headers_len ? e->headers_len : strlen(e->headers);
+        while (n > 0 && e->headers[n - 1] != '}')
+            n--;
+        size_t open = 0;
+        while (open < n && e->headers[open] != '{')
+            open++;
+        ob_buf_append(out, e->headers, n - 1);
+        /* an object with members gets a comma before the new ones */
+        size_t k = open + 1;
+        while (k + 1 < n && (e->headers[k] == ' ' || e->headers[k] == '\t' ||
+                             e->headers[k] == '\r' || e->headers[k] == '\n'))
+            k++;
+        if (k + 1 < n)
+            ob_buf_putc(out, ',');
+    }
+    ob_buf_puts(out, "\"traceparent\":");
+    put_json_ascii(out, t->parent);
+    if (t->state != NULL) {
+        ob_buf_puts(out, ",\"tracestate\":");
+        put_json_ascii(out, t->state);
+    }
+    ob_buf_putc(out, '}');
+}
+
 static void put_string(outbox_producer *p, MYSQL *conn, const char *s, size_t n) {
     if (ob_buf_reserve(&p->sql, 2 * n + 3) != 0)
         return;
@@ -182,14 +282,17 @@ static void put_string(outbox_producer *p, MYSQL *conn, const char *s, size_t n)
     ob_buf_putc(&p->sql, '\'');
 }
 
-int outbox_producer_build(outbox_producer *p, MYSQL *conn, const outbox_entry *entries, size_t n,
-                          outbox_id *ids_out, const char **sql, size_t *sql_len) {
+static int build(outbox_producer *p, MYSQL *conn, const outbox_entry *entries, size_t n,
+                 const trace_args *t, outbox_id *ids_out, const char **sql, size_t *sql_len) {
     p->errmsg[0] = '\0';
     if (conn == NULL || entries == NULL || n == 0)
         return perr(p, OUTBOX_EINVAL, "a connection and at least one entry are required");
+    int rc;
+    if (t != NULL && (rc = check_trace_args(p, t)) != OUTBOX_OK)
+        return rc;
     for (size_t i = 0; i < n; i++) {
-        int rc = check_entry(p, i, &entries[i]);
-        if (rc != OUTBOX_OK)
+        if ((rc = check_entry(p, i, &entries[i])) != OUTBOX_OK ||
+            (t != NULL && (rc = check_entry_trace(p, i, &entries[i])) != OUTBOX_OK))
             return rc;
     }
     ob_buf_reset(&p->sql);
@@ -224,7 +327,13 @@ int outbox_producer_build(outbox_producer *p, MYSQL *conn, const outbox_entry *e
             put_string(p, conn, e->payload, plen);
         }
         ob_buf_putc(&p->sql, ',');
-        if (e->headers)
+        if (t != NULL) {
+            traced_headers(&p->hdr, e, t);
+            if (p->hdr.oom)
+                p->sql.oom = 1;
+            else
+                put_string(p, conn, p->hdr.p, p->hdr.len);
+        } else if (e->headers)
             put_string(p, conn, e->headers, e->headers_len ? e->headers_len : strlen(e->headers));
         else
             ob_buf_puts(&p->sql, "NULL");
@@ -237,11 +346,23 @@ int outbox_producer_build(outbox_producer *p, MYSQL *conn, const outbox_entry *e
     return OUTBOX_OK;
 }
 
-int outbox_enqueue_many(outbox_producer *p, MYSQL *conn, const outbox_entry *entries, size_t n,
-                        outbox_id *ids_out) {
+int outbox_producer_build(outbox_producer *p, MYSQL *conn, const outbox_entry *entries, size_t n,
+                          outbox_id *ids_out, const char **sql, size_t *sql_len) {
+    return build(p, conn, entries, n, NULL, ids_out, sql, sql_len);
+}
+
+int outbox_producer_build_traced(outbox_producer *p, MYSQL *conn, const outbox_entry *entries,
+                                 size_t n, const char *traceparent, const char *tracestate,
+                                 outbox_id *ids_out, const char **sql, size_t *sql_len) {
+    trace_args t = {traceparent, tracestate && *tracestate ? tracestate : NULL};
+    return build(p, conn, entries, n, &t, ids_out, sql, sql_len);
+}
+
+static int enqueue(outbox_producer *p, MYSQL *conn, const outbox_entry *entries, size_t n,
+                   const trace_args *t, outbox_id *ids_out) {
     const char *sql;
     size_t len;
-    int rc = outbox_producer_build(p, conn, entries, n, ids_out, &sql, &len);
+    int rc = build(p, conn, entries, n, t, ids_out, &sql, &len);
     if (rc != OUTBOX_OK)
         return rc;
     if (mysql_real_query(conn, sql, (unsigned long)len) != 0)
@@ -250,8 +371,26 @@ int outbox_enqueue_many(outbox_producer *p, MYSQL *conn, const outbox_entry *ent
     return OUTBOX_OK;
 }
 
+int outbox_enqueue_many(outbox_producer *p, MYSQL *conn, const outbox_entry *entries, size_t n,
+                        outbox_id *ids_out) {
+    return enqueue(p, conn, entries, n, NULL, ids_out);
+}
+
 int outbox_enqueue(outbox_producer *p, MYSQL *conn, const outbox_entry *e, outbox_id *id_out) {
-    return outbox_enqueue_many(p, conn, e, 1, id_out);
+    return enqueue(p, conn, e, 1, NULL, id_out);
+}
+
+int outbox_enqueue_many_traced(outbox_producer *p, MYSQL *conn, const outbox_entry *entries,
+                               size_t n, const char *traceparent, const char *tracestate,
+                               outbox_id *ids_out) {
+    trace_args t = {traceparent, tracestate && *tracestate ? tracestate : NULL};
+    return enqueue(p, conn, entries, n, &t, ids_out);
+}
+
+int outbox_enqueue_traced(outbox_producer *p, MYSQL *conn, const outbox_entry *e,
+                          const char *traceparent, const char *tracestate, outbox_id *id_out) {
+    trace_args t = {traceparent, tracestate && *tracestate ? tracestate : NULL};
+    return enqueue(p, conn, e, 1, &t, id_out);
 }
 
 MYSQL *outbox_connect(const char *url, char *err, size_t errlen) {

@@ -177,8 +177,9 @@ struct ob_cursor {
     uint64_t floor[OB_BUCKETS];
     int resync;     /* load the cursors again once nothing is in flight */
     uint64_t init;  /* buckets being initialised */
-    double init_t1; /* server time of their MAX(seq) */
+    double init_t1; /* the bound of their MAX(seq): the first check's clock, 0 until then */
     uint64_t init_max;
+    uint64_t init_proven; /* every seq <= it proven resolved, for the next load */
 
     int cur_active;       /* pw.batch holds rows not yet finished */
     uint64_t dropped;     /* buckets given up since pw.batch began */
@@ -515,6 +516,8 @@ static void loaded(ob_cursor *c) {
     if (top == UINT64_MAX)
         top = 0;
     ob_gaps_init(&c->gaps, top);
+    ob_gaps_proven(&c->gaps, c->init_proven); /* seqs its check proved: resolved on sight */
+    c->init_proven = 0;
     c->written = top;
     c->read_at = c->lane_at = 0;
     c->lane_clean = 0;
@@ -534,7 +537,9 @@ static void check_init(ob_cursor *c) {
 
 static void marked(ob_cursor *c) {
     char **row = ob_db_next_row(c->db, 0, NULL);
-    c->init_t1 = row && row[0] ? strtod(row[0], NULL) : 0;
+    /* NOW(6) is the statement's start, and a transaction may take a seq
+     * below the MAX between the two: the bound is the next statement's. */
+    c->init_t1 = 0;
     c->init_max = row && row[1] ? strtoull(row[1], NULL, 10) : 0;
     check_init(c);
 }
@@ -545,6 +550,8 @@ static void checked_init(ob_cursor *c) {
     char **row = ob_db_next_row(c->db, 0, NULL);
     double tc = row && row[0] ? strtod(row[0], NULL) : 0;
     double oldest = row && row[1] ? strtod(row[1], NULL) : -1;
+    if (c->init_t1 == 0)
+        c->init_t1 = tc;
     if (!ob_gaps_proves(c->init_t1, tc, oldest)) {
         set_state(c, CR_INIT_WAIT);
         uv_timer_start(&c->timer, on_timer, GAP_POLL_MS, 0);
@@ -559,6 +566,7 @@ static void initialised(ob_cursor *c) {
     OB_INFO(c->env.log, "cursor: %d bucket(s) without a cursor start at or below seq %llu",
             ob_bucket_count(c->init), (unsigned long long)c->init_max);
     c->init = 0;
+    c->init_proven = c->init_max;
     load(c);
 }
 
@@ -632,6 +640,9 @@ static void got_rows(ob_cursor *c) {
      * start, NULL when there is none. */
     if (row && row[0] && c->check_sent)
         ob_gaps_check(&c->gaps, strtod(row[0], NULL), row[1] ? strtod(row[1], NULL) : -1);
+    /* The third, when asked for, is MAX(seq): a mark for the next check. */
+    if (row && row[0] && row[2])
+        ob_gaps_mark(&c->gaps, strtoull(row[2], NULL, 10));
     read_cur rc = {c, &c->next_x, 0, 0, 0, 0, 0, 0};
     int n = ob_batch_load(&c->next, read_next, &rc, c->env.pub.epoch(c->env.pub.data));
     ob_batch_set_binary(&c->next, ob_db_col_binary(c->db, 1, OB_COL_PAYLOAD));
@@ -1323,7 +1334,7 @@ void ob_cursor_owned(ob_cursor *c, uint64_t owned) {
     dispatch(c, CE_KICK);
 }
 
-void ob_cursor_ack(ob_cursor *c, const ob_answer *a) {
+void ob_cursor_ack(ob_cursor *c, const ob_ack *a) {
     if (!c->cur_active)
         return;
     ob_worker_take_ack(&c->pw, a);

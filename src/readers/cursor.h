@@ -66,7 +66,7 @@ void ob_cursor_start(ob_cursor *c);
 /* The lease's owned buckets changed. */
 void ob_cursor_owned(ob_cursor *c, uint64_t owned);
 /* The answer to one of its publishes. */
-void ob_cursor_ack(ob_cursor *c, const ob_answer *a);
+void ob_cursor_ack(ob_cursor *c, const ob_ack *a);
 /* The broker became ready (1) or not (0). */
 void ob_cursor_broker(ob_cursor *c, int ready);
 /* The relay cannot go on: publish and write nothing more, wait for the stop. */

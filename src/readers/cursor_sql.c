@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "lease.h"
+#include "buckets.h"
 
 static const char trx_oldest[] =
     "(SELECT UNIX_TIMESTAMP(MIN(trx_started)) FROM information_schema.INNODB_TRX WHERE "
@@ -78,20 +78,72 @@ void ob_cursor_sql_load(ob_buf *b, const char *qtable, const char *ctable, const
     bucket_list(b, mask);
 }
 
-/* At most this many ranges in a read's WHERE: more gaps are merged into
- * ranges that cover them (the rows read twice are skipped). */
+/* At most this many ranges in a read's WHERE: more are merged into ranges
+ * that cover them (the rows read twice are skipped). */
 #define MAX_RANGES 128
 
+/* Gaps that repeat with one period and one width, as a counter stepping by
+ * auto_increment_increment leaves them ([2,3], [5,6], [8,9] ...), make one
+ * run: one clause names them exactly, so the read does not take the rows
+ * between them again. A lone gap is a run of one (period 0). */
+typedef struct gap_run {
+    uint64_t lo, hi, period, width;
+} gap_run;
+
+/* The run that starts at gap i; returns the index of the gap after it. */
+static int run_at(const ob_gaps *g, int i, gap_run *r) {
+    const ob_gap *a = &g->g[i];
+    *r = (gap_run){a->lo, a->hi, 0, a->hi - a->lo + 1};
+    int j = i + 1;
+    if (j < g->n && g->g[j].hi - g->g[j].lo + 1 == r->width)
+        r->period = g->g[j].lo - a->lo;
+    while (r->period && j < g->n && g->g[j].lo - g->g[j - 1].lo == r->period &&
+           g->g[j].hi - g->g[j].lo + 1 == r->width)
+        r->hi = g->g[j++].hi;
+    if (j == i + 1)
+        r->period = 0;
+    return j;
+}
+
+static void put_run(ob_buf *b, const gap_run *r) {
+    if (r->lo == r->hi) {
+        ob_buf_printf(b, " OR seq = %llu", (unsigned long long)r->lo);
+        return;
+    }
+    if (r->period == 0) {
+        ob_buf_printf(b, " OR seq BETWEEN %llu AND %llu", (unsigned long long)r->lo,
+                      (unsigned long long)r->hi);
+        return;
+    }
+    /* seq + c is a multiple of the period at each gap's lo */
+    ob_buf_printf(b, " OR (seq BETWEEN %llu AND %llu AND MOD(seq + %llu, %llu) < %llu)",
+                  (unsigned long long)r->lo, (unsigned long long)r->hi,
+                  (unsigned long long)((r->period - r->lo % r->period) % r->period),
+                  (unsigned long long)r->period, (unsigned long long)r->width);
+}
+
 static void gap_ranges(ob_buf *b, const ob_gaps *g) {
-    int per = (g->n + MAX_RANGES - 1) / MAX_RANGES;
-    for (int i = 0; i < g->n; i += per) {
-        int last = i + per - 1 < g->n ? i + per - 1 : g->n - 1;
-        uint64_t lo = g->g[i].lo, hi = g->g[last].hi;
-        if (lo == hi)
-            ob_buf_printf(b, " OR seq = %llu", (unsigned long long)lo);
-        else
-            ob_buf_printf(b, " OR seq BETWEEN %llu AND %llu", (unsigned long long)lo,
-                          (unsigned long long)hi);
+    gap_run r;
+    int runs = 0;
+    for (int i = 0; i < g->n; runs++)
+        i = run_at(g, i, &r);
+    if (runs <= MAX_RANGES) {
+        for (int i = 0; i < g->n;) {
+            i = run_at(g, i, &r);
+            put_run(b, &r);
+        }
+        return;
+    }
+    int per = (runs + MAX_RANGES - 1) / MAX_RANGES;
+    for (int i = 0; i < g->n;) {
+        gap_run m;
+        i = run_at(g, i, &m);
+        for (int k = 1; k < per && i < g->n; k++) {
+            i = run_at(g, i, &r);
+            m.hi = r.hi;
+        }
+        m.period = 0;
+        put_run(b, &m);
     }
 }
 
@@ -99,6 +151,13 @@ void ob_cursor_sql_read(ob_buf *b, const char *qtable, const ob_gaps *gaps, uint
                         int limit, int check, int gaps_only) {
     ob_buf_puts(b, "SELECT UNIX_TIMESTAMP(NOW(6)), ");
     ob_buf_puts(b, check ? trx_oldest : "NULL");
+    if (ob_gaps_wants_mark(gaps)) {
+        ob_buf_puts(b, ", (SELECT MAX(seq) FROM ");
+        ob_buf_puts(b, qtable);
+        ob_buf_puts(b, ")");
+    } else {
+        ob_buf_puts(b, ", NULL");
+    }
     ob_buf_puts(b, "; SELECT id, aggregate_type, aggregate_id, event_type, ");
     if (mask == OB_ALL_BUCKETS) {
         ob_buf_puts(b, "payload, headers");

@@ -40,7 +40,8 @@ void ob_cursor_sql_init(ob_buf *b, const char *qtable, const char *ctable, const
  * (quoted; NULL: none) in a statement of its own. */
 void ob_cursor_sql_load(ob_buf *b, const char *qtable, const char *ctable, const char *table,
                         uint64_t mask, const char *lock);
-/* The read: result 0 the clock and (with `check`) the gap check; result 1
+/* The read: result 0 the clock, (with `check`) the gap check and (when the
+ * tracker wants a mark) MAX(seq); result 1
  * the rows above `top` (unless `gaps_only`) and in the gaps, in seq order,
  * at most `limit`; the payload and headers only of the buckets in `mask`. */
 void ob_cursor_sql_read(ob_buf *b, const char *qtable, const ob_gaps *gaps, uint64_t mask,

@@ -23,6 +23,8 @@ void ob_gaps_stamp(ob_gaps *t, double now_s) {
     for (int i = 0; i < t->n; i++)
         if (t->g[i].bound_s == 0)
             t->g[i].bound_s = now_s;
+    if (t->mark && t->mark_bound_s == 0)
+        t->mark_bound_s = now_s;
     t->found_s = now_s;
     if (now_s > t->now_s)
         t->now_s = now_s;
@@ -40,9 +42,15 @@ int ob_gaps_check(ob_gaps *t, double tc, double oldest_s) {
     int marked = 0;
     if (tc > t->now_s)
         t->now_s = tc;
+    if (t->mark && ob_gaps_proves(t->mark_bound_s, tc, oldest_s)) {
+        if (t->mark > t->proven)
+            t->proven = t->mark;
+        t->mark = 0;
+        t->mark_bound_s = 0;
+    }
     for (int i = 0; i < t->n; i++) {
         ob_gap *g = &t->g[i];
-        if (g->verify || !ob_gaps_proves(g->bound_s, tc, oldest_s))
+        if (g->verify || (g->hi > t->proven && !ob_gaps_proves(g->bound_s, tc, oldest_s)))
             continue;
         g->verify = 1;
         marked++;
@@ -87,11 +95,14 @@ static int search(const ob_gaps *t, uint64_t seq) {
 
 int ob_gaps_take(ob_gaps *t, uint64_t seq) {
     if (seq > t->top) {
-        if (seq > t->top + 1) {
+        /* The seqs this read skipped: those at or below `proven` are
+         * resolved by this miss (the read started after their proof). */
+        uint64_t lo = t->top + 1 > t->proven + 1 ? t->top + 1 : t->proven + 1;
+        if (seq > lo) {
             int i = t->n;
             if (insert_at(t, i) != 0)
                 return 1;
-            t->g[i] = (ob_gap){t->top + 1, seq - 1, t->found_s, 0, 0};
+            t->g[i] = (ob_gap){lo, seq - 1, t->found_s, 0, 0};
         }
         t->top = seq;
         return 1;
@@ -133,6 +144,22 @@ void ob_gaps_read_end(ob_gaps *t, uint64_t covered) {
     t->n = w;
 }
 
+void ob_gaps_mark(ob_gaps *t, uint64_t max_seq) {
+    if (t->mark == 0 && max_seq > t->proven) {
+        t->mark = max_seq;
+        t->mark_bound_s = 0; /* the next statement's clock */
+    }
+}
+
+int ob_gaps_wants_mark(const ob_gaps *t) {
+    return t->mark == 0;
+}
+
+void ob_gaps_proven(ob_gaps *t, uint64_t seq) {
+    if (seq > t->proven)
+        t->proven = seq;
+}
+
 uint64_t ob_gaps_done(const ob_gaps *t) {
     return t->n ? t->g[0].lo - 1 : t->top;
 }
@@ -148,6 +175,8 @@ double ob_gaps_age(const ob_gaps *t) {
 }
 
 int ob_gaps_checkable(const ob_gaps *t) {
+    if (t->n > 0 && t->mark && t->mark_bound_s != 0)
+        return 1;
     for (int i = 0; i < t->n; i++)
         if (!t->g[i].verify && t->g[i].bound_s != 0)
             return 1;

@@ -24,6 +24,17 @@
  * LOCKED (a multi-row INSERT reserves its values before its rows reach the
  * index, so a probe would find nothing while they are still coming).
  *
+ * One check proves many seqs at once. A statement that reads MAX(seq) = m
+ * is a read that saw m: every seq <= m was assigned before it completed,
+ * so the same proof (the next statement's clock as the bound, a check past
+ * the margin) shows that every holder of a seq <= m has ended. From then on
+ * (`proven` >= m) a read that misses a seq <= m resolves it on sight: the
+ * seqs that a counter stepping by auto_increment_increment never takes, or
+ * that rolled-back transactions left, cost no round of their own. No
+ * stride or offset is assumed (each Galera node has its own offset, and a
+ * session may set its own): what is skipped is what a read missed after
+ * the proof.
+ *
  * The caller's cycle, on one connection:
  *   ob_gaps_stamp(now)        the statement's server time: the bound of the
  *                             gaps the previous reads found
@@ -52,10 +63,13 @@ typedef struct ob_gaps {
     uint64_t top; /* the highest seq read */
     ob_gap *g;    /* unresolved gaps below top, in seq order */
     int n, cap;
-    int oom;         /* a gap could not be recorded: the reader must start over */
-    double found_s;  /* server time of the read under way (from the last stamp) */
-    double now_s;    /* the latest server time seen */
-    uint64_t closed; /* gaps closed since init (visible or proven empty), for tests */
+    int oom;             /* a gap could not be recorded: the reader must start over */
+    double found_s;      /* server time of the read under way (from the last stamp) */
+    double now_s;        /* the latest server time seen */
+    uint64_t closed;     /* gaps closed since init (visible or proven empty), for tests */
+    uint64_t proven;     /* a read that starts now and misses a seq <= proven resolves it */
+    uint64_t mark;       /* MAX(seq) read by a statement, waiting for its proof; 0 none */
+    double mark_bound_s; /* server time after that statement completed; 0 until known */
 } ob_gaps;
 
 /* Starts with every seq <= `start` resolved. */
@@ -86,6 +100,20 @@ int ob_gaps_take(ob_gaps *t, uint64_t seq);
  * below `covered` are closed: they stayed empty after their holder ended. */
 void ob_gaps_read_end(ob_gaps *t, uint64_t covered);
 
+/* The statement under way read MAX(seq) = `max_seq` (after any check it
+ * carried was given to ob_gaps_check): once a later check proves the next
+ * statement's clock, every seq <= max_seq is proven (see above). Ignored
+ * while an earlier mark waits for its proof. */
+void ob_gaps_mark(ob_gaps *t, uint64_t max_seq);
+
+/* 1 when the next statement should read MAX(seq) for ob_gaps_mark. */
+int ob_gaps_wants_mark(const ob_gaps *t);
+
+/* Every holder of a seq <= `seq` is proven gone by a check made before the
+ * reads to come (a bucket's initialisation): they resolve such seqs on
+ * sight. */
+void ob_gaps_proven(ob_gaps *t, uint64_t seq);
+
 /* Every seq at or below this is resolved: the first gap's lo - 1, or top. */
 uint64_t ob_gaps_done(const ob_gaps *t);
 
@@ -93,7 +121,8 @@ uint64_t ob_gaps_done(const ob_gaps *t);
  * time seen; 0 when there is none. */
 double ob_gaps_age(const ob_gaps *t);
 
-/* 1 when a gap has a bound and no verdict yet: a check may close it. */
+/* 1 when a gap has a bound and no verdict yet, or a mark has its bound
+ * while gaps are open: a check may close them. */
 int ob_gaps_checkable(const ob_gaps *t);
 
 #endif

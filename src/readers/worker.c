@@ -888,7 +888,7 @@ void ob_worker_broker(ob_worker *w, int ready) {
     dispatch(w, ready ? EV_BROKER_UP : EV_BROKER_DOWN, NULL);
 }
 
-void ob_worker_ack(ob_worker *w, const ob_answer *ack) {
+void ob_worker_ack(ob_worker *w, const ob_ack *ack) {
     dispatch(w, EV_ACK, ack);
 }
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "ack.h"
 #include "batch.h"
 #include "db.h"
 #include "flow.h"
@@ -28,14 +29,6 @@
 #include "outbox/relay.h"
 
 typedef struct ob_worker ob_worker;
-
-/* Why a publish did not leave. */
-typedef struct ob_pub_fail {
-    outbox_failure_kind kind;
-    int code;
-    char text[512];
-    size_t len;
-} ob_pub_fail;
 
 /* The way out to the broker. */
 typedef struct ob_publisher {
@@ -128,30 +121,13 @@ typedef struct ob_worker_env {
     int *any_fetched; /* set once any worker of the relay completed a fetch (may be NULL) */
 } ob_worker_env;
 
-/* The answer to one publish. */
-typedef enum ob_ack_result {
-    OB_ACKED_STORED,
-    OB_ACKED_DUPLICATE,
-    OB_ACKED_ERROR,         /* JetStream refused it: code, err_code, text */
-    OB_ACKED_NO_RESPONDERS, /* nothing listens on the subject */
-    OB_ACKED_GARBLED        /* not a PubAck: text is the raw reply */
-} ob_ack_result;
-
-typedef struct ob_answer {
-    uint32_t gen, slot;
-    ob_ack_result result;
-    int code, err_code;
-    const char *text;
-    size_t text_len;
-} ob_answer;
-
 /* Returns NULL when out of memory. `env` must outlive the worker. */
 ob_worker *ob_worker_new(const ob_worker_env *env, int index);
 void ob_worker_start(ob_worker *w);
 /* The broker became ready (1) or not (0). */
 void ob_worker_broker(ob_worker *w, int ready);
 /* The answer to a publish of this worker. */
-void ob_worker_ack(ob_worker *w, const ob_answer *ack);
+void ob_worker_ack(ob_worker *w, const ob_ack *ack);
 /* The relay cannot go on: finish what is under way, claim nothing more,
  * keep the connection, wait for the stop. */
 void ob_worker_halt(ob_worker *w);

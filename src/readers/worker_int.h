@@ -41,7 +41,7 @@ typedef enum worker_event {
     EV_TIMER,       /* the worker's timer fired */
     EV_BROKER_UP,   /* the broker became ready */
     EV_BROKER_DOWN, /* the broker stopped being ready */
-    EV_ACK,         /* arg: const ob_answer * */
+    EV_ACK,         /* arg: const ob_ack * */
     EV_CAPACITY,    /* in-flight capacity is available again */
     EV_WAKE,        /* more rows are likely */
     EV_HALT,        /* the relay cannot go on */
@@ -89,7 +89,7 @@ int ob_worker_publish_some(ob_worker *w);
 /* ms until the ack deadline of the oldest publish in flight, UINT64_MAX
  * when none is. */
 uint64_t ob_worker_ack_due_in(const ob_worker *w);
-void ob_worker_take_ack(ob_worker *w, const ob_answer *a);
+void ob_worker_take_ack(ob_worker *w, const ob_ack *a);
 void ob_worker_ack_deadline(ob_worker *w);
 /* What follows answers (or the link's verdict). */
 typedef enum ob_after {

@@ -77,7 +77,7 @@ static int over_max_bytes(const ob_worker_env *e, const ob_row *row) {
 
 /* JetStream refused the message (see ob_js_fault_of in puback.c for whose
  * fault each refusal is). Returns 1 when the slot was in flight. */
-static int refused(ob_worker *w, const ob_answer *a) {
+static int refused(ob_worker *w, const ob_ack *a) {
     const ob_worker_env *e = w->env;
     ob_batch *b = &w->batch;
     const char *why = NULL;
@@ -103,7 +103,7 @@ static int refused(ob_worker *w, const ob_answer *a) {
     return was;
 }
 
-void ob_worker_take_ack(ob_worker *w, const ob_answer *a) {
+void ob_worker_take_ack(ob_worker *w, const ob_ack *a) {
     const ob_worker_env *e = w->env;
     ob_batch *b = &w->batch;
     if (a->gen != b->gen || a->slot >= (uint32_t)b->n ||

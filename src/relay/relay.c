@@ -142,12 +142,10 @@ static void owner_closed(void *data, ob_worker *w) {
 
 static void on_link_ack(void *data, const ob_ack *ack) {
     outbox_relay *r = data;
-    ob_answer wa = {ack->gen,      ack->slot, ack->kind,    ack->code,
-                    ack->err_code, ack->text, ack->text_len};
     if (r->cursor)
-        ob_cursor_ack(r->cursor, &wa);
+        ob_cursor_ack(r->cursor, ack);
     else if (ack->worker < (uint32_t)r->nworkers)
-        ob_worker_ack(r->workers[ack->worker], &wa);
+        ob_worker_ack(r->workers[ack->worker], ack);
 }
 
 static void on_link_ready(void *data, int ready) {
@@ -223,7 +221,8 @@ static void relay_free(outbox_relay *r) {
 
 /* Builds the statements and the environment the workers share. Returns 0,
  * or -1 when out of memory. */
-static int prepare(outbox_relay *r) {
+/* The statements every worker shares, and the CloudEvents source. */
+static int prepare_sql(outbox_relay *r) {
     const outbox_relay_options *o = &r->o;
     ob_buf b = OB_BUF_INIT, c = OB_BUF_INIT;
     ob_sql_quote_table(&b, o->table);
@@ -249,7 +248,14 @@ static int prepare(outbox_relay *r) {
     r->ce_source = c.p;
     if (!r->qtable || !r->ce_source || r->sql_fetch.oom || r->sql_probe.oom || r->sql_drain.oom)
         return -1;
+    return 0;
+}
 
+/* What every reader is given: the connection's settings, the batch's
+ * rules, the shared statements, the way out to the broker and the owner's
+ * callbacks. */
+static void prepare_env(outbox_relay *r) {
+    const outbox_relay_options *o = &r->o;
     ob_worker_env *e = &r->env;
     e->loop = r->loop;
     e->log = &r->log;
@@ -289,8 +295,11 @@ static int prepare(outbox_relay *r) {
                             .window_ms = pub_window_ms,
                             .max_bytes = pub_max_bytes,
                             .data = r};
-    e->owner = (ob_worker_owner){
-        owner_drain_wanted, owner_table_empty, owner_db_failed, owner_closed, r, NULL, NULL};
+    e->owner = (ob_worker_owner){.drain_wanted = owner_drain_wanted,
+                                 .table_empty = owner_table_empty,
+                                 .db_failed = owner_db_failed,
+                                 .on_closed = owner_closed,
+                                 .data = r};
     e->flow = &r->flow;
     e->stats = &r->stats;
     e->unmarked = &r->unmarked;
@@ -301,7 +310,14 @@ static int prepare(outbox_relay *r) {
     else if (*o->wake_subject)
         ob_buf_puts(&r->wake, o->wake_subject);
     r->wake_subject = r->wake.p;
+}
 
+static int prepare(outbox_relay *r) {
+    const outbox_relay_options *o = &r->o;
+    if (prepare_sql(r) != 0)
+        return -1;
+    prepare_env(r);
+    ob_worker_env *e = &r->env;
     if (o->cursor) /* one reader in place of the workers */
         return ob_relay_cursor_prepare(r, ob_relay_fatal, ob_relay_step);
     r->nworkers = o->leader ? 1 : o->connections; /* a leader reads in one seq order */
@@ -331,6 +347,7 @@ static ob_link *make_link(outbox_relay *r, char *err, size_t errlen) {
         (uint64_t)o->ack_timeout_ms + (o->backoff_max_ms > db_wait ? o->backoff_max_ms : db_wait);
     lc.strict_duplicate_window = o->strict_duplicate_window;
     lc.replicas = o->stream_replicas;
+    lc.client = o->nats_client;
     lc.options = o;
     lc.wake_subject = r->wake_subject;
     lc.max_in_flight = o->max_in_flight;

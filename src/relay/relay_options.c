@@ -135,6 +135,11 @@ int ob_relay_check_options(const outbox_relay_options *o, char *errbuf, size_t e
     if (o->lease_timeout_ms < 3000 || o->lease_timeout_ms > 3600000)
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
                        "lease timeout must be 3 s to 1 hour (got %u ms)", o->lease_timeout_ms);
+    if ((int)o->nats_client < OUTBOX_NATS_CLIENT_AUTO ||
+        (int)o->nats_client > OUTBOX_NATS_CLIENT_THREADS)
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "nats_client must be OUTBOX_NATS_CLIENT_AUTO, _LOOP or _THREADS (got %d)",
+                       (int)o->nats_client);
     if (o->cursor && (o->ordered || o->leader))
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
                        "--cursor cannot be combined with --ordered or --leader: choose one mode");

@@ -33,12 +33,41 @@ rc=0; OUTBOX_BATCH=lots "$bin" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" 2>
 assert_eq "$rc" 2 "exit status for a bad OUTBOX_BATCH"
 grep -q "environment variable OUTBOX_BATCH: 'lots'" "$work/err" || fail "message names OUTBOX_BATCH"
 
+# The hint to --help is said once, in text and in JSON.
+for fmt in text json; do
+  rc=0; "$bin" --bogus --log-format $fmt 2>"$work/err" || rc=$?
+  assert_eq "$rc" 2 "exit status of --bogus ($fmt)"
+  assert_eq "$(grep -o -- '--help' "$work/err" | wc -l)" 1 "hints to --help after --bogus ($fmt)"
+done
+
+# One rule for files: one that cannot be opened or read exits 1 with the
+# option, the path and the cause, and no pointer to --help (the
+# environment's fault); one that holds the wrong thing is a bad value, 2.
+for opt in --db-password-file --nats-password-file --nats-token-file --nats-creds --nats-tls-ca \
+  --db-tls-ca; do
+  rc=0; "$bin" --db "$good_db" --nats "nats://u@127.0.0.1:1" $opt "$work/absent" 2>"$work/err" || rc=$?
+  assert_eq "$rc" 1 "exit status with $opt naming a missing file"
+  grep -qF -- "$opt: cannot read '$work/absent': No such file or directory" "$work/err" ||
+    { cat "$work/err"; fail "message for $opt"; }
+  ! grep -q -- "--help" "$work/err" || fail "a missing file is not bad usage ($opt)"
+done
+rc=0; OUTBOX_DB_PASSWORD_FILE=$work/absent "$bin" status --db "$good_db" 2>"$work/err" || rc=$?
+assert_eq "$rc" 1 "exit status of status with OUTBOX_DB_PASSWORD_FILE missing"
+mkdir "$work/adir"
+expect_usage "must hold the secret on its first line" --db "$good_db" --nats "$OUTBOX_TEST_NATS_URL" \
+  --db-password-file "$work/adir"
+
 # `COMMAND --help` is that command's help only.
 out=$("$bin" dead --help)
 case "$out" in *"outbox-uvrelay dead replay"*) ;; *) fail "dead --help" ;; esac
 [ "$(echo "$out" | wc -l)" -lt 30 ] || fail "dead --help prints more than dead's help"
 ! echo "$out" | grep -q -- '--max-in-flight' || fail "dead --help shows the relay's options"
 "$bin" schema --help | grep -q -- '--ordered' || fail "schema --help names --ordered"
+"$bin" --help | grep -qF -- 'schema [--table T] [--ordered | --leader | --cursor]' ||
+  fail "the synopsis of schema in --help names --cursor"
+# A new table for cursor mode, as the README's Cursor section makes it.
+"$bin" schema --cursor | grep -q '^CREATE TABLE IF NOT EXISTS outbox_cursor ' ||
+  fail "schema --cursor makes the cursor table"
 
 # Config files that are not config files (issues 19 §4, 20): an unreadable
 # one is exit 1 with the path and the cause (not bad usage); a directory, a
@@ -138,3 +167,17 @@ OUTBOX_DB_PASSWORD=outbox OUTBOX_STREAM=IT_CLI OUTBOX_SUBJECT_PREFIX=itcli OUTBO
 assert_eq "$rc" 0 "drain with the password from OUTBOX_DB_PASSWORD"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 1 "row relayed"
 if grep -q "outbox:outbox@" "$work/nodb" "$work/envpw"; then fail "a password appears in the log"; fi
+
+# A relative db-password-file in a config file is found beside the config
+# file, whatever the working folder.
+mkdir "$work/conf"
+printf 'outbox\n' >"$work/conf/db-password"
+printf 'db = mysql://outbox@127.0.0.1:%s/%s\nnats = %s\ndb-password-file = db-password\nstream = IT_CLI\nsubject-prefix = itcli\n' \
+  "$OUTBOX_TEST_DB_PORT" "$db" "$OUTBOX_TEST_NATS_URL" >"$work/conf/relay.conf"
+sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload) VALUES (outbox_uuid_v7(), 'a', '2', 'b', '{}')"
+rc=0; (cd / && "$bin" --config "$work/conf/relay.conf" --drain --no-progress 2>"$work/relpw") || rc=$?
+[ "$rc" = 0 ] || cat "$work/relpw"
+assert_eq "$rc" 0 "drain with db-password-file relative to the config file, run from /"
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 2 "rows relayed"
+(cd / && "$bin" --config "$work/conf/relay.conf" --print-config) | grep -qxF "db-password-file = $work/conf/db-password" ||
+  fail "--print-config shows the file it read"

@@ -15,7 +15,7 @@ stream_delete $stream
 sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, headers, created_at)
   VALUES (X'019aa5a1b0007123812345678901abcd', 'invoice', 'inv 7', 'line.added',
           '{\"amount\": 12.50, \"note\": \"caf\u00e9\"}',
-          '{\"traceparent\": \"00-4bf92f-00f067-01\"}',
+          '{\"traceparent\": \"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"}',
           '2026-11-21 19:50:00.123456')"
 forged() { # aggregate_type event_type headers
   sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, headers)
@@ -54,7 +54,7 @@ has "header ce-subject: inv%207"
 has "header ce-time: 2026-11-21T19:50:00.123456Z"
 has "header ce-datacontenttype: application/json"
 has "header Content-Type: application/json"
-has "header traceparent: 00-4bf92f-00f067-01"
+has "header traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 payload=$(sql $db "SELECT payload FROM outbox WHERE status = 1")
 has "data: $payload"
 

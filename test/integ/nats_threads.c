@@ -1,7 +1,7 @@
 /*
  * What NATS costs in threads and thread switches: the same drain of 20,000
  * rows at 4 connections x 500, first with nats.c on its own threads
- * (OUTBOX_NATS_EVENT_LOOP=0), then with its socket on the relay's loop (the
+ * (nats_client = OUTBOX_NATS_CLIENT_THREADS), then with its socket on the relay's loop (the
  * default). During each drain the process's threads are counted from
  * /proc/self/task (the most seen), each thread's switches are read from its
  * status file before and after, and the process's context switches per
@@ -159,7 +159,7 @@ typedef struct figures {
 
 /* One drain. */
 static void drain(const char *db, const char *stream, const char *prefix, const char *mode,
-                  figures *f) {
+                  outbox_nats_client client, figures *f) {
     MYSQL *m = ti_db_fresh(db, NULL);
     ti_seed(m, "outbox", ROWS, 500, 512);
     ti_stream_delete(stream);
@@ -169,6 +169,7 @@ static void drain(const char *db, const char *stream, const char *prefix, const 
     ti_relay_options(&o, db, stream, prefix);
     o.connections = 4;
     o.batch_size = 500;
+    o.nats_client = client;
     o.on_drained = ti_set_flag;
     o.drained_data = (void *)&drained;
     outbox_relay *r = NULL;
@@ -212,10 +213,8 @@ int main(void) {
     /* nats.c's library threads first, so that they can be named. */
     CHECK_EQ(nats_Open(-1), NATS_OK);
     snapshot("lib");
-    setenv("OUTBOX_NATS_EVENT_LOOP", "0", 1);
-    drain("it_nats_threads_a", "IT_NTHR_A", "itnthra", "threaded", &th);
-    unsetenv("OUTBOX_NATS_EVENT_LOOP");
-    drain("it_nats_threads_b", "IT_NTHR_B", "itnthrb", "event loop", &lp);
+    drain("it_nats_threads_a", "IT_NTHR_A", "itnthra", "threaded", OUTBOX_NATS_CLIENT_THREADS, &th);
+    drain("it_nats_threads_b", "IT_NTHR_B", "itnthrb", "event loop", OUTBOX_NATS_CLIENT_AUTO, &lp);
     printf("nats_threads: threaded: %d threads, %.3f context switches per message (%.3f "
            "voluntary)\n",
            th.threads, th.csw, th.vol);

@@ -130,6 +130,61 @@ static void bad_entries_insert_nothing(outbox_producer *p, MYSQL *m) {
     CHECK_EQ(rows(m), before + 4);
 }
 
+#define TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+/* The traced calls add the trace to each entry's headers, keeping the
+ * entry's own text, and refuse a malformed trace with nothing inserted. */
+static void traced_entries(outbox_producer *p, MYSQL *m) {
+    long long before = rows(m);
+    outbox_entry e[3] = {entry("traced", "{}"), entry("traced", "{}"), entry("traced", "{}")};
+    e[1].headers = "{ \"x-tenant\" : \"acme\" } ";
+    e[2].headers = "{}";
+    CHECK_EQ(outbox_enqueue_many_traced(p, m, e, 3, TP, "rojo=1,congo=2", NULL), OUTBOX_OK);
+    CHECK_EQ(ti_int(m,
+                    "SELECT COUNT(*) FROM outbox WHERE event_type = 'traced' AND headers = "
+                    "'{\"traceparent\":\"%s\",\"tracestate\":\"rojo=1,congo=2\"}'",
+                    TP),
+             2);
+    CHECK_EQ(ti_int(m,
+                    "SELECT COUNT(*) FROM outbox WHERE headers = '{ \"x-tenant\" : \"acme\" "
+                    ",\"traceparent\":\"%s\",\"tracestate\":\"rojo=1,congo=2\"}'",
+                    TP),
+             1);
+    outbox_entry one = entry("traced", "{}");
+    CHECK_EQ(outbox_enqueue_traced(p, m, &one, TP, "", NULL), OUTBOX_OK); /* "": none */
+    CHECK_EQ(
+        ti_int(m, "SELECT COUNT(*) FROM outbox WHERE headers = '{\"traceparent\":\"%s\"}'", TP), 1);
+    CHECK_EQ(rows(m), before + 4);
+
+    /* Refused at once: the trace itself, and entries that cannot take it. */
+    CHECK_EQ(outbox_enqueue_traced(p, m, &one, NULL, NULL, NULL), OUTBOX_EINVAL);
+    CHECK_CONTAINS(outbox_producer_errmsg(p), "traceparent is missing");
+    CHECK_EQ(
+        outbox_enqueue_traced(p, m, &one, "00-4bf92f3577b34da6-00f067aa0ba902b7-01", NULL, NULL),
+        OUTBOX_EINVAL);
+    CHECK_CONTAINS(outbox_producer_errmsg(p), "is not W3C Trace Context: shorter than");
+    CHECK_EQ(outbox_enqueue_traced(p, m, &one, TP, "Rojo=1", NULL), OUTBOX_EINVAL);
+    CHECK_CONTAINS(outbox_producer_errmsg(p), "tracestate 'Rojo=1' is not W3C Trace Context");
+    e[1].headers = "{\"TraceParent\":\"" TP "\"}";
+    CHECK_EQ(outbox_enqueue_many_traced(p, m, e, 3, TP, NULL, NULL), OUTBOX_EINVAL);
+    CHECK_CONTAINS(outbox_producer_errmsg(p), "entry 1: headers already has a 'TraceParent'");
+    e[1].headers = "[1]";
+    CHECK_EQ(outbox_enqueue_many_traced(p, m, e, 3, TP, NULL, NULL), OUTBOX_EJSON);
+    CHECK_CONTAINS(outbox_producer_errmsg(p), "entry 1: headers must be a JSON object");
+    /* The same checks on a trace written into the headers by hand. */
+    e[1].headers = "{\"traceparent\":\"00-00000000000000000000000000000000-00f067aa0ba902b7-01\"}";
+    CHECK_EQ(outbox_enqueue_many(p, m, e, 3, NULL), OUTBOX_EINVAL);
+    CHECK_CONTAINS(outbox_producer_errmsg(p),
+                   "entry 1: headers member 'traceparent' is refused: not a W3C traceparent: the "
+                   "trace-id is all zeros");
+    e[1].headers = "{\"tracestate\":\"a=1\"}";
+    CHECK_EQ(outbox_enqueue_many(p, m, e, 3, NULL), OUTBOX_EINVAL);
+    CHECK_CONTAINS(outbox_producer_errmsg(p), "a tracestate without a traceparent");
+    e[1].headers = "{\"traceparent\":\"" TP "\",\"tracestate\":\"a=1\"}";
+    CHECK_EQ(outbox_enqueue_many(p, m, e, 3, NULL), OUTBOX_OK);
+    CHECK_EQ(rows(m), before + 7);
+}
+
 static void server_checks_json_when_validation_is_off(MYSQL *m) {
     outbox_producer_options o;
     outbox_producer_options_init(&o);
@@ -177,6 +232,7 @@ int main(void) {
     many_in_one_round_trip(p, m, other);
     rollback_leaves_nothing(p, m);
     bad_entries_insert_nothing(p, m);
+    traced_entries(p, m);
     server_checks_json_when_validation_is_off(m);
     binary_payloads();
     outbox_producer_destroy(p);

@@ -1,6 +1,7 @@
 # Prompt delivery, as behaviour rather than speed:
 #   - with a 10 s poll interval, a doorbell (outbox_ring from C) makes an idle
 #     relay deliver a new row within 1 s, and a burst of rings is one fetch;
+#     so does the README's doorbell from bash alone;
 #   - a scheduled row (next_attempt_at in the future) is not delivered before
 #     its time and is delivered soon after it;
 #   - at rest (a quiet minute, default polling: the scout probes about once a
@@ -52,6 +53,27 @@ ring --table outbox --count 50
 wait_processed 6 1 || fail "a burst of rings did not deliver within 1 s"
 echo "ok: a burst of 50 rings delivered the 5 rows"
 
+
+kill $r; wait $r || true; r=
+
+# The README's shell doorbell (bash alone, no NATS client), as written but
+# for the server's port, to a relay as idle as the first.
+src=$(cd "$(dirname "$0")/../.." && pwd)
+line=$(grep -m1 '^  exec 3<>/dev/tcp/127.0.0.1/4222 ' "$src/README.md" | sed 's/^  //')
+[ -n "$line" ] || fail "the README's shell doorbell found"
+nport=${OUTBOX_TEST_NATS_URL##*:}
+relay_bg "$work/relay1.log" $db $stream $prefix --poll-interval 10s --connections 2 \
+  --http 127.0.0.1:0
+r=$RELAY_PID
+port=$(http_port "$work/relay1.log")
+for i in $(seq 1 100); do [ "$(http_code $port /readyz)" = 200 ] && break; sleep 0.1; done
+sleep 1
+seed $db 1 100
+sleep 1
+assert_eq "$(processed)" 6 "nothing delivered before the shell doorbell (10 s poll)"
+(eval "${line//127.0.0.1\/4222/127.0.0.1\/$nport}") || fail "the shell doorbell: exit status $?"
+wait_processed 7 5 || { cat "$work/relay1.log"; fail "the shell doorbell did not make the relay fetch"; }
+echo "ok: the README's shell doorbell delivered the row"
 kill $r; wait $r || true; r=
 
 # Scheduled delivery: next_attempt_at in the future.
@@ -76,8 +98,8 @@ echo "ok: the scheduled row was delivered ${late:-?} ms after its time"
 sleep 62
 seed $db 1 100
 t0=$(date +%s%N)
-wait_processed 8 3 || fail "a row inserted at rest was not delivered within 3 s"
+wait_processed 9 3 || fail "a row inserted at rest was not delivered within 3 s"
 echo "ok: a row inserted after a quiet minute was delivered after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 kill $r; wait $r || true; r=
 summary=$(stream_summary $stream)
-assert_eq "$(field "$summary" distinct)" 8 "distinct ids in the stream"
+assert_eq "$(field "$summary" distinct)" 9 "distinct ids in the stream"

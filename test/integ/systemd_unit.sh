@@ -18,9 +18,10 @@ share=$work/prefix/share/outbox-uvrelay/systemd
 [ -f "$share/outbox-uvrelay.conf" ] || fail "the example config is installed"
 bin=$work/prefix/bin/outbox-uvrelay
 
-# 1. The unit, its ExecStart= pointed at the installed binary.
+# 1. The unit as installed: its ExecStart= names the binary of this prefix.
 unit=$work/outbox-uvrelay.service
-sed "s#/usr/local/bin/outbox-uvrelay#$bin#" "$share/outbox-uvrelay.service" >"$unit"
+cp "$share/outbox-uvrelay.service" "$unit"
+grep -q "^ExecStart=$bin run " "$unit" || fail "ExecStart= names $bin: $(grep ^ExecStart= "$unit")"
 command -v systemd-analyze >/dev/null || fail "systemd-analyze (package systemd, scripts/deps.sh)"
 rc=0; out=$(cd "$work" && SYSTEMD_LOG_COLOR=0 systemd-analyze verify "./outbox-uvrelay.service" 2>&1) || rc=$?
 echo "$out" | sed 's/^/    /'

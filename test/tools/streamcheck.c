@@ -19,6 +19,8 @@
  *                         --discard-new, --max-msgs-per-subject N,
  *                         --discard-new-per-subject and --replicas N if given
  *     --purge             remove every message of the stream
+ *     --set-subjects SUBJECT  the stream's subjects become SUBJECT alone, its
+ *                         other settings kept (a $JS.API.STREAM.UPDATE request)
  *     --leader            print the server name of the stream's leader
  *     --tls-ca FILE, --nkey FILE, --token-file FILE
  *                         TLS and credentials, as the relay takes them
@@ -40,7 +42,7 @@
 #include "nats_security.h"
 
 typedef struct opts {
-    const char *url, *stream, *subject, *expect, *create, *order, *fifo;
+    const char *url, *stream, *subject, *expect, *create, *order, *fifo, *set_subjects;
     int dump, info, del, leader, purge, discard_new, discard_new_per_subject;
     long long max_msg_size, dup_window_ms, replicas, max_msgs, max_msgs_per_subject, max_bytes;
     long long publish, copies, size, gap_ms;
@@ -153,6 +155,33 @@ static int publish(jsCtx *js, const opts *o) {
     return rc;
 }
 
+/* The stream's configuration as it is, with `subject` as its only subject. */
+static int set_subjects(jsCtx *js, const char *stream, const char *subject) {
+    jsErrCode jerr = 0;
+    jsStreamInfo *si = NULL, *ui = NULL;
+    natsStatus s = js_GetStreamInfo(&si, js, stream, NULL, &jerr);
+    if (s != NATS_OK) {
+        fprintf(stderr, "streamcheck: no stream %s: %s (%d)\n", stream, natsStatus_GetText(s),
+                jerr);
+        return 2;
+    }
+    const char **was = si->Config->Subjects;
+    int was_len = si->Config->SubjectsLen;
+    const char *subjects[1] = {subject};
+    si->Config->Subjects = subjects;
+    si->Config->SubjectsLen = 1;
+    s = js_UpdateStream(&ui, js, si->Config, NULL, &jerr);
+    si->Config->Subjects = was;
+    si->Config->SubjectsLen = was_len;
+    jsStreamInfo_Destroy(si);
+    jsStreamInfo_Destroy(ui);
+    if (s != NATS_OK) {
+        fprintf(stderr, "streamcheck: update failed: %s (%d)\n", natsStatus_GetText(s), jerr);
+        return 2;
+    }
+    return 0;
+}
+
 static void dump_msg(natsMsg *m) {
     const char **keys = NULL;
     int nkeys = 0;
@@ -228,6 +257,8 @@ int main(int argc, char **argv) {
             o.discard_new_per_subject = 1;
         else if (strcmp(a, "--purge") == 0)
             o.purge = 1;
+        else if (strcmp(a, "--set-subjects") == 0 && v)
+            o.set_subjects = argv[++i];
         else if (strcmp(a, "--publish") == 0 && v)
             o.publish = atoll(argv[++i]);
         else if (strcmp(a, "--copies") == 0 && v)
@@ -315,6 +346,10 @@ int main(int argc, char **argv) {
             rc = 2;
         }
         jsStreamInfo_Destroy(ci);
+        goto out;
+    }
+    if (o.set_subjects) {
+        rc = set_subjects(js, o.stream, o.set_subjects);
         goto out;
     }
     if (o.purge) {

@@ -69,10 +69,43 @@ static void secrets_come_from_files(void) {
              2);
     CHECK_CONTAINS(err, "first line");
     ob_cli_free(&c);
+    /* A file that cannot be read is exit 1 (the environment's fault), one
+     * that holds the wrong thing exit 2 (a bad value). */
     CHECK_EQ(parse(&c, NULL, err, 7, "--db", "mysql://u@h/d", "--nats", "nats://h",
                    "--db-password-file", "/nonexistent/pw"),
-             2);
+             1);
     CHECK_CONTAINS(err, "cannot read '/nonexistent/pw'");
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 7, "--db", "mysql://u@h/d", "--nats", "nats://h",
+                   "--db-password-file", dir),
+             2);
+    CHECK_CONTAINS(err, "first line");
+    ob_cli_free(&c);
+    kv missing[] = {{"OUTBOX_DB_PASSWORD_FILE", "/nonexistent/pw"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, missing, err, 5, "--db", "mysql://u@h/d", "--nats", "nats://h"), 1);
+    CHECK_CONTAINS(err, "OUTBOX_DB_PASSWORD_FILE");
+    ob_cli_free(&c);
+    const char *file_opts[] = {"--nats-token-file", "--nats-password-file", "--nats-creds",
+                               "--nats-nkey",       "--nats-tls-ca",        "--db-tls-ca",
+                               "--db-tls-cert",     "--nats-tls-key"};
+    for (size_t i = 0; i < sizeof(file_opts) / sizeof(file_opts[0]); i++) {
+        CHECK_EQ(parse(&c, NULL, err, 7, "--db", "mysql://u@h/d", "--nats", "nats://u@h",
+                       file_opts[i], "/nonexistent/f"),
+                 1);
+        CHECK_CONTAINS(err, file_opts[i]);
+        CHECK_CONTAINS(err, ": cannot read '/nonexistent/f': No such file or directory");
+        ob_cli_free(&c);
+    }
+    /* A one-shot command reads the database's files only; schema none. */
+    CHECK_EQ(parse(&c, NULL, err, 6, "status", "--db", "mysql://u@h/d", "--nats-creds",
+                   "/nonexistent/f"),
+             0);
+    ob_cli_free(&c);
+    CHECK_EQ(
+        parse(&c, NULL, err, 6, "status", "--db", "mysql://u@h/d", "--db-tls-ca", "/nonexistent/f"),
+        1);
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 4, "schema", "--db-tls-ca", "/nonexistent/f"), 0);
     ob_cli_free(&c);
     remove(pw);
     remove(tok);
@@ -106,12 +139,53 @@ static void help_per_command(void) {
     ob_cli_free(&c);
     CHECK_CONTAINS(ob_cli_usage_for(OB_CMD_SCHEMA), "--ordered");
     CHECK_CONTAINS(ob_cli_usage_for(OB_CMD_STATUS), "--json");
-    CHECK_CONTAINS(ob_cli_usage(), "schema [--table T] [--ordered | --leader]");
+    CHECK_CONTAINS(ob_cli_usage(), "schema [--table T] [--ordered | --leader | --cursor]");
+    CHECK_CONTAINS(ob_cli_usage_for(OB_CMD_SCHEMA), "[--ordered | --leader | --cursor]");
+    CHECK_CONTAINS(ob_cli_usage(), "1 runtime failure or a file that cannot be read");
     CHECK_STR(ob_cli_usage_for(OB_CMD_RUN), ob_cli_usage());
+}
+
+/* Where nats.c reads and writes: a flag, its variable, and the binary's
+ * first spelling of it (OUTBOX_NATS_EVENT_LOOP: 0 is threads, 1 the loop). */
+static void nats_client_is_an_option(void) {
+    ob_cli c;
+    char err[256];
+    CHECK_EQ(parse(&c, NULL, err, 5, "--db", "mysql://h/d", "--nats", "nats://h"), 0);
+    CHECK_EQ(c.relay.nats_client, OUTBOX_NATS_CLIENT_AUTO);
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 7, "--db", "mysql://h/d", "--nats", "nats://h", "--nats-client",
+                   "threads"),
+             0);
+    CHECK_EQ(c.relay.nats_client, OUTBOX_NATS_CLIENT_THREADS);
+    ob_cli_free(&c);
+    CHECK_EQ(parse(&c, NULL, err, 7, "--db", "mysql://h/d", "--nats", "nats://h", "--nats-client",
+                   "fast"),
+             2);
+    CHECK_CONTAINS(err, "auto, loop or threads");
+    ob_cli_free(&c);
+    kv off[] = {{"OUTBOX_NATS_EVENT_LOOP", "0"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, off, err, 5, "--db", "mysql://h/d", "--nats", "nats://h"), 0);
+    CHECK_EQ(c.relay.nats_client, OUTBOX_NATS_CLIENT_THREADS);
+    ob_cli_free(&c);
+    kv on[] = {{"OUTBOX_NATS_EVENT_LOOP", "1"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, on, err, 5, "--db", "mysql://h/d", "--nats", "nats://h"), 0);
+    CHECK_EQ(c.relay.nats_client, OUTBOX_NATS_CLIENT_LOOP);
+    ob_cli_free(&c);
+    /* The flag overrides the environment, as for every option. */
+    CHECK_EQ(
+        parse(&c, on, err, 7, "--db", "mysql://h/d", "--nats", "nats://h", "--nats-client", "auto"),
+        0);
+    CHECK_EQ(c.relay.nats_client, OUTBOX_NATS_CLIENT_AUTO);
+    ob_cli_free(&c);
+    kv both[] = {{"OUTBOX_NATS_EVENT_LOOP", "0"}, {"OUTBOX_NATS_CLIENT", "loop"}, {NULL, NULL}};
+    CHECK_EQ(parse(&c, both, err, 5, "--db", "mysql://h/d", "--nats", "nats://h"), 2);
+    CHECK_CONTAINS(err, "OUTBOX_NATS_EVENT_LOOP and OUTBOX_NATS_CLIENT");
+    ob_cli_free(&c);
 }
 
 int main(void) {
     help_per_command();
+    nats_client_is_an_option();
     ob_cli c;
     char err[256];
 
@@ -186,8 +260,10 @@ int main(void) {
     CHECK_EQ(parse(&c, tlsenv, err, 3, "--stream-replicas", "0"), 2);
     CHECK_CONTAINS(err, "--stream-replicas");
     ob_cli_free(&c);
-    CHECK_EQ(parse(&c, tlsenv, err, 11, "--db-tls-cert", "/c.pem", "--db-tls-key", "/k.pem",
-                   "--nats-tls-ca", "/n.pem", "--nats-nkey", "/u.nk", "--stream-replicas", "3"),
+    /* (--print-config: these files do not exist, which a run would refuse.) */
+    CHECK_EQ(parse(&c, tlsenv, err, 12, "--db-tls-cert", "/c.pem", "--db-tls-key", "/k.pem",
+                   "--nats-tls-ca", "/n.pem", "--nats-nkey", "/u.nk", "--stream-replicas", "3",
+                   "--print-config"),
              0);
     CHECK_STR(c.relay.db_tls_ca, "/env/ca.pem");
     CHECK_STR(c.relay.db_tls_cert, "/c.pem");

@@ -56,6 +56,63 @@ static void expect_error(const char *text, const char *want) {
     ob_cli_free(&c);
 }
 
+/* A relative file name in a config file is relative to the file's folder,
+ * not the working folder; an absolute one is kept. A file the config file
+ * names that cannot be read is exit 1, like the config file itself. */
+static void files_beside_the_config_file(void) {
+    char dir[] = "/tmp/test_config_XXXXXX", conf[96], pw[96], want[128];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(conf, sizeof(conf), "%s/relay.conf", dir);
+    snprintf(pw, sizeof(pw), "%s/db-password", dir);
+    FILE *f = fopen(pw, "w");
+    CHECK(f != NULL);
+    fputs("s3cret\n", f);
+    fclose(f);
+    f = fopen(conf, "w");
+    CHECK(f != NULL);
+    fputs("db = mysql://u@h/d\nnats = nats://h\ndb-password-file = db-password\n"
+          "nats-tls-ca = tls/ca.pem\nnats-creds = /etc/absolute.creds\nlog-file = relay.log\n",
+          f);
+    fclose(f);
+    char cwd[512];
+    CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+    CHECK_EQ(chdir("/"), 0);
+    ob_cli c;
+    char err[512];
+    CHECK_EQ(parse(&c, NULL, err, 4, "--config", conf, "--print-config"), 0);
+    CHECK_STR(c.relay.db_password, "s3cret");
+    snprintf(want, sizeof(want), "%s/tls/ca.pem", dir);
+    CHECK_STR(c.relay.nats_tls_ca, want);
+    CHECK_STR(c.relay.nats_creds_file, "/etc/absolute.creds");
+    snprintf(want, sizeof(want), "%s/relay.log", dir);
+    CHECK_STR(c.log_file, want);
+    snprintf(want, sizeof(want), "db-password-file = %s\n", pw);
+    CHECK_CONTAINS(printed(&c), want);
+    ob_cli_free(&c);
+    /* Run for real, the missing CA file is found before anything starts. */
+    CHECK_EQ(parse(&c, NULL, err, 3, "--config", conf), 1);
+    CHECK_CONTAINS(err, "--nats-tls-ca: cannot read '");
+    CHECK_CONTAINS(err, "/tls/ca.pem': No such file or directory");
+    ob_cli_free(&c);
+    /* A flag's relative name stays relative to the working folder. */
+    CHECK_EQ(parse(&c, NULL, err, 6, "--config", conf, "--nats-tls-ca", "ca.pem", "--print-config"),
+             0);
+    CHECK_STR(c.relay.nats_tls_ca, "ca.pem");
+    ob_cli_free(&c);
+    f = fopen(conf, "w");
+    CHECK(f != NULL);
+    fputs("db = mysql://u@h/d\nnats = nats://h\ndb-password-file = missing\n", f);
+    fclose(f);
+    CHECK_EQ(parse(&c, NULL, err, 3, "--config", conf), 1);
+    CHECK_CONTAINS(err, "relay.conf:3: key 'db-password-file': cannot read '");
+    CHECK_CONTAINS(err, "/missing': No such file or directory");
+    ob_cli_free(&c);
+    CHECK_EQ(chdir(cwd), 0);
+    unlink(conf);
+    unlink(pw);
+    rmdir(dir);
+}
+
 int main(void) {
     ob_cli c;
     char err[512], line[512];
@@ -336,6 +393,7 @@ int main(void) {
     OB_WARN(&lg, "plain");
     CHECK_STR(seen, "none|plain");
 
+    files_beside_the_config_file();
     unlink(path);
     puts("test_config: ok");
     return 0;

@@ -1,6 +1,7 @@
 /*
  * Cursor mode's statements (src/cursor_sql.c): the read takes the rows above
- * top and in the open gaps (merged into at most 128 ranges), the payload only
+ * top and in the open gaps (runs of a stride named exactly, else merged into
+ * at most 128 ranges), MAX(seq) when the gap tracker wants a mark, the payload only
  * of the owned buckets; a cursor only moves forward; a failed row to be
  * retried becomes status 2; a bucket's first cursor sits below its lowest
  * pending row.
@@ -17,19 +18,46 @@ static void reads(void) {
     ob_cursor_sql_read(&b, "`outbox`", &g, UINT64_MAX, 500, 1, 0);
     CHECK_CONTAINS(b.p, "SELECT UNIX_TIMESTAMP(NOW(6)), (SELECT UNIX_TIMESTAMP(MIN(trx_started)) "
                         "FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id <> "
-                        "CONNECTION_ID()); SELECT id,");
+                        "CONNECTION_ID()), (SELECT MAX(seq) FROM `outbox`); SELECT id,");
     CHECK_CONTAINS(b.p, " payload, headers, attempt_count, created_at, NULL, seq, bucket, status "
                         "FROM `outbox` WHERE seq > 20 OR seq = 11 OR seq BETWEEN 13 AND 19 "
                         "ORDER BY seq LIMIT 500");
     ob_buf_reset(&b);
     ob_cursor_sql_read(&b, "`outbox`", &g, 0x5, 100, 0, 1);
-    CHECK_CONTAINS(b.p, "SELECT UNIX_TIMESTAMP(NOW(6)), NULL; ");
+    CHECK_CONTAINS(b.p, "SELECT UNIX_TIMESTAMP(NOW(6)), NULL, (SELECT MAX(seq) FROM `outbox`); ");
     CHECK_CONTAINS(b.p, "IF(bucket IN (0,2), payload, NULL), IF(bucket IN (0,2), headers, NULL)");
     CHECK_CONTAINS(b.p, " WHERE FALSE OR seq = 11 OR seq BETWEEN 13 AND 19 ORDER BY seq LIMIT 100");
-    /* 1,000 gaps: merged into at most 128 ranges that cover them all */
+    /* a mark waiting for its proof: no MAX(seq) */
+    ob_gaps_mark(&g, 30);
+    ob_buf_reset(&b);
+    ob_cursor_sql_read(&b, "`outbox`", &g, UINT64_MAX, 500, 0, 0);
+    CHECK_CONTAINS(b.p, "SELECT UNIX_TIMESTAMP(NOW(6)), NULL, NULL; ");
+    /* 1,000 gaps of a counter stepping by 2: one clause names them exactly */
     ob_gaps_init(&g, 0);
     for (uint64_t s = 2; s <= 2000; s += 2)
         ob_gaps_take(&g, s);
+    CHECK_EQ(g.n, 1000);
+    ob_buf_reset(&b);
+    ob_cursor_sql_read(&b, "`outbox`", &g, UINT64_MAX, 500, 0, 0);
+    CHECK_CONTAINS(b.p, "WHERE seq > 2000 OR (seq BETWEEN 1 AND 1999 AND MOD(seq + 1, 2) < 1) "
+                        "ORDER BY seq");
+    /* stepping by 3 from offset 2 (2, 5, 8 ...), then one more gap of 4 */
+    ob_gaps_init(&g, 0);
+    for (uint64_t s = 2; s <= 302; s += 3)
+        ob_gaps_take(&g, s);
+    ob_gaps_take(&g, 307);
+    ob_buf_reset(&b);
+    ob_cursor_sql_read(&b, "`outbox`", &g, UINT64_MAX, 500, 0, 0);
+    CHECK_CONTAINS(b.p, "WHERE seq > 307 OR seq = 1 OR (seq BETWEEN 3 AND 301 AND MOD(seq + 0, 3) "
+                        "< 2) OR seq BETWEEN 303 AND 306 ORDER BY seq");
+    /* 1,000 gaps of no common pattern: merged into at most 128 ranges that
+     * cover them all */
+    ob_gaps_init(&g, 0);
+    uint64_t s = 0;
+    for (int i = 0; i < 1000; i++) {
+        s += 2 + (uint64_t)(i % 3 == 0) + (uint64_t)(i % 7 == 0);
+        ob_gaps_take(&g, s);
+    }
     CHECK_EQ(g.n, 1000);
     ob_buf_reset(&b);
     ob_cursor_sql_read(&b, "`outbox`", &g, UINT64_MAX, 500, 0, 0);
@@ -37,8 +65,11 @@ static void reads(void) {
     for (const char *p = b.p; (p = strstr(p, " OR seq")) != NULL; p++)
         ranges++;
     CHECK_INT(ranges, <=, 128);
-    CHECK_CONTAINS(b.p, "WHERE seq > 2000 OR seq BETWEEN 1 AND 15 OR");
-    CHECK_CONTAINS(b.p, "AND 1999 ORDER BY seq");
+    CHECK(strstr(b.p, "MOD(") == NULL);
+    CHECK_CONTAINS(b.p, "OR seq BETWEEN 1 AND ");
+    char tail[64];
+    snprintf(tail, sizeof(tail), " AND %llu ORDER BY seq", (unsigned long long)(s - 1));
+    CHECK_CONTAINS(b.p, tail);
     ob_gaps_free(&g);
     ob_buf_free(&b);
 }

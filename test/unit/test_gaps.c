@@ -167,6 +167,86 @@ static void many_gaps_split_and_merge(void) {
     ob_gaps_free(&t);
 }
 
+/* One statement carrying MAX(seq) (when the tracker asks for it): the same
+ * cycle, with ob_gaps_mark after the check. */
+static void statement_max(ob_gaps *t, double now, double oldest, int check, uint64_t max,
+                          const uint64_t *seqs, int n, uint64_t covered) {
+    ob_gaps_stamp(t, now);
+    if (check)
+        ob_gaps_check(t, now, oldest);
+    if (ob_gaps_wants_mark(t))
+        ob_gaps_mark(t, max);
+    for (int i = 0; i < n; i++)
+        ob_gaps_take(t, seqs[i]);
+    ob_gaps_read_end(t, covered);
+}
+
+/* A counter stepping by 3 (1, 4, 7 ...): one check proves every seq up to
+ * the MAX(seq) a statement read before it, so the gaps found below it are
+ * closed by that check, and those found after it are resolved on sight. */
+static void one_check_proves_everything_below_a_mark(void) {
+    ob_gaps t = {0};
+    ob_gaps_init(&t, 0);
+    uint64_t r1[] = {1, 4, 7, 10};
+    statement_max(&t, 100.00, NONE, 0, 3001, r1, 4, 10); /* the table's MAX: 3001 */
+    CHECK_EQ(t.n, 3);
+    CHECK_EQ(t.mark, 3001);
+    CHECK_EQ(ob_gaps_checkable(&t), 0);                  /* no bound yet */
+    statement_max(&t, 100.05, NONE, 0, 0, NULL, 0, ALL); /* the mark's bound: 100.05 */
+    CHECK_EQ(ob_gaps_checkable(&t), 1);
+    statement_max(&t, 100.20, NONE, 1, 0, NULL, 0, ALL); /* too early for the mark */
+    CHECK_EQ(t.proven, 0);
+    CHECK_EQ(t.n, 3);
+    /* the margin reached: every seq <= 3001 proven, the three gaps closed */
+    uint64_t r2[] = {13, 16, 19};
+    statement_max(&t, 100.30, NONE, 1, 0, r2, 3, ALL);
+    CHECK_EQ(t.proven, 3001);
+    CHECK_EQ(t.n, 0);
+    CHECK_EQ(ob_gaps_done(&t), 19);
+    /* later reads skip seqs <= 3001 without a gap; above it they open one */
+    uint64_t r3[] = {22, 25, 2998, 3001, 3004, 3007};
+    statement_max(&t, 100.35, NONE, 0, 3007, r3, 6, ALL);
+    CHECK_EQ(t.n, 2);
+    CHECK_EQ(t.g[0].lo, 3002);
+    CHECK_EQ(t.g[0].hi, 3003);
+    CHECK_EQ(ob_gaps_done(&t), 3001);
+    ob_gaps_free(&t);
+}
+
+/* The mark waits for the same proof as a gap: a transaction that may hold
+ * a seq below it (started before its bound) keeps everything open. */
+static void a_mark_waits_for_an_old_transaction(void) {
+    ob_gaps t = {0};
+    ob_gaps_init(&t, 0);
+    uint64_t r1[] = {1, 4};
+    statement_max(&t, 100.4, NONE, 0, 50, r1, 2, ALL);
+    statement_max(&t, 100.5, NONE, 0, 0, NULL, 0, ALL); /* the bound: 100.5 */
+    statement_max(&t, 101.0, 100.0, 1, 0, NULL, 0, ALL);
+    statement_max(&t, 109.0, 100.0, 1, 0, NULL, 0, ALL);
+    CHECK_EQ(t.proven, 0);
+    CHECK_EQ(t.n, 1);
+    /* its row shows meanwhile: the gap closes, the mark still waits */
+    uint64_t r2[] = {2, 3, 7};
+    statement_max(&t, 109.5, 100.0, 1, 0, r2, 3, ALL);
+    CHECK_EQ(t.n, 1); /* 5..6 */
+    CHECK_EQ(t.proven, 0);
+    /* a read missing seqs <= 50 before the proof opens gaps for them */
+    CHECK_EQ(t.g[0].lo, 5);
+    statement_max(&t, 110.0, 101.0, 1, 0, NULL, 0, ALL);
+    CHECK_EQ(t.proven, 50);
+    CHECK_EQ(t.n, 0);
+    /* a bucket's initialisation proved a seq: resolved on sight too */
+    ob_gaps_init(&t, 0);
+    CHECK_EQ(t.proven, 0);
+    ob_gaps_proven(&t, 9);
+    uint64_t r3[] = {3, 9, 12};
+    statement_max(&t, 120.0, NONE, 0, 12, r3, 3, ALL);
+    CHECK_EQ(t.n, 1);
+    CHECK_EQ(t.g[0].lo, 10);
+    CHECK_EQ(t.g[0].hi, 11);
+    ob_gaps_free(&t);
+}
+
 int main(void) {
     rows_above_top_and_a_gap();
     time_alone_never_closes();
@@ -176,5 +256,7 @@ int main(void) {
     a_cut_read_decides_only_what_it_covered();
     a_read_started_before_the_check_decides_nothing();
     many_gaps_split_and_merge();
+    one_check_proves_everything_below_a_mark();
+    a_mark_waits_for_an_old_transaction();
     return 0;
 }

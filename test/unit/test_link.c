@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include "check.h"
+#include "subject.h"
 #include "link_int.h"
 
 /* --- the fake client ---------------------------------------------------- */
@@ -343,12 +344,65 @@ static void test_full(void) {
     CHECK_EQ(l->full_streak, 2);
     CHECK_EQ(ob_link_refusal_episode(l), 1); /* the same stretch of refusals */
     ob_ack a = {0};
-    a.kind = OB_ACKED_STORED;
+    a.result = OB_ACKED_STORED;
     l->sink->ack(l, &a);
     CHECK_EQ(ow.acks, 1);
     CHECK_EQ(l->full, 0);
     CHECK_EQ(l->full_streak, 0);
     CHECK_EQ(ob_link_refusal_episode(l), 0);
+    close_link(l);
+}
+
+#define INFO_OTHER                                                                                 \
+    "{\"config\":{\"subjects\":[\"other.>\",\"x.*\"],\"duplicate_window\":120000000000}}"
+#define INFO_PART                                                                                  \
+    "{\"config\":{\"subjects\":[\"other.>\",\"outbox.order.*\"],\"duplicate_window\":"             \
+    "120000000000}}"
+
+/* The stream answers a check but lists none of the relay's subjects: a
+ * pause (not ready, the reason given, said once) that lasts while it stays
+ * so, and ends when it takes them again. A stream that takes some of them
+ * leaves the failure to the row. */
+static void test_unlisted(void) {
+    CHECK_EQ(ob_subject_patterns_meet(">", "outbox.*.>"), 1);
+    CHECK_EQ(ob_subject_patterns_meet("outbox.>", "outbox.*.>"), 1);
+    CHECK_EQ(ob_subject_patterns_meet("outbox.order.created", "outbox.*.>"), 1);
+    CHECK_EQ(ob_subject_patterns_meet("*.order.*", "outbox.*.>"), 1);
+    CHECK_EQ(ob_subject_patterns_meet("outbox.*", "outbox.*.>"), 0); /* one token after */
+    CHECK_EQ(ob_subject_patterns_meet("outbox", "outbox.*.>"), 0);
+    CHECK_EQ(ob_subject_patterns_meet("other.>", "outbox.*.>"), 0);
+    CHECK_EQ(ob_subject_patterns_meet("outboxx.>", "outbox.*.>"), 0);
+    CHECK_EQ(ob_subject_patterns_meet("a.b", "a.b"), 1);
+    CHECK_EQ(ob_subject_patterns_meet("a.b", "a.b.c"), 0);
+    ob_link *l = make_ready();
+    uint32_t epoch = ob_link_epoch(l);
+    ob_link_suspect(l, "no responders");
+    reply(l, INFO_PART);
+    CHECK_EQ(l->state, L_READY);
+    CHECK(ob_link_refusal(l) == NULL);
+    ob_link_suspect(l, "no responders");
+    reply(l, INFO_OTHER);
+    CHECK_EQ(l->state, L_STREAM_WAIT);
+    CHECK_EQ(ow.ready, 0);
+    CHECK_EQ(ob_link_epoch(l), epoch + 1);
+    CHECK(ob_link_refusal(l) != NULL);
+    CHECK(strstr(ob_link_refusal(l), "stream S lists no subject the relay publishes to") != NULL);
+    CHECK(strstr(ob_link_refusal(l), "other.>, x.*") != NULL);
+    CHECK_EQ(ob_link_refusal_episode(l), 1);
+    const char *said = strstr(ow.log, "lists no subject");
+    CHECK(said != NULL);
+    RUN_UNTIL(l->state == L_STREAM, 3000);
+    reply(l, INFO_OTHER); /* still so: paused again, not said again */
+    CHECK_EQ(l->state, L_STREAM_WAIT);
+    CHECK(strstr(said + 1, "lists no subject") == NULL);
+    CHECK_EQ(ob_link_refusal_episode(l), 1);
+    RUN_UNTIL(l->state == L_STREAM, 3000);
+    reply(l, INFO_OK);
+    CHECK_EQ(l->state, L_READY);
+    CHECK_EQ(ow.ready, 1);
+    CHECK(ob_link_refusal(l) == NULL);
+    CHECK_EQ(ob_link_refusal_episode(l), 0);
+    CHECK(strstr(ow.log, "takes 'outbox.>' again; resuming") != NULL);
     close_link(l);
 }
 
@@ -447,6 +501,7 @@ int main(void) {
     test_checking();
     test_checking_timeout();
     test_full();
+    test_unlisted();
     test_reconnect();
     test_closed_for_good();
     test_refused_first();

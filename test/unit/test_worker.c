@@ -170,7 +170,13 @@ static void expect_sql(const char *prefix) {
 
 static void ack_all(ob_worker *w, int from) {
     for (int i = from; i < fp.published; i++) {
-        ob_answer a = {fp.gen[i], fp.slot[i], OB_ACKED_STORED, 0, 0, NULL, 0};
+        ob_ack a = {.gen = fp.gen[i],
+                    .slot = fp.slot[i],
+                    .result = OB_ACKED_STORED,
+                    .code = 0,
+                    .err_code = 0,
+                    .text = NULL,
+                    .text_len = 0};
         ob_worker_ack(w, &a);
     }
 }
@@ -274,7 +280,13 @@ static ob_worker *one_row_unanswered(void) {
     ob_worker *w = make_worker();
     add_rows(fake_db_last(), 2);
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
-    ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_STORED, 0, 0, NULL, 0};
+    ob_ack a = {.gen = fp.gen[0],
+                .slot = fp.slot[0],
+                .result = OB_ACKED_STORED,
+                .code = 0,
+                .err_code = 0,
+                .text = NULL,
+                .text_len = 0};
     ob_worker_ack(w, &a);
     fp.last_answer = uv_now(&loop) + 1;
     while (fp.suspect == 0)
@@ -397,8 +409,20 @@ static void no_responders_waits_for_the_links_verdict(void) {
     ob_worker *w = make_worker();
     add_rows(fake_db_last(), 2);
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
-    ob_answer nr = {fp.gen[0], fp.slot[0], OB_ACKED_NO_RESPONDERS, 0, 0, NULL, 0};
-    ob_answer ok = {fp.gen[1], fp.slot[1], OB_ACKED_STORED, 0, 0, NULL, 0};
+    ob_ack nr = {.gen = fp.gen[0],
+                 .slot = fp.slot[0],
+                 .result = OB_ACKED_NO_RESPONDERS,
+                 .code = 0,
+                 .err_code = 0,
+                 .text = NULL,
+                 .text_len = 0};
+    ob_ack ok = {.gen = fp.gen[1],
+                 .slot = fp.slot[1],
+                 .result = OB_ACKED_STORED,
+                 .code = 0,
+                 .err_code = 0,
+                 .text = NULL,
+                 .text_len = 0};
     ob_worker_ack(w, &nr);
     ob_worker_ack(w, &ok);
     CHECK_EQ(fp.suspect, 1);
@@ -436,7 +460,13 @@ static void a_full_stream_costs_no_attempts(void) {
     add_rows(fake_db_last(), 1);
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
     static const char full[] = "maximum messages exceeded";
-    ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_ERROR, 503, 10077, full, sizeof(full) - 1};
+    ob_ack a = {.gen = fp.gen[0],
+                .slot = fp.slot[0],
+                .result = OB_ACKED_ERROR,
+                .code = 503,
+                .err_code = 10077,
+                .text = full,
+                .text_len = sizeof(full) - 1};
     ob_worker_ack(w, &a);
     CHECK_EQ(fp.full, 1);
     expect_sql("ROLLBACK");
@@ -456,7 +486,13 @@ static void a_payload_larger_than_the_stream_is_the_rows_fault(void) {
     add_rows(fake_db_last(), 1);
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
     static const char full[] = "maximum bytes exceeded";
-    ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_ERROR, 503, 10077, full, sizeof(full) - 1};
+    ob_ack a = {.gen = fp.gen[0],
+                .slot = fp.slot[0],
+                .result = OB_ACKED_ERROR,
+                .code = 503,
+                .err_code = 10077,
+                .text = full,
+                .text_len = sizeof(full) - 1};
     ob_worker_ack(w, &a);
     CHECK_EQ(fp.full, 0);
     CHECK_EQ(fp.suspect, 0);
@@ -485,8 +521,13 @@ static void broker_refusals_cost_no_attempts(void) {
         ob_worker *w = make_worker();
         add_rows(fake_db_last(), 2);
         fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
-        ob_answer a = {fp.gen[0],         fp.slot[0],    OB_ACKED_ERROR,       cases[i].code,
-                       cases[i].err_code, cases[i].text, strlen(cases[i].text)};
+        ob_ack a = {.gen = fp.gen[0],
+                    .slot = fp.slot[0],
+                    .result = OB_ACKED_ERROR,
+                    .code = cases[i].code,
+                    .err_code = cases[i].err_code,
+                    .text = cases[i].text,
+                    .text_len = strlen(cases[i].text)};
         ob_worker_ack(w, &a);
         CHECK_EQ(fp.full, 1);
         CHECK_CONTAINS(fp.refused_why, cases[i].why);
@@ -521,7 +562,13 @@ static void headers_larger_than_the_stream_are_the_rows_fault(void) {
     fake_db_add_row(fake_db_last(), 1, cols, lens);
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
     static const char full[] = "maximum bytes exceeded";
-    ob_answer a = {fp.gen[0], fp.slot[0], OB_ACKED_ERROR, 503, 10077, full, sizeof(full) - 1};
+    ob_ack a = {.gen = fp.gen[0],
+                .slot = fp.slot[0],
+                .result = OB_ACKED_ERROR,
+                .code = 503,
+                .err_code = 10077,
+                .text = full,
+                .text_len = sizeof(full) - 1};
     ob_worker_ack(w, &a);
     CHECK_EQ(fp.full, 0);
     expect_sql("UPDATE `outbox` SET attempt_count = attempt_count + 1");
@@ -589,7 +636,13 @@ static void the_in_flight_gauge_stays_in_range(void) {
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
     CHECK_EQ(stats.in_flight, 3);
     static const char big[] = "message size exceeds maximum allowed";
-    ob_answer e = {fp.gen[0], fp.slot[0], OB_ACKED_ERROR, 400, 10054, big, sizeof(big) - 1};
+    ob_ack e = {.gen = fp.gen[0],
+                .slot = fp.slot[0],
+                .result = OB_ACKED_ERROR,
+                .code = 400,
+                .err_code = 10054,
+                .text = big,
+                .text_len = sizeof(big) - 1};
     ob_worker_ack(w, &e);
     CHECK_EQ(stats.in_flight, 2);
     ob_worker_ack(w, &e); /* the same answer again changes nothing */

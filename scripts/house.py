@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""The shape of src/: circles and the README's map.
+
+  scripts/house.py circles   the include graph between the folders of src/ and
+                             between modules, and the calls between files;
+                             prints every circle, exits 1 if there is one
+  scripts/house.py map       checks that README.md's map ("Inside the relay")
+                             names every file of src/ under its folder; exit 1
+                             names the missing or stale ones
+  scripts/house.py graph     prints both graphs, one edge a line
+
+A module is a .c with its .h and its private _int.h (maint_int.h belongs to
+maint_handle.c, whose structure it is). Calls are read as text: a file calls
+another when it names a function (or a table of them) that the other defines
+without `static`.
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, "src")
+OWNER = {"maint_int": "maint_handle"}
+
+
+def files():
+    out = []
+    for folder in sorted(os.listdir(SRC)):
+        d = os.path.join(SRC, folder)
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            if name.endswith((".c", ".h")):
+                out.append((folder, name, os.path.join(d, name)))
+    return out
+
+
+def module(name):
+    stem = name[:-2]
+    if stem in OWNER:
+        return OWNER[stem]
+    return stem[:-4] if stem.endswith("_int") else stem
+
+
+def code_of(path):
+    text = open(path, encoding="utf-8").read()
+    token = re.compile(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
+    return token.sub(lambda m: " " if m.group(0)[0] == "/" else '""', text)
+
+
+def folder_graph(fs):
+    """Which folder includes from which, by the folders of the files."""
+    home = {name: folder for folder, name, _ in fs}
+    edges = set()
+    for folder, name, path in fs:
+        for inc in re.findall(r'#include "([^"]+)"', open(path, encoding="utf-8").read()):
+            other = home.get(os.path.basename(inc))
+            if other and other != folder:
+                edges.add((folder, other))
+    return edges
+
+
+def include_graph(fs):
+    known = {name: module(name) for _, name, _ in fs}
+    edges = set()
+    for _, name, path in fs:
+        for inc in re.findall(r'#include "([^"]+)"', open(path, encoding="utf-8").read()):
+            inc = os.path.basename(inc)
+            if inc in known and known[inc] != module(name):
+                edges.add((module(name), known[inc]))
+    return edges
+
+
+DEF = re.compile(r"^(?!static\b)[A-Za-z_][\w \*]*?\b((?:ob|outbox)_\w+)\s*(\(|\[|=)", re.M)
+
+
+def call_graph(fs):
+    defs = {}
+    codes = {}
+    for _, name, path in fs:
+        if not name.endswith(".c"):
+            continue
+        code = code_of(path)
+        codes[name] = code
+        for m in DEF.finditer(code):
+            line = code[m.start():code.find("\n", m.start())]
+            if line.rstrip().endswith(";") and m.group(2) == "(":
+                continue  # a declaration
+            if re.match(r"^(typedef|extern|struct|enum|union)\b", line):
+                continue
+            defs.setdefault(m.group(1), name)
+    edges = set()
+    for name, code in codes.items():
+        for ident in set(re.findall(r"\b((?:ob|outbox)_\w+)\b", code)):
+            owner = defs.get(ident)
+            if owner and owner != name:
+                edges.add((name[:-2], owner[:-2]))
+    return edges
+
+
+def circles(edges):
+    """Strongly connected components of more than one node (Tarjan)."""
+    graph = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def readme_map():
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    start = text.find("\n## Inside the relay")
+    end = text.find("\n## ", start + 1)
+    return text[start:end] if start >= 0 else ""
+
+
+def main(argv):
+    what = argv[1] if len(argv) > 1 else "circles"
+    fs = files()
+    if what == "graph":
+        for a, b in sorted(folder_graph(fs)):
+            print(f"folder {a} -> {b}")
+        for a, b in sorted(include_graph(fs)):
+            print(f"include {a} -> {b}")
+        for a, b in sorted(call_graph(fs)):
+            print(f"call {a} -> {b}")
+        return 0
+    if what == "circles":
+        bad = 0
+        graphs = (("folder", folder_graph(fs)), ("include", include_graph(fs)), ("call", call_graph(fs)))
+        for kind, edges in graphs:
+            for comp in circles(edges):
+                print(f"{kind} circle: {' <-> '.join(comp)}")
+                bad = 1
+        if not bad:
+            print("no circles: neither in the include graph between modules nor in the calls between files")
+        return bad
+    if what == "map":
+        section = readme_map()
+        named = set(re.findall(r"`src/([a-z_]+/[a-z_]+\.[ch])`", section))
+        real = {f"{folder}/{name}" for folder, name, _ in fs}
+        missing = sorted(real - named)
+        stale = sorted(named - real)
+        for f in missing:
+            print(f"README.md's map (Inside the relay) lacks src/{f}")
+        for f in stale:
+            print(f"README.md's map names src/{f}, which does not exist")
+        if not missing and not stale:
+            print(f"README.md's map names each of the {len(real)} files of src/")
+        return 1 if missing or stale else 0
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
