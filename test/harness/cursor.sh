@@ -105,6 +105,14 @@ cursor_sample_start() {
   CURSOR_SAMPLER_PID=$!
 }
 
+# cursor_sample_fresh FILE: waits (up to 10 s) until the sampler of FILE has
+# a sample sent after this call, so that what is true now is in FILE.
+cursor_sampled_after() { tail -200 "$1" | awk -v t="$2" '$1 > t { f = 1 } END { exit !f }'; }
+cursor_sample_fresh() {
+  local t=$(($(date +%s%N) / 1000000))
+  wait_until 10 "a cursor sample after $t" cursor_sampled_after "$1" "$t"
+}
+
 # cursor_sample_stop FILE: ends the sampler of FILE and waits for it.
 cursor_sample_stop() {
   touch "$1.stop"

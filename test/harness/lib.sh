@@ -69,6 +69,33 @@ relay_bg() {
   RELAY_PID=$!
 }
 
+# show_log FILE [LINES]: the relay's log, indented, for a failing test's output.
+show_log() { echo "--- $1"; sed 's/^/    /' "$1" | tail -${2:-60}; }
+
+# wait_until SECONDS WHAT command...: runs the command every 0.05 s until it
+# succeeds, and fails the test naming WHAT if SECONDS pass first. A test that
+# acts at a moment (a kill, a freeze, a stop) waits so for the state the
+# action needs (rows processed, a metric, a line of the relay's log) rather
+# than for a fixed time, so that a fast machine and a slow one test the same.
+wait_until() {
+  local secs=$1 what=$2 t0; shift 2
+  t0=$(date +%s%N)
+  until "$@"; do
+    [ $((($(date +%s%N) - t0) / 1000000)) -lt $((secs * 1000)) ] ||
+      fail "not within $secs s: $what"
+    sleep 0.05
+  done
+}
+
+# rows_processed DB [TABLE]: how many rows of the outbox table have status 1.
+rows_processed() { sql "$1" "SELECT COUNT(*) FROM ${2:-outbox} WHERE status = 1"; }
+# processed_at_least DB N: at least N rows of DB's outbox are processed.
+processed_at_least() { [ "$(rows_processed "$1")" -ge "$2" ]; }
+# log_has FILE REGEX: a line of FILE (a relay's log) matches REGEX (grep -E).
+log_has() { grep -qE -- "$2" "$1" 2>/dev/null; }
+# log_count FILE REGEX: how many lines of FILE match REGEX (0 when none).
+log_count() { grep -cE -- "$2" "$1" 2>/dev/null || true; }
+
 streamcheck() { "$OUTBOX_TEST_STREAMCHECK" --nats "$OUTBOX_TEST_NATS_URL" "$@"; }
 
 # stream_summary STREAM: "messages=N read=N distinct=N duplicates=N without_id=N"
@@ -99,8 +126,8 @@ stream_has_ids() {
 }
 
 # restart_mid_run DB STREAM PREFIX SERVERS-COMMAND LOG: seeds 20,000 rows, starts
-# the relay, runs `servers.sh SERVERS-COMMAND` (restart-db, restart-nats) 0.4 s
-# into the run, waits until nothing is pending, keeps the relay's /metrics in
+# the relay, runs `servers.sh SERVERS-COMMAND` (restart-db, restart-nats) once
+# 1,000 rows are processed (mid-run on any machine), waits until nothing is pending, keeps the relay's /metrics in
 # RUN_METRICS, stops the relay with SIGTERM, and checks that every row was
 # processed and each id is once in the stream.
 restart_mid_run() {
@@ -110,7 +137,7 @@ restart_mid_run() {
   seed $db 20000 512
   relay_bg "$log" $db $stream $prefix --connections 2 --batch 50 --http 127.0.0.1:0
   port=$(http_port "$log")
-  sleep 0.4
+  wait_until 60 "1000 rows processed before $what" processed_at_least $db 1000
   echo "$what with $(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
   "$OUTBOX_TEST_SERVERS" "$what" "$OUTBOX_TEST_DIR"
   for i in $(seq 1 600); do
@@ -169,6 +196,14 @@ metric_sum() {
 # metric_value TEXT SERIES: the value of one series written as in TEXT
 # (name{label="...",...}), empty when TEXT lacks it.
 metric_value() { echo "$1" | awk -v s="$2" '$1 == s { print $NF; exit }'; }
+
+# metric_at_least PORT SERIES N: the relay's /metrics has SERIES (written as
+# metric_value takes it) at N or more.
+metric_at_least() {
+  local v
+  v=$(metric_value "$(metrics "$1")" "$2")
+  [ -n "$v" ] && awk -v v="$v" -v n="$3" 'BEGIN { exit !(v >= n) }'
+}
 
 # cursor_relay_fresh DB STREAM PREFIX LOG: a fresh --cursor table in DB and an
 # empty STREAM, then a --cursor relay in the background (RELAY_PID) logging to

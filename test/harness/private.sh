@@ -149,9 +149,6 @@ wait_sql() {
   return 1
 }
 
-# show_log FILE: the relay's log, indented, for a failing test's output.
-show_log() { echo "--- $1"; sed 's/^/    /' "$1" | tail -${2:-60}; }
-
 # pnats_cluster DIR: a private three-node JetStream cluster (nodes n0..n2 in
 # DIR/n0..n2, pid files DIR/nI/nats.pid); sets CLUSTER_PORTS (client ports)
 # and CLUSTER_URLS (comma-separated), and waits until it can place an R3

@@ -11,7 +11,8 @@ seed $db 20000 512
 relay_bg "$work/relay.log" $db $stream $prefix --batch 50 --drain --http 127.0.0.1:0
 r=$RELAY_PID
 port=$(http_port "$work/relay.log")
-sleep 0.4
+# Mid-run: once rows flow (1,000 of 20,000 processed), whatever the speed.
+wait_until 60 "1000 rows processed" processed_at_least $db 1000
 stream_delete $stream
 metrics_until_exit $r $port "$work/metrics"
 rc=0; wait $r || rc=$?

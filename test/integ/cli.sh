@@ -123,6 +123,17 @@ run_for() { # seconds log args...
   local rc=0; wait $p || rc=$?
   echo $rc
 }
+# run_until REGEX LOG args...: runs the binary until its log has a line
+# matching REGEX (30 s at most), then stops it with SIGTERM; prints its exit
+# status.
+run_until() {
+  local re=$1 log=$2 i; shift 2
+  "$bin" --no-progress "$@" 2>"$log" & local p=$!
+  for i in $(seq 1 600); do log_has "$log" "$re" && break; sleep 0.05; done
+  kill -TERM $p
+  local rc=0; wait $p || rc=$?
+  echo $rc
+}
 # The database's failed connects are counted (failures_total, reason
 # database), read from /metrics before the stop.
 "$bin" --no-progress --db mysql://outbox:outbox@127.0.0.1:1/$db --nats "$OUTBOX_TEST_NATS_URL" \
@@ -144,7 +155,7 @@ n=$(grep -c "nats: cannot connect to" "$work/nonats" || true)
 [ "$n" -ge 3 ] || { cat "$work/nonats"; fail "NATS connect retries logged ($n)"; }
 echo "ok: $n NATS connect attempts logged in 3 s"
 
-rc=$(run_for 2 "$work/badpw" --db mysql://outbox:wrong@127.0.0.1:$OUTBOX_TEST_DB_PORT/$db --nats "$OUTBOX_TEST_NATS_URL" --stream IT_CLI --subject-prefix itcli)
+rc=$(run_until "Access denied" "$work/badpw" --db mysql://outbox:wrong@127.0.0.1:$OUTBOX_TEST_DB_PORT/$db --nats "$OUTBOX_TEST_NATS_URL" --stream IT_CLI --subject-prefix itcli)
 grep -q "Access denied" "$work/badpw" || { cat "$work/badpw"; fail "a wrong password is reported"; }
 
 # The password from the environment, not argv.

@@ -63,7 +63,10 @@ event() {
     fail "$name: the buckets moved after $TOOK ms, over the ${lease} s lease timeout and ${slack} s"
 }
 
-sleep 3
+# Relay 3 dies once it delivers the producers' rows (200 published), whatever
+# the machine's speed.
+wait_until 60 "relay 3 published 200 rows" metric_at_least "${ports[2]}" \
+  'outbox_relay_published_total{table="outbox",result="stored"}' 200
 echo "killing relay 3 (owning $(owned 3) buckets) with $(sql $db 'SELECT COUNT(*) FROM outbox') rows inserted"
 kill -KILL "${pids[2]}"
 wait "${pids[2]}" 2>/dev/null || true
@@ -90,7 +93,7 @@ total=$(sql $db 'SELECT COUNT(*) FROM outbox')
 echo "producers stopped: $total rows committed, $(cursor_pending $db) pending"
 [ "$total" -ge 10000 ] || fail "only $total rows inserted: the producers were too slow for the test"
 cursor_wait_delivered $db 60 || fail "$(cursor_pending $db) of $total rows still pending after 60 s"
-sleep 0.5
+cursor_sample_fresh "$work/samples"
 cursor_sample_stop "$work/samples"
 for i in 0 1; do kill -TERM "${pids[$i]}"; done
 for i in 0 1; do

@@ -45,7 +45,10 @@ for p in 1 2 3; do
   cursor_producer $db $p "$work/stop" 100 0.2 80 600 &
   pids+=($!)
 done
-sleep 1.5
+# In the middle of the backlog: once 2,000 of its rows are published,
+# whatever the machine's speed.
+wait_until 60 "2000 rows published" metric_at_least $port \
+  'outbox_relay_published_total{table="outbox",result="stored"}' 2000
 before=$(sql $db 'SELECT COUNT(*) FROM outbox')
 echo "killing mariadbd with $before rows inserted, $(cursor_pending $db) pending"
 "$OUTBOX_TEST_SERVERS" kill-db "$OUTBOX_TEST_DIR"
@@ -65,7 +68,7 @@ echo "producers stopped: $total rows committed ($before before the kill); statem
 [ "$total" -gt "$before" ] || fail "no row committed after the restart"
 cursor_wait_delivered $db 90 || { show_log "$work/relay.log"; fail "$(cursor_pending $db) of $total rows still pending after 90 s"; }
 kill -0 $relay 2>/dev/null || { show_log "$work/relay.log"; fail "the relay did not survive the restart"; }
-sleep 0.5
+cursor_sample_fresh "$work/samples"
 cursor_sample_stop "$work/samples"
 text=$(metrics $port)
 m() { metric_value "$text" "$1{table=\"outbox\"${2:-}}"; }

@@ -17,10 +17,11 @@ db_fresh $db
 seed $db 20000 512
 
 relay_bg "$work/run.log" $db $stream $prefix --batch 200 --shutdown-timeout 2000
-sleep 0.8
+# Mid-run: frozen once rows flow (1,000 of 20,000 processed), whatever the speed.
+wait_until 60 "1000 rows processed" processed_at_least $db 1000
 kill -STOP "$dbpid"
 echo "mariadbd frozen with $(grep -c . "$work/run.log") log lines so far"
-sleep 1
+sleep 1 # the relay's statements hang on the frozen server: nothing to observe but time
 kill -TERM $RELAY_PID
 wait_exit $RELAY_PID 20
 echo "SIGTERM with the database frozen: exit $WAIT_RC after $WAITED_MS ms"

@@ -15,9 +15,11 @@ producer_start $db 512 "$work/stop-producer"
 relay_bg "$work/relay.log" $db $stream $prefix --connections 2 --batch 100 --http 127.0.0.1:0
 hport=$(http_port "$work/relay.log")
 outages() { metric_value "$(metrics $hport)" 'outbox_relay_nats_outages_total{table="outbox"}'; }
-sleep 2
+# Each freeze comes once rows flow (500 more processed), whatever the speed.
+flowing=0
 for round in 1 2; do
-  flowing=$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')
+  wait_until 60 "freeze $round: 500 more rows processed" processed_at_least $db $((flowing + 500))
+  flowing=$(rows_processed $db)
   before=$(outages)
   echo "freeze $round: $flowing rows processed so far, ${before:-?} outage(s) counted"
   [ -n "$before" ] || { show_log "$work/relay.log"; fail "freeze $round: /metrics did not answer"; }
@@ -37,7 +39,6 @@ for round in 1 2; do
   sleep $(( 15 - noticed / 1000 ))
   kill -CONT "$PNATS_PID"
   echo "thawed $round"
-  sleep 4
   kill -0 $RELAY_PID 2>/dev/null || { show_log "$work/relay.log"; fail "the relay exited"; }
 done
 producer_stop "$work/stop-producer"

@@ -16,7 +16,8 @@ seed $db 2000 512
 
 producer_start $db 512 "$work/stop-producer"
 relay_bg "$work/relay.log" $db $stream $prefix --connections 2 --batch 100
-sleep 2
+# Frozen once rows flow (500 processed), whatever the speed.
+wait_until 60 "500 rows processed" processed_at_least $db 500
 lines=$(wc -l <"$work/relay.log")
 kill -STOP "$PNATS_PID"
 # Wait (bounded) until the relay declares the connection lost: nats.c's

@@ -78,6 +78,7 @@ for i in $(seq 1 150); do
 done
 m=$(curl -s -m 5 "http://127.0.0.1:$hport/metrics")
 kill -TERM $RELAY_PID; wait_exit $RELAY_PID 15
+assert_eq "$WAIT_RC" 0 "relay exit status after SIGTERM"
 echo "in flight: peak $peak, at the end $(metric_sum "$m" outbox_relay_in_flight_messages)"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 400 "good rows processed"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = -1')" 40 "refused rows dead"

@@ -26,8 +26,10 @@ done
 echo "ok: $scrapes scrapes during the run, the last saw $prev published"
 [ "$scrapes" -ge 1 ] || fail "no scrape during the run"
 
-# After the run: the counters settle on what the stream holds.
-sleep 0.5
+# After the run: the counters settle on what the stream holds (the last
+# commit is counted once its answer is in).
+published_all() { [ "$(metric_sum "$(metrics $port)" outbox_relay_published_total)" -ge 5000 ]; }
+wait_until 30 "published_total reaches 5000" published_all
 headers=$(curl -s -m 5 -D - -o "$work/metrics.txt" "http://127.0.0.1:$port/metrics")
 echo "$headers" | grep -qi '^content-type: text/plain; version=0.0.4' ||
   fail "content type of /metrics: $headers"
@@ -124,9 +126,11 @@ exec 4>&- 5>&-
 # again once they are gone.
 pids=()
 for i in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port"; sleep 5) 2>/dev/null & pids+=($!); done
-sleep 1.5
+wait_until 30 "the refusals over 64 connections logged" log_has "$work/relay.log" 'more than 64 connections'
 kill "${pids[@]}" 2>/dev/null || true; wait "${pids[@]}" 2>/dev/null || true
-sleep 0.3
+# Served again once they are gone (their closes reach the loop first).
+healthy() { [ "$(http_code $port /healthz)" = 200 ]; }
+wait_until 10 "/healthz answering after the burst" healthy
 assert_eq "$(http_code $port /healthz)" 200 "/healthz after a burst of 100 connections"
 # The refusals are said once, not once per connection.
 warned=$(grep -c 'more than 64 connections' "$work/relay.log" || true)

@@ -25,7 +25,9 @@ done
   fail "the three relays did not share the buckets within 10 s"
 produce $db 2000 $total &
 pids+=($!)
-sleep 2
+# Frozen once the producer's rows flow through the relays (500 of them
+# processed), whatever the speed.
+wait_processed $db 2500 60 || fail "the producer's rows were not being processed within 60 s"
 kill -STOP "${pids[0]}"
 frozen=$(now_ms)
 echo "froze relay 1 (owning $a buckets) with $(processed $db) rows processed"

@@ -31,10 +31,13 @@ for t in $(seq 1 100); do
   sleep 0.05
 done
 [ -n "$leader" ] || fail "no relay leads (outbox_relay_leader is 1 on none)"
-sleep 1
+# Mid-run: once the leader has processed 3,000 of the 30,000 rows.
+wait_until 60 "3000 rows processed by the leader" processed_at_least $db 3000
 echo "killing the leader (relay $leader) with $(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
 kill -KILL "${pids[$((leader - 1))]}"
 killed=$(date +%s%N)
+[ "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 0')" -gt 0 ] ||
+  fail "the leader was killed after the table was drained"
 next= took=0
 while [ -z "$next" ] && [ "$took" -le 5000 ]; do
   for i in 1 2 3; do

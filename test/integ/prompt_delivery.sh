@@ -25,12 +25,20 @@ wait_processed() {
 }
 
 relay_bg "$work/relay.log" $db $stream $prefix --poll-interval 10s --connections 2 \
-  --http 127.0.0.1:0
+  --http 127.0.0.1:0 --log-level debug
 r=$RELAY_PID
 port=$(http_port "$work/relay.log")
 for i in $(seq 1 100); do [ "$(http_code $port /readyz)" = 200 ] && break; sleep 0.1; done
 assert_eq "$(http_code $port /readyz)" 200 "/readyz once the relay is up (database and NATS ready)"
-sleep 1 # both workers idle, the scout's next poll 10 s away
+# both_idle LOG: both workers are idle by the relay's debug log LOG (the
+# last change of each: the scout to poll-wait, its next poll 10 s away, the
+# other to parked).
+both_idle() {
+  [ "$(awk '$(NF - 1) == "->" { last[$(NF - 3)] = $NF }
+    END { for (w in last) n += last[w] == "poll-wait" || last[w] == "parked"; print n + 0 }' \
+    "$1")" -ge 2 ]
+}
+wait_until 30 "both workers idle" both_idle "$work/relay.log"
 
 seed $db 1 100
 sleep 1
@@ -55,11 +63,11 @@ line=$(grep -m1 '^  exec 3<>/dev/tcp/127.0.0.1/4222 ' "$src/README.md" | sed 's/
 [ -n "$line" ] || fail "the README's shell doorbell found"
 nport=${OUTBOX_TEST_NATS_URL##*:}
 relay_bg "$work/relay1.log" $db $stream $prefix --poll-interval 10s --connections 2 \
-  --http 127.0.0.1:0
+  --http 127.0.0.1:0 --log-level debug
 r=$RELAY_PID
 port=$(http_port "$work/relay1.log")
 for i in $(seq 1 100); do [ "$(http_code $port /readyz)" = 200 ] && break; sleep 0.1; done
-sleep 1
+wait_until 30 "both workers idle" both_idle "$work/relay1.log"
 seed $db 1 100
 sleep 1
 assert_eq "$(processed)" 6 "nothing delivered before the shell doorbell (10 s poll)"

@@ -51,9 +51,14 @@ CONF
   local pid=$!
   for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { kill "$pid" 2>/dev/null; return 1; }
-  sleep 0.3
-  # Bound, but perhaps by a neighbour: the server must still be running.
-  kill -0 "$pid" 2>/dev/null || return 1
+  # Bound, but perhaps by a neighbour: the server must say it is ready (it
+  # exits when the port is taken).
+  for _ in $(seq 1 100); do
+    grep -q "Server is ready" "$work/$name.log" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  grep -q "Server is ready" "$work/$name.log" 2>/dev/null || { kill "$pid" 2>/dev/null; return 1; }
   echo "$port"
 }
 pwport=$(nats_with pw "user: relay, password: \"$natspw\"")

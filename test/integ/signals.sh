@@ -28,13 +28,18 @@ assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status NOT IN (0, 1)')" 
 # Freeze nats-server so that acks stop coming: the graceful stop then waits
 # (up to --shutdown-timeout), and the second signal must cut it short.
 natspid=$(cat "$OUTBOX_TEST_DIR/nats.pid")
-relay_bg "$work/b.log" $db $stream $prefix --batch 100 --shutdown-timeout 30s --ack-timeout 60s
+relay_bg "$work/b.log" $db $stream $prefix --batch 100 --shutdown-timeout 30s --ack-timeout 60s \
+  --http 127.0.0.1:0
 trap 'kill -CONT $natspid 2>/dev/null || true; rm -rf "$work"' EXIT
+hport=$(http_port "$work/b.log")
 wait_processing "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')"
 kill -STOP $natspid
-sleep 0.3
+# The signal comes once publishes wait for acks that cannot come.
+in_flight() { [ "$(metric_sum "$(metrics $hport)" outbox_relay_in_flight_messages)" -gt 0 ]; }
+wait_until 10 "messages in flight with nats-server frozen" in_flight
 kill -INT $RELAY_PID
-sleep 1
+wait_until 10 "the graceful stop logged" log_has "$work/b.log" "stopping: no new claims"
+sleep 1 # a window to see that the stop waits, not a moment
 kill -0 $RELAY_PID 2>/dev/null || { cat "$work/b.log"; fail "the graceful stop did not wait for acks"; }
 t0=$(date +%s%N)
 kill -INT $RELAY_PID
