@@ -251,17 +251,28 @@ static int check_modes(ob_lease *l) {
     return 0;
 }
 
-/* The sessions of this user idle past the stale time, as rows of a UNION
- * whose other columns are NULL. Reading PROCESSLIST for one's own user needs
- * no privilege. */
+/* The holders of this table's leases among the sessions idle past the
+ * stale time, as rows of a UNION whose other columns are NULL. Only
+ * sessions that hold one of the locks `holders` names are read, so that no
+ * number of other idle sessions (of this user, or of every user when the
+ * relay has PROCESS) can crowd a silent owner out: at most one row per
+ * lock. Reading PROCESSLIST for one's own user needs no privilege. */
 static void idle_sessions(ob_lease *l, int nulls) {
     ob_buf_puts(&l->sql, " UNION ALL SELECT ");
     for (int i = 0; i < nulls; i++)
         ob_buf_puts(&l->sql, "NULL, ");
     ob_buf_printf(&l->sql,
                   "ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Sleep' AND "
-                  "TIME_MS > %" PRIu32,
+                  "TIME_MS > %" PRIu32 " AND ID IN (",
                   l->stale_ms);
+    if (l->cfg.leader)
+        ob_buf_printf(&l->sql, "SELECT IS_USED_LOCK('%s:leader')", l->cfg.base);
+    else
+        ob_buf_printf(&l->sql,
+                      "SELECT IS_USED_LOCK(CONCAT('%s:b', seq)) FROM seq_0_to_%d UNION SELECT "
+                      "IS_USED_LOCK(CONCAT('%s:%c', seq)) FROM seq_0_to_%d",
+                      l->cfg.base, OB_BUCKETS - 1, l->cfg.base, own_mode(l), OB_BUCKETS - 1);
+    ob_buf_puts(&l->sql, ")");
 }
 
 /* The start of a round: who holds what (ordered), or the leadership claim;
@@ -342,6 +353,23 @@ static void fenced(ob_lease *l) {
     kill_next(l);
 }
 
+/* The silent holders a round can list: one per lock at most (buckets and
+ * presence locks), so the survey's filter never yields more. */
+#define OB_MAX_IDLE (2 * OB_BUCKETS)
+
+/* Keeps a silent holder read from a survey; says so if one must be left
+ * out (the survey's filter makes that impossible, so it is worth a line). */
+static void add_idle(ob_lease *l, unsigned long *idle, int *nidle, const char *id) {
+    if (*nidle < OB_MAX_IDLE) {
+        idle[(*nidle)++] = strtoul(id, NULL, 10);
+        return;
+    }
+    OB_WARN(l->cfg.log,
+            "lease: more than %d silent lock holders listed; session %s was not looked at "
+            "this round",
+            OB_MAX_IDLE, id);
+}
+
 /* A holder of one of this table's leases among the silent sessions, or 0. */
 static unsigned long stale_holder(const unsigned long *idle, int nidle, const unsigned long *held,
                                   int nheld) {
@@ -355,13 +383,12 @@ static unsigned long stale_holder(const unsigned long *idle, int nidle, const un
 /* The standby's survey: the leadership if it was free, else whether its
  * holder went silent. */
 static void decide_leader(ob_lease *l) {
-    unsigned long idle[64], holder = 0;
+    unsigned long idle[OB_MAX_IDLE], holder = 0;
     int nidle = 0, got = 0;
     char **row;
     while ((row = ob_db_next_row(l->db, 0, NULL)) != NULL) {
         if (row[2] != NULL) {
-            if (nidle < 64)
-                idle[nidle++] = strtoul(row[2], NULL, 10);
+            add_idle(l, idle, &nidle, row[2]);
         } else {
             got = row[0] && strcmp(row[0], "1") == 0;
             holder = row[1] ? strtoul(row[1], NULL, 10) : 0;
@@ -389,12 +416,12 @@ static void decide(ob_lease *l) {
     unsigned long me = ob_db_thread_id(l->db);
     uint64_t free_b = 0, mine = 0;
     int live = 0, free_m = -1, nidle = 0, nheld = 0;
-    unsigned long idle[64], held[2 * OB_BUCKETS];
+    unsigned long idle[OB_MAX_IDLE], held[2 * OB_BUCKETS];
     char **row;
     while ((row = ob_db_next_row(l->db, 0, NULL)) != NULL) {
-        if (row[0] == NULL) { /* a silent session */
-            if (row[3] && nidle < 64)
-                idle[nidle++] = strtoul(row[3], NULL, 10);
+        if (row[0] == NULL) { /* a silent holder */
+            if (row[3])
+                add_idle(l, idle, &nidle, row[3]);
             continue;
         }
         int k = atoi(row[0]);
