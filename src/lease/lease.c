@@ -20,6 +20,7 @@
  *    |                  --> HALTED (fatal: as from SURVEYING)
  *   RESTING -------timer--> SURVEYING (the leader: CLAIMING, its check)
  *   any query state -lost-> CONNECT_WAIT (every lease goes with the session, at once)
+ *   RESTING -------lost---> CONNECT_WAIT (the server closed the idle connection)
  *    |       other error--> RESTING (warned once per distinct error)
  *   any state ----close---> CLOSING
  *
@@ -58,7 +59,13 @@ typedef enum lease_state {
 /* The most sessions of one stale holder ended: its workers and itself. */
 #define OB_MAX_KILLS 258
 
-typedef enum lease_event { LE_START, LE_DB_OK, LE_DB_FAILED, LE_TIMER } lease_event;
+typedef enum lease_event {
+    LE_START,
+    LE_DB_OK,
+    LE_DB_FAILED,
+    LE_DB_LOST, /* the connection died between rounds (ob_db_watch) */
+    LE_TIMER
+} lease_event;
 
 /* One lock of a claim statement, in column order. */
 typedef struct claim {
@@ -124,6 +131,12 @@ void ob_lease_base(char *out, const char *database, const char *table) {
 static void on_db(ob_db *db, int ok, void *data) {
     (void)db;
     dispatch(data, ok ? LE_DB_OK : LE_DB_FAILED);
+}
+
+static void on_db_lost(ob_db *db, int ok, void *data) {
+    (void)db;
+    (void)ok;
+    dispatch(data, LE_DB_LOST);
 }
 
 static void on_timer(uv_timer_t *t) {
@@ -634,6 +647,12 @@ static void dispatch(ob_lease *l, lease_event ev) {
             l->state == LS_FENCING || l->state == LS_KILLING || l->state == LS_CLAIMING)
             db_failed(l);
         return;
+    case LE_DB_LOST: /* every lease goes at once, not at the next round */
+        if (l->state == LS_RESTING) {
+            uv_timer_stop(&l->timer);
+            db_failed(l);
+        }
+        return;
     case LE_TIMER:
         if (l->state == LS_CONNECT_WAIT)
             connect_db(l);
@@ -678,6 +697,8 @@ void ob_lease_start(ob_lease *l) {
     uv_timer_init(l->cfg.loop, &l->timer);
     l->timer.data = l;
     l->handles_open = l->db ? 2 : 1;
+    if (l->db)
+        ob_db_watch(l->db, on_db_lost, l);
     if (l->db == NULL) {
         set_state(l, LS_HALTED);
         l->cbs.fatal(l->cbs.data, "out of memory for the lease's connection");

@@ -12,6 +12,8 @@ struct ob_db {
     char *sql;
     ob_db_cb cb;
     void *data;
+    ob_db_cb watch_cb;
+    void *watch_data;
     int up;
     unsigned err;
     char msg[256];
@@ -176,4 +178,18 @@ int ob_db_col_binary(const ob_db *db, int i, unsigned col) {
     (void)i;
     (void)col;
     return 0;
+}
+
+void ob_db_watch(ob_db *db, ob_db_cb cb, void *data) {
+    db->watch_cb = cb;
+    db->watch_data = data;
+}
+
+void fake_db_lose_idle(ob_db *db, const char *msg) {
+    db->up = 0;
+    db->lost = 1;
+    db->err = 2013;
+    snprintf(db->msg, sizeof(db->msg), "%s", msg);
+    if (db->watch_cb)
+        db->watch_cb(db, 0, db->watch_data);
 }
