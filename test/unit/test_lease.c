@@ -204,6 +204,23 @@ static void test_validity(void) {
     finish(l);
 }
 
+/* The server closes the lease's connection between rounds (the idle watch
+ * tells it): every bucket goes at once, not at the next round, and the
+ * lease connects again. */
+static void test_lost_between_rounds(void) {
+    ob_lease *l = make(1, 0);
+    connect_checked(l);
+    answer_leader(next_query(), "1");
+    CHECK_EQ(sn.owned, OB_ALL_BUCKETS);
+    fake_db_lose_idle(fake_db_last(), "the server closed the connection while it was idle");
+    CHECK_EQ(sn.owned, 0);
+    CHECK(!ob_lease_valid(l));
+    for (int i = 0; i < 400 && fake_db_pending(fake_db_last()) != FAKE_CONNECT; i++)
+        uv_run(&loop, UV_RUN_ONCE);
+    CHECK_EQ(fake_db_pending(fake_db_last()), FAKE_CONNECT);
+    finish(l);
+}
+
 /* Ordered mode: a silent holder of buckets is ended too; a live one is not. */
 static void test_ordered_stale(void) {
     ob_lease *l = make(0, 0);
@@ -317,6 +334,7 @@ int main(void) {
     uv_loop_init(&loop);
     test_takeover();
     test_validity();
+    test_lost_between_rounds();
     test_ordered_stale();
     test_many_silent();
     test_mode_at_start();
