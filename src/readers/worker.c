@@ -699,8 +699,12 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
         finish_batch(w);
         return;
     case EV_STOP_NOW:
+        /* The transaction goes with the connection: every row of the batch
+         * is pending again, but an acked one was delivered and is not
+         * counted as given back (it is published again, a copy the stream
+         * drops within its duplicate window). */
         ob_worker_give_back(w, ob_batch_release_open(&w->batch));
-        w->env->stats->released += (uint64_t)w->batch.n;
+        w->env->stats->released += (uint64_t)ob_batch_unacked(&w->batch);
         close_worker(w);
         return;
     default:
