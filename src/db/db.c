@@ -292,6 +292,7 @@ static int arm(ob_db *db, int wait) {
             events |= UV_WRITABLE;
         if (wait & MYSQL_WAIT_EXCEPT)
             events |= UV_PRIORITIZED;
+        uv_ref((uv_handle_t *)&db->poll->h); /* unreferenced while idle */
         if (uv_poll_start(&db->poll->h, events, on_poll) != 0)
             return -1;
     }
@@ -389,6 +390,8 @@ static void watch_idle(ob_db *db) {
         p->h.data = db;
         db->poll = p;
     }
+    /* A connection with nothing to do keeps no loop alive. */
+    uv_unref((uv_handle_t *)&db->poll->h);
     uv_poll_start(&db->poll->h, UV_READABLE | UV_DISCONNECT, on_idle_poll);
 }
 

@@ -130,6 +130,8 @@ ob_integ_sh(lease_partition 240)
 ob_integ_sh(lease_mode_mix 120)
 # Issue 29: 400 idle sessions on the server and a frozen owner (private servers).
 ob_integ_sh(lease_many_sessions 180)
+# Issue 29: a leader cut off from MariaDB with unsent rows publishes nothing past its lease.
+ob_integ_sh(lease_stale_publish 240)
 # Cursor mode: reads without locks, a durable cursor per bucket, seq gaps.
 ob_integ_sh(cursor_basic 120)
 ob_integ_sh(cursor_no_process 120)
