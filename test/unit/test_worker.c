@@ -674,6 +674,36 @@ static void a_connection_lost_while_publishing_is_counted_once(void) {
     close_worker(w);
 }
 
+static int lease_valid;
+static int f_may_publish(void *d) {
+    (void)d;
+    return lease_valid;
+}
+
+/* The owner's lease runs out in the middle of a batch (one publish in
+ * flight at a time): nothing more leaves; the acked row is written, the
+ * unsent ones go back untouched, without an attempt. */
+static void an_expired_lease_publishes_nothing_more(void) {
+    ob_worker *w = make_worker();
+    env.owner.may_publish = f_may_publish;
+    lease_valid = 1;
+    ob_flow_init(&flow, 1, 5, 20);
+    add_rows(fake_db_last(), 3);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(fp.published, 1);
+    lease_valid = 0;
+    ack_all(w, 0);
+    CHECK_EQ(fp.published, 1);
+    expect_sql("UPDATE `outbox` SET status = 1");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.acked, 1);
+    CHECK_EQ(stats.released, 2);
+    CHECK_EQ(stats.failed, 0);
+    CHECK_EQ(stats.in_flight, 0);
+    close_worker(w);
+    ob_flow_init(&flow, 100, 5, 20);
+}
+
 /* No memory for the connection at start: the worker tries again later
  * and closes cleanly meanwhile. */
 static void no_memory_for_the_connection_is_retried(void) {
@@ -756,6 +786,7 @@ int main(void) {
     the_in_flight_gauge_stays_in_range();
     a_send_failure_counts_the_connection_down();
     an_idle_connection_lost_is_made_again();
+    an_expired_lease_publishes_nothing_more();
     a_connection_lost_while_publishing_is_counted_once();
     no_memory_for_the_connection_is_retried();
     CHECK_EQ(uv_loop_close(&loop), 0);
