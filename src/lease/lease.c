@@ -265,11 +265,12 @@ static int check_modes(ob_lease *l) {
 }
 
 /* The holders of this table's leases among the sessions idle past the
- * stale time, as rows of a UNION whose other columns are NULL. Only
- * sessions that hold one of the locks `holders` names are read, so that no
- * number of other idle sessions (of this user, or of every user when the
- * relay has PROCESS) can crowd a silent owner out: at most one row per
- * lock. Reading PROCESSLIST for one's own user needs no privilege. */
+ * stale time, as rows of a UNION whose other columns are NULL. Only the
+ * holders of a bucket or of this mode's presence locks (the leadership in
+ * leader mode) are read, so that no number of other idle sessions (of this
+ * user, or of every user when the relay has PROCESS) can crowd a silent
+ * owner out: at most one row per lock. Reading PROCESSLIST for one's own
+ * user needs no privilege. */
 static void idle_sessions(ob_lease *l, int nulls) {
     ob_buf_puts(&l->sql, " UNION ALL SELECT ");
     for (int i = 0; i < nulls; i++)
