@@ -168,7 +168,9 @@ metric_sum() {
 
 # metric_value TEXT SERIES: the value of one series written as in TEXT
 # (name{label="...",...}), empty when TEXT lacks it.
-metric_value() { echo "$1" | awk -v s="$2" '$1 == s { print $NF; exit }'; }
+# (awk reads to the end: leaving early would end echo with SIGPIPE, which
+# pipefail makes the status of the whole pipe.)
+metric_value() { echo "$1" | awk -v s="$2" '$1 == s && !found { print $NF; found = 1 }'; }
 
 # cursor_relay_fresh DB STREAM PREFIX LOG: a fresh --cursor table in DB and an
 # empty STREAM, then a --cursor relay in the background (RELAY_PID) logging to
