@@ -15,19 +15,19 @@
  *
  *   a statement error (connection kept): QUERYING / STORING / NEXT --> IDLE
  *   the connection lost in any step, or ob_db_reset()              --> DOWN
+ *   IDLE, watched (ob_db_watch) --the server closed it, keepalive gave up--> DOWN
  *   close: IDLE --> QUITTING (COM_QUIT) --> DOWN --> CLOSED;
  *          RESOLVING --> CLOSED; any other state --> DOWN --> CLOSED.
  *          The object is freed once its handles are closed.
  */
 #include "db.h"
 
-#include <arpa/inet.h>
+#include "db_socket.h"
+
 #include <errmsg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mysqld_error.h>
-#include <openssl/x509.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -95,6 +95,8 @@ struct ob_db {
 
     ob_db_cb cb;
     void *cb_data;
+    ob_db_cb watch_cb; /* told of a loss while idle (ob_db_watch) */
+    void *watch_data;
     ob_db_close_cb close_cb;
     void *close_data;
 };
@@ -290,6 +292,7 @@ static int arm(ob_db *db, int wait) {
             events |= UV_WRITABLE;
         if (wait & MYSQL_WAIT_EXCEPT)
             events |= UV_PRIORITIZED;
+        uv_ref((uv_handle_t *)&db->poll->h); /* unreferenced while idle */
         if (uv_poll_start(&db->poll->h, events, on_poll) != 0)
             return -1;
     }
@@ -300,8 +303,12 @@ static int arm(ob_db *db, int wait) {
 
 /* --- completion ---------------------------------------------------------- */
 
+static void watch_idle(ob_db *db);
+
 static void finish(ob_db *db, int ok) {
     uv_timer_stop(&db->op_timer);
+    if (db->state == DB_IDLE)
+        watch_idle(db);
     ob_db_cb cb = db->cb;
     db->cb = NULL;
     if (cb)
@@ -336,12 +343,66 @@ static void op_failed(ob_db *db) {
     finish(db, 0);
 }
 
-/* --- TLS ----------------------------------------------------------------- */
+/* --- the idle watch ------------------------------------------------------ */
 
-static int is_address(const char *h) {
-    unsigned char buf[sizeof(struct in6_addr)];
-    return inet_pton(AF_INET, h, buf) == 1 || inet_pton(AF_INET6, h, buf) == 1;
+/* Nothing is due from the server while no statement runs: the socket turns
+ * readable only when the server closed the connection or spoke before
+ * closing it, and reports an error when the network reset it or keepalive
+ * gave up. No call into the library is made here, so no read-ahead is
+ * lost; the poll is stopped before the next statement starts. */
+static void on_idle_poll(uv_poll_t *h, int status, int events) {
+    (void)events;
+    ob_db *db = h->data;
+    char why[160];
+    if (db->state != DB_IDLE) {
+        uv_poll_stop(h);
+        return;
+    }
+    int fd = (int)mysql_get_socket(db->m);
+    if (status < 0)
+        snprintf(why, sizeof(why), "the connection failed while it was idle: %s",
+                 uv_strerror(status));
+    else if (!ob_db_socket_closed(fd, why, sizeof(why)))
+        return;
+    set_error(db, CR_SERVER_LOST, why);
+    db->lost = 1;
+    OB_DEBUG(db->log, "%s: connection lost: %s", db->name, why);
+    drop_handle(db);
+    if (db->watch_cb)
+        db->watch_cb(db, 0, db->watch_data);
 }
+
+static void watch_idle(ob_db *db) {
+    if (db->watch_cb == NULL || db->m == NULL)
+        return;
+    int fd = (int)mysql_get_socket(db->m);
+    if (fd < 0)
+        return;
+    if (db->poll && db->poll->fd != fd)
+        poll_release(db);
+    if (db->poll == NULL) {
+        db_poll *p = calloc(1, sizeof(*p));
+        if (p == NULL || uv_poll_init_socket(db->loop, &p->h, fd) != 0) {
+            free(p);
+            return; /* unwatched: the next statement finds the loss */
+        }
+        p->fd = fd;
+        p->h.data = db;
+        db->poll = p;
+    }
+    /* A connection with nothing to do keeps no loop alive. */
+    uv_unref((uv_handle_t *)&db->poll->h);
+    uv_poll_start(&db->poll->h, UV_READABLE | UV_DISCONNECT, on_idle_poll);
+}
+
+void ob_db_watch(ob_db *db, ob_db_cb cb, void *data) {
+    db->watch_cb = cb;
+    db->watch_data = data;
+    if (db->state == DB_IDLE)
+        watch_idle(db);
+}
+
+/* --- TLS ----------------------------------------------------------------- */
 
 /* The host handed to the library: the address resolved on the loop, except
  * when TLS must check a host name, which the library checks against what it
@@ -349,7 +410,7 @@ static int is_address(const char *h) {
 static const char *connect_host(const ob_db *db) {
     if (db->cfg.socket)
         return "localhost";
-    if (db->cfg.tls && !db->cfg.tls_no_verify_host && !is_address(db->cfg.host))
+    if (db->cfg.tls && !db->cfg.tls_no_verify_host && !ob_db_is_address(db->cfg.host))
         return db->cfg.host;
     return db->addr;
 }
@@ -364,78 +425,16 @@ static int set_nonblocking(ob_db *db) {
     return (fl & O_NONBLOCK) || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0 ? 0 : -1;
 }
 
-/* Connect errors, with the cause named for the TLS cases an operator meets. */
 static void set_connect_error(ob_db *db) {
-    unsigned no = mysql_errno(db->m);
-    const char *msg = mysql_error(db->m);
     char buf[480];
-    if (no == CR_SSL_CONNECTION_ERROR && db->cfg.tls &&
-        (strstr(msg, "certificate") || strstr(msg, "issuer") || strstr(msg, "Validation"))) {
-        snprintf(buf, sizeof(buf),
-                 "TLS: the server certificate check failed (%s); trust the server's CA with "
-                 "--db-tls-ca, and check that its certificate names the host",
-                 msg);
-        msg = buf;
-    } else if (no == CR_SSL_CONNECTION_ERROR && db->cfg.tls) {
-        snprintf(buf, sizeof(buf), "TLS: the handshake with the database failed (%s)", msg);
-        msg = buf;
-    } else if (no == CR_SSL_CONNECTION_ERROR) {
-        snprintf(buf, sizeof(buf), "TLS: %s", msg);
-        msg = buf;
-    } else if (!db->cfg.tls &&
-               (no == OB_ER_SECURE_TRANSPORT_REQUIRED || no == ER_ACCESS_DENIED_ERROR)) {
-        /* A user created REQUIRE SSL is refused without TLS with a plain
-         * access-denied error: say that TLS may be what is missing. */
-        snprintf(buf, sizeof(buf), "%s (%s)", msg,
-                 no == OB_ER_SECURE_TRANSPORT_REQUIRED
-                     ? "the server requires TLS: use --db-tls or --db-tls-ca"
-                     : "if the account requires TLS, use --db-tls or --db-tls-ca");
-        msg = buf;
-    }
-    set_error(db, no, msg);
-}
-
-/* The CA file of the system store, for verifying without --db-tls-ca when
- * the host-name check is off: the library verifies the chain only when it
- * is given a CA (or the host-name check is on). */
-static const char *system_ca_file(void) {
-    const char *f = getenv(X509_get_default_cert_file_env());
-    if (f == NULL || *f == '\0')
-        f = X509_get_default_cert_file();
-    return access(f, R_OK) == 0 ? f : NULL;
-}
-
-/* Each wait inside the TLS handshake blocks the loop at most this long. */
-#define OB_DB_TLS_WAIT_MAX_MS 5000
-
-/* The waits of the TLS handshake. Connector/C 3.3 hands its wait the connect
- * timeout in seconds where the wait takes milliseconds, so with 10 s it waits
- * 10 ms and then fails the handshake: any server more than a few
- * milliseconds away is refused. This wait takes `timeout` as the seconds it
- * is, bounded by OB_DB_TLS_WAIT_MAX_MS. */
-static int tls_io_wait(my_socket fd, my_bool is_read, int timeout) {
-    int ms = timeout > 0 && timeout < OB_DB_TLS_WAIT_MAX_MS / 1000 ? timeout * 1000
-                                                                   : OB_DB_TLS_WAIT_MAX_MS;
-    struct pollfd p = {.fd = fd, .events = is_read ? POLLIN : POLLOUT, .revents = 0};
-    int rc;
-    do
-        rc = poll(&p, 1, ms);
-    while (rc < 0 && errno == EINTR);
-    if (rc == 0)
-        errno = ETIMEDOUT;
-    return rc;
+    unsigned no = mysql_errno(db->m);
+    set_error(db, no,
+              ob_db_connect_error_text(no, mysql_error(db->m), db->cfg.tls, buf, sizeof(buf)));
 }
 
 static void set_tls_options(ob_db *db) {
-    my_bool on = 1;
-    my_bool verify = db->cfg.tls_no_verify_host ? 0 : 1;
-    const char *ca = db->cfg.tls_ca;
-    if (ca == NULL && db->cfg.tls_no_verify_host)
-        ca = system_ca_file();
-    mysql_options(db->m, MYSQL_OPT_SSL_ENFORCE, &on);
-    mysql_optionsv(db->m, MARIADB_OPT_IO_WAIT, tls_io_wait);
-    mysql_options(db->m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
-    mysql_ssl_set(db->m, db->cfg.tls_key, db->cfg.tls_cert, ca, NULL, NULL);
+    ob_db_tls_options(db->m, db->cfg.tls_ca, db->cfg.tls_cert, db->cfg.tls_key,
+                      db->cfg.tls_no_verify_host);
 }
 
 const char *ob_db_tls_cipher(const ob_db *db) {
@@ -490,6 +489,9 @@ static int step_connecting(ob_db *db, int ev) {
         finish(db, 0);
         return STEP_DONE;
     }
+    if (!db->cfg.socket && ob_db_socket_keepalive((int)mysql_get_socket(db->m)) != 0)
+        OB_WARN(db->log, "%s: cannot turn TCP keepalive on (%s): a dead server may go unnoticed",
+                db->name, strerror(errno));
     set_state(db, DB_IDLE);
     OB_DEBUG(db->log, "%s: connected (session %lu%s%s, longest connect call %llu us)", db->name,
              mysql_thread_id(db->m), db->cfg.tls ? ", TLS " : "",
@@ -637,7 +639,7 @@ static int new_handle(ob_db *db) {
 }
 
 static void start_connect(ob_db *db) {
-    if (db->cfg.tls && db->cfg.tls_no_verify_host && !db->cfg.tls_ca && !system_ca_file()) {
+    if (db->cfg.tls && db->cfg.tls_no_verify_host && !db->cfg.tls_ca && !ob_db_system_ca_file()) {
         /* The library would not verify the chain at all: refuse instead. */
         set_error(db, CR_SSL_CONNECTION_ERROR,
                   "TLS: no CA to verify the server against (the system store has no CA file): "
@@ -728,6 +730,7 @@ int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data)
     db->sql_len = len;
     db->err_no = 0;
     db->err[0] = '\0';
+    disarm(db); /* the idle watch: the library reads the socket now */
     set_state(db, DB_QUERYING);
     if (db->cfg.op_timeout_ms)
         uv_timer_start(&db->op_timer, on_op_timer, db->cfg.op_timeout_ms, 0);

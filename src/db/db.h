@@ -15,6 +15,8 @@
  *     before the library may close the socket, and made anew after connect;
  *   - MYSQL_OPT_RECONNECT stays off: a lost connection is reported, and the
  *     owner connects again on a fresh handle;
+ *   - TCP connections keep alive (probes after 2 s of silence), so that a
+ *     dead server is noticed within OB_DB_LOSS_BOUND_MS;
  *   - with TLS, the server's certificate is always verified, and the socket
  *     is put back in non-blocking mode once connect completes. Connector/C
  *     3.3 runs the TLS handshake itself with blocking waits (once per
@@ -114,6 +116,19 @@ int ob_db_is_idle(const ob_db *db);
 /* The server's id for this session (CONNECTION_ID()), 0 when down. */
 unsigned long ob_db_thread_id(const ob_db *db);
 
+/* How long a lost connection may go unnoticed, whether a statement runs or
+ * not: a server that closes it is seen at once (the watch below, or the
+ * statement's read); a server or network gone silent is given up by TCP
+ * keepalive and the TCP user timeout within 8 s. */
+#define OB_DB_LOSS_BOUND_MS 10000
+
+/* While the connection is idle (connected, no operation), watches it: if
+ * the server closes it or TCP keepalive gives up on it, the handle goes down
+ * at once (ob_db_lost() is 1, ob_db_error() says why) and cb(db, 0, data)
+ * runs. Without a watch such a loss is found by the next operation. cb NULL
+ * ends the watch. */
+void ob_db_watch(ob_db *db, ob_db_cb cb, void *data);
+
 /* Drops the connection without a goodbye: used after a loss. The handle
  * returns to the down state at once; any operation in progress is abandoned
  * without its callback. */
@@ -129,6 +144,10 @@ void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data);
  * (Connector/C installs it; Debian's libmariadb-dev ships it), but its copy
  * in Connector/C 3.3 predates this error, so this one is named here. */
 #define OB_ER_SECURE_TRANSPORT_REQUIRED 4151
+
+/* db_errors.c: a connect error's text, with the cause named for the TLS cases an
+ * operator meets: msg itself, or buf (len bytes) holding the longer text. */
+const char *ob_db_connect_error_text(unsigned no, const char *msg, int tls, char *buf, size_t len);
 
 /* True for client and server error numbers that mean the connection is gone. */
 int ob_db_errno_is_lost(unsigned err);

@@ -101,3 +101,32 @@ const char *ob_db_error_hint(unsigned e) {
         return "";
     }
 }
+
+const char *ob_db_connect_error_text(unsigned no, const char *msg, int tls, char *buf, size_t len) {
+    if (no == CR_SSL_CONNECTION_ERROR && tls &&
+        (strstr(msg, "certificate") || strstr(msg, "issuer") || strstr(msg, "Validation"))) {
+        snprintf(buf, len,
+                 "TLS: the server certificate check failed (%s); trust the server's CA with "
+                 "--db-tls-ca, and check that its certificate names the host",
+                 msg);
+        return buf;
+    }
+    if (no == CR_SSL_CONNECTION_ERROR && tls) {
+        snprintf(buf, len, "TLS: the handshake with the database failed (%s)", msg);
+        return buf;
+    }
+    if (no == CR_SSL_CONNECTION_ERROR) {
+        snprintf(buf, len, "TLS: %s", msg);
+        return buf;
+    }
+    if (!tls && (no == OB_ER_SECURE_TRANSPORT_REQUIRED || no == ER_ACCESS_DENIED_ERROR)) {
+        /* A user created REQUIRE SSL is refused without TLS with a plain
+         * access-denied error: say that TLS may be what is missing. */
+        snprintf(buf, len, "%s (%s)", msg,
+                 no == OB_ER_SECURE_TRANSPORT_REQUIRED
+                     ? "the server requires TLS: use --db-tls or --db-tls-ca"
+                     : "if the account requires TLS, use --db-tls or --db-tls-ca");
+        return buf;
+    }
+    return msg;
+}

@@ -20,6 +20,7 @@
  *    |                  --> HALTED (fatal: as from SURVEYING)
  *   RESTING -------timer--> SURVEYING (the leader: CLAIMING, its check)
  *   any query state -lost-> CONNECT_WAIT (every lease goes with the session, at once)
+ *   RESTING -------lost---> CONNECT_WAIT (the server closed the idle connection)
  *    |       other error--> RESTING (warned once per distinct error)
  *   any state ----close---> CLOSING
  *
@@ -59,7 +60,13 @@ typedef enum lease_state {
 /* The most sessions of one stale holder ended: its workers and itself. */
 #define OB_MAX_KILLS 258
 
-typedef enum lease_event { LSE_START, LSE_DB_OK, LSE_DB_FAILED, LSE_TIMER } lease_event;
+typedef enum lease_event {
+    LSE_START,
+    LSE_DB_OK,
+    LSE_DB_FAILED,
+    LSE_DB_LOST, /* the connection died between rounds (ob_db_watch) */
+    LSE_TIMER
+} lease_event;
 
 /* One lock of a claim statement, in column order. */
 typedef struct claim {
@@ -125,6 +132,12 @@ void ob_lease_base(char *out, const char *database, const char *table) {
 static void on_db(ob_db *db, int ok, void *data) {
     (void)db;
     dispatch(data, ok ? LSE_DB_OK : LSE_DB_FAILED);
+}
+
+static void on_db_lost(ob_db *db, int ok, void *data) {
+    (void)db;
+    (void)ok;
+    dispatch(data, LSE_DB_LOST);
 }
 
 static void on_timer(uv_timer_t *t) {
@@ -253,17 +266,29 @@ static int check_modes(ob_lease *l) {
     return 0;
 }
 
-/* The sessions of this user idle past the stale time, as rows of a UNION
- * whose other columns are NULL. Reading PROCESSLIST for one's own user needs
- * no privilege. */
+/* The holders of this table's leases among the sessions idle past the
+ * stale time, as rows of a UNION whose other columns are NULL. Only the
+ * holders of a bucket or of this mode's presence locks (the leadership in
+ * leader mode) are read, so that no number of other idle sessions (of this
+ * user, or of every user when the relay has PROCESS) can crowd a silent
+ * owner out: at most one row per lock. Reading PROCESSLIST for one's own
+ * user needs no privilege. */
 static void idle_sessions(ob_lease *l, int nulls) {
     ob_buf_puts(&l->sql, " UNION ALL SELECT ");
     for (int i = 0; i < nulls; i++)
         ob_buf_puts(&l->sql, "NULL, ");
     ob_buf_printf(&l->sql,
                   "ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Sleep' AND "
-                  "TIME_MS > %" PRIu32,
+                  "TIME_MS > %" PRIu32 " AND ID IN (",
                   l->stale_ms);
+    if (l->cfg.leader)
+        ob_buf_printf(&l->sql, "SELECT IS_USED_LOCK('%s:leader')", l->cfg.base);
+    else
+        ob_buf_printf(&l->sql,
+                      "SELECT IS_USED_LOCK(CONCAT('%s:b', seq)) FROM seq_0_to_%d UNION SELECT "
+                      "IS_USED_LOCK(CONCAT('%s:%c', seq)) FROM seq_0_to_%d",
+                      l->cfg.base, OB_BUCKETS - 1, l->cfg.base, own_mode(l), OB_BUCKETS - 1);
+    ob_buf_puts(&l->sql, ")");
 }
 
 /* The start of a round: who holds what (ordered), or the leadership claim;
@@ -344,6 +369,23 @@ static void fenced(ob_lease *l) {
     kill_next(l);
 }
 
+/* The silent holders a round can list: one per lock at most (buckets and
+ * presence locks), so the survey's filter never yields more. */
+#define OB_MAX_IDLE (2 * OB_BUCKETS)
+
+/* Keeps a silent holder read from a survey; says so if one must be left
+ * out (the survey's filter makes that impossible, so it is worth a line). */
+static void add_idle(ob_lease *l, unsigned long *idle, int *nidle, const char *id) {
+    if (*nidle < OB_MAX_IDLE) {
+        idle[(*nidle)++] = strtoul(id, NULL, 10);
+        return;
+    }
+    OB_WARN(l->cfg.log,
+            "lease: more than %d silent lock holders listed; session %s was not looked at "
+            "this round",
+            OB_MAX_IDLE, id);
+}
+
 /* A holder of one of this table's leases among the silent sessions, or 0. */
 static unsigned long stale_holder(const unsigned long *idle, int nidle, const unsigned long *held,
                                   int nheld) {
@@ -357,13 +399,12 @@ static unsigned long stale_holder(const unsigned long *idle, int nidle, const un
 /* The standby's survey: the leadership if it was free, else whether its
  * holder went silent. */
 static void decide_leader(ob_lease *l) {
-    unsigned long idle[64], holder = 0;
+    unsigned long idle[OB_MAX_IDLE], holder = 0;
     int nidle = 0, got = 0;
     char **row;
     while ((row = ob_db_next_row(l->db, 0, NULL)) != NULL) {
         if (row[2] != NULL) {
-            if (nidle < 64)
-                idle[nidle++] = strtoul(row[2], NULL, 10);
+            add_idle(l, idle, &nidle, row[2]);
         } else {
             got = row[0] && strcmp(row[0], "1") == 0;
             holder = row[1] ? strtoul(row[1], NULL, 10) : 0;
@@ -391,12 +432,12 @@ static void decide(ob_lease *l) {
     unsigned long me = ob_db_thread_id(l->db);
     uint64_t free_b = 0, mine = 0;
     int live = 0, free_m = -1, nidle = 0, nheld = 0;
-    unsigned long idle[64], held[2 * OB_BUCKETS];
+    unsigned long idle[OB_MAX_IDLE], held[2 * OB_BUCKETS];
     char **row;
     while ((row = ob_db_next_row(l->db, 0, NULL)) != NULL) {
-        if (row[0] == NULL) { /* a silent session */
-            if (row[3] && nidle < 64)
-                idle[nidle++] = strtoul(row[3], NULL, 10);
+        if (row[0] == NULL) { /* a silent holder */
+            if (row[3])
+                add_idle(l, idle, &nidle, row[3]);
             continue;
         }
         int k = atoi(row[0]);
@@ -604,6 +645,12 @@ static void dispatch(ob_lease *l, lease_event ev) {
             l->state == LS_FENCING || l->state == LS_KILLING || l->state == LS_CLAIMING)
             db_failed(l);
         return;
+    case LSE_DB_LOST: /* every lease goes at once, not at the next round */
+        if (l->state == LS_RESTING) {
+            uv_timer_stop(&l->timer);
+            db_failed(l);
+        }
+        return;
     case LSE_TIMER:
         if (l->state == LS_CONNECT_WAIT)
             connect_db(l);
@@ -648,6 +695,8 @@ void ob_lease_start(ob_lease *l) {
     uv_timer_init(l->cfg.loop, &l->timer);
     l->timer.data = l;
     l->handles_open = l->db ? 2 : 1;
+    if (l->db)
+        ob_db_watch(l->db, on_db_lost, l);
     if (l->db == NULL) {
         set_state(l, LS_HALTED);
         l->cbs.fatal(l->cbs.data, "out of memory for the lease's connection");

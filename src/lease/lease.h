@@ -22,9 +22,10 @@
  * keep instances from waiting on each other.
  *
  * A silent owner (frozen, paused, partitioned) keeps its session and so its
- * locks. Every round also lists the sessions of the relay's user that have
- * been idle longer than the stale time (two thirds of takeover_ms); one of
- * them that holds a lease here is ended with KILL CONNECTION, together with
+ * locks. Every round also lists the sessions that hold a lease here and have
+ * been idle longer than the stale time (two thirds of takeover_ms), however
+ * many other sessions the server has; such a holder is ended with KILL
+ * CONNECTION, together with
  * its workers' sessions, which each hold the lock ob_lease_worker_lock()
  * names, and its buckets go free. Its own side of the bargain: it publishes
  * only while ob_lease_valid(), that is while its last answered round was sent

@@ -17,6 +17,7 @@
  *
  *   RUNNING --the connection lost at a job's first statement--> DOWN; the job
  *   starts over once on a new connection.
+ *   READY --the connection lost between jobs (the idle watch)--> DOWN.
  *   stop (any state) --> CLOSED: queued jobs fail, the connection closes.
  */
 #include "maint_int.h"
@@ -301,6 +302,17 @@ static void begin_job(outbox_maint *m, ob_job *j) {
     ops_of(j->req.kind)->begin(m, j);
 }
 
+/* The connection died between jobs (ob_db_watch): the next job connects
+ * again rather than find it out. */
+static void on_db_lost(ob_db *db, int ok, void *data) {
+    outbox_maint *m = data;
+    (void)ok;
+    if (m->state != MS_READY)
+        return;
+    OB_DEBUG(&m->log, "maint: connection lost between jobs (%s)", ob_db_error(db));
+    set_state(m, MS_DOWN);
+}
+
 static void run_next(outbox_maint *m) {
     if (m->head == NULL)
         return;
@@ -310,8 +322,11 @@ static void run_next(outbox_maint *m) {
     }
     if (m->state != MS_DOWN)
         return;
-    if (m->db == NULL)
+    if (m->db == NULL) {
         m->db = ob_db_new(m->loop, &m->dbcfg, &m->log, "maint");
+        if (m->db)
+            ob_db_watch(m->db, on_db_lost, m);
+    }
     if (m->db != NULL) {
         ob_db_reset(m->db);
         set_state(m, MS_CONNECTING);

@@ -382,6 +382,13 @@ int ob_batch_take_released(ob_batch *b) {
     return n;
 }
 
+int ob_batch_unacked(const ob_batch *b) {
+    int n = 0;
+    for (int i = 0; i < b->n; i++)
+        n += b->slots[i].state != OB_SLOT_ACKED;
+    return n;
+}
+
 int ob_batch_next_written(const ob_batch *b, int from) {
     for (int i = from < 0 ? 0 : from; i < b->n; i++)
         if (b->slots[i].state == OB_SLOT_ACKED || b->slots[i].state == OB_SLOT_WRITTEN)

@@ -152,6 +152,9 @@ size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrup
  * rolled back, and its released rows are counted then. */
 int ob_batch_take_released(ob_batch *b);
 
+/* The rows of the batch not acked (whatever else became of them). */
+int ob_batch_unacked(const ob_batch *b);
+
 /* Isolating a row the database cannot write. When the finishing statement
  * fails for a reason of a row (a CHECK constraint on the UPDATE, say), the
  * transaction is still open: the rows are written one statement each, and

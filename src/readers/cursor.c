@@ -1251,6 +1251,17 @@ static void db_lost(ob_cursor *c) {
     uv_timer_start(&c->timer, on_timer, ob_retry_delay(&c->retry, ++c->failures), 0);
 }
 
+/* The connection died while no statement ran (ob_db_watch): found now,
+ * not at the next read. */
+static void on_db_lost(ob_db *db, int ok, void *data) {
+    ob_cursor *c = data;
+    (void)ok;
+    if (c->state != CR_IDLE && c->state != CR_INIT_WAIT && c->state != CR_RETRY_WAIT)
+        return;
+    OB_WARN(c->env.log, "cursor: database connection lost (%s); reconnecting", ob_db_error(db));
+    db_lost(c);
+}
+
 static void fatal(ob_cursor *c, const char *why) {
     set_state(c, CR_HALTED);
     c->halted = 1;
@@ -1499,6 +1510,7 @@ void ob_cursor_start(ob_cursor *c) {
         return;
     }
     c->handles_open++;
+    ob_db_watch(c->db, on_db_lost, c);
     dispatch(c, CE_START);
 }
 

@@ -99,6 +99,12 @@ static void on_db(ob_db *db, int ok, void *data) {
     dispatch(data, ok ? EV_DB_OK : EV_DB_FAILED, NULL);
 }
 
+static void on_db_lost(ob_db *db, int ok, void *data) {
+    (void)db;
+    (void)ok;
+    dispatch(data, EV_DB_LOST, NULL);
+}
+
 static void on_timer(uv_timer_t *t) {
     dispatch(t->data, EV_TIMER, NULL);
 }
@@ -141,24 +147,32 @@ static void db_down(ob_worker *w) {
     }
 }
 
+static void db_failed(ob_worker *w, const char *during);
+
 /* Sends a statement and enters the state that waits for it. */
 static void query(ob_worker *w, worker_state s, const char *sql, size_t len) {
     set_state(w, s);
-    if (ob_db_query(w->db, sql, len, on_db, w) != 0) {
-        OB_ERROR(w->env->log, "%s: cannot send a statement; closing the connection", w->name);
-        note_unmarked(w);
-        db_down(w);
-        w->failures++;
-        ob_db_reset(w->db);
-        set_state(w, W_CONNECT_WAIT);
-        start_timer(w, ob_retry_delay(&w->retry, w->failures));
+    if (ob_db_query(w->db, sql, len, on_db, w) == 0)
+        return;
+    if (ob_db_lost(w->db) && ob_db_errno(w->db)) {
+        db_failed(w, state_names[s]); /* lost while publishing (see lost_idle) */
+        return;
     }
+    OB_ERROR(w->env->log, "%s: cannot send a statement; closing the connection", w->name);
+    note_unmarked(w);
+    db_down(w);
+    w->failures++;
+    ob_db_reset(w->db);
+    set_state(w, W_CONNECT_WAIT);
+    start_timer(w, ob_retry_delay(&w->retry, w->failures));
 }
 
 static void connect_db(ob_worker *w) {
     set_state(w, W_CONNECTING);
     if (w->db == NULL) /* out of memory when the worker started */
         w->db = ob_db_new(w->env->loop, &w->env->db, w->env->log, w->name);
+    if (w->db)
+        ob_db_watch(w->db, on_db_lost, w);
     if (w->db == NULL || ob_db_connect(w->db, on_db, w) != 0) {
         set_state(w, W_CONNECT_WAIT);
         start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
@@ -685,8 +699,12 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
         finish_batch(w);
         return;
     case EV_STOP_NOW:
+        /* The transaction goes with the connection: every row of the batch
+         * is pending again, but an acked one was delivered and is not
+         * counted as given back (it is published again, a copy the stream
+         * drops within its duplicate window). */
         ob_worker_give_back(w, ob_batch_release_open(&w->batch));
-        w->env->stats->released += (uint64_t)w->batch.n;
+        w->env->stats->released += (uint64_t)ob_batch_unacked(&w->batch);
         close_worker(w);
         return;
     default:
@@ -737,6 +755,22 @@ static void st_halted(ob_worker *w, worker_event ev) {
         close_worker(w);
 }
 
+/* The connection died while no statement ran: the gauge follows at once. A
+ * waiting worker connects again; a publishing one finds the loss when it
+ * writes its batch's outcome (query()), a halted one stays halted. */
+static void lost_idle(ob_worker *w) {
+    db_down(w);
+    if (w->state == W_PUBLISHING || w->state == W_HALTED)
+        return;
+    w->env->stats->db_errors++;
+    OB_WARN(w->env->log, "%s: database connection lost while %s: %s; reconnecting", w->name,
+            state_names[w->state], ob_db_error(w->db));
+    uv_timer_stop(&w->timer);
+    ob_flow_leave(w->env->flow, &w->fm);
+    set_state(w, W_CONNECT_WAIT);
+    start_timer(w, ob_retry_delay(&w->retry, w->failures++));
+}
+
 /* Stop and halt are remembered here, before the state sees them, so that
  * busy states pick them up at their next step. */
 static void dispatch(ob_worker *w, worker_event ev, const void *arg) {
@@ -746,6 +780,10 @@ static void dispatch(ob_worker *w, worker_event ev, const void *arg) {
         w->stop = 2;
     else if (ev == EV_HALT)
         w->halted = 1;
+    if (ev == EV_DB_LOST && w->state != W_CLOSING && w->state != W_CLOSED) {
+        lost_idle(w);
+        return;
+    }
     switch (w->state) {
     case W_NEW:
         if (ev == EV_START)

@@ -38,6 +38,7 @@ typedef enum worker_event {
     EV_START,
     EV_DB_OK,       /* the statement (or connect) in progress succeeded */
     EV_DB_FAILED,   /* it failed; see ob_db_errno / ob_db_lost */
+    EV_DB_LOST,     /* the connection died while no statement ran (ob_db_watch) */
     EV_TIMER,       /* the worker's timer fired */
     EV_BROKER_UP,   /* the broker became ready */
     EV_BROKER_DOWN, /* the broker stopped being ready */

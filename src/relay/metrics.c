@@ -91,7 +91,8 @@ static const family scalars[S_COUNT] = {
     {"outbox_relay_retries_total", "counter", "Failed publishes that will be retried."},
     {"outbox_relay_dead_total", "counter", "Rows marked dead."},
     {"outbox_relay_released_total", "counter",
-     "Rows given back untouched (NATS outage, shutdown)."},
+     "Rows given back untouched, each time (a NATS outage, a lease not proven or moved, "
+     "the stop); a row given back is read again, so it may count more than once."},
     {"outbox_relay_batches_total", "counter", "Batch cycles that fetched at least one row."},
     {"outbox_relay_fetched_rows_total", "counter", "Rows fetched from the outbox table."},
     {"outbox_relay_publish_attempts_total", "counter", "Publishes handed to the NATS client."},

@@ -580,9 +580,14 @@ static void step(outbox_relay *r) {
     }
     if (r->phase == R_CLOSING_LINK && !r->link_open && !r->shutdown_timer_open) {
         set_state(r, R_STOPPED);
-        OB_INFO(&r->log, "relay stopped: %llu acked, %llu dead, %llu released",
+        /* Rows given back untouched while running (a broker outage, a lease
+         * not proven) were read again; those the stop gave back are pending. */
+        OB_INFO(&r->log,
+                "relay stopped: %llu acked, %llu dead; given back untouched: %llu while "
+                "running (read again), %llu by the stop (left pending)",
                 (unsigned long long)r->stats.acked, (unsigned long long)r->stats.dead,
-                (unsigned long long)r->stats.released);
+                (unsigned long long)r->released_running,
+                (unsigned long long)(r->stats.released - r->released_running));
         if (r->stop_cb)
             r->stop_cb(r, r->stop_data);
     }
@@ -612,6 +617,7 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
     OB_INFO(&r->log, "stopping: no new claims; waiting up to %u ms for in-flight acks",
             r->o.shutdown_timeout_ms);
     set_state(r, R_STOPPING);
+    r->released_running = r->stats.released;
     r->stop_cb = cb;
     r->stop_data = data;
     uv_timer_start(&r->shutdown_timer, on_shutdown_deadline, r->o.shutdown_timeout_ms, 0);

@@ -88,7 +88,8 @@ struct outbox_relay {
     uint32_t refusal_counted; /* the refusal episode last counted as an outage */
     int fatal;
     int hard_stop;
-    int past_deadline; /* the shutdown timeout passed */
+    int past_deadline;         /* the shutdown timeout passed */
+    uint64_t released_running; /* stats.released when the stop began */
 
     /* Children on the loop, counted when started and counted down in their
      * close callbacks, whatever the phase. */

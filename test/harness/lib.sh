@@ -195,7 +195,9 @@ metric_sum() {
 
 # metric_value TEXT SERIES: the value of one series written as in TEXT
 # (name{label="...",...}), empty when TEXT lacks it.
-metric_value() { echo "$1" | awk -v s="$2" '$1 == s { print $NF; exit }'; }
+# (awk reads to the end: leaving early would end echo with SIGPIPE, which
+# pipefail makes the status of the whole pipe.)
+metric_value() { echo "$1" | awk -v s="$2" '$1 == s && !found { print $NF; found = 1 }'; }
 
 # metric_at_least PORT SERIES N: the relay's /metrics has SERIES (written as
 # metric_value takes it) at N or more.

@@ -131,6 +131,9 @@ ob_integ_sh(fault_subject_full 120)
 ob_integ_sh(fault_row_over_max_bytes 120)
 ob_integ_sh(fault_db_frozen_stop 180)
 ob_integ_sh(fault_db_outage_dup_window 180)
+# Issue 29: a connection killed, mariadbd killed: noticed within 10 s, health follows.
+ob_integ_sh(db_connection_loss 180)
+ob_integ_sh(stop_line 120)
 ob_integ_sh(fault_cluster_replicas 180)
 ob_integ_sh(fault_cluster_leader_kill 180)
 
@@ -150,6 +153,10 @@ ob_integ_sh(lease_freeze_leader 240)
 ob_integ_sh(lease_freeze_ordered 240)
 ob_integ_sh(lease_partition 240)
 ob_integ_sh(lease_mode_mix 120)
+# Issue 29: 400 idle sessions on the server and a frozen owner (private servers).
+ob_integ_sh(lease_many_sessions 180)
+# Issue 29: a leader cut off from MariaDB with unsent rows publishes nothing past its lease.
+ob_integ_sh(lease_stale_publish 240)
 # Cursor mode: reads without locks, a durable cursor per bucket, seq gaps.
 ob_integ_sh(cursor_basic 120)
 ob_integ_sh(cursor_no_process 120)

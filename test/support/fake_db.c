@@ -4,7 +4,7 @@
 #include <string.h>
 
 #define MAX_RESULTS 4
-#define MAX_ROWS 64
+#define MAX_ROWS 256
 #define NCOLS 8
 
 struct ob_db {
@@ -12,6 +12,8 @@ struct ob_db {
     char *sql;
     ob_db_cb cb;
     void *data;
+    ob_db_cb watch_cb;
+    void *watch_data;
     int up;
     unsigned err;
     char msg[256];
@@ -52,6 +54,8 @@ int fake_db_closed_count(void) {
 }
 
 void fake_db_add_row(ob_db *db, int i, char *const *cols, const unsigned long *lens) {
+    if (db->nrows[i] >= MAX_ROWS)
+        abort(); /* a test adds more rows than the fake holds */
     int r = db->nrows[i]++;
     for (int c = 0; c < NCOLS; c++) {
         db->cells[i][r][c] = NULL;
@@ -173,5 +177,29 @@ int ob_db_col_binary(const ob_db *db, int i, unsigned col) {
     (void)db;
     (void)i;
     (void)col;
+    return 0;
+}
+
+void ob_db_watch(ob_db *db, ob_db_cb cb, void *data) {
+    db->watch_cb = cb;
+    db->watch_data = data;
+}
+
+void fake_db_lose_idle(ob_db *db, const char *msg) {
+    db->up = 0;
+    db->lost = 1;
+    db->err = 2013;
+    snprintf(db->msg, sizeof(db->msg), "%s", msg);
+    if (db->watch_cb)
+        db->watch_cb(db, 0, db->watch_data);
+}
+
+int ob_db_is_idle(const ob_db *db) {
+    return db->up && db->op == FAKE_NONE;
+}
+
+uint64_t ob_db_affected(const ob_db *db, int i) {
+    (void)db;
+    (void)i;
     return 0;
 }

@@ -21,6 +21,9 @@ const char *fake_db_sql(const ob_db *db);
 void fake_db_add_row(ob_db *db, int i, char *const *cols, const unsigned long *lens);
 /* Completes the pending operation: ok, or an error (errno, text, lost). */
 void fake_db_complete(ob_db *db, int ok, unsigned err, const char *msg, int lost);
+/* The connection dies while idle: the watch (ob_db_watch) is told, as the
+ * real module tells it when the server closes an idle connection. */
+void fake_db_lose_idle(ob_db *db, const char *msg);
 /* The next ob_db_new returns NULL (out of memory); the next ob_db_query
  * fails to send. */
 void fake_db_fail_next_new(void);

@@ -6,6 +6,8 @@
  *     --expect-ids FILE   compare Nats-Msg-Id values with the ids in FILE
  *                         (one canonical UUID per line); exit 1 on mismatch
  *     --dump N            print the first N messages (subject, headers, data)
+ *     --times FILE        write each message's stream time (ms since the
+ *                         epoch), one a line, in stream order
  *     --info              print the stream's duplicate window, replicas,
  *                         subjects and leader (--info-only: nothing else)
  *     --check-order H     messages of one aggregate (same subject and ce-subject)
@@ -42,7 +44,7 @@
 #include "nats_security.h"
 
 typedef struct opts {
-    const char *url, *stream, *subject, *expect, *create, *order, *fifo, *set_subjects;
+    const char *url, *stream, *subject, *expect, *create, *order, *fifo, *set_subjects, *times;
     int dump, info, del, leader, purge, discard_new, discard_new_per_subject;
     long long max_msg_size, dup_window_ms, replicas, max_msgs, max_msgs_per_subject, max_bytes;
     long long publish, copies, size, gap_ms;
@@ -182,6 +184,14 @@ static int set_subjects(jsCtx *js, const char *stream, const char *subject) {
     return 0;
 }
 
+static void write_time(FILE *f, natsMsg *m) {
+    jsMsgMetaData *meta = NULL;
+    if (natsMsg_GetMetaData(&meta, m) != NATS_OK)
+        return;
+    fprintf(f, "%lld\n", (long long)(meta->Timestamp / 1000000));
+    jsMsgMetaData_Destroy(meta);
+}
+
 static void dump_msg(natsMsg *m) {
     const char **keys = NULL;
     int nkeys = 0;
@@ -217,6 +227,8 @@ int main(int argc, char **argv) {
             o.subject = argv[++i];
         else if (strcmp(a, "--expect-ids") == 0 && v)
             o.expect = argv[++i];
+        else if (strcmp(a, "--times") == 0 && v)
+            o.times = argv[++i];
         else if (strcmp(a, "--dump") == 0 && v)
             o.dump = atoi(argv[++i]);
         else if (strcmp(a, "--check-order") == 0 && v)
@@ -412,6 +424,7 @@ int main(int argc, char **argv) {
          * would be dropped as a slow consumer: lift them, and ask for at
          * most 16 MB per fetch. Stop after 10 s without progress. */
         natsSubscription_SetPendingLimits(sub, -1, -1);
+        FILE *times = o.times ? fopen(o.times, "w") : NULL;
         int idle = 0;
         while (got < total && idle < 5) {
             natsMsgList list = {0};
@@ -432,6 +445,8 @@ int main(int argc, char **argv) {
                     noid++;
                 if ((int)got < o.dump)
                     dump_msg(m);
+                if (times)
+                    write_time(times, m);
                 check_order(m, &o);
                 got++;
             }
@@ -439,6 +454,8 @@ int main(int argc, char **argv) {
             if (s != NATS_OK && s != NATS_TIMEOUT && count == 0)
                 nats_Sleep(100);
         }
+        if (times)
+            fclose(times);
         natsSubscription_Unsubscribe(sub);
         natsSubscription_Destroy(sub);
     }

@@ -688,6 +688,75 @@ static void a_send_failure_counts_the_connection_down(void) {
     CHECK_EQ(stats.db_connected, 0);
 }
 
+/* The server closes the connection of a worker waiting between polls (the
+ * idle watch tells it): the gauge drops at once, not at the next statement,
+ * and the worker connects again. */
+static void an_idle_connection_lost_is_made_again(void) {
+    ob_worker *w = make_worker();
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* an empty fetch */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* its COMMIT */
+    CHECK_STR(ob_worker_state_name(w), "poll-wait");
+    CHECK_EQ(stats.db_connected, 1);
+    fake_db_lose_idle(fake_db_last(), "the server closed the connection while it was idle");
+    CHECK_STR(ob_worker_state_name(w), "connect-wait");
+    CHECK_EQ(stats.db_connected, 0);
+    CHECK_EQ(stats.db_reconnects, 1);
+    while (fake_db_pending(fake_db_last()) != FAKE_CONNECT)
+        uv_run(&loop, UV_RUN_ONCE);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.db_connected, 1);
+    expect_sql("START TRANSACTION");
+    close_worker(w);
+}
+
+/* Lost while the batch is being published: the gauge drops at once; the
+ * batch's outcome cannot be written, the rows go back with the server's
+ * rollback, and the worker connects again (the loss counted once). */
+static void a_connection_lost_while_publishing_is_counted_once(void) {
+    ob_worker *w = make_worker();
+    add_rows(fake_db_last(), 3);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_STR(ob_worker_state_name(w), "publishing");
+    fake_db_lose_idle(fake_db_last(), "the server closed the connection while it was idle");
+    CHECK_STR(ob_worker_state_name(w), "publishing");
+    CHECK_EQ(stats.db_connected, 0);
+    ack_all(w, 0);
+    CHECK_STR(ob_worker_state_name(w), "connect-wait");
+    CHECK_EQ(stats.db_reconnects, 1);
+    CHECK_EQ(stats.acked, 0);
+    close_worker(w);
+}
+
+static int lease_valid;
+static int f_may_publish(void *d) {
+    (void)d;
+    return lease_valid;
+}
+
+/* The owner's lease runs out in the middle of a batch (one publish in
+ * flight at a time): nothing more leaves; the acked row is written, the
+ * unsent ones go back untouched, without an attempt. */
+static void an_expired_lease_publishes_nothing_more(void) {
+    ob_worker *w = make_worker();
+    env.owner.may_publish = f_may_publish;
+    lease_valid = 1;
+    ob_flow_init(&flow, 1, 5, 20);
+    add_rows(fake_db_last(), 3);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(fp.published, 1);
+    lease_valid = 0;
+    ack_all(w, 0);
+    CHECK_EQ(fp.published, 1);
+    expect_sql("UPDATE `outbox` SET status = 1");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.acked, 1);
+    CHECK_EQ(stats.released, 2);
+    CHECK_EQ(stats.failed, 0);
+    CHECK_EQ(stats.in_flight, 0);
+    close_worker(w);
+    ob_flow_init(&flow, 100, 5, 20);
+}
+
 /* No memory for the connection at start: the worker tries again later
  * and closes cleanly meanwhile. */
 static void no_memory_for_the_connection_is_retried(void) {
@@ -769,6 +838,9 @@ int main(void) {
     a_revoked_privilege_stops_claiming_until_granted();
     the_in_flight_gauge_stays_in_range();
     a_send_failure_counts_the_connection_down();
+    an_idle_connection_lost_is_made_again();
+    an_expired_lease_publishes_nothing_more();
+    a_connection_lost_while_publishing_is_counted_once();
     no_memory_for_the_connection_is_retried();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("ok\n");
