@@ -226,3 +226,13 @@ void ob_link_client_stop(ob_link *l, int leak) {
     }
     uv_close((uv_handle_t *)&l->async, ob_link_client_handle_closed);
 }
+
+int ob_link_client_unsubscribe(ob_link *l) {
+    if (l->nc == NULL)
+        return -1;
+    if (l->wake_sub)
+        natsSubscription_Unsubscribe(l->wake_sub);
+    if (l->sub)
+        natsSubscription_Unsubscribe(l->sub);
+    return 0;
+}

@@ -211,13 +211,8 @@ static void on_probe(uv_timer_t *t) {
 }
 
 static void close_conn(ob_link *l) {
-    if (l->nc == NULL)
-        return;
-    if (l->wake_sub)
-        natsSubscription_Unsubscribe(l->wake_sub);
-    if (l->sub)
-        natsSubscription_Unsubscribe(l->sub);
-    cut(l);
+    if (ob_link_client_unsubscribe(l) == 0)
+        cut(l);
 }
 
 static int start(ob_link *l) {

@@ -15,13 +15,8 @@ static int subscribe(ob_link *l) {
 }
 
 static void close_conn(ob_link *l) {
-    if (l->nc == NULL)
-        return;
-    if (l->wake_sub)
-        natsSubscription_Unsubscribe(l->wake_sub);
-    if (l->sub)
-        natsSubscription_Unsubscribe(l->sub);
-    natsConnection_Close(l->nc);
+    if (ob_link_client_unsubscribe(l) == 0)
+        natsConnection_Close(l->nc);
 }
 
 static int start(ob_link *l) {

@@ -256,6 +256,9 @@ int ob_link_client_request(ob_link *l, const char *subj, const char *reply, cons
                            size_t len, const char **why);
 const char *ob_link_client_last_error(ob_link *l);
 int ob_link_client_close_done(ob_link *l, int leak);
+/* Ends the subscriptions of the connection in use; -1 when there is none
+ * (nothing to close), else 0. */
+int ob_link_client_unsubscribe(ob_link *l);
 void ob_link_client_drop(ob_link *l);
 /* Shuts the mailbox, drops (or, leaking, forgets) the connection and
  * closes the async handle; a client with more handles closes them too. */
