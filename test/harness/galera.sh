@@ -25,3 +25,84 @@ GROOT() {
   eval "sock=\$OUTBOX_TEST_GALERA_SOCKET$n"
   "$OUTBOX_TEST_MARIADB_CLIENT" --no-defaults -uroot -S "$sock" -N -B "$@"
 }
+
+# galera_relays DB STREAM PREFIX WORK: a plain relay on each node, its log
+# WORK/relayN.log; their pids in `pids`, their HTTP ports in `ports`.
+galera_relays() {
+  local db=$1 stream=$2 prefix=$3 work=$4 n url
+  for n in 1 2 3; do
+    eval "url=\$OUTBOX_TEST_GALERA_URL$n"
+    "$OUTBOX_TEST_RELAY" --db "${url}$db" --nats "$OUTBOX_TEST_NATS_URL" --stream "$stream" \
+      --subject-prefix "$prefix" --no-progress --http 127.0.0.1:0 2>"$work/relay$n.log" &
+    pids+=($!)
+    ports+=("$(http_port "$work/relay$n.log")")
+  done
+}
+
+# galera_producers DB WORK NODE...: on each node named, a producer committing
+# 5,000 rows in 100 transactions of 50, in the background; pids in
+# `producers`. GALERA_PACE, when set, is a statement run after each.
+galera_producers() {
+  local db=$1 work=$2 n t sock; shift 2
+  producers=()
+  for n in "$@"; do
+    for t in $(seq 1 100); do
+      echo "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload)
+        SELECT outbox_uuid_v7(), 'order', CONCAT('n$n-$t-', seq), 'created',
+               JSON_OBJECT('node', $n, 'trx', $t, 'n', seq) FROM seq_1_to_50;"
+      [ -z "${GALERA_PACE:-}" ] || echo "$GALERA_PACE;"
+    done >"$work/produce$n.sql"
+    eval "sock=\$OUTBOX_TEST_GALERA_SOCKET$n"
+    "$OUTBOX_TEST_MARIADB_CLIENT" --no-defaults -uroot -S "$sock" "$db" <"$work/produce$n.sql" &
+    producers+=($!)
+  done
+}
+
+# galera_first_delivery DB: waits up to 30 s for a row processed.
+galera_first_delivery() {
+  local i
+  for i in $(seq 1 300); do
+    grep -q . <(GSQL 1 "$1" 'SELECT 1 FROM outbox WHERE status = 1 LIMIT 1') && return 0
+    sleep 0.1
+  done
+}
+
+# galera_drained DB: waits up to 60 s for no pending row (read on node 1).
+galera_drained() {
+  local i
+  for i in $(seq 1 600); do
+    [ "$(GSQL 1 "$1" 'SELECT COUNT(*) FROM outbox WHERE status = 0')" = 0 ] && return 0
+    sleep 0.1
+  done
+}
+
+# galera_stop WORK: SIGTERM to the relays of `pids`, each of which must exit 0.
+galera_stop() {
+  local n rc
+  for n in 1 2 3; do kill -TERM "${pids[n-1]}"; done
+  for n in 1 2 3; do
+    rc=0
+    wait "${pids[n-1]}" || rc=$?
+    assert_eq "$rc" 0 "exit status of the relay on node $n"
+    grep 'relay stopped' "$1/relay$n.log" | sed "s/^/    node $n: /"
+  done
+  pids=()
+}
+
+# galera_end DB STREAM ROWS WORK: every one of ROWS rows processed, none dead,
+# none charged an attempt, and each once in the stream.
+galera_end() {
+  local db=$1 stream=$2 rows=$3 work=$4 out summary
+  assert_eq "$(GSQL 1 "$db" 'SELECT COUNT(*) FROM outbox WHERE status = 1')" "$rows" "processed rows"
+  assert_eq "$(GSQL 1 "$db" 'SELECT COUNT(*) FROM outbox WHERE status = -1')" 0 "dead rows"
+  assert_eq "$(GSQL 1 "$db" 'SELECT COUNT(*) FROM outbox WHERE attempt_count > 0')" 0 \
+    "rows charged an attempt"
+  GSQL 1 "$db" "SELECT LOWER(CONCAT_WS('-', SUBSTR(HEX(id),1,8), SUBSTR(HEX(id),9,4),
+    SUBSTR(HEX(id),13,4), SUBSTR(HEX(id),17,4), SUBSTR(HEX(id),21))) FROM outbox" >"$work/ids"
+  out=$(streamcheck --stream "$stream" --subject '>' --expect-ids "$work/ids" || true)
+  summary=$(echo "$out" | grep '^messages=')
+  echo "$summary"
+  assert_eq "$(field "$summary" messages)" "$rows" "messages in the stream"
+  assert_eq "$(field "$summary" distinct)" "$rows" "distinct ids in the stream"
+  assert_eq "$(field "$(echo "$out" | grep '^expected=')" missing)" 0 "ids missing from the stream"
+}
