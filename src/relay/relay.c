@@ -233,7 +233,7 @@ void ob_relay_fatal(outbox_relay *r, const char *why) {
 static void relay_free(outbox_relay *r) {
     if (r == NULL)
         return;
-    for (int i = 0; i < r->nreaders; i++)
+    for (int i = 0; r->readers && i < r->nreaders; i++)
         if (r->readers[i].ops) /* NULL: creation stopped before it was made */
             r->readers[i].ops->free(r->readers[i].self);
     free(r->readers);

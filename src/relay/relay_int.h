@@ -1,9 +1,10 @@
 /*
  * The relay's private structure, shared by relay.c (life cycle, phases and
- * the glue between link and workers), relay_options.c (defaults, checks
- * and the copy of the options) and relay_order.c (the lease and the
- * workers' shares of the buckets). The workers, the link and the maintenance
- * timers do not see it: each gets what it needs through its own interface.
+ * the glue between link and readers), relay_options.c (defaults, checks
+ * and the copy of the options), relay_lease.c (the lease and the workers'
+ * shares of the buckets) and relay_cursor.c (cursor mode's lease and
+ * reader). The readers, the link and the maintenance timers do not see it:
+ * each gets what it needs through its own interface.
  */
 #ifndef OB_RELAY_INT_H
 #define OB_RELAY_INT_H
