@@ -86,7 +86,7 @@ struct outbox_relay {
         int readers_hold_lease;
     } order;
 
-    /* Cursor mode (cursor_relay.c): the reader in place of the workers,
+    /* Cursor mode (relay_cursor.c): the reader in place of the workers,
      * for what only it is told (the owned buckets). Borrowed: readers[0]
      * owns it. */
     ob_cursor *cursor;
