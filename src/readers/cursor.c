@@ -1587,3 +1587,56 @@ void ob_cursor_stop(ob_cursor *c, int now) {
 void ob_cursor_deadline(ob_cursor *c) {
     dispatch(c, CE_STOP_NOW);
 }
+
+/* --- the reader interface (reader.h) -------------------------------------- */
+
+static void reader_start(void *self) {
+    ob_cursor_start(self);
+}
+
+static void reader_stop(void *self, int now) {
+    ob_cursor_stop(self, now);
+}
+
+static void reader_halt(void *self) {
+    ob_cursor_halt(self);
+}
+
+static void reader_ack(void *self, const ob_ack *ack) {
+    ob_cursor_ack(self, ack);
+}
+
+static void reader_broker(void *self, int ready) {
+    ob_cursor_broker(self, ready);
+}
+
+static void reader_deadline(void *self) {
+    ob_cursor_deadline(self);
+}
+
+/* The cursor reader tells its owner of its drain itself (drained) and is
+ * the relay's only reader: no drain waits for its batch. */
+static int reader_busy(const void *self) {
+    (void)self;
+    return 0;
+}
+
+static const char *reader_refusal(const void *self) {
+    return ob_cursor_paused(self);
+}
+
+static void reader_free(void *self) {
+    ob_cursor_free(self);
+}
+
+const ob_reader_ops ob_cursor_reader_ops = {
+    .start = reader_start,
+    .stop = reader_stop,
+    .halt = reader_halt,
+    .ack = reader_ack,
+    .broker = reader_broker,
+    .deadline = reader_deadline,
+    .busy = reader_busy,
+    .refusal = reader_refusal,
+    .free = reader_free,
+};

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "reader.h"
 #include "worker.h"
 
 typedef struct ob_cursor ob_cursor;
@@ -86,5 +87,10 @@ void ob_cursor_free(ob_cursor *c);
 const char *ob_cursor_paused(const ob_cursor *c);
 /* The state's name, for logs and tests. */
 const char *ob_cursor_state_name(const ob_cursor *c);
+
+/* The cursor reader as a reader (reader.h): self is an ob_cursor; its
+ * publisher number (ack->worker) is cfg->index; busy is always 0 (it tells
+ * its owner of its drain itself); refusal is ob_cursor_paused. */
+extern const ob_reader_ops ob_cursor_reader_ops;
 
 #endif

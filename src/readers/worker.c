@@ -962,3 +962,53 @@ int ob_worker_busy(const ob_worker *w) {
         return 0;
     }
 }
+
+/* --- the reader interface (reader.h) -------------------------------------- */
+
+static void reader_start(void *self) {
+    ob_worker_start(self);
+}
+
+static void reader_stop(void *self, int now) {
+    ob_worker_stop(self, now);
+}
+
+static void reader_halt(void *self) {
+    ob_worker_halt(self);
+}
+
+static void reader_ack(void *self, const ob_ack *ack) {
+    ob_worker_ack(self, ack);
+}
+
+static void reader_broker(void *self, int ready) {
+    ob_worker_broker(self, ready);
+}
+
+static void reader_deadline(void *self) {
+    ob_worker_deadline(self);
+}
+
+static int reader_busy(const void *self) {
+    return ob_worker_busy(self);
+}
+
+static const char *reader_refusal(const void *self) {
+    return ob_worker_refusal(self);
+}
+
+static void reader_free(void *self) {
+    ob_worker_free(self);
+}
+
+const ob_reader_ops ob_worker_reader_ops = {
+    .start = reader_start,
+    .stop = reader_stop,
+    .halt = reader_halt,
+    .ack = reader_ack,
+    .broker = reader_broker,
+    .deadline = reader_deadline,
+    .busy = reader_busy,
+    .refusal = reader_refusal,
+    .free = reader_free,
+};

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "message.h"
 #include "outbox/relay.h"
+#include "reader.h"
 
 typedef struct ob_worker ob_worker;
 
@@ -145,5 +146,9 @@ int ob_worker_busy(const ob_worker *w);
 const char *ob_worker_refusal(const ob_worker *w);
 /* The state's name, for logs and tests. */
 const char *ob_worker_state_name(const ob_worker *w);
+
+/* The worker as a reader (reader.h): self is an ob_worker; its publisher
+ * number (ack->worker) is the index it was made with. */
+extern const ob_reader_ops ob_worker_reader_ops;
 
 #endif

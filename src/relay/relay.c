@@ -1,8 +1,9 @@
 /*
  * The relay handle: life cycle and phases, and the glue between the NATS
- * link, the workers and the maintenance timers.
+ * link, the readers (reader.h: the workers, or cursor mode's reader) and the
+ * maintenance timers.
  *
- *   CREATED --start--> RUNNING --stop--> STOPPING (workers, timers, lease closing)
+ *   CREATED --start--> RUNNING --stop--> STOPPING (readers, timers, lease closing)
  *      |                                    | the last of them closed
  *      | destroy                            v
  *      v                              CLOSING_LINK (link and shutdown timer closing)
@@ -14,7 +15,7 @@
  * callback, and only step() moves the phase on past STOPPING, so a child that
  * closes early or late can never unbalance the count. Every change of phase
  * goes through set_state(). Children never close behind the relay's back: on
- * a fatal error the workers halt and wait for the stop.
+ * a fatal error the readers halt and wait for the stop.
  */
 #include "relay_int.h"
 
@@ -99,8 +100,8 @@ static void owner_table_empty(void *data, ob_worker *w, const char *later, const
         return;
     /* Another worker may have committed its last batch without having seen
      * the answer yet: wait for it, so that the counters are final. */
-    for (int i = 0; i < r->nworkers; i++)
-        if (r->workers[i] != w && ob_worker_busy(r->workers[i]))
+    for (int i = 0; i < r->nreaders; i++)
+        if (r->readers[i].self != w && r->readers[i].ops->busy(r->readers[i].self))
             return;
     r->drained = 1;
     if (later && strcmp(later, "0") != 0)
@@ -133,7 +134,7 @@ static void owner_db_failed(void *data, ob_worker *w, unsigned err, const char *
 static void owner_closed(void *data, ob_worker *w) {
     (void)w;
     outbox_relay *r = data;
-    r->open_workers--;
+    r->open_readers--;
     step(r);
 }
 
@@ -141,10 +142,9 @@ static void owner_closed(void *data, ob_worker *w) {
 
 static void on_link_ack(void *data, const ob_ack *ack) {
     outbox_relay *r = data;
-    if (r->cursor)
-        ob_cursor_ack(r->cursor, ack);
-    else if (ack->worker < (uint32_t)r->nworkers)
-        ob_worker_ack(r->workers[ack->worker], ack);
+    /* A reader's index is its publisher number (relay_int.h). */
+    if (ack->worker < (uint32_t)r->nreaders)
+        r->readers[ack->worker].ops->ack(r->readers[ack->worker].self, ack);
 }
 
 static void on_link_ready(void *data, int ready) {
@@ -158,10 +158,8 @@ static void on_link_ready(void *data, int ready) {
             r->stats.broker_outages++;
         r->refusal_counted = episode;
     }
-    for (int i = 0; i < r->nworkers; i++)
-        ob_worker_broker(r->workers[i], ready);
-    if (r->cursor)
-        ob_cursor_broker(r->cursor, ready);
+    for (int i = 0; i < r->nreaders; i++)
+        r->readers[i].ops->broker(r->readers[i].self, ready);
 }
 
 static void on_link_wake(void *data) {
@@ -179,10 +177,8 @@ static void relay_fatal(outbox_relay *r, const char *why) {
     r->fatal = 1;
     snprintf(r->errmsg, sizeof(r->errmsg), "%s", why);
     OB_ERROR(&r->log, "relay cannot go on: %s", why);
-    for (int i = 0; i < r->nworkers; i++)
-        ob_worker_halt(r->workers[i]);
-    if (r->cursor)
-        ob_cursor_halt(r->cursor);
+    for (int i = 0; i < r->nreaders; i++)
+        r->readers[i].ops->halt(r->readers[i].self);
     if (r->o.on_fatal)
         r->o.on_fatal(r, why, r->o.fatal_data);
 }
@@ -237,10 +233,10 @@ void ob_relay_fatal(outbox_relay *r, const char *why) {
 static void relay_free(outbox_relay *r) {
     if (r == NULL)
         return;
-    for (int i = 0; i < r->nworkers; i++)
-        ob_worker_free(r->workers[i]);
-    free(r->workers);
-    ob_cursor_free(r->cursor);
+    for (int i = 0; r->readers && i < r->nreaders; i++)
+        if (r->readers[i].ops) /* NULL: creation stopped before it was made */
+            r->readers[i].ops->free(r->readers[i].self);
+    free(r->readers);
     if (r->watch && !r->watch_open)
         ob_cluster_watch_free(r->watch);
     free(r->ctable);
@@ -363,13 +359,16 @@ static int prepare(outbox_relay *r) {
         return -1;
     if (o->cursor) /* one reader in place of the workers */
         return ob_relay_cursor_prepare(r, ob_relay_fatal, ob_relay_step);
-    r->nworkers = o->leader ? 1 : o->connections; /* a leader reads in one seq order */
-    r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
-    if (r->workers == NULL || ob_relay_order_prepare(r, ob_relay_fatal, ob_relay_step) != 0)
+    r->nreaders = o->leader ? 1 : o->connections; /* a leader reads in one seq order */
+    r->readers = calloc((size_t)r->nreaders, sizeof(*r->readers));
+    if (r->readers == NULL || ob_relay_order_prepare(r, ob_relay_fatal, ob_relay_step) != 0)
         return -1;
-    for (int i = 0; i < r->nworkers; i++)
-        if ((r->workers[i] = ob_worker_new(e, i)) == NULL)
+    for (int i = 0; i < r->nreaders; i++) {
+        ob_worker *w = ob_worker_new(e, i); /* i: its publisher number */
+        if (w == NULL)
             return -1;
+        r->readers[i] = (ob_reader){&ob_worker_reader_ops, w};
+    }
     return 0;
 }
 
@@ -460,8 +459,7 @@ int outbox_relay_start(outbox_relay *r) {
     OB_INFO(&r->log,
             "relay starting: table %s, stream %s, subjects %s.<aggregate>.<event>, %d "
             "connection(s), batch %d%s, database %s, nats %s, doorbell %s",
-            r->o.table, r->o.stream, r->o.subject_prefix, r->cursor ? 1 : r->nworkers,
-            r->o.batch_size,
+            r->o.table, r->o.stream, r->o.subject_prefix, r->nreaders, r->o.batch_size,
             r->o.leader    ? ", leader mode (strict seq order while leading)"
             : r->o.ordered ? ", ordered per aggregate (bucket leases)"
             : r->o.cursor  ? ", cursor mode (bucket leases, reads without locks)"
@@ -474,13 +472,9 @@ int outbox_relay_start(outbox_relay *r) {
     r->shutdown_timer_open = 1;
     r->link_open = 1;
     ob_link_start(r->link);
-    for (int i = 0; i < r->nworkers; i++) {
-        r->open_workers++;
-        ob_worker_start(r->workers[i]);
-    }
-    if (r->cursor) {
-        r->open_workers++;
-        ob_cursor_start(r->cursor);
+    for (int i = 0; i < r->nreaders; i++) {
+        r->open_readers++;
+        r->readers[i].ops->start(r->readers[i].self);
     }
     if (r->timers) {
         r->timers_open = 1;
@@ -510,14 +504,17 @@ const char *outbox_relay_errmsg(const outbox_relay *r) {
 
 const char *outbox_relay_paused(const outbox_relay *r) {
     const char *why = r->link ? ob_link_refusal(r->link) : NULL;
-    if (why == NULL && r->cursor)
-        why = ob_cursor_paused(r->cursor);
-    for (int i = 0; why == NULL && i < r->nworkers; i++)
-        why = r->workers[i] ? ob_worker_refusal(r->workers[i]) : NULL;
+    for (int i = 0; why == NULL && i < r->nreaders; i++)
+        why = r->readers[i].self ? r->readers[i].ops->refusal(r->readers[i].self) : NULL;
     return why;
 }
 
 /* --- stopping ------------------------------------------------------------ */
+
+static void stop_readers(outbox_relay *r, int now) {
+    for (int i = 0; i < r->nreaders; i++)
+        r->readers[i].ops->stop(r->readers[i].self, now);
+}
 
 /* Once a stop has waited this long past the shutdown timeout, whatever is
  * still waiting (on a frozen database, say) is dropped. */
@@ -531,20 +528,15 @@ static void on_shutdown_deadline(uv_timer_t *t) {
         OB_WARN(&r->log, "shutdown: still waiting on the database after the shutdown timeout; "
                          "dropping open transactions (their rows will be delivered again)");
         r->hard_stop = 1;
-        for (int i = 0; i < r->nworkers; i++)
-            ob_worker_stop(r->workers[i], 1);
-        if (r->cursor)
-            ob_cursor_stop(r->cursor, 1);
+        stop_readers(r, 1);
         return;
     }
     r->past_deadline = 1;
     if (r->stats.in_flight)
         OB_WARN(&r->log, "shutdown: %u publish(es) still unacked after %u ms; giving them back",
                 r->stats.in_flight, r->o.shutdown_timeout_ms);
-    for (int i = 0; i < r->nworkers; i++)
-        ob_worker_deadline(r->workers[i]);
-    if (r->cursor)
-        ob_cursor_deadline(r->cursor);
+    for (int i = 0; i < r->nreaders; i++)
+        r->readers[i].ops->deadline(r->readers[i].self);
     uv_timer_start(&r->shutdown_timer, on_shutdown_deadline, SHUTDOWN_GRACE_MS, 0);
 }
 
@@ -567,11 +559,11 @@ static void timers_closed(void *data) {
     step(r);
 }
 
-/* Moves the phase on when the children it waits for are closed. Workers and
- * timers close first (the workers may still need NATS while they finish),
+/* Moves the phase on when the children it waits for are closed. Readers and
+ * timers close first (the readers may still need NATS while they finish),
  * then the link and the shutdown timer. */
 static void step(outbox_relay *r) {
-    if (r->phase == R_STOPPING && r->open_workers == 0 && !r->timers_open && !r->order.lease_open &&
+    if (r->phase == R_STOPPING && r->open_readers == 0 && !r->timers_open && !r->order.lease_open &&
         !r->watch_open) {
         set_state(r, R_CLOSING_LINK);
         uv_close((uv_handle_t *)&r->shutdown_timer, shutdown_timer_closed);
@@ -607,10 +599,7 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
             r->hard_stop = 1;
             OB_WARN(&r->log, "stopping now: open transactions are dropped and their rows will "
                              "be delivered again");
-            for (int i = 0; i < r->nworkers; i++)
-                ob_worker_stop(r->workers[i], 1);
-            if (r->cursor)
-                ob_cursor_stop(r->cursor, 1);
+            stop_readers(r, 1);
         }
         return OUTBOX_OK;
     }
@@ -625,14 +614,14 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
         ob_timers_stop(r->timers, timers_closed, r);
     if (r->watch_open)
         ob_cluster_watch_close(r->watch);
-    if (!r->cursor) /* cursor mode: the lease closes after the reader (cursor_relay.c) */
+    /* The modes differ here only (relay_int.h, order.readers_hold_lease):
+     * readers that write under the lease to their end have it closed after
+     * them (relay_cursor.c); and if it never started they own nothing and
+     * have nothing to write, so they need not wait for a lease to finish
+     * with. */
+    if (!r->order.readers_hold_lease)
         ob_relay_order_stop(r);
-    for (int i = 0; i < r->nworkers; i++)
-        ob_worker_stop(r->workers[i], 0);
-    /* A reader whose lease never started owns nothing and has nothing to
-     * write: it need not wait for a lease to finish with. */
-    if (r->cursor)
-        ob_cursor_stop(r->cursor, !r->locks_started);
+    stop_readers(r, r->order.readers_hold_lease && !r->locks_started);
     step(r); /* nothing may have been open */
     return OUTBOX_OK;
 }

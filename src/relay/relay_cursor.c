@@ -8,6 +8,7 @@
 #include "relay_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cursor.h"
@@ -54,7 +55,7 @@ static void c_fatal(void *data, const char *why) {
  * reader's last cursor write is made while the buckets are still its own. */
 static void c_closed(void *data) {
     outbox_relay *r = data;
-    r->open_workers--;
+    r->open_readers--;
     ob_relay_order_stop(r);
     r->order.closed(r);
 }
@@ -63,6 +64,7 @@ int ob_relay_cursor_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, cons
                             void (*closed)(outbox_relay *r)) {
     r->order.fatal = fatal;
     r->order.closed = closed;
+    r->order.readers_hold_lease = 1;
     r->stats.buckets_total = OB_BUCKETS;
     ob_buf ct = OB_BUF_INIT;
     ob_cursor_table_name(&ct, r->o.table);
@@ -90,6 +92,13 @@ int ob_relay_cursor_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, cons
     cc.index = 0;
     ob_cursor_owner co = {
         c_lease_valid, c_lease_session, c_drain_wanted, c_drained, c_fatal, c_closed, r};
+    r->readers = calloc(1, sizeof(*r->readers));
+    if (r->readers == NULL)
+        return -1;
     r->cursor = ob_cursor_new(&cc, &co);
-    return r->cursor ? 0 : -1;
+    if (r->cursor == NULL)
+        return -1;
+    r->readers[0] = (ob_reader){&ob_cursor_reader_ops, r->cursor};
+    r->nreaders = 1; /* its publisher number, cc.index */
+    return 0;
 }

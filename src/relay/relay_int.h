@@ -1,9 +1,10 @@
 /*
  * The relay's private structure, shared by relay.c (life cycle, phases and
- * the glue between link and workers), relay_options.c (defaults, checks
- * and the copy of the options) and relay_order.c (the lease and the
- * workers' shares of the buckets). The workers, the link and the maintenance
- * timers do not see it: each gets what it needs through its own interface.
+ * the glue between link and readers), relay_options.c (defaults, checks
+ * and the copy of the options), relay_lease.c (the lease and the workers'
+ * shares of the buckets) and relay_cursor.c (cursor mode's lease and
+ * reader). The readers, the link and the maintenance timers do not see it:
+ * each gets what it needs through its own interface.
  */
 #ifndef OB_RELAY_INT_H
 #define OB_RELAY_INT_H
@@ -17,6 +18,7 @@
 #include "link.h"
 #include "log.h"
 #include "outbox/relay.h"
+#include "reader.h"
 #include "relay_maint.h"
 #include "url.h"
 #include "worker.h"
@@ -24,8 +26,8 @@
 typedef enum relay_phase {
     R_CREATED,      /* options checked; nothing on the loop yet */
     R_RUNNING,      /* handles on the loop, claiming rows */
-    R_STOPPING,     /* no new claims; waiting for the workers and the timers to close */
-    R_CLOSING_LINK, /* workers closed; waiting for the link and the shutdown timer */
+    R_STOPPING,     /* no new claims; waiting for the readers and the timers to close */
+    R_CLOSING_LINK, /* readers closed; waiting for the link and the shutdown timer */
     R_STOPPED       /* every handle closed; only destroy is left */
 } relay_phase;
 
@@ -50,8 +52,12 @@ struct outbox_relay {
     int any_fetched;
     ob_flow flow;
     ob_link *link;
-    ob_worker **workers;
-    int nworkers;
+    /* The readers: `connections` workers (one in leader mode), or cursor
+     * mode's one reader. Owned: each is freed with its ops' free. A
+     * reader's index is its publisher number, so an ack goes to
+     * readers[ack->worker]. */
+    ob_reader *readers;
+    int nreaders;
     ob_timers *timers;
     outbox_stats stats;
 
@@ -72,9 +78,17 @@ struct outbox_relay {
          * relay.c by name, so the pair calls in one direction. */
         void (*fatal)(outbox_relay *r, const char *why);
         void (*closed)(outbox_relay *r); /* the lease closed: step the phase */
+        /* Cursor mode (set by its prepare): the readers write under the
+         * lease to their end, so the lease closes after them (relay_cursor.c)
+         * rather than at the stop, and a graceful stop before the lease
+         * started stops them at once (they own nothing to write). The one
+         * difference of the modes the stop sees. */
+        int readers_hold_lease;
     } order;
 
-    /* Cursor mode (cursor_relay.c): the reader in place of the workers. */
+    /* Cursor mode (relay_cursor.c): the reader in place of the workers,
+     * for what only it is told (the owned buckets). Borrowed: readers[0]
+     * owns it. */
     ob_cursor *cursor;
     char *ctable; /* the cursor table's name */
 
@@ -93,7 +107,7 @@ struct outbox_relay {
 
     /* Children on the loop, counted when started and counted down in their
      * close callbacks, whatever the phase. */
-    int open_workers;
+    int open_readers;
     int timers_open;
     int link_open;
     int shutdown_timer_open;

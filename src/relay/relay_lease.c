@@ -96,16 +96,16 @@ static size_t fetch_sql(void *data, uint32_t index, int limit, const char **sql)
 static void deal(outbox_relay *r) {
     uint64_t owned = r->order.owned, readable = owned & r->order.ready;
     int rank = 0;
-    for (int i = 0; i < r->nworkers; i++)
+    for (int i = 0; i < r->nreaders; i++)
         r->order.share[i] = 0;
     if (r->o.leader) {
         r->order.share[0] = readable == owned ? owned : 0;
     } else {
         for (int k = 0; k < OB_BUCKETS; k++)
             if (readable >> k & 1)
-                r->order.share[rank++ % r->nworkers] |= 1ULL << k;
+                r->order.share[rank++ % r->nreaders] |= 1ULL << k;
     }
-    for (int i = 0; i < r->nworkers; i++)
+    for (int i = 0; i < r->nreaders; i++)
         r->order.built[i] = 0; /* rebuilt at the worker's next fetch */
     /* Newly readable buckets may hold rows: idle workers look at once. */
     ob_flow_wake_all(&r->flow, NULL);
@@ -233,11 +233,11 @@ int ob_relay_order_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const
     r->stats.buckets_total = OB_BUCKETS;
     /* The byte budget is shared by the workers there are (one in leader
      * mode, whatever --connections says). */
-    e->fetch_bytes = r->o.max_in_flight_bytes / (uint64_t)r->nworkers;
-    r->order.share = calloc((size_t)r->nworkers, sizeof(uint64_t));
-    r->order.sql = calloc((size_t)r->nworkers, sizeof(ob_buf));
-    r->order.built = calloc((size_t)r->nworkers, sizeof(int));
-    r->order.turn = calloc((size_t)r->nworkers, sizeof(unsigned));
+    e->fetch_bytes = r->o.max_in_flight_bytes / (uint64_t)r->nreaders;
+    r->order.share = calloc((size_t)r->nreaders, sizeof(uint64_t));
+    r->order.sql = calloc((size_t)r->nreaders, sizeof(ob_buf));
+    r->order.built = calloc((size_t)r->nreaders, sizeof(int));
+    r->order.turn = calloc((size_t)r->nreaders, sizeof(unsigned));
     if (r->order.share == NULL || r->order.sql == NULL || r->order.built == NULL ||
         r->order.turn == NULL)
         return -1;
@@ -266,7 +266,7 @@ void ob_relay_order_free(outbox_relay *r) {
     if (r->order.lease && !r->order.lease_open)
         ob_lease_free(r->order.lease);
     if (r->order.sql)
-        for (int i = 0; i < r->nworkers; i++)
+        for (int i = 0; i < r->nreaders; i++)
             ob_buf_free(&r->order.sql[i]);
     free(r->order.sql);
     free(r->order.built);

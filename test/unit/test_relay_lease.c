@@ -76,7 +76,7 @@ static void an_expired_lease_fetches_and_publishes_nothing(void) {
     r.o.max_in_flight_bytes = 1 << 20;
     r.qtable = "`db`.`outbox`";
     r.db.database = "db";
-    r.nworkers = 1;
+    r.nreaders = 1;
     ob_flow_init(&r.flow, 100, 5, 20);
     CHECK_EQ(ob_relay_order_prepare(&r, r_fatal, r_closed), 0);
     ob_relay_order_start(&r);

@@ -105,7 +105,8 @@ static outbox_stats stats;
 static ob_worker_env env;
 static ob_log quiet = {NULL, NULL, OUTBOX_LOG_ERROR};
 
-static ob_worker *make_worker(void) {
+/* A worker made, not started. */
+static ob_worker *new_worker(void) {
     memset(&fp, 0, sizeof(fp));
     memset(&stats, 0, sizeof(stats));
     fp.ready = 1;
@@ -141,7 +142,11 @@ static ob_worker *make_worker(void) {
     env.flow = &flow;
     env.stats = &stats;
     ob_flow_init(&flow, 100, 5, 20);
-    ob_worker *w = ob_worker_new(&env, 0);
+    return ob_worker_new(&env, 0);
+}
+
+static ob_worker *make_worker(void) {
+    ob_worker *w = new_worker();
     ob_worker_start(w);
     CHECK_EQ(fake_db_pending(fake_db_last()), FAKE_CONNECT);
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
@@ -336,6 +341,36 @@ static void a_graceful_stop_ends_the_batch_then_closes(void) {
     uv_run(&loop, UV_RUN_DEFAULT);
     CHECK_EQ(fp.closed, 1);
     ob_worker_free(w);
+}
+
+/* The relay reaches its readers through reader.h's table only: the
+ * worker's table runs the worker's batch cycle, from the start to the free. */
+static void the_reader_table_drives_the_worker(void) {
+    ob_reader rd = {&ob_worker_reader_ops, new_worker()};
+    rd.ops->start(rd.self);
+    CHECK_EQ(fake_db_pending(fake_db_last()), FAKE_CONNECT);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    expect_sql("START TRANSACTION");
+    CHECK_EQ(rd.ops->busy(rd.self), 1);
+    add_rows(fake_db_last(), 2);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(fp.published, 2);
+    rd.ops->broker(rd.self, 1);
+    for (int i = 0; i < fp.published; i++) {
+        ob_ack a = {.gen = fp.gen[i], .slot = fp.slot[i], .result = OB_ACKED_STORED};
+        rd.ops->ack(rd.self, &a);
+    }
+    expect_sql("UPDATE `outbox` SET status = 1");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.acked, 2);
+    CHECK_EQ(rd.ops->busy(rd.self), 0);
+    CHECK(rd.ops->refusal(rd.self) == NULL);
+    rd.ops->halt(rd.self);
+    CHECK_STR(ob_worker_state_name(rd.self), "halted");
+    rd.ops->stop(rd.self, 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ(fp.closed, 1);
+    rd.ops->free(rd.self);
 }
 
 static void a_deadlock_retries_at_once(void) {
@@ -824,6 +859,7 @@ int main(void) {
     an_unanswered_row_of_a_live_broker_fails();
     an_unanswered_row_during_an_election_costs_nothing();
     a_graceful_stop_ends_the_batch_then_closes();
+    the_reader_table_drives_the_worker();
     a_deadlock_retries_at_once();
     a_halt_parks_the_worker_until_the_stop();
     an_empty_fetch_makes_the_worker_the_scout();
