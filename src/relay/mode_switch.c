@@ -1,6 +1,6 @@
 /*
  * The conversion of buckets from cursor mode to the ordered modes (see
- * cursor_switch.h for what it does and why it is safe to stop anywhere).
+ * mode_switch.h for what it does and why it is safe to stop anywhere).
  *
  * The state machine; every change goes through set_state():
  *

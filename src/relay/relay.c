@@ -95,7 +95,7 @@ static void owner_table_empty(void *data, ob_worker *w, const char *later, const
      * another mode shares the table: a drain refused then must exit 1. */
     if (r->order.lease && !ob_lease_checked(r->order.lease))
         return;
-    /* Nor while owned buckets wait to leave cursor mode (relay_order.c). */
+    /* Nor while owned buckets wait to leave cursor mode (relay_lease.c). */
     if (r->order.owned & ~r->order.ready && r->order.sw)
         return;
     /* Another worker may have committed its last batch without having seen

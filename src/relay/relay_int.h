@@ -61,7 +61,7 @@ struct outbox_relay {
     ob_timers *timers;
     outbox_stats stats;
 
-    /* Ordered and leader modes (relay_order.c). */
+    /* Ordered and leader modes (relay_lease.c). */
     struct {
         ob_lease *lease;
         int lease_open;  /* started and not yet closed */
@@ -70,11 +70,11 @@ struct outbox_relay {
         int *built;      /* per worker: the row limit sql was built for, 0 to rebuild */
         unsigned *turn;  /* per worker: the round robin over its buckets */
         char base[32];   /* the lease's lock name prefix */
-        /* Ordered modes: buckets leaving cursor mode (relay_order.c). */
+        /* Ordered modes: buckets leaving cursor mode (relay_lease.c). */
         struct ob_cursor_switch *sw;
         uint64_t owned; /* the buckets the lease gives */
         uint64_t ready; /* the buckets known to have no cursor row: only these are read */
-        /* relay.c's, handed down at prepare: relay_order calls nothing of
+        /* relay.c's, handed down at prepare: relay_lease.c calls nothing of
          * relay.c by name, so the pair calls in one direction. */
         void (*fatal)(outbox_relay *r, const char *why);
         void (*closed)(outbox_relay *r); /* the lease closed: step the phase */
@@ -121,7 +121,7 @@ void ob_relay_fatal(outbox_relay *r, const char *why);
 /* Moves the phase on when the children it waits for are closed. */
 void ob_relay_step(outbox_relay *r);
 
-/* relay_order.c, called by relay.c only (it calls back through the two
+/* relay_lease.c, called by relay.c only (it calls back through the two
  * functions given to prepare). In the unordered mode only the mode check. */
 /* Sets up the workers' ordered fetches and the lease; before the workers
  * are made. `fatal` stops the relay with a cause; `closed` tells it the
@@ -137,7 +137,7 @@ void ob_relay_order_free(outbox_relay *r);
  * r->order.base. NULL out of memory. */
 ob_lease *ob_relay_make_lease(outbox_relay *r, void (*changed)(void *data, uint64_t owned));
 
-/* cursor_relay.c, called by relay.c only: cursor mode's lease and reader
+/* relay_cursor.c, called by relay.c only: cursor mode's lease and reader
  * (r->cursor), made in place of ob_relay_order_prepare's. Returns 0, or -1
  * when out of memory. */
 int ob_relay_cursor_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),

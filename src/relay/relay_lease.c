@@ -20,7 +20,7 @@
  * nothing: by the time another instance may end this one, it has stopped.
  *
  * Cursor mode's buckets: a bucket the lease gives is read only once the
- * cursor switch (cursor_switch.h) has found no cursor row for it, or has
+ * cursor switch (mode_switch.h) has found no cursor row for it, or has
  * converted its rows to the ordered modes' meaning and deleted the row.
  */
 #include "relay_int.h"
