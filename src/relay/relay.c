@@ -209,7 +209,7 @@ static void on_cluster(void *data, const ob_cluster *c, int fresh) {
     }
     if (!r->locks_started) {
         r->locks_started = 1;
-        ob_relay_order_start(r);
+        ob_relay_lease_start(r);
     }
 }
 
@@ -241,7 +241,7 @@ static void relay_free(outbox_relay *r) {
         ob_cluster_watch_free(r->watch);
     free(r->ctable);
     ob_timers_free(r->timers);
-    ob_relay_order_free(r);
+    ob_relay_lease_free(r);
     ob_db_url_free(&r->db);
     free(r->qtable);
     free(r->ce_source);
@@ -361,7 +361,7 @@ static int prepare(outbox_relay *r) {
         return ob_relay_cursor_prepare(r, ob_relay_fatal, ob_relay_step);
     r->nreaders = o->leader ? 1 : o->connections; /* a leader reads in one seq order */
     r->readers = calloc((size_t)r->nreaders, sizeof(*r->readers));
-    if (r->readers == NULL || ob_relay_order_prepare(r, ob_relay_fatal, ob_relay_step) != 0)
+    if (r->readers == NULL || ob_relay_lease_prepare(r, ob_relay_fatal, ob_relay_step) != 0)
         return -1;
     for (int i = 0; i < r->nreaders; i++) {
         ob_worker *w = ob_worker_new(e, i); /* i: its publisher number */
@@ -486,7 +486,7 @@ int outbox_relay_start(outbox_relay *r) {
      * starts at once. The others wait for the watch (on_cluster). */
     if (cluster_mode(r) == OB_CLUSTER_PLAIN) {
         r->locks_started = 1;
-        ob_relay_order_start(r);
+        ob_relay_lease_start(r);
     }
     return OUTBOX_OK;
 }
@@ -620,7 +620,7 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
      * have nothing to write, so they need not wait for a lease to finish
      * with. */
     if (!r->order.readers_hold_lease)
-        ob_relay_order_stop(r);
+        ob_relay_lease_stop(r);
     stop_readers(r, r->order.readers_hold_lease && !r->locks_started);
     step(r); /* nothing may have been open */
     return OUTBOX_OK;

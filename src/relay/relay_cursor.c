@@ -56,7 +56,7 @@ static void c_fatal(void *data, const char *why) {
 static void c_closed(void *data) {
     outbox_relay *r = data;
     r->open_readers--;
-    ob_relay_order_stop(r);
+    ob_relay_lease_stop(r);
     r->order.closed(r);
 }
 

@@ -126,11 +126,11 @@ void ob_relay_step(outbox_relay *r);
 /* Sets up the workers' ordered fetches and the lease; before the workers
  * are made. `fatal` stops the relay with a cause; `closed` tells it the
  * lease is closed. Returns 0, or -1 when out of memory. */
-int ob_relay_order_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),
+int ob_relay_lease_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),
                            void (*closed)(outbox_relay *r));
-void ob_relay_order_start(outbox_relay *r);
-void ob_relay_order_stop(outbox_relay *r);
-void ob_relay_order_free(outbox_relay *r);
+void ob_relay_lease_start(outbox_relay *r);
+void ob_relay_lease_stop(outbox_relay *r);
+void ob_relay_lease_free(outbox_relay *r);
 /* The lease of this relay's mode (plain when unordered, the presence lock
  * 'c' in cursor mode), telling `changed` of the owned buckets; a fatal
  * error and the close go to r->order's fatal and closed. Sets
@@ -138,7 +138,7 @@ void ob_relay_order_free(outbox_relay *r);
 ob_lease *ob_relay_make_lease(outbox_relay *r, void (*changed)(void *data, uint64_t owned));
 
 /* relay_cursor.c, called by relay.c only: cursor mode's lease and reader
- * (r->cursor), made in place of ob_relay_order_prepare's. Returns 0, or -1
+ * (r->cursor), made in place of ob_relay_lease_prepare's. Returns 0, or -1
  * when out of memory. */
 int ob_relay_cursor_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),
                             void (*closed)(outbox_relay *r));

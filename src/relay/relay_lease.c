@@ -217,7 +217,7 @@ static ob_lease *make_lease(outbox_relay *r) {
     return ob_relay_make_lease(r, lease_changed);
 }
 
-int ob_relay_order_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),
+int ob_relay_lease_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),
                            void (*closed)(outbox_relay *r)) {
     r->order.fatal = fatal;
     r->order.closed = closed;
@@ -246,7 +246,7 @@ int ob_relay_order_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const
     return r->order.lease ? 0 : -1;
 }
 
-void ob_relay_order_start(outbox_relay *r) {
+void ob_relay_lease_start(outbox_relay *r) {
     if (r->order.lease == NULL)
         return;
     r->order.lease_open = 1;
@@ -255,14 +255,14 @@ void ob_relay_order_start(outbox_relay *r) {
     ob_lease_start(r->order.lease);
 }
 
-void ob_relay_order_stop(outbox_relay *r) {
+void ob_relay_lease_stop(outbox_relay *r) {
     if (r->order.lease_open && r->order.sw)
         ob_cursor_switch_close(r->order.sw);
     if (r->order.lease_open && r->order.lease)
         ob_lease_close(r->order.lease);
 }
 
-void ob_relay_order_free(outbox_relay *r) {
+void ob_relay_lease_free(outbox_relay *r) {
     if (r->order.lease && !r->order.lease_open)
         ob_lease_free(r->order.lease);
     if (r->order.sql)

@@ -78,8 +78,8 @@ static void an_expired_lease_fetches_and_publishes_nothing(void) {
     r.db.database = "db";
     r.nreaders = 1;
     ob_flow_init(&r.flow, 100, 5, 20);
-    CHECK_EQ(ob_relay_order_prepare(&r, r_fatal, r_closed), 0);
-    ob_relay_order_start(&r);
+    CHECK_EQ(ob_relay_lease_prepare(&r, r_fatal, r_closed), 0);
+    ob_relay_lease_start(&r);
     ob_db *lease = fake_db_last();
     wait_pending(lease, FAKE_CONNECT);
     fake_db_complete(lease, 1, 0, NULL, 0);
@@ -119,12 +119,12 @@ static void an_expired_lease_fetches_and_publishes_nothing(void) {
     CHECK(may_publish());
     CHECK_CONTAINS(fetch(), "FOR UPDATE");
 
-    ob_relay_order_stop(&r);
+    ob_relay_lease_stop(&r);
     for (int i = 0; i < 20 && !closes; i++)
         uv_run(&loop, UV_RUN_NOWAIT);
     CHECK_EQ(closes, 1);
     CHECK_EQ(fatals, 0);
-    ob_relay_order_free(&r);
+    ob_relay_lease_free(&r);
 }
 
 int main(void) {
