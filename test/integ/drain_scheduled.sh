@@ -29,17 +29,22 @@ summary=$(stream_summary $stream)
 assert_eq "$(field "$summary" messages)" 200 "messages in the stream"
 
 # A retry within the backoff is waited for: a row whose subject no stream
-# takes fails, waits 300 ms, fails again and goes dead (2 attempts) before
-# --drain exits; the drain says what it waits for meanwhile.
+# takes, while the stream takes the others' (so the row is at fault, not the
+# broker), fails, waits 300 ms, fails again and goes dead (2 attempts)
+# before --drain exits; the drain says what it waits for meanwhile.
 db_fresh $db
+stream_delete $stream # its subjects would overlap the next one's
+stream_delete ${stream}_R
+streamcheck --stream ${stream}_R --create "$prefix.order.>"
 seed $db 20 128
 sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload)
-  VALUES (outbox_uuid_v7(), 'order', 'retry', 'created', '{}')"
-relay_bg "$work/relay2.log" $db $stream nostream$prefix --drain --max-attempts 2 \
+  VALUES (outbox_uuid_v7(), 'invoice', 'retry', 'created', '{}')"
+relay_bg "$work/relay2.log" $db ${stream}_R $prefix --drain --max-attempts 2 \
   --backoff fixed --backoff-base 300ms --backoff-max 300ms --backoff-jitter 0
 wait_exit $RELAY_PID 60
 assert_eq "$WAIT_RC" 0 "exit status of --drain with retries to wait for"
-assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = -1 AND attempt_count = 2')" 21 \
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 20 "rows the stream takes"
+assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = -1 AND attempt_count = 2')" 1 \
   "rows dead after both attempts before the drain ended"
 grep -q "draining: waiting for" "$work/relay2.log" ||
   { show_log "$work/relay2.log" 10; fail "the drain logs what it waits for"; }
