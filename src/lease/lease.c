@@ -285,8 +285,8 @@ static void idle_sessions(ob_lease *l, int nulls) {
         ob_buf_printf(&l->sql, "SELECT IS_USED_LOCK('%s:leader')", l->cfg.base);
     else
         ob_buf_printf(&l->sql,
-                      "SELECT IS_USED_LOCK(CONCAT('%s:b', seq)) FROM seq_0_to_%d UNION SELECT "
-                      "IS_USED_LOCK(CONCAT('%s:%c', seq)) FROM seq_0_to_%d",
+                      "SELECT IS_USED_LOCK(CONCAT('%s:b', seq)) FROM " OB_SQL_SEQ_0_TO
+                      " UNION SELECT IS_USED_LOCK(CONCAT('%s:%c', seq)) FROM " OB_SQL_SEQ_0_TO,
                       l->cfg.base, OB_BUCKETS - 1, l->cfg.base, own_mode(l), OB_BUCKETS - 1);
     ob_buf_puts(&l->sql, ")");
 }

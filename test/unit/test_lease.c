@@ -13,6 +13,7 @@
 #include "check.h"
 #include "fake_db.h"
 #include "lease.h"
+#include "sql.h"
 
 typedef struct seen {
     int changed;
@@ -234,11 +235,11 @@ static void test_ordered_stale(void) {
           NULL);
     /* The idle sessions read are the holders of buckets and presence locks
      * alone (issue 29: 64 other idle sessions hid a frozen owner). */
-    char want[256];
+    char want[512];
     snprintf(want, sizeof(want),
-             "AND ID IN (SELECT IS_USED_LOCK(CONCAT('%s:b', seq)) FROM seq_0_to_63 UNION SELECT "
-             "IS_USED_LOCK(CONCAT('%s:m', seq)) FROM seq_0_to_63)",
-             base(), base());
+             "AND ID IN (SELECT IS_USED_LOCK(CONCAT('%s:b', seq)) FROM " OB_SQL_SEQ_0_TO
+             " UNION SELECT IS_USED_LOCK(CONCAT('%s:m', seq)) FROM " OB_SQL_SEQ_0_TO ")",
+             base(), 63, base(), 63);
     CHECK(strstr(fake_db_sql(db), want) != NULL);
     row(db, 0, "0", "5", "5", NULL); /* bucket 0 and a presence lock: session 5, live */
     row(db, 0, "1", "6", "6", NULL); /* bucket 1: session 6, silent */
