@@ -58,6 +58,14 @@
  * A change of the owned buckets waits until nothing is in flight, then
  * loads the cursors again and reads on from the lowest of them, skipping
  * each bucket's rows at or below its own cursor.
+ *
+ * This file is the state machine: it sends every statement and makes every
+ * change of state. The files of its concerns (cursor_int.h) build the
+ * statements and take their results, and are called from here only:
+ * cursor_batch.c (the batches being published), cursor_checks.c (the
+ * checked assumptions and refused grants), cursor_read.c (the cursors'
+ * load, a bucket's initialisation, the reads and the retry lane) and
+ * cursor_finish.c (finishing a batch, moving the cursors).
  */
 #include "cursor.h"
 
@@ -201,7 +209,7 @@ static void connect_db(ob_cursor *c) {
     }
 }
 
-/* --- checked assumptions (cursor_fit.h) --------------------------------- */
+/* --- checked assumptions (cursor_checks.c, cursor_fit.h) ---------------- */
 
 static void fatal(ob_cursor *c, const char *why);
 
@@ -729,11 +737,8 @@ ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *own
     snprintf(c->pw.name, sizeof(c->pw.name), "cursor");
     c->pw.fm.on_capacity = on_capacity;
     c->pw.fm.on_wake = on_wake;
-    int cap = c->env.batch_size;
     ob_retry_init(&c->retry, 250, 5000);
-    if (ob_batch_init(&c->pw.batch, cap, OB_ORDER_AGGREGATE) != 0 ||
-        ob_batch_init(&c->next, cap, OB_ORDER_AGGREGATE) != 0 ||
-        ob_cursor_extras_init(&c->cur_x, cap) || ob_cursor_extras_init(&c->next_x, cap)) {
+    if (ob_cursor_batches_init(c, c->env.batch_size) != 0) {
         ob_cursor_free(c);
         return NULL;
     }
@@ -743,10 +748,7 @@ ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *own
 void ob_cursor_free(ob_cursor *c) {
     if (c == NULL)
         return;
-    ob_batch_free(&c->pw.batch);
-    ob_batch_free(&c->next);
-    ob_cursor_extras_free(&c->cur_x);
-    ob_cursor_extras_free(&c->next_x);
+    ob_cursor_batches_free(c);
     ob_gaps_free(&c->gaps);
     ob_held_free(&c->held);
     ob_buf_free(&c->sql);

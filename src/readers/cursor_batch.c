@@ -13,16 +13,31 @@ int ob_cursor_may_publish(void *data) {
            c->own.lease_valid(c->own.data);
 }
 
-int ob_cursor_extras_init(extras *x, int cap) {
+static int extras_init(extras *x, int cap) {
     x->seq = calloc((size_t)cap, sizeof(*x->seq));
     x->bucket = calloc((size_t)cap, sizeof(*x->bucket));
     return x->seq && x->bucket ? 0 : -1;
 }
 
-void ob_cursor_extras_free(extras *x) {
+static void extras_free(extras *x) {
     free(x->seq);
     free(x->bucket);
     ob_buf_free(&x->arena);
+}
+
+int ob_cursor_batches_init(ob_cursor *c, int cap) {
+    if (ob_batch_init(&c->pw.batch, cap, OB_ORDER_AGGREGATE) != 0 ||
+        ob_batch_init(&c->next, cap, OB_ORDER_AGGREGATE) != 0 || extras_init(&c->cur_x, cap) ||
+        extras_init(&c->next_x, cap))
+        return -1;
+    return 0;
+}
+
+void ob_cursor_batches_free(ob_cursor *c) {
+    ob_batch_free(&c->pw.batch);
+    ob_batch_free(&c->next);
+    extras_free(&c->cur_x);
+    extras_free(&c->next_x);
 }
 
 /* Copies the fields of the batch's rows out of the result. Returns 0, or

@@ -156,9 +156,10 @@ static inline uint64_t min_u64(uint64_t a, uint64_t b) {
 /* The reader's may_publish (ob_worker_owner): not halted, stopped now,
  * paused, or without a proven lease. data: the ob_cursor. */
 int ob_cursor_may_publish(void *data);
-/* Returns 0, or -1 out of memory. */
-int ob_cursor_extras_init(extras *x, int cap);
-void ob_cursor_extras_free(extras *x);
+/* The two batches (cap rows each) and their extras. Returns 0, or -1 out
+ * of memory (ob_cursor_batches_free frees what was made). */
+int ob_cursor_batches_init(ob_cursor *c, int cap);
+void ob_cursor_batches_free(ob_cursor *c);
 /* Copies the fields of the batch's rows out of the result. Returns 0, or
  * -1 out of memory. */
 int ob_cursor_keep_rows(ob_batch *b, extras *x);
