@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The shape of src/: circles and the README's map.
+"""The shape of src/ and cli/: circles, the README's map, the sizes of files and functions.
 
   scripts/house.py circles   the include graph between the folders of src/ and
                              between modules, and the calls between files;
@@ -7,6 +7,10 @@
   scripts/house.py map       checks that README.md's map ("Inside the relay")
                              names every file of src/ under its folder; exit 1
                              names the missing or stale ones
+  scripts/house.py sizes     files of src/ and cli/ over 850 lines, and
+                             functions over 80 (from the line that starts a
+                             definition to its closing brace in column 0);
+                             exit 1 names them
   scripts/house.py graph     prints both graphs, one edge a line
 
 A module is a .c with its .h and its private _int.h (maint_int.h belongs to
@@ -143,6 +147,55 @@ def readme_map():
     return text[start:end] if start >= 0 else ""
 
 
+MAX_FILE_LINES = 850
+MAX_FUNCTION_LINES = 80
+START = re.compile(r"^(?!typedef\b|struct\b|enum\b|union\b|extern\b)[A-Za-z_][^=;]*?\b(\w+)\s*\(")
+
+
+def functions(lines):
+    """(name, first line, length) of each function defined in lines: a
+    definition starts in column 0 with a name and its '(' before any '=',
+    and ends at the first '}' in column 0."""
+    out = []
+    i = 0
+    while i < len(lines):
+        m = START.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and "{" not in lines[j] and not lines[j].rstrip().endswith(";"):
+            j += 1
+        if j >= len(lines) or "{" not in lines[j]:
+            i = j + 1
+            continue
+        k = j
+        while k < len(lines) and not lines[k].startswith("}"):
+            k += 1
+        out.append((m.group(1), i + 1, k - i + 1))
+        i = k + 1
+    return out
+
+
+def sizes():
+    bad = []
+    for top in ("src", "cli"):
+        for folder, _, names in sorted(os.walk(os.path.join(ROOT, top))):
+            for name in sorted(names):
+                if not name.endswith((".c", ".h")):
+                    continue
+                path = os.path.join(folder, name)
+                rel = os.path.relpath(path, ROOT)
+                lines = open(path, encoding="utf-8").read().split("\n")
+                n = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
+                if n > MAX_FILE_LINES:
+                    bad.append(f"{rel}: {n} lines (at most {MAX_FILE_LINES})")
+                for fn, at, length in functions(lines):
+                    if length > MAX_FUNCTION_LINES:
+                        bad.append(f"{rel}:{at}: {fn}() is {length} lines (at most {MAX_FUNCTION_LINES})")
+    return bad
+
+
 def main(argv):
     what = argv[1] if len(argv) > 1 else "circles"
     fs = files()
@@ -177,6 +230,14 @@ def main(argv):
         if not missing and not stale:
             print(f"README.md's map names each of the {len(real)} files of src/")
         return 1 if missing or stale else 0
+    if what == "sizes":
+        bad = sizes()
+        for b in bad:
+            print(b)
+        if not bad:
+            print(f"every file of src/ and cli/ is at most {MAX_FILE_LINES} lines, "
+                  f"every function at most {MAX_FUNCTION_LINES}")
+        return 1 if bad else 0
     print(__doc__)
     return 2
 

@@ -47,9 +47,7 @@
 
 #include "stats.h"
 
-#include <mysqld_error.h>
 #include <stdlib.h>
-#include <string.h>
 
 static void dispatch(ob_worker *w, worker_event ev, const void *arg);
 
@@ -125,28 +123,6 @@ static void start_timer(ob_worker *w, uint64_t ms) {
     uv_timer_start(&w->timer, on_timer, ms, 0);
 }
 
-/* The batch's published rows will not be marked: the connection that held
- * their transaction is gone. Counted for the warning on reconnect. */
-static void note_unmarked(ob_worker *w) {
-    ob_unmarked *u = w->env->unmarked;
-    if (u && w->batch.n_acked > 0 &&
-        (w->state == W_FINISHING || w->state == W_ISOLATING || w->state == W_REFUSING ||
-         w->state == W_ISO_COMMITTING)) {
-        if (u->rows == 0 || w->batch_published_at < u->oldest_at)
-            u->oldest_at = w->batch_published_at;
-        u->rows += w->batch.n_acked;
-    }
-}
-
-/* The connection is gone: the gauge of connections up follows. */
-static void db_down(ob_worker *w) {
-    if (w->db_up) {
-        w->db_up = 0;
-        w->env->stats->db_connected--;
-        w->env->stats->db_reconnects++;
-    }
-}
-
 static void db_failed(ob_worker *w, const char *during);
 
 /* Sends a statement and enters the state that waits for it. */
@@ -159,8 +135,8 @@ static void query(ob_worker *w, worker_state s, const char *sql, size_t len) {
         return;
     }
     OB_ERROR(w->env->log, "%s: cannot send a statement; closing the connection", w->name);
-    note_unmarked(w);
-    db_down(w);
+    ob_worker_note_unmarked(w);
+    ob_worker_db_down(w);
     w->failures++;
     ob_db_reset(w->db);
     set_state(w, W_CONNECT_WAIT);
@@ -180,26 +156,12 @@ static void connect_db(ob_worker *w) {
 }
 
 static void fetch(ob_worker *w) {
-    w->fetch_sent_at = uv_now(w->env->loop);
-    const ob_worker_owner *o = &w->env->owner;
-    if (o->fetch_sql) { /* ordered: the owned buckets' statement */
-        const char *sql;
-        size_t len = o->fetch_sql(o->data, w->index, ob_fetch_budget_next(&w->fb), &sql);
-        if (len == 0) { /* no memory for the statement: the owner builds it again next time */
-            OB_WARN(w->env->log, "%s: out of memory for the fetch statement; trying again",
-                    w->name);
-            set_state(w, W_POLL_WAIT);
-            start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
-            return;
-        }
-        query(w, W_FETCHING, sql, len);
-        return;
-    }
     size_t len;
-    const char *sql = ob_fetch_budget_sql(&w->fb, w->env->batch.qtable, &len);
-    if (sql == NULL) { /* no byte budget (or no memory for the worker's own statement) */
-        sql = w->env->sql_fetch;
-        len = w->env->sql_fetch_len;
+    const char *sql = ob_worker_fetch_sql(w, &len);
+    if (sql == NULL) {
+        set_state(w, W_POLL_WAIT);
+        start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
+        return;
     }
     query(w, W_FETCHING, sql, len);
 }
@@ -246,24 +208,10 @@ static void go_idle(ob_worker *w) {
     }
 }
 
-/* A database operation failed: classify it by whose fault it is. */
+/* A database operation failed: act on whose fault it is. */
 static void db_failed_act(ob_worker *w, const char *during) {
-    const ob_worker_env *e = w->env;
-    unsigned no = ob_db_errno(w->db);
-    e->stats->db_errors++;
-    if (ob_db_lost(w->db)) {
-        db_down(w);
-        if (w->state == W_CONNECTING)
-            OB_WARN(e->log, "%s: cannot connect to the database: %s; retrying", w->name,
-                    ob_db_error(w->db));
-        else
-            OB_WARN(e->log, "%s: database connection lost while %s: %s; reconnecting", w->name,
-                    during, ob_db_error(w->db));
-        /* The server rolls back the open transaction when the connection
-         * drops: the claimed rows are pending again, and whatever was already
-         * published is absorbed by Msg-Id dedup, if it comes back within the
-         * stream's duplicate window (checked on reconnect). */
-        note_unmarked(w);
+    switch (ob_worker_classify(w, during)) {
+    case OB_FAULT_LOST:
         if (w->stop) {
             close_worker(w);
             return;
@@ -271,34 +219,14 @@ static void db_failed_act(ob_worker *w, const char *during) {
         set_state(w, W_CONNECT_WAIT);
         start_timer(w, ob_retry_delay(&w->retry, w->failures++));
         return;
-    }
-    if (ob_db_errno_is_refusal(no) && w->state != W_CONNECTING) {
-        /* Every row would meet it (a privilege taken away, a read-only
-         * server): claim nothing, and publish nothing again, until a
-         * statement that writes nothing but needs every privilege passes. */
-        if (!w->refusing)
-            OB_WARN(e->log,
-                    "%s: the database refuses the relay's statements while %s: %u %s%s; "
-                    "claiming no rows until it accepts them again",
-                    w->name, during, no, ob_db_error(w->db), ob_db_error_hint(no));
-        snprintf(w->refusal, sizeof(w->refusal), "the database refuses the relay's writes: %u %s",
-                 no, ob_db_error(w->db));
-        w->refusing = 1;
-        w->failures++;
+    case OB_FAULT_CONFLICT:
+        rollback(w, W_ROLLING_BACK);
+        return;
+    case OB_FAULT_REFUSED:
+    case OB_FAULT_ERROR:
         rollback(w, W_ABORTING);
         return;
     }
-    if (no == ER_LOCK_DEADLOCK || no == ER_LOCK_WAIT_TIMEOUT) {
-        /* InnoDB rolled the transaction back; go again at once. */
-        OB_WARN(e->log, "%s: transaction conflict while %s (%u %s); retrying the batch", w->name,
-                during, no, ob_db_error(w->db));
-        rollback(w, W_ROLLING_BACK);
-        return;
-    }
-    OB_ERROR(e->log, "%s: database error while %s: %u %s%s", w->name, during, no,
-             ob_db_error(w->db), ob_db_error_hint(no));
-    w->failures++;
-    rollback(w, W_ABORTING);
 }
 
 /* The owner hears of the failure last: it may halt or stop the worker from
@@ -431,34 +359,10 @@ static void st_waiting(ob_worker *w, worker_event ev) {
         waiting_common(w, ev);
 }
 
-/* Rows published but left unmarked by a lost connection are published
- * again. Past the stream's duplicate window the stream cannot tell the copy
- * from the original: say how many, once. */
-static void warn_unmarked(ob_worker *w) {
-    const ob_worker_env *e = w->env;
-    ob_unmarked *u = e->unmarked;
-    if (u == NULL || u->rows == 0)
-        return;
-    uint64_t window = e->pub.window_ms(e->pub.data);
-    uint64_t away = uv_now(e->loop) - u->oldest_at;
-    if (window > 0 && away + e->ack_timeout_ms >= window)
-        OB_WARN(e->log,
-                "%d row(s) published up to %llu ms ago were not marked before the database "
-                "connection was lost; that is longer than the stream's duplicate window (%llu "
-                "ms): they will be published again and may be stored twice",
-                u->rows, (unsigned long long)away, (unsigned long long)window);
-    u->rows = 0;
-}
-
 static void st_connecting(ob_worker *w, worker_event ev) {
     switch (ev) {
     case EV_DB_OK:
-        w->db_up = 1;
-        w->failures = 0;
-        warn_unmarked(w);
-        w->env->stats->db_connected++;
-        OB_INFO(w->env->log, "%s: connected to the database (session %lu)", w->name,
-                ob_db_thread_id(w->db));
+        ob_worker_db_up(w);
         next(w);
         return;
     case EV_DB_FAILED:
@@ -483,14 +387,6 @@ static void isolate_next(ob_worker *w) {
     }
     size_t len = ob_batch_row_sql(b, &w->env->batch, w->iso);
     query(w, W_ISOLATING, b->sql.p, len);
-}
-
-/* A statement's failure that may be one row's: not a lost connection, a
- * conflict, or an error that every row would meet. */
-static int row_level(ob_worker *w) {
-    unsigned no = ob_db_errno(w->db);
-    return !ob_db_lost(w->db) && no != ER_LOCK_DEADLOCK && no != ER_LOCK_WAIT_TIMEOUT &&
-           !ob_db_errno_is_refusal(no);
 }
 
 /* --- the states that wait for a statement ----------------------------------
@@ -542,7 +438,7 @@ static void committed(ob_worker *w) {
 }
 
 static void commit_failed(ob_worker *w) {
-    if (!row_level(w)) {
+    if (!ob_worker_row_level(w)) {
         db_failed(w, "committing a batch");
         return;
     }
@@ -559,36 +455,16 @@ static void commit_failed(ob_worker *w) {
 
 static void isolate_failed(ob_worker *w) {
     ob_batch *b = &w->batch;
-    if (!row_level(w)) {
+    if (!ob_worker_row_level(w)) {
         db_failed(w, "writing a batch row by row");
         return;
     }
-    char why[600];
-    int n = snprintf(why, sizeof(why), "the database refused to write this row: %u %s",
-                     ob_db_errno(w->db), ob_db_error(w->db));
-    const ob_slot *s = w->iso >= 0 ? &b->slots[w->iso] : NULL;
-    ob_log_row lr = {s ? s->id : NULL, NULL, 0, NULL, 0, s ? s->row.attempts + 1 : 0};
-    OB_ROW_WARN(w->env->log, &lr, "%s: %s; marking it dead", w->name, why);
-    size_t len = ob_batch_refused_sql(b, &w->env->batch, w->iso, why, (size_t)n);
+    size_t len = ob_worker_refused_row_sql(w);
     query(w, W_REFUSING, b->sql.p, len);
 }
 
-/* While a drain is awaited: the drain probe's row says how many pending
- * rows are due (within the longest backoff), how many are scheduled later
- * and when the first of those is. */
 static void ended_empty(ob_worker *w) {
-    const ob_worker_env *e = w->env;
-    char **row = ob_db_next_row(w->db, 1, NULL);
-    if (row && row[0] && strcmp(row[0], "0") == 0) {
-        if (e->owner.table_empty)
-            e->owner.table_empty(e->owner.data, w, row[1], row[2]);
-    } else if (row && row[0] && !w->drain_said) {
-        OB_INFO(e->log,
-                "%s: draining: waiting for %s pending row(s) due now or retried within the "
-                "backoff (held by other connections or waiting for their retry)",
-                w->name, row[0]);
-        w->drain_said = 1;
-    }
+    ob_worker_drain_row(w);
     go_idle(w);
 }
 
@@ -759,7 +635,7 @@ static void st_halted(ob_worker *w, worker_event ev) {
  * waiting worker connects again; a publishing one finds the loss when it
  * writes its batch's outcome (query()), a halted one stays halted. */
 static void lost_idle(ob_worker *w) {
-    db_down(w);
+    ob_worker_db_down(w);
     if (w->state == W_PUBLISHING || w->state == W_HALTED)
         return;
     w->env->stats->db_errors++;
@@ -883,17 +759,7 @@ ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
     ob_retry_init(&w->retry, 250, 10000);
     w->state = W_NEW;
     w->iso = -1;
-    /* Writes nothing, yet needs every privilege the finishing statements
-     * need (reading a column in SET needs SELECT on it). */
-    ob_buf_printf(&w->grant_sql,
-                  "UPDATE %s SET status = status, attempt_count = attempt_count, last_error = "
-                  "last_error, next_attempt_at = next_attempt_at, processed_at = processed_at "
-                  "WHERE 1 = 0",
-                  env->batch.qtable ? env->batch.qtable : "outbox");
-    if (env->batch.processing == OUTBOX_DELETE_PROCESSED)
-        ob_buf_printf(&w->grant_sql, "; DELETE FROM %s WHERE 1 = 0",
-                      env->batch.qtable ? env->batch.qtable : "outbox");
-    if (w->grant_sql.oom) {
+    if (ob_worker_grant_sql(w) != 0) {
         ob_worker_free(w);
         return NULL;
     }

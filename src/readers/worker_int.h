@@ -103,4 +103,40 @@ ob_after ob_worker_after_answers(ob_worker *w);
  * the later events of its aggregate then pass. */
 void ob_worker_log_passed(ob_worker *w);
 
+/* worker_db.c, called by worker.c only (never the other way): the
+ * connection's side; worker.c changes the state. */
+
+/* Whose fault a failed database operation is. */
+typedef enum ob_fault {
+    OB_FAULT_LOST,     /* the connection is gone: connect again */
+    OB_FAULT_REFUSED,  /* what every row needs is refused (w->refusing set): roll back */
+    OB_FAULT_CONFLICT, /* a deadlock or lock wait timeout: roll back and go again */
+    OB_FAULT_ERROR     /* any other error: roll back and wait */
+} ob_fault;
+/* Says the failure of what ran `during` and counts it. */
+ob_fault ob_worker_classify(ob_worker *w, const char *during);
+/* A statement's failure that may be one row's: not a lost connection, a
+ * conflict, or an error that every row would meet. */
+int ob_worker_row_level(ob_worker *w);
+/* The connection is gone: the gauge of connections up follows. */
+void ob_worker_db_down(ob_worker *w);
+/* The connection is up: said, counted, and the rows a lost one left
+ * unmarked warned of when past the stream's duplicate window. */
+void ob_worker_db_up(ob_worker *w);
+/* The batch's published rows will not be marked: counted for the warning
+ * on reconnect. */
+void ob_worker_note_unmarked(ob_worker *w);
+/* The fetch statement (its length in *len), noting when it is sent; NULL
+ * without memory for it (said). */
+const char *ob_worker_fetch_sql(ob_worker *w, size_t *len);
+/* The drain probe's row after an empty fetch: the table is empty (the
+ * owner hears), or how many rows a drain waits for is said once. */
+void ob_worker_drain_row(ob_worker *w);
+/* The row being isolated is refused: said, and the statement that marks it
+ * dead built into w->batch.sql; returns its length. */
+size_t ob_worker_refused_row_sql(ob_worker *w);
+/* w->grant_sql: writes nothing, yet needs every privilege the finishing
+ * statements need. Returns 0, or -1 out of memory. */
+int ob_worker_grant_sql(ob_worker *w);
+
 #endif

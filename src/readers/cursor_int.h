@@ -1,0 +1,236 @@
+/*
+ * The cursor reader's private structure, shared by cursor.c (the state
+ * machine) and the files of its concerns: cursor_batch.c (the batches being
+ * published), cursor_checks.c (the checked assumptions), cursor_read.c (the
+ * reads) and cursor_finish.c (finishing a batch). Those are called by
+ * cursor.c only, never the other way: they take results and build
+ * statements, and cursor.c changes the state and sends.
+ */
+#ifndef OB_CURSOR_INT_H
+#define OB_CURSOR_INT_H
+
+#include <stdint.h>
+
+#include "buckets.h"
+#include "cursor.h"
+#include "cursor_held.h"
+#include "gaps.h"
+#include "worker_int.h"
+
+typedef enum cursor_state {
+    CR_NEW,          /* created, not started */
+    CR_CONNECTING,   /* waiting for the connection */
+    CR_CONNECT_WAIT, /* waiting before connecting again */
+    CR_PROBING,      /* waiting for the start-up probe: INNODB_TRX, the cursor table, grants */
+    CR_FITTING,      /* waiting for the highest cursor and the table's counter */
+    CR_IDLE,         /* connection idle: waiting for the poll timer, a wake, acks or capacity */
+    CR_LOADING,      /* waiting for the owned buckets' cursors and held aggregates */
+    CR_MARKING,      /* initialising a bucket: waiting for the clock and MAX(seq) */
+    CR_CHECKING,     /* initialising: waiting for the INNODB_TRX check */
+    CR_INIT_WAIT,    /* initialising: waiting before checking again */
+    CR_INITIALISING, /* initialising: waiting for the cursor rows' INSERT */
+    CR_READING,      /* waiting for the clock, the gap check and the next rows */
+    CR_LANE_READING, /* waiting for the status-2 rows of the retry lane */
+    CR_FINISHING,    /* waiting for a batch's failed rows' writes and the cursor UPDATE */
+    CR_ADVANCING,    /* waiting for the cursor UPDATE alone */
+    CR_RETRY_WAIT,   /* a statement failed: waiting before going on */
+    CR_HALTED,       /* the relay cannot go on: waiting for the stop */
+    CR_CLOSING,      /* waiting for the timers and the connection to close */
+    CR_CLOSED        /* nothing left on the loop */
+} cursor_state;
+
+typedef enum cursor_event {
+    CE_START,
+    CE_DB_OK,     /* the statement (or connect) under way succeeded */
+    CE_DB_FAILED, /* it failed */
+    CE_TIMER,     /* the state timer fired */
+    CE_KICK,      /* something changed: acks, capacity, broker, lease, wake */
+    CE_HALT,
+    CE_STOP,
+    CE_STOP_NOW
+} cursor_event;
+
+/* What a batch's rows need beyond ob_batch: their seq and bucket, and the
+ * bytes their fields point to (copied out of the result, which the next
+ * statement frees, in one buffer reused from batch to batch). */
+typedef struct extras {
+    uint64_t *seq;
+    uint8_t *bucket;
+    ob_buf arena;
+} extras;
+
+/* Gap checks at most this often; reads at least this often while a gap
+ * waits for one. */
+#define CHECK_EVERY_MS 150
+#define GAP_POLL_MS 100
+/* The retry lane looks at most this often while status-2 rows may be due,
+ * and this often when none is: `dead replay` writes status-2 rows that this
+ * reader did not make. */
+#define LANE_EVERY_MS 250
+#define LANE_IDLE_MS 5000
+/* Rows came within this: poll at poll_min_ms. */
+#define HOT_MS 1000
+/* The cursors move at most this often (and with each batch that has a
+ * failure to write). */
+#define ADVANCE_EVERY_MS 1000
+/* Buckets given up: their last cursor is moved for this long (less than a
+ * lease round, after which their locks go). */
+#define HANDOFF_MS 900
+/* A graceful stop watches the open gaps this long at most. */
+#define STOP_GAPS_MS 2000
+/* A refused grant (a write, PROCESS) is tried again this often. */
+#define REFUSED_RETRY_MS 2000
+
+struct ob_cursor {
+    ob_cursor_config cfg;
+    ob_cursor_owner own;
+    ob_worker_env env; /* the relay's, with this reader's may_publish */
+    ob_worker pw;      /* publishing context; pw.batch is the batch being published */
+    extras cur_x;      /* pw.batch's */
+    ob_batch next;     /* read ahead, not yet published */
+    extras next_x;
+    cursor_state state;
+    ob_db *db;
+    uv_timer_t timer, ack_timer;
+    int handles_open;
+    ob_retry retry;
+    int failures;
+    unsigned last_err;
+    int settled; /* the probe passed once */
+    int db_up;
+    int stop; /* 0 running, 1 finish what is in flight, 2 now */
+    int halted;
+    int on_idle_list;
+
+    ob_gaps gaps;
+    ob_held held;
+    uint64_t owned;  /* the lease's buckets */
+    uint64_t active; /* the buckets whose cursors are loaded */
+    uint64_t floor[OB_BUCKETS];
+    int resync;     /* load the cursors again once nothing is in flight */
+    uint64_t init;  /* buckets being initialised */
+    double init_t1; /* the bound of their MAX(seq): the first check's clock, 0 until then */
+    uint64_t init_max;
+    uint64_t init_proven; /* every seq <= it proven resolved, for the next load */
+
+    int cur_active;       /* pw.batch holds rows not yet finished */
+    uint64_t dropped;     /* buckets given up since pw.batch began */
+    uint64_t handoff;     /* buckets given up whose last cursor is to be written */
+    uint64_t handoff_seq; /* a bound on it from their rows not published, UINT64_MAX none */
+    uint64_t handoff_until, handoff_at, handoff_written;
+    int cur_lane;    /* pw.batch is a retry-lane batch */
+    int want_finish; /* every row of pw.batch has its answer */
+    int next_ready;  /* next holds rows */
+    uint32_t gen;
+    uint64_t written; /* the cursor value last written for the active buckets */
+    uint64_t pending; /* the value the statement under way writes, 0 none */
+
+    uint64_t read_at, lane_at, check_at, advance_at, hot_until;
+    int last_cut;        /* the last read hit its LIMIT */
+    int last_fresh;      /* new rows in the last read */
+    int lane_clean;      /* the last lane read found no status-2 row due within the horizon */
+    int read_since;      /* a read completed since the last finish */
+    int check_sent;      /* the read under way carries the gap check */
+    uint64_t stop_until; /* a graceful stop watches the open gaps until then */
+    int fin_acked, fin_dead, fin_retry, fin_held; /* tallies of the statement under way */
+    ob_buf sql;
+    char lock[64];
+
+    /* Checked assumptions (cursor_fit.h) and refused grants. */
+    uint64_t fit_at;     /* loop time of the next comparison of counter and cursors */
+    int fitted;          /* the first comparison passed */
+    int misfit;          /* the last one found a cursor at or above the counter */
+    int refusing;        /* the server refuses a write: nothing is published */
+    uint64_t refuse_at;  /* loop time of the next probe of the grants */
+    int no_process;      /* INNODB_TRX refused: no gap closes, the cursors stay */
+    uint64_t process_at; /* loop time of the next gap check that tries it again */
+    char misfit_why[700], refused_why[400], process_why[300];
+};
+
+static inline uint64_t min_u64(uint64_t a, uint64_t b) {
+    return a < b ? a : b;
+}
+
+/* cursor_batch.c: the batches being published. */
+
+/* The reader's may_publish (ob_worker_owner): not halted, stopped now,
+ * paused, or without a proven lease. data: the ob_cursor. */
+int ob_cursor_may_publish(void *data);
+/* The two batches (cap rows each) and their extras. Returns 0, or -1 out
+ * of memory (ob_cursor_batches_free frees what was made). */
+int ob_cursor_batches_init(ob_cursor *c, int cap);
+void ob_cursor_batches_free(ob_cursor *c);
+/* Copies the fields of the batch's rows out of the result. Returns 0, or
+ * -1 out of memory. */
+int ob_cursor_keep_rows(ob_batch *b, extras *x);
+/* The batch read ahead becomes the batch being published. */
+void ob_cursor_swap_in_next(ob_cursor *c);
+/* Gives back what the batch being published holds and forgets it. */
+void ob_cursor_drop_current(ob_cursor *c);
+/* The highest seq below which every row of the active buckets is resolved
+ * and done, but for the current batch when `with_cur` is 0. */
+uint64_t ob_cursor_safe_point(const ob_cursor *c, int with_cur);
+int ob_cursor_has_unsent(const ob_batch *b);
+/* Row i of the batch being published belongs to a bucket owned since the
+ * batch began. */
+int ob_cursor_owns(const ob_cursor *c, int i);
+/* Rows given back are published again. Returns how many. */
+int ob_cursor_requeue(ob_cursor *c);
+/* The lease's buckets changed (owned differs): the buckets given up are
+ * handed over, their unsent rows released, the cursors loaded again. */
+void ob_cursor_new_owned(ob_cursor *c, uint64_t owned);
+
+/* cursor_checks.c: the checked assumptions. */
+
+/* The probe passed again: every grant is back. */
+void ob_cursor_grants_back(ob_cursor *c);
+/* A gap check passed: INNODB_TRX can be read again. */
+void ob_cursor_process_back(ob_cursor *c);
+/* INNODB_TRX refused (error no) on a running reader: said once. */
+void ob_cursor_process_refused(ob_cursor *c, unsigned no);
+/* The comparison of counter and cursors taken. Returns 1 when fatal, with
+ * why (n bytes). */
+int ob_cursor_fit_taken(ob_cursor *c, char *why, size_t n);
+/* A write refused (error no, a refusal) during the statement named
+ * `during`. Returns 1 when fatal, with why; else the reader refuses to
+ * publish until the probe passes. */
+int ob_cursor_refusal(ob_cursor *c, unsigned no, const char *during, char *why, size_t n);
+/* Why the start-up probe's failure (error no) stops the relay. */
+void ob_cursor_probe_why(const ob_cursor *c, unsigned no, char *why, size_t n);
+
+/* cursor_read.c: the reads; each builds c->sql or takes c->db's result. */
+
+void ob_cursor_load_sql(ob_cursor *c);
+/* Returns 1 when buckets lack a cursor row (c->sql marks them). */
+int ob_cursor_take_load(ob_cursor *c);
+void ob_cursor_take_mark(ob_cursor *c);
+/* Returns 1 when the initialisation is proven (c->sql makes the rows). */
+int ob_cursor_take_check(ob_cursor *c);
+void ob_cursor_take_init(ob_cursor *c);
+void ob_cursor_read_sql(ob_cursor *c);
+void ob_cursor_take_rows(ob_cursor *c);
+/* Status-2 rows were written: the lane looks again at its busy pace. */
+void ob_cursor_lane_dirty(ob_cursor *c);
+void ob_cursor_lane_sql(ob_cursor *c);
+/* Returns 1 when the lane's rows make the batch being published. */
+int ob_cursor_take_lane(ob_cursor *c);
+/* Everything of the owned buckets is read, published and written, and no
+ * gap is open: what a drain waits for. */
+int ob_cursor_drained(const ob_cursor *c);
+
+/* cursor_finish.c: finishing a batch. */
+
+typedef enum ob_fin {
+    OB_FIN_WAIT, /* rows to publish again, or to write without a proven lease: wait */
+    OB_FIN_DONE, /* nothing to write: the batch is done */
+    OB_FIN_SEND  /* c->sql writes the batch's outcome (and moves the cursors) */
+} ob_fin;
+ob_fin ob_cursor_finish_sql(ob_cursor *c);
+/* The batch's statement was written (or needed none): the tallies. */
+void ob_cursor_finished(ob_cursor *c);
+/* Returns 1 when c->sql writes the last cursor of the buckets given up. */
+int ob_cursor_hand_over_sql(ob_cursor *c, uint64_t now);
+/* c->sql moves the active buckets' cursors to safe. */
+void ob_cursor_advance_sql(ob_cursor *c, uint64_t safe);
+
+#endif

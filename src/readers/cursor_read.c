@@ -1,0 +1,269 @@
+/*
+ * The cursor reader's reads (cursor_int.h): the owned buckets' cursors and
+ * a bucket's initialisation, the rows above the cursors with the gap check,
+ * and the retry lane's status-2 rows. Each builds its statement into c->sql
+ * or takes its result; cursor.c sends and changes the state.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cursor_int.h"
+#include "cursor_sql.h"
+#include "lease.h"
+
+/* The owned buckets' cursors and held aggregates, under the fencing lock
+ * when the lease has a session. */
+void ob_cursor_load_sql(ob_cursor *c) {
+    ob_cursor_drop_current(c);
+    ob_buf_reset(&c->sql);
+    unsigned long session = c->own.lease_session(c->own.data);
+    const char *lock = NULL;
+    if (session) {
+        ob_lease_worker_lock(c->lock, c->cfg.lock_base, session, (int)c->cfg.index);
+        lock = c->lock;
+    }
+    ob_cursor_sql_load(&c->sql, c->cfg.qtable, c->cfg.ctable, c->cfg.table, c->owned, lock);
+}
+
+/* The cursors loaded. Returns 1 when buckets have no cursor row yet: the
+ * statement that marks them is in c->sql; else reads go on from the
+ * lowest cursor. */
+int ob_cursor_take_load(ob_cursor *c) {
+    int first = 0;
+    while (ob_db_result(c->db, first) == NULL && first < 2)
+        first++; /* the fencing lock's DO has no result set */
+    uint64_t found = 0;
+    char **row;
+    while ((row = ob_db_next_row(c->db, first, NULL)) != NULL) {
+        int k = row[0] ? atoi(row[0]) : -1;
+        if (k < 0 || k >= OB_BUCKETS || row[1] == NULL)
+            continue;
+        c->floor[k] = strtoull(row[1], NULL, 10);
+        found |= 1ULL << k;
+    }
+    ob_held_clear(&c->held);
+    unsigned long *len;
+    while ((row = ob_db_next_row(c->db, first + 1, &len)) != NULL)
+        if (row[0] && row[1])
+            ob_held_add(&c->held, row[0], len[0], row[1], len[1]);
+    uint64_t missing = c->owned & ~found;
+    if (missing) {
+        c->init = missing;
+        ob_buf_reset(&c->sql);
+        ob_cursor_sql_mark(&c->sql, c->cfg.qtable);
+        return 1;
+    }
+    c->active = c->owned;
+    c->resync = 0;
+    uint64_t top = UINT64_MAX;
+    for (int k = 0; k < OB_BUCKETS; k++)
+        if (c->active >> k & 1)
+            top = min_u64(top, c->floor[k]);
+    if (top == UINT64_MAX)
+        top = 0;
+    ob_gaps_init(&c->gaps, top);
+    ob_gaps_proven(&c->gaps, c->init_proven); /* seqs its check proved: resolved on sight */
+    c->init_proven = 0;
+    c->written = top;
+    c->read_at = c->lane_at = 0;
+    c->lane_clean = 0;
+    c->read_since = 0;
+    if (c->active)
+        OB_INFO(c->env.log, "cursor: reading %d bucket(s) from seq %llu (%zu aggregate(s) held)",
+                ob_bucket_count(c->active), (unsigned long long)top, c->held.n);
+    return 0;
+}
+
+/* The mark of a bucket's initialisation: its MAX(seq). */
+void ob_cursor_take_mark(ob_cursor *c) {
+    char **row = ob_db_next_row(c->db, 0, NULL);
+    /* NOW(6) is the statement's start, and a transaction may take a seq
+     * below the MAX between the two: the bound is the next statement's. */
+    c->init_t1 = 0;
+    c->init_max = row && row[1] ? strtoull(row[1], NULL, 10) : 0;
+}
+
+/* Every seq <= init_max is resolved once no transaction that started at or
+ * before the mark is alive (see gaps.h): the cursor rows can be made.
+ * Returns 1 when proven (their INSERT is in c->sql), 0 not yet. */
+int ob_cursor_take_check(ob_cursor *c) {
+    char **row = ob_db_next_row(c->db, 0, NULL);
+    double tc = row && row[0] ? strtod(row[0], NULL) : 0;
+    double oldest = row && row[1] ? strtod(row[1], NULL) : -1;
+    ob_cursor_process_back(c);
+    if (c->init_t1 == 0)
+        c->init_t1 = tc;
+    if (!ob_gaps_proves(c->init_t1, tc, oldest))
+        return 0;
+    ob_buf_reset(&c->sql);
+    ob_cursor_sql_init(&c->sql, c->cfg.qtable, c->cfg.ctable, c->cfg.table, c->init, c->init_max);
+    return 1;
+}
+
+/* The cursor rows made: reads go on from them, the seqs below them proven. */
+void ob_cursor_take_init(ob_cursor *c) {
+    OB_INFO(c->env.log, "cursor: %d bucket(s) without a cursor start at or below seq %llu",
+            ob_bucket_count(c->init), (unsigned long long)c->init_max);
+    c->init = 0;
+    c->init_proven = c->init_max;
+}
+
+/* Row cursors over a read's result for ob_batch_load: they feed the gap
+ * tracker every seq and hand over the rows to publish. */
+typedef struct read_cur {
+    ob_cursor *c;
+    extras *x;
+    int lane;
+    int n;         /* rows handed over */
+    int seen;      /* rows of the result */
+    int fresh;     /* new rows (above top or in a gap) */
+    int soon;      /* lane: rows due within the horizon */
+    uint64_t last; /* the last seq seen */
+} read_cur;
+
+static char **read_next(void *p, unsigned long **lengths) {
+    read_cur *rc = p;
+    ob_cursor *c = rc->c;
+    char **row;
+    unsigned long *len;
+    while ((row = ob_db_next_row(c->db, rc->lane ? 0 : 1, &len)) != NULL) {
+        rc->seen++;
+        if (row[OB_CCOL_SEQ] == NULL || row[OB_CCOL_BUCKET] == NULL)
+            continue;
+        uint64_t seq = strtoull(row[OB_CCOL_SEQ], NULL, 10);
+        int k = atoi(row[OB_CCOL_BUCKET]);
+        rc->last = seq;
+        if (rc->lane) {
+            rc->soon += row[OB_CCOL_STATUS] == NULL || strcmp(row[OB_CCOL_STATUS], "1") != 0;
+        } else {
+            if (!ob_gaps_take(&c->gaps, seq))
+                continue;
+            rc->fresh++;
+            if (k >= 0 && k < OB_BUCKETS && (c->handoff >> k & 1))
+                c->handoff_seq = min_u64(c->handoff_seq, seq - 1); /* not published */
+            if (k < 0 || k >= OB_BUCKETS || !((c->active & c->owned) >> k & 1) ||
+                seq <= c->floor[k] || row[OB_CCOL_STATUS] == NULL ||
+                strcmp(row[OB_CCOL_STATUS], "0") != 0)
+                continue;
+        }
+        if (row[OB_COL_ID] == NULL || len[OB_COL_ID] != 16 || k < 0 || k >= OB_BUCKETS)
+            continue;
+        rc->x->seq[rc->n] = seq;
+        rc->x->bucket[rc->n] = (uint8_t)k;
+        rc->n++;
+        *lengths = len;
+        return row;
+    }
+    return NULL;
+}
+
+/* The next read: the clock, the gap check when one is due, and the rows. */
+void ob_cursor_read_sql(ob_cursor *c) {
+    uint64_t now = uv_now(c->env.loop);
+    int check = ob_gaps_checkable(&c->gaps) && now >= c->check_at &&
+                (!c->no_process || now >= c->process_at);
+    if (check)
+        c->check_at = now + CHECK_EVERY_MS;
+    c->check_sent = check;
+    ob_buf_reset(&c->sql);
+    ob_cursor_sql_read(&c->sql, c->cfg.qtable, &c->gaps, c->active, c->env.batch_size, check,
+                       c->stop != 0);
+}
+
+/* A read's result: the gaps, the next batch, and when to read again. */
+void ob_cursor_take_rows(ob_cursor *c) {
+    uint64_t now = uv_now(c->env.loop);
+    char **row = ob_db_next_row(c->db, 0, NULL);
+    if (row && row[0])
+        ob_gaps_stamp(&c->gaps, strtod(row[0], NULL));
+    /* With a check, the second column is the oldest other transaction's
+     * start, NULL when there is none. */
+    if (row && row[0] && c->check_sent)
+        ob_gaps_check(&c->gaps, strtod(row[0], NULL), row[1] ? strtod(row[1], NULL) : -1);
+    if (c->check_sent)
+        ob_cursor_process_back(c);
+    /* The third, when asked for, is MAX(seq): a mark for the next check. */
+    if (row && row[0] && row[2])
+        ob_gaps_mark(&c->gaps, strtoull(row[2], NULL, 10));
+    read_cur rc = {c, &c->next_x, 0, 0, 0, 0, 0, 0};
+    int n = ob_batch_load(&c->next, read_next, &rc, c->env.pub.epoch(c->env.pub.data));
+    ob_batch_set_binary(&c->next, ob_db_col_binary(c->db, 1, OB_COL_PAYLOAD));
+    c->next.gen = ++c->gen;
+    ob_gaps_read_end(&c->gaps, rc.seen >= c->env.batch_size ? rc.last : UINT64_MAX);
+    c->env.stats->cursor_gap_age_s = ob_gaps_age(&c->gaps);
+    c->last_cut = rc.seen >= c->env.batch_size;
+    c->last_fresh = rc.fresh;
+    c->read_since = 1;
+    if (c->gaps.oom || (n > 0 && ob_cursor_keep_rows(&c->next, &c->next_x) != 0)) {
+        OB_WARN(c->env.log, "cursor: out of memory for a batch; reading again from the cursors");
+        c->gaps.oom = 0;
+        c->next.n = 0;
+        c->resync = 1;
+    } else if (n > 0) {
+        c->next_ready = 1;
+        c->env.stats->fetched += (uint64_t)n;
+    }
+    if (c->last_cut)
+        c->read_at = now;
+    else if (rc.fresh > 0 || now < c->hot_until)
+        c->read_at = now + c->cfg.poll_min_ms;
+    else
+        c->read_at = now + c->env.poll_interval_ms;
+    if (rc.fresh > 0)
+        c->hot_until = now + HOT_MS;
+    if (c->gaps.n > 0)
+        c->read_at = min_u64(c->read_at, now + GAP_POLL_MS);
+}
+
+/* Status-2 rows were written: the lane looks again at its busy pace. */
+void ob_cursor_lane_dirty(ob_cursor *c) {
+    c->lane_clean = 0;
+    c->lane_at = min_u64(c->lane_at, uv_now(c->env.loop) + LANE_EVERY_MS);
+}
+
+/* The retry lane's read: the status-2 rows due of the owned buckets. */
+void ob_cursor_lane_sql(ob_cursor *c) {
+    c->lane_at = uv_now(c->env.loop) + LANE_EVERY_MS;
+    ob_buf_reset(&c->sql);
+    ob_cursor_sql_lane(&c->sql, c->cfg.qtable, c->active & c->owned, c->env.batch_size,
+                       c->cfg.horizon_ms);
+}
+
+/* The lane's rows. Returns 1 when they make the batch being published, 0
+ * when none is due. */
+int ob_cursor_take_lane(ob_cursor *c) {
+    read_cur rc = {c, &c->cur_x, 1, 0, 0, 0, 0, 0};
+    ob_batch *b = &c->pw.batch;
+    int n = ob_batch_load(b, read_next, &rc, c->env.pub.epoch(c->env.pub.data));
+    ob_batch_set_binary(b, ob_db_col_binary(c->db, 0, OB_COL_PAYLOAD));
+    b->gen = ++c->gen;
+    /* Read whole, the result names every aggregate still held. */
+    if (rc.seen < c->env.batch_size) {
+        ob_held_clear(&c->held);
+        for (int i = 0; i < n; i++)
+            ob_held_add(&c->held, b->slots[i].row.aggregate_type,
+                        b->slots[i].row.aggregate_type_len, b->slots[i].row.aggregate_id,
+                        b->slots[i].row.aggregate_id_len);
+    }
+    c->lane_clean = rc.soon == 0;
+    if (c->lane_clean && c->held.n == 0)
+        c->lane_at = uv_now(c->env.loop) + LANE_IDLE_MS;
+    int due = 0;
+    for (int i = 0; i < n; i++)
+        due += b->slots[i].state == OB_SLOT_UNSENT;
+    if (due == 0 || ob_cursor_keep_rows(b, &c->cur_x) != 0) {
+        b->n = 0;
+        return 0;
+    }
+    c->cur_active = 1;
+    c->dropped = 0;
+    c->cur_lane = 1;
+    c->want_finish = 0;
+    return 1;
+}
+
+int ob_cursor_drained(const ob_cursor *c) {
+    return c->owned && c->active == c->owned && !c->resync && !c->init && !c->cur_active &&
+           !c->next_ready && c->read_since && !c->last_cut && c->last_fresh == 0 &&
+           c->gaps.n == 0 && c->written >= c->gaps.top && c->lane_clean;
+}
