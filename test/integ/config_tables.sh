@@ -102,14 +102,15 @@ echo "billing drained in $ms ms with $left orders rows still pending"
 # The counter moves when the relay reads the COMMIT's reply, a moment after
 # the rows changed in the database: wait for it a little.
 for _ in $(seq 1 50); do
-  text=$(curl -sf -m 5 "http://127.0.0.1:$port/metrics")
-  echo "$text" | grep -q 'outbox_relay_published_total{table="billing",result="stored"} 200' && break
+  text=$(curl -sf -m 5 "http://127.0.0.1:$port/metrics" || true)
+  echo "$text" | grep -q 'outbox_relay_published_total{table="billing",result="stored"} 200' &&
+    echo "$text" | grep -q 'outbox_relay_published_total{table="orders",result="stored"}' && break
   sleep 0.1
 done
 echo "$text" | grep -q 'outbox_relay_published_total{table="billing",result="stored"} 200' ||
   { echo "$text" | grep 'published_total'; fail "billing's published_total"; }
 echo "$text" | grep -q 'outbox_relay_published_total{table="orders",result="stored"}' ||
-  fail "orders' series"
+  { echo "$text" | grep 'published_total' | sed 's/^/    /'; fail "orders' series"; }
 
 for i in $(seq 1 600); do
   [ "$(sql $db 'SELECT COUNT(*) FROM orders_outbox WHERE status = 0')" = 0 ] && break
