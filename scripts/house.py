@@ -214,8 +214,19 @@ def main(argv):
             for comp in circles(edges):
                 print(f"{kind} circle: {' <-> '.join(comp)}")
                 bad = 1
+        # The README's map lists the folders so that each includes only from
+        # those above it: check that order too.
+        order = re.findall(r"\*\*`src/([a-z]+)/`\*\*", readme_map())
+        for a, b in sorted(folder_graph(fs)):
+            if a in order and b in order and order.index(b) > order.index(a):
+                print(f"folder {a} includes from {b}, listed below it in README.md's map")
+                bad = 1
+            elif a not in order or b not in order:
+                print(f"folder {a if a not in order else b} has no heading in README.md's map")
+                bad = 1
         if not bad:
-            print("no circles: neither in the include graph between modules nor in the calls between files")
+            print("no circles: neither in the include graph between modules nor in the calls between "
+                  "files; each folder includes only from those above it in README.md's map")
         return bad
     if what == "map":
         section = readme_map()
