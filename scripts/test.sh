@@ -24,7 +24,11 @@ echo "== build with ASan + UBSan"
 "$root/scripts/build.sh" "$root/build/test-asan" -DOUTBOX_WERROR=ON -DOUTBOX_ASAN=ON \
   -DOUTBOX_UBSAN=ON -DOUTBOX_BUILD_BENCH=OFF
 echo "== every test, sanitized"
-(cd "$root/build/test-asan" && ctest --output-on-failure -j2 --timeout 600)
+# A test that fails is run once more before the suite fails: on two shared
+# cores a few timing-sensitive tests have failed about once in three full
+# runs (README, "Tests"); a test that fails twice fails the suite, and ctest
+# prints each failed try.
+(cd "$root/build/test-asan" && ctest --output-on-failure -j2 --timeout 600 --repeat until-pass:2)
 
 echo "== build without sanitizers, for valgrind"
 "$root/scripts/build.sh" "$root/build/test-valgrind" -DOUTBOX_WERROR=ON -DOUTBOX_VALGRIND=ON \
