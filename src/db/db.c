@@ -164,8 +164,7 @@ ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, co
 
 static void free_results(ob_db *db) {
     for (int i = 0; i < db->nres; i++)
-        if (db->res[i])
-            mysql_free_result(db->res[i]);
+        mysql_free_result(db->res[i]); /* NULL is a no-op */
     db->nres = 0;
 }
 
@@ -315,12 +314,13 @@ static void finish(ob_db *db, int ok) {
         cb(db, ok, db->cb_data);
 }
 
-/* Forgets the MYSQL handle after a failure. The socket is shut down first, so
- * mysql_close() cannot wait on the network. */
-static void drop_handle(ob_db *db) {
+/* Forgets the MYSQL handle after a failure (keep: not the stored results,
+ * which need no handle). The socket is shut first: close cannot wait. */
+static void forget_handle(ob_db *db, int keep) {
     disarm(db);
     poll_release(db);
-    free_results(db);
+    if (!keep)
+        free_results(db);
     if (db->m) {
         int fd = (int)mysql_get_socket(db->m);
         if (fd >= 0)
@@ -335,7 +335,7 @@ static void op_failed(ob_db *db) {
     set_mysql_error(db);
     if (db->lost) {
         OB_DEBUG(db->log, "%s: connection lost: %s", db->name, db->err);
-        drop_handle(db);
+        forget_handle(db, 0);
     } else {
         free_results(db);
         set_state(db, DB_IDLE);
@@ -367,7 +367,7 @@ static void on_idle_poll(uv_poll_t *h, int status, int events) {
     set_error(db, CR_SERVER_LOST, why);
     db->lost = 1;
     OB_DEBUG(db->log, "%s: connection lost: %s", db->name, why);
-    drop_handle(db);
+    forget_handle(db, 1); /* a worker may still publish the last result's rows */
     if (db->watch_cb)
         db->watch_cb(db, 0, db->watch_data);
 }
@@ -479,13 +479,13 @@ static int step_connecting(ob_db *db, int ev) {
     if (db->ret_conn == NULL) {
         set_connect_error(db);
         db->lost = 1;
-        drop_handle(db);
+        forget_handle(db, 0);
         finish(db, 0);
         return STEP_DONE;
     }
     if (db->cfg.tls && set_nonblocking(db) != 0) {
         set_error(db, CR_SERVER_LOST, "cannot make the database socket non-blocking");
-        drop_handle(db);
+        forget_handle(db, 0);
         finish(db, 0);
         return STEP_DONE;
     }
@@ -605,7 +605,7 @@ static void db_run(ob_db *db, int ev) {
         }
         if (arm(db, r) != 0) {
             set_error(db, CR_SERVER_LOST, "could not watch the database socket");
-            drop_handle(db);
+            forget_handle(db, 0);
             finish(db, 0);
         }
         return;
@@ -799,7 +799,7 @@ void ob_db_reset(ob_db *db) {
         set_state(db, DB_DOWN);
         return;
     }
-    drop_handle(db);
+    forget_handle(db, 0);
 }
 
 static void timer_closed(uv_handle_t *h) {
@@ -845,6 +845,6 @@ void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data) {
         return;
     }
     db->cb = NULL;
-    drop_handle(db);
+    forget_handle(db, 0);
     close_handles(db);
 }
