@@ -244,6 +244,10 @@ cursor_report
     echo
     cat "$dir/cursor.md"
   fi
+  if [ -f "$dir/galera.md" ]; then
+    echo
+    cat "$dir/galera.md"
+  fi
   echo
   echo "Method and caveats: bench/README.md. Raw tool output is in raw/ (not committed)."
 } >"$dir/summary.md"

@@ -3,7 +3,7 @@
 # runs every scenario and writes a report into a dated folder.
 #
 #   bench/run.sh [--quick] [--out DIR] [--build DIR] [--no-build]
-#                [--only drain,payload,mixed,enqueue,latency,idle,ordered,cursor]
+#                [--only drain,payload,mixed,enqueue,latency,idle,ordered,cursor,galera]
 #
 # --quick   about a minute: fewer rows, fewer grid points, shorter runs.
 # --out     report folder (default bench/results/<UTC timestamp>[-quick]).
@@ -18,6 +18,10 @@
 #           with headers) beside the same run's DB-only claim cycle on a lean
 #           table and the JetStream-only limit, with mariadbd's CPU per row,
 #           and measures its latency from plain SQL at 1,000 rows/s.
+#           "galera" drains rows committed on the three nodes of a Galera
+#           cluster (plain, one relay and three; cursor) beside the same
+#           cluster's DB-only claim cycle, with the three mariadbd's CPU per
+#           row (bench/galera.sh; not in the default set: it needs galera-4).
 # Environment: BENCH_REPEAT (drain repeats), BENCH_PAYLOADS ("bytes:rows ..."),
 #           BENCH_PAYLOAD_AT ("CxB", the payload scenario's grid point),
 #           BENCH_GRID_CONNS, BENCH_GRID_BATCH, BENCH_DRAIN_ROWS (the drain grid).
@@ -41,7 +45,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift ;;
     --no-build) do_build=0 ;;
     --only) only=$2; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -117,6 +121,7 @@ relay_pid=""
 cleanup() {
   if [ -n "$relay_pid" ]; then kill -TERM "$relay_pid" 2>/dev/null || true; wait "$relay_pid" 2>/dev/null || true; fi
   "$root/scripts/servers.sh" stop "$sdir" >/dev/null 2>&1 || true
+  [ -z "${GALERA_DIR:-}" ] || "$root/scripts/servers.sh" stop "$GALERA_DIR" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -775,6 +780,11 @@ if wants cursor; then
   CUR_CONNS=$([ $quick = 1 ] && echo "2" || echo "1 4")
   CUR_CLAIM_CONNS=$([ $quick = 1 ] && echo "1 4" || echo "1 2 4 8")
   cursor_scenario
+fi
+
+if wants galera; then
+  . "$root/bench/galera.sh"
+  galera_scenario
 fi
 
 echo "duration_s=$(( $(date +%s) - t_start ))" >>"$out/meta.env"
