@@ -22,7 +22,7 @@
 
 #include "buf.h"
 #include "lease.h"
-#include "retry.h"
+#include "db_life.h"
 #include "schema.h"
 
 typedef enum sw_state {
@@ -46,9 +46,8 @@ struct ob_cursor_switch {
     ob_db *db;
     uv_timer_t timer;
     int timer_made;
-    int open; /* handles not yet closed (the connection, the timer) */
-    ob_retry retry;
-    int failures;
+    int open;           /* handles not yet closed (the connection, the timer) */
+    ob_db_life life;    /* not in the gauge of connections up: it reads no rows to publish */
     uint64_t todo;      /* wanted, not probed yet */
     uint64_t convert;   /* probed: have a cursor row, not converted yet */
     uint64_t done;      /* reported ready */
@@ -89,7 +88,7 @@ ob_cursor_switch *ob_cursor_switch_new(const ob_cursor_switch_config *c,
         return NULL;
     }
     s->state = SW_IDLE;
-    ob_retry_init(&s->retry, 500, 30000);
+    ob_db_life_init(&s->life, NULL, NULL);
     return s;
 }
 
@@ -152,7 +151,8 @@ static void timer_closed(uv_handle_t *h) {
 /* Nothing left: the connection goes until there is work again. */
 static void go_idle(ob_cursor_switch *s) {
     set_state(s, SW_IDLE);
-    s->failures = 0;
+    ob_db_life_worked(&s->life);
+    ob_db_life_closed(&s->life);
     if (s->db) {
         ob_db *db = s->db;
         s->db = NULL;
@@ -276,10 +276,11 @@ static void failed(ob_cursor_switch *s, const char *during) {
         s->cb.fatal(s->cb.data, why);
         return;
     }
-    s->failures++;
-    uint64_t delay = ob_retry_delay(&s->retry, s->failures);
-    OB_WARN(s->c.log, "cursor switch: %s failed: %s; trying again in %llu ms", during, err,
-            (unsigned long long)delay);
+    uint64_t delay = ob_db_life_backoff(&s->life);
+    if (ob_db_life_say(&s->life, no)) /* a lasting error is said once */
+        OB_WARN(s->c.log, "cursor switch: %s failed: %s; trying again in %llu ms", during, err,
+                (unsigned long long)delay);
+    ob_db_life_down(&s->life);
     if (s->db)
         ob_db_reset(s->db); /* a transaction may be open: the server rolls it back */
     s->todo |= s->convert;
@@ -297,10 +298,12 @@ static void failed(ob_cursor_switch *s, const char *during) {
 static void dispatch(ob_cursor_switch *s, int ok) {
     switch (s->state) {
     case SW_CONNECTING:
-        if (!ok)
+        if (!ok) {
             failed(s, "connecting to the database");
-        else
-            probe(s);
+            return;
+        }
+        ob_db_life_up(&s->life);
+        probe(s);
         return;
     case SW_PROBING:
         if (!ok && !(s->db && ob_db_errno(s->db) == ER_NO_SUCH_TABLE))
