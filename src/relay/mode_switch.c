@@ -10,7 +10,8 @@
  *    +------------- nothing left <-------+<------ ready <-------------- FINISHING
  *
  *   any failure --> RETRY_WAIT --timer--> CONNECTING or PROBING (from the probe again)
- *   a refusal (a missing privilege) --> FAILED: reported as fatal, nothing more is done
+ *   a permanent error (a missing privilege) before a bucket was ever converted --> FAILED:
+ *   reported as fatal, nothing more is done (db_life.h)
  *   close (any state) --> CLOSED; the switch is freed once its handles are.
  */
 #include "mode_switch.h"
@@ -268,7 +269,7 @@ static void on_timer(uv_timer_t *t) {
 static void failed(ob_cursor_switch *s, const char *during) {
     unsigned no = s->db ? ob_db_errno(s->db) : 0;
     const char *err = s->db ? ob_db_error(s->db) : "out of memory";
-    if (s->db && ob_db_errno_is_refusal(no)) {
+    if (s->db && ob_db_life_verdict(&s->life, no) == OB_DB_FATAL) {
         char why[700];
         snprintf(why, sizeof(why), "cannot convert bucket %d of %s from cursor mode (%s): %s%s",
                  s->cur, s->table, during, err, ob_db_error_hint(no));
@@ -328,6 +329,7 @@ static void dispatch(ob_cursor_switch *s, int ok) {
             return;
         }
         s->convert &= ~(1ULL << s->cur);
+        ob_db_life_settle(&s->life); /* every statement of a conversion passed */
         if (ob_db_next_row(s->db, 1, NULL) == NULL) {
             /* Another relay that owned the bucket meanwhile converted it. */
             OB_DEBUG(s->c.log, "cursor switch: bucket %d of %s was converted by another relay",
