@@ -93,12 +93,8 @@ struct ob_cursor {
     ob_db *db;
     uv_timer_t timer, ack_timer;
     int handles_open;
-    ob_retry retry;
-    int failures;
-    unsigned last_err;
-    int settled; /* the probe passed once */
-    int db_up;
-    int stop; /* 0 running, 1 finish what is in flight, 2 now */
+    ob_db_life life; /* settled once the probe passed */
+    int stop;        /* 0 running, 1 finish what is in flight, 2 now */
     int halted;
     int on_idle_list;
 

@@ -6,7 +6,7 @@
 #define OB_WORKER_INT_H
 
 #include "fetch_budget.h"
-#include "retry.h"
+#include "db_life.h"
 #include "worker.h"
 
 typedef enum worker_state {
@@ -60,11 +60,8 @@ struct ob_worker {
     uv_timer_t timer; /* connect backoff, poll and retry waits, ack deadline */
     int handles_open;
     ob_flow_member fm;
-    ob_retry retry;
-    int failures; /* consecutive connect or statement failures */
-    int db_up;
-    int ever_fetched;
-    int stop; /* 0 running, 1 stop after what is under way, 2 stop now */
+    ob_db_life life; /* failures: of connects and statements; settled once a fetch completed */
+    int stop;        /* 0 running, 1 stop after what is under way, 2 stop now */
     int halted;
     ob_batch batch;
     ob_fetch_budget fb; /* the LIMIT of the next fetch, from the byte budget */
