@@ -36,10 +36,10 @@
  * into an old gap is read when it shows, so nothing is read twice and
  * nothing that later commits is passed.
  *
- * Publishing goes through the worker's publishing code (worker_publish.c,
- * batch.c) on a publishing context that is never started as a worker: rows
- * of one aggregate leave one at a time, each after the previous one's ack;
- * a row of an aggregate held by a status-2 row is not published.
+ * Publishing goes through a publishing context (publish.h, batch.c), the
+ * one the workers embed too: rows of one aggregate leave one at a time,
+ * each after the previous one's ack; a row of an aggregate held by a
+ * status-2 row is not published.
  *
  * Finishing a batch writes only what failed: a row's fault counts an attempt
  * (status 2, or -1 dead at the last attempt) and holds its aggregate; rows
@@ -127,7 +127,7 @@ static void on_timer(uv_timer_t *t) {
 }
 
 static ob_cursor *of_member(ob_flow_member *m) {
-    return (ob_cursor *)((char *)m - offsetof(ob_cursor, pw) - offsetof(ob_worker, fm));
+    return (ob_cursor *)((char *)m - offsetof(ob_cursor, pub.fm));
 }
 
 static void on_capacity(ob_flow_member *m) {
@@ -146,7 +146,7 @@ static void on_wake(ob_flow_member *m) {
 static void on_ack_timer(uv_timer_t *t) {
     ob_cursor *c = t->data;
     if (c->cur_active)
-        ob_worker_ack_deadline(&c->pw);
+        ob_pub_ack_deadline(&c->pub);
     dispatch(c, CE_KICK);
 }
 
@@ -156,7 +156,7 @@ static void on_ack_timer(uv_timer_t *t) {
 static void arm_ack_timer(ob_cursor *c) {
     if (uv_is_active((uv_handle_t *)&c->ack_timer))
         return;
-    uint64_t due = ob_worker_ack_due_in(&c->pw);
+    uint64_t due = ob_pub_ack_due_in(&c->pub);
     if (due == UINT64_MAX)
         uv_timer_stop(&c->ack_timer);
     else
@@ -167,14 +167,14 @@ static void arm_ack_timer(ob_cursor *c) {
 static void pump(ob_cursor *c) {
     if (!c->cur_active || c->want_finish || c->halted)
         return;
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     /* Without the broker or the lease, unsent rows wait (a timer or the
      * broker's return brings the reader back here). */
     if (ob_cursor_has_unsent(b) &&
         (!c->env.pub.ready(c->env.pub.data) || !ob_cursor_may_publish(c)) && b->outstanding == 0)
         return;
-    ob_worker_publish_some(&c->pw);
-    switch (ob_worker_after_answers(&c->pw)) {
+    ob_pub_some(&c->pub);
+    switch (ob_pub_after_answers(&c->pub)) {
     case OB_AFTER_ACKS:
         arm_ack_timer(c);
         return;
@@ -401,10 +401,10 @@ static void go_idle(ob_cursor *c, uint64_t now) {
         at = min_u64(at, c->advance_at);
     if (c->handoff)
         at = min_u64(at, min_u64(c->handoff_until, c->handoff_at > now ? c->handoff_at : now + 1));
-    if (c->cur_active && ob_cursor_has_unsent(&c->pw.batch))
+    if (c->cur_active && ob_cursor_has_unsent(&c->pub.batch))
         at = min_u64(at, now + GAP_POLL_MS); /* waiting for the broker or the lease */
     if (!c->on_idle_list && !c->cur_active) {
-        ob_flow_idle(c->env.flow, &c->pw.fm);
+        ob_flow_idle(c->env.flow, &c->pub.fm);
         c->on_idle_list = 1;
     }
     uv_timer_start(&c->timer, on_timer, at > now ? at - now : 1, 0);
@@ -463,7 +463,7 @@ static void kick(ob_cursor *c) {
         return;
     }
     if (c->on_idle_list) {
-        ob_flow_leave(c->env.flow, &c->pw.fm);
+        ob_flow_leave(c->env.flow, &c->pub.fm);
         c->on_idle_list = 0;
     }
     if (ob_flow_take_wake(c->env.flow))
@@ -732,11 +732,7 @@ ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *own
     c->env.owner.data = c;
     c->env.order = OB_ORDER_AGGREGATE;
     c->handoff_seq = UINT64_MAX;
-    c->pw.env = &c->env;
-    c->pw.index = cfg->index;
-    snprintf(c->pw.name, sizeof(c->pw.name), "cursor");
-    c->pw.fm.on_capacity = on_capacity;
-    c->pw.fm.on_wake = on_wake;
+    ob_pub_init(&c->pub, &c->env, cfg->index, "cursor", on_capacity, on_wake);
     ob_retry_init(&c->retry, 250, 5000);
     if (ob_cursor_batches_init(c, c->env.batch_size) != 0) {
         ob_cursor_free(c);
@@ -811,7 +807,7 @@ void ob_cursor_owned(ob_cursor *c, uint64_t owned) {
 void ob_cursor_ack(ob_cursor *c, const ob_ack *a) {
     if (!c->cur_active)
         return;
-    ob_worker_take_ack(&c->pw, a);
+    ob_pub_take_ack(&c->pub, a);
     dispatch(c, CE_KICK);
 }
 

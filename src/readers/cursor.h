@@ -21,7 +21,7 @@
 #include <uv.h>
 
 #include "reader.h"
-#include "worker.h"
+#include "reader_env.h"
 
 typedef struct ob_cursor ob_cursor;
 
@@ -47,7 +47,7 @@ typedef struct ob_cursor_owner {
 } ob_cursor_owner;
 
 typedef struct ob_cursor_config {
-    /* The relay's worker environment: loop, log, database settings,
+    /* The relay's reader environment (reader_env.h): loop, log, database settings,
      * publisher, flow control, counters, batch settings (max_attempts,
      * backoff, classifier), batch size, poll interval, ack timeout. Borrowed:
      * it outlives the reader. Its owner callbacks are not used. */

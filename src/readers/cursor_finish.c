@@ -17,7 +17,7 @@ static void hold_aggregate(ob_cursor *c, const ob_row *r) {
 /* 1 when the finished batch has rows to write in buckets this reader owns:
  * failed rows, rows held behind them, a lane batch's acked rows. */
 static int owned_writes(const ob_cursor *c) {
-    const ob_batch *b = &c->pw.batch;
+    const ob_batch *b = &c->pub.batch;
     for (int i = 0; i < b->n; i++) {
         int st = b->slots[i].state;
         if ((st == OB_SLOT_FAILED || st == OB_SLOT_HELD || (c->cur_lane && st == OB_SLOT_ACKED)) &&
@@ -29,7 +29,7 @@ static int owned_writes(const ob_cursor *c) {
 
 /* The acked rows are counted; a lane batch's are written status 1. */
 static void write_acked(ob_cursor *c) {
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     int nacked = 0;
     for (int i = 0; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
@@ -48,7 +48,7 @@ static void write_acked(ob_cursor *c) {
 
 /* Each failed row counts an attempt: status 2, or -1 dead at the last. */
 static void write_failed(ob_cursor *c) {
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     const ob_worker_env *e = &c->env;
     for (int i = 0; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
@@ -70,7 +70,7 @@ static void write_failed(ob_cursor *c) {
 
 /* Rows held behind a failure are written status 2. */
 static void write_held(ob_cursor *c) {
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     int nheld = 0;
     for (int i = 0; i < b->n && !c->cur_lane; i++) {
         ob_slot *s = &b->slots[i];
@@ -88,7 +88,7 @@ static void write_held(ob_cursor *c) {
 }
 
 ob_fin ob_cursor_finish_sql(ob_cursor *c) {
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     const ob_worker_env *e = &c->env;
     int interrupted = e->pub.epoch(e->pub.data) != b->epoch;
     ob_batch_decide(b, &e->batch, interrupted);
@@ -102,7 +102,7 @@ ob_fin ob_cursor_finish_sql(ob_cursor *c) {
      * its rows stay above the cursors, to be read again. */
     if (!ob_cursor_may_publish(c) && owned_writes(c))
         return OB_FIN_WAIT;
-    ob_worker_log_passed(&c->pw);
+    ob_pub_log_passed(&c->pub);
     ob_buf_reset(&c->sql);
     c->fin_acked = c->fin_dead = c->fin_retry = c->fin_held = 0;
     write_acked(c);
@@ -138,10 +138,10 @@ ob_fin ob_cursor_finish_sql(ob_cursor *c) {
 
 void ob_cursor_finished(ob_cursor *c) {
     outbox_stats *st = c->env.stats;
-    ob_flow_leave(c->env.flow, &c->pw.fm);
+    ob_flow_leave(c->env.flow, &c->pub.fm);
     c->on_idle_list = 0;
     st->acked += (uint64_t)c->fin_acked;
-    st->duplicates += (uint64_t)c->pw.batch.n_dup;
+    st->duplicates += (uint64_t)c->pub.batch.n_dup;
     st->dead += (uint64_t)c->fin_dead;
     st->failed += (uint64_t)c->fin_retry;
     st->held_back += (uint64_t)c->fin_held;
@@ -151,7 +151,7 @@ void ob_cursor_finished(ob_cursor *c) {
         c->written = c->pending;
     c->pending = 0;
     c->cur_active = c->want_finish = c->cur_lane = 0;
-    c->pw.batch.n = 0;
+    c->pub.batch.n = 0;
     c->read_since = 0;
 }
 

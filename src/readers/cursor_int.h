@@ -15,7 +15,8 @@
 #include "cursor.h"
 #include "cursor_held.h"
 #include "gaps.h"
-#include "worker_int.h"
+#include "publish.h"
+#include "retry.h"
 
 typedef enum cursor_state {
     CR_NEW,          /* created, not started */
@@ -85,8 +86,8 @@ struct ob_cursor {
     ob_cursor_config cfg;
     ob_cursor_owner own;
     ob_worker_env env; /* the relay's, with this reader's may_publish */
-    ob_worker pw;      /* publishing context; pw.batch is the batch being published */
-    extras cur_x;      /* pw.batch's */
+    ob_pub pub;        /* publishing context; pub.batch is the batch being published */
+    extras cur_x;      /* pub.batch's */
     ob_batch next;     /* read ahead, not yet published */
     extras next_x;
     cursor_state state;
@@ -113,13 +114,13 @@ struct ob_cursor {
     uint64_t init_max;
     uint64_t init_proven; /* every seq <= it proven resolved, for the next load */
 
-    int cur_active;       /* pw.batch holds rows not yet finished */
-    uint64_t dropped;     /* buckets given up since pw.batch began */
+    int cur_active;       /* pub.batch holds rows not yet finished */
+    uint64_t dropped;     /* buckets given up since pub.batch began */
     uint64_t handoff;     /* buckets given up whose last cursor is to be written */
     uint64_t handoff_seq; /* a bound on it from their rows not published, UINT64_MAX none */
     uint64_t handoff_until, handoff_at, handoff_written;
-    int cur_lane;    /* pw.batch is a retry-lane batch */
-    int want_finish; /* every row of pw.batch has its answer */
+    int cur_lane;    /* pub.batch is a retry-lane batch */
+    int want_finish; /* every row of pub.batch has its answer */
     int next_ready;  /* next holds rows */
     uint32_t gen;
     uint64_t written; /* the cursor value last written for the active buckets */
@@ -153,7 +154,7 @@ static inline uint64_t min_u64(uint64_t a, uint64_t b) {
 
 /* cursor_batch.c: the batches being published. */
 
-/* The reader's may_publish (ob_worker_owner): not halted, stopped now,
+/* The reader's may_publish (its env's owner.may_publish): not halted, stopped now,
  * paused, or without a proven lease. data: the ob_cursor. */
 int ob_cursor_may_publish(void *data);
 /* The two batches (cap rows each) and their extras. Returns 0, or -1 out

@@ -233,7 +233,7 @@ void ob_cursor_lane_sql(ob_cursor *c) {
  * when none is due. */
 int ob_cursor_take_lane(ob_cursor *c) {
     read_cur rc = {c, &c->cur_x, 1, 0, 0, 0, 0, 0};
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     int n = ob_batch_load(b, read_next, &rc, c->env.pub.epoch(c->env.pub.data));
     ob_batch_set_binary(b, ob_db_col_binary(c->db, 0, OB_COL_PAYLOAD));
     b->gen = ++c->gen;
