@@ -93,29 +93,22 @@ void ob_cursor_swap_in_next(ob_cursor *c) {
     extras tx = c->cur_x;
     c->cur_x = c->next_x;
     c->next_x = tx;
-    c->next_ready = 0;
     c->next.n = 0;
-    c->cur_active = 1;
     c->dropped = 0;
-    c->cur_lane = 0;
-    c->want_finish = 0;
     c->pub.batch.epoch = c->env.pub.epoch(c->env.pub.data);
     mark_held(c);
 }
 
-/* Gives back what the batch being published holds and forgets it. */
+/* Gives back what the batch being published holds and forgets both. */
 void ob_cursor_drop_current(ob_cursor *c) {
-    if (c->cur_active) {
+    if (c->cur_phase != B_EMPTY) {
         int n = ob_batch_release_open(&c->pub.batch);
         ob_pub_give_back(&c->pub, n);
         c->env.stats->released += (uint64_t)n;
     }
     ob_flow_leave(c->env.flow, &c->pub.fm);
-    c->on_idle_list = 0;
     uv_timer_stop(&c->ack_timer);
-    c->cur_active = c->want_finish = 0;
     c->pub.batch.n = 0;
-    c->next_ready = 0;
     c->next.n = 0;
 }
 
@@ -124,9 +117,9 @@ void ob_cursor_drop_current(ob_cursor *c) {
  * in the same round trip). */
 uint64_t ob_cursor_safe_point(const ob_cursor *c, int with_cur) {
     uint64_t s = ob_gaps_done(&c->gaps);
-    if (c->next_ready && c->next.n > 0)
+    if (c->next_phase == B_READY && c->next.n > 0)
         s = min_u64(s, c->next_x.seq[0] - 1);
-    if (with_cur && c->cur_active && !c->cur_lane && c->pub.batch.n > 0)
+    if (with_cur && c->cur_phase != B_EMPTY && c->cur_from == FROM_READ && c->pub.batch.n > 0)
         s = min_u64(s, c->cur_x.seq[0] - 1);
     return s;
 }
@@ -167,7 +160,6 @@ int ob_cursor_requeue(ob_cursor *c) {
     b->epoch = c->env.pub.epoch(c->env.pub.data);
     mark_held(c);
     c->env.stats->released += (uint64_t)n;
-    c->want_finish = 0;
     return n;
 }
 
@@ -181,7 +173,7 @@ void ob_cursor_new_owned(ob_cursor *c, uint64_t owned) {
     c->owned = owned;
     /* The unsent rows of a bucket given up stay unsent: its new owner
      * publishes them. */
-    for (int i = 0; c->cur_active && i < c->pub.batch.n; i++)
+    for (int i = 0; c->cur_phase != B_EMPTY && i < c->pub.batch.n; i++)
         if (c->pub.batch.slots[i].state == OB_SLOT_UNSENT && !ob_cursor_owns(c, i))
             ob_batch_release(&c->pub.batch, i);
     c->resync = 1;
