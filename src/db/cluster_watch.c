@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "retry.h"
+#include "db_life.h"
 
 typedef enum watch_state {
     WS_NEW,          /* created, not started */
@@ -44,13 +44,10 @@ struct ob_cluster_watch {
     watch_state state;
     ob_db *db;
     uv_timer_t timer;
-    int handles_open;
-    ob_retry retry;
-    int failures;
+    ob_db_life life;   /* not in the gauge of connections up: it reads no rows */
     int fresh;         /* the next answer is the connection's first */
     ob_cluster last;   /* the last answer */
     ob_cluster logged; /* the last one logged at info level */
-    unsigned last_err; /* the probe error last logged */
 };
 
 static void dispatch(ob_cluster_watch *w, watch_event ev);
@@ -70,22 +67,26 @@ static void on_timer(uv_timer_t *t) {
     dispatch(t->data, WE_TIMER);
 }
 
+/* The connection is gone or was never made: connect again after the
+ * backoff. */
+static void connect_later(ob_cluster_watch *w) {
+    ob_db_life_down(&w->life);
+    ob_db_reset(w->db);
+    set_state(w, WS_CONNECT_WAIT);
+    uv_timer_start(&w->timer, on_timer, ob_db_life_backoff(&w->life), 0);
+}
+
 static void connect_db(ob_cluster_watch *w) {
     set_state(w, WS_CONNECTING);
     w->fresh = 1;
-    if (ob_db_connect(w->db, on_db, w) != 0) {
-        set_state(w, WS_CONNECT_WAIT);
-        uv_timer_start(&w->timer, on_timer, ob_retry_delay(&w->retry, w->failures++), 0);
-    }
+    if (ob_db_connect(w->db, on_db, w) != 0)
+        connect_later(w);
 }
 
 static void probe(ob_cluster_watch *w) {
     set_state(w, WS_PROBING);
-    if (ob_db_query(w->db, ob_cluster_sql, strlen(ob_cluster_sql), on_db, w) != 0) {
-        ob_db_reset(w->db);
-        set_state(w, WS_CONNECT_WAIT);
-        uv_timer_start(&w->timer, on_timer, ob_retry_delay(&w->retry, w->failures++), 0);
-    }
+    if (ob_db_query(w->db, ob_cluster_sql, strlen(ob_cluster_sql), on_db, w) != 0)
+        connect_later(w);
 }
 
 /* Tells the owner, after logging what changed. */
@@ -109,8 +110,7 @@ static void on_answer(ob_cluster_watch *w) {
     while ((row = ob_db_next_row(w->db, 0, NULL)) != NULL)
         ob_cluster_set(&c, row[0], row[1]);
     c.known = 1; /* no row at all: a server built without wsrep */
-    w->failures = 0;
-    w->last_err = 0;
+    ob_db_life_worked(&w->life);
     set_state(w, WS_RESTING);
     uv_timer_start(&w->timer, on_timer, w->interval_ms, 0);
     tell(w, &c);
@@ -120,16 +120,13 @@ static void on_failed(ob_cluster_watch *w) {
     unsigned err = ob_db_errno(w->db);
     if (w->state == WS_CONNECTING || ob_db_lost(w->db) || ob_db_errno_is_lost(err)) {
         OB_DEBUG(w->log, "cluster watch: %u %s", err, ob_db_error(w->db));
-        ob_db_reset(w->db);
-        set_state(w, WS_CONNECT_WAIT);
-        uv_timer_start(&w->timer, on_timer, ob_retry_delay(&w->retry, w->failures++), 0);
+        connect_later(w);
         return;
     }
     /* The statement itself was refused: what the server is stays unknown. */
-    if (err != w->last_err)
+    if (ob_db_life_say(&w->life, err))
         OB_WARN(w->log, "database: cannot tell whether it is a cluster node: %u %s", err,
                 ob_db_error(w->db));
-    w->last_err = err;
     set_state(w, WS_RESTING);
     uv_timer_start(&w->timer, on_timer, w->interval_ms, 0);
     ob_cluster c;
@@ -144,10 +141,12 @@ static void dispatch(ob_cluster_watch *w, watch_event ev) {
             connect_db(w);
         return;
     case WE_DB_OK:
-        if (w->state == WS_CONNECTING)
+        if (w->state == WS_CONNECTING) {
+            ob_db_life_up(&w->life);
             probe(w);
-        else if (w->state == WS_PROBING)
+        } else if (w->state == WS_PROBING) {
             on_answer(w);
+        }
         return;
     case WE_DB_FAILED:
         if (w->state == WS_CONNECTING || w->state == WS_PROBING)
@@ -175,7 +174,7 @@ ob_cluster_watch *ob_cluster_watch_new(uv_loop_t *loop, const ob_db_config *db, 
     w->cbs = *cbs;
     ob_cluster_init(&w->last);
     ob_cluster_init(&w->logged);
-    ob_retry_init(&w->retry, 250, 5000);
+    ob_db_life_init(&w->life, NULL, NULL);
     return w;
 }
 
@@ -187,7 +186,6 @@ void ob_cluster_watch_start(ob_cluster_watch *w) {
     w->db = ob_db_new(w->loop, &w->dbcfg, w->log, "cluster");
     uv_timer_init(w->loop, &w->timer);
     w->timer.data = w;
-    w->handles_open = w->db ? 2 : 1;
     if (w->db == NULL) { /* out of memory: the watch stays silent */
         set_state(w, WS_RESTING);
         return;
@@ -199,35 +197,21 @@ const ob_cluster *ob_cluster_watch_last(const ob_cluster_watch *w) {
     return &w->last;
 }
 
-static void handle_closed(ob_cluster_watch *w) {
-    if (--w->handles_open > 0)
-        return;
+/* Frees the watch and tells the owner, the last thing it does. */
+static void watch_closed(void *data) {
+    ob_cluster_watch *w = data;
     ob_cluster_watch_callbacks cbs = w->cbs;
     free(w);
     if (cbs.closed)
         cbs.closed(cbs.data);
 }
 
-static void timer_closed(uv_handle_t *h) {
-    handle_closed(h->data);
-}
-
-static void db_closed(void *data) {
-    handle_closed(data);
-}
-
 void ob_cluster_watch_close(ob_cluster_watch *w) {
     if (w->state == WS_NEW) {
-        ob_cluster_watch_callbacks cbs = w->cbs;
-        free(w);
-        if (cbs.closed)
-            cbs.closed(cbs.data);
+        watch_closed(w);
         return;
     }
     set_state(w, WS_CLOSING);
-    uv_timer_stop(&w->timer);
-    uv_close((uv_handle_t *)&w->timer, timer_closed);
-    if (w->db)
-        ob_db_close(w->db, db_closed, w);
+    ob_db_life_close(&w->life, &w->timer, w->db, watch_closed, w);
     w->db = NULL;
 }

@@ -40,7 +40,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "retry.h"
+#include "db_life.h"
 #include "sql.h"
 
 typedef enum lease_state {
@@ -80,17 +80,14 @@ struct ob_lease {
     lease_state state;
     ob_db *db;
     uv_timer_t timer;
-    int handles_open;
-    ob_retry retry;
-    int failures;
-    int settled;       /* a survey or claim succeeded once: later errors are not start-up's */
-    unsigned last_err; /* the error last warned of, 0 after a success */
-    int presence;      /* the presence slot held, -1 none */
-    int mode_lock;     /* plain and leader modes: the mode lock is held */
-    int mode_warned;   /* another mode's relay was warned of (until it leaves) */
-    uint64_t owned;    /* buckets held */
-    uint64_t leaving;  /* cursor mode: held, given up, released at the next round */
-    uint64_t shown;    /* the set last told to the owner */
+    ob_db_life life;  /* settled once a survey or claim succeeded: later errors are not
+                         start-up's; not in the gauge of connections up: it reads no rows */
+    int presence;     /* the presence slot held, -1 none */
+    int mode_lock;    /* plain and leader modes: the mode lock is held */
+    int mode_warned;  /* another mode's relay was warned of (until it leaves) */
+    uint64_t owned;   /* buckets held */
+    uint64_t leaving; /* cursor mode: held, given up, released at the next round */
+    uint64_t shown;   /* the set last told to the owner */
     claim claims[OB_BUCKETS * 2 + 1];
     int nclaims;
     ob_buf sql;
@@ -177,7 +174,7 @@ static void connect_db(ob_lease *l) {
     set_state(l, LS_CONNECTING);
     if (ob_db_connect(l->db, on_db, l) != 0) {
         set_state(l, LS_CONNECT_WAIT);
-        uv_timer_start(&l->timer, on_timer, ob_retry_delay(&l->retry, ++l->failures), 0);
+        uv_timer_start(&l->timer, on_timer, ob_db_life_backoff(&l->life), 0);
     }
 }
 
@@ -247,7 +244,7 @@ static int check_modes(ob_lease *l) {
         l->mode_warned = 0;
         return 0;
     }
-    if (!l->settled) {
+    if (!l->life.settled) {
         char why[320];
         snprintf(why, sizeof(why),
                  "table %s is already relayed in %s mode by %ld relay(s); every relay on one "
@@ -541,22 +538,23 @@ static void db_failed(ob_lease *l) {
         if (l->state != LS_CONNECTING)
             OB_WARN(l->cfg.log, "lease: connection lost (%s); every lease goes with it",
                     ob_db_error(l->db));
+        ob_db_life_down(&l->life);
         lose_all(l);
         set_state(l, LS_CONNECT_WAIT);
-        uv_timer_start(&l->timer, on_timer, ob_retry_delay(&l->retry, l->failures++), 0);
+        uv_timer_start(&l->timer, on_timer, ob_db_life_backoff(&l->life), 0);
         return;
     }
     /* A permanent error before the lease ever worked is a misconfiguration:
      * the relay stops with its cause rather than retry it forever. */
-    if (!l->settled && ob_db_errno_is_permanent(no) && l->cfg.plain) {
+    if (ob_db_life_verdict(&l->life, no) == OB_DB_FATAL && l->cfg.plain) {
         OB_WARN(l->cfg.log,
                 "lease: cannot check that every relay on table %s runs unordered: %u %s",
                 l->cfg.table, no, ob_db_error(l->db));
-        l->settled = 1; /* the relay runs without the check, as it did before it existed */
+        l->life.settled = 1; /* the relay runs without the check, as it did before it existed */
         set_state(l, LS_HALTED);
         return;
     }
-    if (!l->settled && ob_db_errno_is_permanent(no)) {
+    if (ob_db_life_verdict(&l->life, no) == OB_DB_FATAL) {
         char why[512];
         if (l->state == LS_CHECKING && (no == ER_BAD_FIELD_ERROR || no == ER_NO_SUCH_TABLE))
             snprintf(why, sizeof(why),
@@ -571,10 +569,9 @@ static void db_failed(ob_lease *l) {
         return;
     }
     /* Warned once per distinct error: a lasting one does not fill the log. */
-    if (no != l->last_err)
+    if (ob_db_life_say(&l->life, no))
         OB_WARN(l->cfg.log, "lease: %s failed: %u %s; trying again every %u ms",
                 state_names[l->state], no, ob_db_error(l->db), l->cfg.interval_ms);
-    l->last_err = no;
     rest(l, l->cfg.interval_ms);
 }
 
@@ -583,7 +580,7 @@ static void db_failed(ob_lease *l) {
 static void on_ok(ob_lease *l) {
     switch (l->state) {
     case LS_CONNECTING:
-        l->failures = 0;
+        ob_db_life_up(&l->life);
         l->presence = -1;
         l->mode_lock = 0;
         if (l->cfg.plain) {
@@ -600,8 +597,7 @@ static void on_ok(ob_lease *l) {
     case LS_SURVEYING:
         if (check_modes(l) != 0)
             return;
-        l->settled = 1;
-        l->last_err = 0;
+        ob_db_life_settle(&l->life);
         l->proven_ns = l->sent_ns;
         if (l->cfg.plain)
             rest(l, l->cfg.interval_ms);
@@ -613,8 +609,7 @@ static void on_ok(ob_lease *l) {
     case LS_CLAIMING:
         if (l->cfg.leader && l->owned && check_modes(l) != 0)
             return;
-        l->settled = 1;
-        l->last_err = 0;
+        ob_db_life_settle(&l->life);
         l->proven_ns = l->sent_ns;
         claimed(l);
         return;
@@ -679,7 +674,7 @@ ob_lease *ob_lease_new(const ob_lease_config *cfg, const ob_lease_callbacks *cbs
         l->cfg.interval_ms = l->stale_ms / 4 > 0 ? l->stale_ms / 4 : 1;
     l->cbs = *cbs;
     l->presence = -1;
-    ob_retry_init(&l->retry, 250, 5000);
+    ob_db_life_init(&l->life, NULL, NULL);
     return l;
 }
 
@@ -694,7 +689,6 @@ void ob_lease_start(ob_lease *l) {
     l->db = ob_db_new(l->cfg.loop, &l->cfg.db, l->cfg.log, "lease");
     uv_timer_init(l->cfg.loop, &l->timer);
     l->timer.data = l;
-    l->handles_open = l->db ? 2 : 1;
     if (l->db)
         ob_db_watch(l->db, on_db_lost, l);
     if (l->db == NULL) {
@@ -711,7 +705,7 @@ int ob_lease_valid(const ob_lease *l) {
 }
 
 int ob_lease_checked(const ob_lease *l) {
-    return l && l->settled;
+    return l && l->life.settled;
 }
 
 unsigned long ob_lease_session(const ob_lease *l) {
@@ -730,36 +724,23 @@ uint32_t ob_lease_valid_ms(const ob_lease *l) {
     return l->valid_ms;
 }
 
-static void handle_closed(ob_lease *l) {
-    if (--l->handles_open > 0)
-        return;
+/* Frees the lease and tells the owner, the last thing it does. */
+static void lease_closed(void *data) {
+    ob_lease *l = data;
     ob_lease_callbacks cbs = l->cbs;
     ob_lease_free(l);
     if (cbs.closed)
         cbs.closed(cbs.data);
 }
 
-static void timer_closed(uv_handle_t *h) {
-    handle_closed(h->data);
-}
-
-static void db_closed(void *data) {
-    handle_closed(data);
-}
-
 void ob_lease_close(ob_lease *l) {
     if (l->state == LS_NEW) {
-        ob_lease_callbacks cbs = l->cbs;
-        ob_lease_free(l);
-        if (cbs.closed)
-            cbs.closed(cbs.data);
+        lease_closed(l);
         return;
     }
     /* The owner is told nothing more: it is stopping. */
     set_state(l, LS_CLOSING);
     l->owned = 0;
-    uv_close((uv_handle_t *)&l->timer, timer_closed);
-    if (l->db)
-        ob_db_close(l->db, db_closed, l);
+    ob_db_life_close(&l->life, &l->timer, l->db, lease_closed, l);
     l->db = NULL;
 }

@@ -192,6 +192,7 @@ int outbox_maint_create(outbox_maint **out, uv_loop_t *loop, const outbox_maint_
     }
     m->loop = loop;
     m->state = MS_DOWN;
+    ob_db_life_init(&m->life, NULL, NULL);
     m->on_statement = on_db;
     m->finish = job_finish;
     m->o = *o;
@@ -310,6 +311,7 @@ static void on_db_lost(ob_db *db, int ok, void *data) {
     if (m->state != MS_READY)
         return;
     OB_DEBUG(&m->log, "maint: connection lost between jobs (%s)", ob_db_error(db));
+    ob_db_life_down(&m->life);
     set_state(m, MS_DOWN);
 }
 
@@ -339,6 +341,8 @@ static void run_next(outbox_maint *m) {
 
 /* The head job is over (its result is set). */
 static void job_over(outbox_maint *m) {
+    if (ob_db_lost(m->db))
+        ob_db_life_down(&m->life);
     set_state(m, ob_db_lost(m->db) ? MS_DOWN : MS_READY);
     deliver(m);
     if (m->state != MS_CLOSED)
@@ -353,10 +357,13 @@ static void on_db(ob_db *db, int ok, void *data) {
             char msg[600];
             snprintf(msg, sizeof(msg), "cannot connect to the database: %s", ob_db_error(db));
             set_state(m, MS_DOWN);
-            fail_all(m, ob_db_errno_is_permanent(ob_db_errno(db)) ? OUTBOX_EREFUSED : OUTBOX_EDB,
+            fail_all(m,
+                     ob_db_life_verdict(&m->life, ob_db_errno(db)) == OB_DB_FATAL ? OUTBOX_EREFUSED
+                                                                                  : OUTBOX_EDB,
                      msg);
             return;
         }
+        ob_db_life_up(&m->life);
         set_state(m, MS_READY);
         run_next(m);
         return;
@@ -373,6 +380,7 @@ static void on_db(ob_db *db, int ok, void *data) {
             m->head->sent = 0;
             m->head->step = 0;
             m->head->probing = 0;
+            ob_db_life_down(&m->life);
             set_state(m, MS_DOWN);
             run_next(m);
             return;
@@ -468,6 +476,7 @@ int outbox_maint_stop(outbox_maint *m, outbox_maint_stop_cb cb, void *data) {
     m->close_cb = cb;
     m->close_data = data;
     fail_all(m, OUTBOX_ESTATE, "the maintenance handle was stopped before the job finished");
+    ob_db_life_closed(&m->life);
     if (m->db) {
         ob_db *db = m->db;
         m->db = NULL;

@@ -17,6 +17,7 @@
 
 #include "buf.h"
 #include "db.h"
+#include "db_life.h"
 #include "log.h"
 #include "outbox/maint.h"
 #include "partition_plan.h"
@@ -78,6 +79,7 @@ struct outbox_maint {
     ob_db_config dbcfg; /* points into url */
     char *init_command;
     ob_db *db;          /* made by the first job */
+    ob_db_life life;    /* never settled: a job that cannot connect fails, refused or not */
     char *qtable;       /* the table quoted for SQL, as the relay writes it */
     char *ctable;       /* the cursor table beside it (ob_cursor_table_name) */
     char *name;         /* "schema.table" (the URL's database when unqualified), for messages */

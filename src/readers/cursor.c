@@ -215,7 +215,7 @@ static void connect_db(ob_cursor *c) {
     set_state(c, CR_CONNECTING);
     if (ob_db_connect(c->db, on_db, c) != 0) {
         set_state(c, CR_CONNECT_WAIT);
-        uv_timer_start(&c->timer, on_timer, ob_retry_delay(&c->retry, ++c->failures), 0);
+        uv_timer_start(&c->timer, on_timer, ob_db_life_backoff(&c->life), 0);
     }
 }
 
@@ -527,11 +527,7 @@ static void kick(ob_cursor *c) {
 /* --- failures ------------------------------------------------------------ */
 
 static void db_lost(ob_cursor *c) {
-    if (c->db_up) {
-        c->db_up = 0;
-        c->env.stats->db_connected--;
-        c->env.stats->db_reconnects++;
-    }
+    ob_db_life_down(&c->life);
     drop_batches(c);
     c->active = 0;
     c->handoff = 0;
@@ -540,7 +536,7 @@ static void db_lost(ob_cursor *c) {
     c->pending = 0;
     ob_db_reset(c->db);
     set_state(c, CR_CONNECT_WAIT);
-    uv_timer_start(&c->timer, on_timer, ob_retry_delay(&c->retry, ++c->failures), 0);
+    uv_timer_start(&c->timer, on_timer, ob_db_life_backoff(&c->life), 0);
 }
 
 /* The connection died while no statement ran (ob_db_watch): found now,
@@ -569,30 +565,28 @@ static void probe_failed(ob_cursor *c, unsigned no) {
 static void db_failed(ob_cursor *c) {
     unsigned no = ob_db_errno(c->db);
     if (ob_db_lost(c->db) || c->state == CR_CONNECTING) {
-        if (c->state == CR_CONNECTING && !c->settled && ob_db_errno_is_permanent(no)) {
+        if (c->state == CR_CONNECTING && ob_db_life_verdict(&c->life, no) == OB_DB_FATAL) {
             char why[512];
             snprintf(why, sizeof(why), "database: %u %s%s", no, ob_db_error(c->db),
                      ob_db_error_hint(no));
             fatal(c, why);
             return;
         }
-        if (no != c->last_err)
+        if (ob_db_life_say(&c->life, no))
             OB_WARN(c->env.log, "cursor: database connection %s (%u %s); reconnecting",
                     c->state == CR_CONNECTING ? "failed" : "lost", no, ob_db_error(c->db));
-        c->last_err = no;
         db_lost(c);
         return;
     }
-    if (c->state == CR_PROBING && !c->settled && ob_db_errno_is_permanent(no)) {
+    if (c->state == CR_PROBING && ob_db_life_verdict(&c->life, no) == OB_DB_FATAL) {
         probe_failed(c, no);
         return;
     }
     if (refused(c, no))
         return;
-    if (no != c->last_err)
+    if (ob_db_life_say(&c->life, no))
         OB_WARN(c->env.log, "cursor: %s failed: %u %s; trying again", state_names[c->state], no,
                 ob_db_error(c->db));
-    c->last_err = no;
     c->env.stats->db_errors++;
     c->pending = 0;
     if (c->state == CR_LOADING || c->state == CR_MARKING || c->state == CR_CHECKING ||
@@ -600,24 +594,21 @@ static void db_failed(ob_cursor *c) {
         c->resync = 1;
     /* A batch being finished stays ANSWERED: it is written again. */
     set_state(c, CR_RETRY_WAIT);
-    uv_timer_start(&c->timer, on_timer, ob_retry_delay(&c->retry, ++c->failures), 0);
+    uv_timer_start(&c->timer, on_timer, ob_db_life_backoff(&c->life), 0);
 }
 
 /* --- the states ---------------------------------------------------------- */
 
 static void db_ok(ob_cursor *c) {
     if (c->state != CR_CONNECTING)
-        c->failures = 0;
-    c->last_err = 0;
+        ob_db_life_worked(&c->life);
     switch (c->state) {
     case CR_CONNECTING:
-        c->db_up = 1;
-        c->env.stats->db_connected++;
+        ob_db_life_up(&c->life);
         send_probe(c, 0);
         return;
     case CR_PROBING:
-        c->settled = 1;
-        c->failures = 0;
+        ob_db_life_settle(&c->life);
         c->resync = 1;
         ob_cursor_grants_back(c);
         send_fit(c);
@@ -754,7 +745,7 @@ ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *own
     c->env.order = OB_ORDER_AGGREGATE;
     c->handoff_seq = UINT64_MAX;
     ob_pub_init(&c->pub, &c->env, cfg->index, "cursor", on_capacity, on_wake);
-    ob_retry_init(&c->retry, 250, 5000);
+    ob_db_life_init(&c->life, &c->env.stats->db_connected, &c->env.stats->db_reconnects);
     if (ob_cursor_batches_init(c, c->env.batch_size) != 0) {
         ob_cursor_free(c);
         return NULL;
@@ -806,10 +797,7 @@ static void close_all(ob_cursor *c) {
     if (c->state == CR_CLOSING || c->state == CR_CLOSED)
         return;
     drop_batches(c);
-    if (c->db_up) {
-        c->db_up = 0;
-        c->env.stats->db_connected--;
-    }
+    ob_db_life_closed(&c->life);
     set_state(c, CR_CLOSING);
     uv_close((uv_handle_t *)&c->timer, timer_closed);
     uv_close((uv_handle_t *)&c->ack_timer, timer_closed);

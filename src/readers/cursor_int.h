@@ -14,6 +14,7 @@
 #include "buckets.h"
 #include "cursor.h"
 #include "cursor_held.h"
+#include "db_life.h"
 #include "gaps.h"
 #include "publish.h"
 #include "retry.h"
@@ -119,12 +120,8 @@ struct ob_cursor {
     ob_db *db;
     uv_timer_t timer, ack_timer;
     int handles_open;
-    ob_retry retry;
-    int failures;
-    unsigned last_err;
-    int settled; /* the probe passed once */
-    int db_up;
-    int stop; /* 0 running, 1 finish what is in flight, 2 now */
+    ob_db_life life; /* settled once the probe passed */
+    int stop;        /* 0 running, 1 finish what is in flight, 2 now */
     int halted;
 
     ob_gaps gaps;

@@ -137,10 +137,9 @@ static void query(ob_worker *w, worker_state s, const char *sql, size_t len) {
     OB_ERROR(w->env->log, "%s: cannot send a statement; closing the connection", w->pub.name);
     ob_worker_note_unmarked(w);
     ob_worker_db_down(w);
-    w->failures++;
     ob_db_reset(w->db);
     set_state(w, W_CONNECT_WAIT);
-    start_timer(w, ob_retry_delay(&w->retry, w->failures));
+    start_timer(w, ob_db_life_backoff(&w->life));
 }
 
 static void connect_db(ob_worker *w) {
@@ -151,7 +150,7 @@ static void connect_db(ob_worker *w) {
         ob_db_watch(w->db, on_db_lost, w);
     if (w->db == NULL || ob_db_connect(w->db, on_db, w) != 0) {
         set_state(w, W_CONNECT_WAIT);
-        start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
+        start_timer(w, ob_db_life_backoff(&w->life));
     }
 }
 
@@ -160,7 +159,7 @@ static void fetch(ob_worker *w) {
     const char *sql = ob_worker_fetch_sql(w, &len);
     if (sql == NULL) {
         set_state(w, W_POLL_WAIT);
-        start_timer(w, ob_retry_delay(&w->retry, ++w->failures));
+        start_timer(w, ob_db_life_backoff(&w->life));
         return;
     }
     query(w, W_FETCHING, sql, len);
@@ -217,7 +216,7 @@ static void db_failed_act(ob_worker *w, const char *during) {
             return;
         }
         set_state(w, W_CONNECT_WAIT);
-        start_timer(w, ob_retry_delay(&w->retry, w->failures++));
+        start_timer(w, ob_db_life_backoff(&w->life));
         return;
     case OB_FAULT_CONFLICT:
         rollback(w, W_ROLLING_BACK);
@@ -236,7 +235,7 @@ static void db_failed(ob_worker *w, const char *during) {
     unsigned no = ob_db_errno(w->db);
     char msg[512];
     snprintf(msg, sizeof(msg), "%s", ob_db_error(w->db));
-    int ever = w->ever_fetched || (w->env->any_fetched && *w->env->any_fetched);
+    int ever = w->life.settled || (w->env->any_fetched && *w->env->any_fetched);
     db_failed_act(w, during);
     if (e->owner.db_failed)
         e->owner.db_failed(e->owner.data, w, no, msg, ever);
@@ -397,10 +396,9 @@ static void isolate_next(ob_worker *w) {
 
 static void fetched(ob_worker *w) {
     const ob_worker_env *e = w->env;
-    w->ever_fetched = 1;
     if (w->env->any_fetched)
         *w->env->any_fetched = 1;
-    w->failures = 0;
+    ob_db_life_settle(&w->life);
     int n = ob_batch_load(&w->pub.batch, next_row, w->db, e->pub.epoch(e->pub.data));
     ob_batch_set_binary(&w->pub.batch, ob_db_col_binary(w->db, 1, OB_COL_PAYLOAD));
     int asked = ob_fetch_budget_asked(&w->fb);
@@ -474,7 +472,7 @@ static void aborted(ob_worker *w) {
         return;
     }
     set_state(w, w->refusing ? W_REFUSED_WAIT : W_RETRY_WAIT);
-    start_timer(w, ob_retry_delay(&w->retry, w->failures));
+    start_timer(w, ob_db_life_backoff(&w->life));
 }
 
 static void grant_probed(ob_worker *w) {
@@ -482,7 +480,7 @@ static void grant_probed(ob_worker *w) {
             w->pub.name);
     w->refusing = 0;
     w->refusal[0] = '\0';
-    w->failures = 0;
+    ob_db_life_worked(&w->life);
     next(w);
 }
 
@@ -644,7 +642,7 @@ static void lost_idle(ob_worker *w) {
     uv_timer_stop(&w->timer);
     ob_flow_leave(w->env->flow, &w->pub.fm);
     set_state(w, W_CONNECT_WAIT);
-    start_timer(w, ob_retry_delay(&w->retry, w->failures++));
+    start_timer(w, ob_db_life_backoff(&w->life));
 }
 
 /* Stop and halt are remembered here, before the state sees them, so that
@@ -725,10 +723,7 @@ static void db_closed(void *data) {
 static void close_worker(ob_worker *w) {
     if (w->state == W_CLOSING || w->state == W_CLOSED)
         return; /* a callback of the owner stopped it already */
-    if (w->db_up) {
-        w->db_up = 0;
-        w->env->stats->db_connected--;
-    }
+    ob_db_life_closed(&w->life);
     ob_flow_leave(w->env->flow, &w->pub.fm);
     set_state(w, W_CLOSING);
     uv_close((uv_handle_t *)&w->timer, timer_closed);
@@ -755,7 +750,7 @@ ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
     char name[32];
     snprintf(name, sizeof(name), "worker %d", index);
     ob_pub_init(&w->pub, env, (uint32_t)index, name, on_capacity, on_wake);
-    ob_retry_init(&w->retry, 250, 10000);
+    ob_db_life_init(&w->life, &env->stats->db_connected, &env->stats->db_reconnects);
     w->state = W_NEW;
     w->iso = -1;
     if (ob_worker_grant_sql(w) != 0) {

@@ -28,11 +28,7 @@ void ob_worker_note_unmarked(ob_worker *w) {
 
 /* The connection is gone: the gauge of connections up follows. */
 void ob_worker_db_down(ob_worker *w) {
-    if (w->db_up) {
-        w->db_up = 0;
-        w->env->stats->db_connected--;
-        w->env->stats->db_reconnects++;
-    }
+    ob_db_life_down(&w->life);
 }
 
 /* Rows published but left unmarked by a lost connection are published
@@ -70,12 +66,12 @@ ob_fault ob_worker_classify(ob_worker *w, const char *during) {
     e->stats->db_errors++;
     if (ob_db_lost(w->db)) {
         ob_worker_db_down(w);
-        if (w->state == W_CONNECTING)
-            OB_WARN(e->log, "%s: cannot connect to the database: %s; retrying", w->pub.name,
-                    ob_db_error(w->db));
-        else
+        if (w->state != W_CONNECTING)
             OB_WARN(e->log, "%s: database connection lost while %s: %s; reconnecting", w->pub.name,
                     during, ob_db_error(w->db));
+        else if (ob_db_life_say(&w->life, no)) /* a lasting outage is said once */
+            OB_WARN(e->log, "%s: cannot connect to the database: %s; retrying", w->pub.name,
+                    ob_db_error(w->db));
         /* The server rolls back the open transaction when the connection
          * drops: the claimed rows are pending again, and whatever was already
          * published is absorbed by Msg-Id dedup, if it comes back within the
@@ -95,7 +91,6 @@ ob_fault ob_worker_classify(ob_worker *w, const char *during) {
         snprintf(w->refusal, sizeof(w->refusal), "the database refuses the relay's writes: %u %s",
                  no, ob_db_error(w->db));
         w->refusing = 1;
-        w->failures++;
         return OB_FAULT_REFUSED;
     }
     if (no == ER_LOCK_DEADLOCK || no == ER_LOCK_WAIT_TIMEOUT) {
@@ -106,7 +101,6 @@ ob_fault ob_worker_classify(ob_worker *w, const char *during) {
     }
     OB_ERROR(e->log, "%s: database error while %s: %u %s%s", w->pub.name, during, no,
              ob_db_error(w->db), ob_db_error_hint(no));
-    w->failures++;
     return OB_FAULT_ERROR;
 }
 
@@ -150,10 +144,8 @@ void ob_worker_drain_row(ob_worker *w) {
 }
 
 void ob_worker_db_up(ob_worker *w) {
-    w->db_up = 1;
-    w->failures = 0;
+    ob_db_life_up(&w->life);
     warn_unmarked(w);
-    w->env->stats->db_connected++;
     OB_INFO(w->env->log, "%s: connected to the database (session %lu)", w->pub.name,
             ob_db_thread_id(w->db));
 }

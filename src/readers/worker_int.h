@@ -8,8 +8,8 @@
 #define OB_WORKER_INT_H
 
 #include "fetch_budget.h"
+#include "db_life.h"
 #include "publish.h"
-#include "retry.h"
 #include "worker.h"
 
 typedef enum worker_state {
@@ -61,11 +61,8 @@ struct ob_worker {
     ob_db *db;
     uv_timer_t timer; /* connect backoff, poll and retry waits, ack deadline */
     int handles_open;
-    ob_retry retry;
-    int failures; /* consecutive connect or statement failures */
-    int db_up;
-    int ever_fetched;
-    int stop; /* 0 running, 1 stop after what is under way, 2 stop now */
+    ob_db_life life; /* failures: of connects and statements; settled once a fetch completed */
+    int stop;        /* 0 running, 1 stop after what is under way, 2 stop now */
     int halted;
     ob_fetch_budget fb; /* the LIMIT of the next fetch, from the byte budget */
     uint64_t batch_published_at;
@@ -108,7 +105,7 @@ const char *ob_worker_fetch_sql(ob_worker *w, size_t *len);
  * owner hears), or how many rows a drain waits for is said once. */
 void ob_worker_drain_row(ob_worker *w);
 /* The row being isolated is refused: said, and the statement that marks it
- * dead built into w->batch.sql; returns its length. */
+ * dead built into w->pub.batch.sql; returns its length. */
 size_t ob_worker_refused_row_sql(ob_worker *w);
 /* w->grant_sql: writes nothing, yet needs every privilege the finishing
  * statements need. Returns 0, or -1 out of memory. */

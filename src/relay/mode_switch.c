@@ -10,7 +10,8 @@
  *    +------------- nothing left <-------+<------ ready <-------------- FINISHING
  *
  *   any failure --> RETRY_WAIT --timer--> CONNECTING or PROBING (from the probe again)
- *   a refusal (a missing privilege) --> FAILED: reported as fatal, nothing more is done
+ *   a permanent error (a missing privilege) before a bucket was ever converted --> FAILED:
+ *   reported as fatal, nothing more is done (db_life.h)
  *   close (any state) --> CLOSED; the switch is freed once its handles are.
  */
 #include "mode_switch.h"
@@ -22,7 +23,7 @@
 
 #include "buf.h"
 #include "lease.h"
-#include "retry.h"
+#include "db_life.h"
 #include "schema.h"
 
 typedef enum sw_state {
@@ -46,9 +47,8 @@ struct ob_cursor_switch {
     ob_db *db;
     uv_timer_t timer;
     int timer_made;
-    int open; /* handles not yet closed (the connection, the timer) */
-    ob_retry retry;
-    int failures;
+    int open;           /* handles not yet closed (the connection, the timer) */
+    ob_db_life life;    /* not in the gauge of connections up: it reads no rows to publish */
     uint64_t todo;      /* wanted, not probed yet */
     uint64_t convert;   /* probed: have a cursor row, not converted yet */
     uint64_t done;      /* reported ready */
@@ -89,7 +89,7 @@ ob_cursor_switch *ob_cursor_switch_new(const ob_cursor_switch_config *c,
         return NULL;
     }
     s->state = SW_IDLE;
-    ob_retry_init(&s->retry, 500, 30000);
+    ob_db_life_init(&s->life, NULL, NULL);
     return s;
 }
 
@@ -152,7 +152,8 @@ static void timer_closed(uv_handle_t *h) {
 /* Nothing left: the connection goes until there is work again. */
 static void go_idle(ob_cursor_switch *s) {
     set_state(s, SW_IDLE);
-    s->failures = 0;
+    ob_db_life_worked(&s->life);
+    ob_db_life_closed(&s->life);
     if (s->db) {
         ob_db *db = s->db;
         s->db = NULL;
@@ -268,7 +269,7 @@ static void on_timer(uv_timer_t *t) {
 static void failed(ob_cursor_switch *s, const char *during) {
     unsigned no = s->db ? ob_db_errno(s->db) : 0;
     const char *err = s->db ? ob_db_error(s->db) : "out of memory";
-    if (s->db && ob_db_errno_is_refusal(no)) {
+    if (s->db && ob_db_life_verdict(&s->life, no) == OB_DB_FATAL) {
         char why[700];
         snprintf(why, sizeof(why), "cannot convert bucket %d of %s from cursor mode (%s): %s%s",
                  s->cur, s->table, during, err, ob_db_error_hint(no));
@@ -276,10 +277,11 @@ static void failed(ob_cursor_switch *s, const char *during) {
         s->cb.fatal(s->cb.data, why);
         return;
     }
-    s->failures++;
-    uint64_t delay = ob_retry_delay(&s->retry, s->failures);
-    OB_WARN(s->c.log, "cursor switch: %s failed: %s; trying again in %llu ms", during, err,
-            (unsigned long long)delay);
+    uint64_t delay = ob_db_life_backoff(&s->life);
+    if (ob_db_life_say(&s->life, no)) /* a lasting error is said once */
+        OB_WARN(s->c.log, "cursor switch: %s failed: %s; trying again in %llu ms", during, err,
+                (unsigned long long)delay);
+    ob_db_life_down(&s->life);
     if (s->db)
         ob_db_reset(s->db); /* a transaction may be open: the server rolls it back */
     s->todo |= s->convert;
@@ -297,10 +299,12 @@ static void failed(ob_cursor_switch *s, const char *during) {
 static void dispatch(ob_cursor_switch *s, int ok) {
     switch (s->state) {
     case SW_CONNECTING:
-        if (!ok)
+        if (!ok) {
             failed(s, "connecting to the database");
-        else
-            probe(s);
+            return;
+        }
+        ob_db_life_up(&s->life);
+        probe(s);
         return;
     case SW_PROBING:
         if (!ok && !(s->db && ob_db_errno(s->db) == ER_NO_SUCH_TABLE))
@@ -325,6 +329,7 @@ static void dispatch(ob_cursor_switch *s, int ok) {
             return;
         }
         s->convert &= ~(1ULL << s->cur);
+        ob_db_life_settle(&s->life); /* every statement of a conversion passed */
         if (ob_db_next_row(s->db, 1, NULL) == NULL) {
             /* Another relay that owned the bucket meanwhile converted it. */
             OB_DEBUG(s->c.log, "cursor switch: bucket %d of %s was converted by another relay",

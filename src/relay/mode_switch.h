@@ -23,7 +23,8 @@
  *
  * The switch has its own connection, made when there is work and closed
  * when there is none. Errors that retrying may cure are retried with a
- * growing delay; a refusal (a missing privilege) is fatal.
+ * growing delay; a permanent error (a missing privilege) before a bucket was
+ * ever converted is fatal, and waited out like an outage after that.
  */
 #ifndef OB_CURSOR_SWITCH_H
 #define OB_CURSOR_SWITCH_H

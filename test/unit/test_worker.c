@@ -816,6 +816,50 @@ static void no_memory_for_the_connection_is_retried(void) {
     close_worker(w); /* closes without a connection */
 }
 
+static int connect_warnings;
+
+static void count_connect_warnings(outbox_log_level level, const char *msg, void *data) {
+    (void)data;
+    if (level == OUTBOX_LOG_WARN && strstr(msg, "cannot connect to the database"))
+        connect_warnings++;
+}
+
+static void fail_the_next_connect(unsigned err) {
+    while (fake_db_last() == NULL || fake_db_pending(fake_db_last()) != FAKE_CONNECT)
+        uv_run(&loop, UV_RUN_ONCE);
+    fake_db_complete(fake_db_last(), 0, err, "Can't connect", 1);
+}
+
+/* A lasting outage is said once per error, not at every try (db_life.h);
+ * after a fetch answered, it is said again. */
+static void a_lasting_outage_is_said_once(void) {
+    ob_worker *w = new_worker();
+    ob_log counting = {count_connect_warnings, NULL, OUTBOX_LOG_WARN};
+    env.log = &counting;
+    connect_warnings = 0;
+    ob_worker_start(w);
+    fail_the_next_connect(2003);
+    fail_the_next_connect(2003);
+    CHECK_EQ(connect_warnings, 1);
+    fail_the_next_connect(2002); /* another cause: said */
+    CHECK_EQ(connect_warnings, 2);
+    while (fake_db_pending(fake_db_last()) != FAKE_CONNECT)
+        uv_run(&loop, UV_RUN_ONCE);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.db_connected, 1);
+    CHECK_EQ(stats.db_reconnects, 0); /* never up before: nothing was lost */
+    expect_sql("START TRANSACTION");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* the fetch answered, empty */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0); /* its COMMIT */
+    CHECK_STR(ob_worker_state_name(w), "poll-wait");
+    fake_db_lose_idle(fake_db_last(), "the server closed the connection");
+    CHECK_EQ(stats.db_reconnects, 1);
+    fail_the_next_connect(2002);
+    CHECK_EQ(connect_warnings, 3);
+    close_worker(w);
+    env.log = &quiet;
+}
+
 static void a_ring_while_busy_is_kept_for_the_next_idle_worker(void) {
     ob_worker *w = make_worker();
     ob_flow_ring(&flow);                             /* nobody idle: the wake is kept */
@@ -878,6 +922,7 @@ int main(void) {
     an_expired_lease_publishes_nothing_more();
     a_connection_lost_while_publishing_is_counted_once();
     no_memory_for_the_connection_is_retried();
+    a_lasting_outage_is_said_once();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("ok\n");
     return 0;
