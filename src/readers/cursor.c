@@ -9,7 +9,7 @@
  *   FITTING --ok--> IDLE;  no PROCESS, no cursor table, a grant missing, the
  *      cursors above the table's counter --> HALTED (fatal)
  *   IDLE: picks the next statement (kick), in this order:
- *     a finished batch's writes and cursor ----------> FINISHING --> IDLE
+ *     the current batch ANSWERED: its writes, cursor -> FINISHING --> IDLE
  *     about once a second ----------------------------> FITTING --> IDLE
  *        the cursors above the counter: publishes and writes nothing, FITTING
  *        again each second until they agree (cursor-reset), then LOADING
@@ -26,38 +26,19 @@
  *   HALTED: the relay cannot go on; waiting for the stop
  *   any state --stop--> CLOSING --> CLOSED
  *
- * Reading. Each read is one round trip of two statements: the server's clock
- * (and, while a gap waits for one, the gap check on INNODB_TRX), then the
- * rows with seq above the highest read (top) or inside an open gap, in seq
- * order: seq and bucket of every row (gaps are the table's, not a
- * bucket's), the payload and headers only of the owned buckets. The gap
- * tracker (gaps.h) sees every seq; a row is published when it is new, of an
- * owned bucket, above that bucket's cursor and status 0. A row that commits
- * into an old gap is read when it shows, so nothing is read twice and
- * nothing that later commits is passed.
+ * The pipeline: the batch being published (current) and the batch read
+ * ahead (next), each in a phase (batch_phase) that only this file changes:
+ *   next:    EMPTY --a read with rows (READING)--> READY
+ *            READY --taken in while the current is EMPTY--> EMPTY
+ *   current: EMPTY --the next taken in, or the retry lane's rows--> PUBLISHING
+ *            PUBLISHING --every row has its answer--> ANSWERED
+ *            ANSWERED --rows given back, to publish again--> PUBLISHING
+ *            ANSWERED --its outcome written (FINISHING), or none to write--> EMPTY
+ *   both --> EMPTY when the cursors are loaded again, the connection is
+ *   lost, the reader halts or closes, or the server refuses a write or
+ *   disagrees with the cursors.
  *
- * Publishing goes through the worker's publishing code (worker_publish.c,
- * batch.c) on a publishing context that is never started as a worker: rows
- * of one aggregate leave one at a time, each after the previous one's ack;
- * a row of an aggregate held by a status-2 row is not published.
- *
- * Finishing a batch writes only what failed: a row's fault counts an attempt
- * (status 2, or -1 dead at the last attempt) and holds its aggregate; rows
- * held behind it become status 2. In the same round trip the owned buckets'
- * cursors move forward, only while the lease is proven, to the highest seq
- * below which everything is resolved and done: min(first open gap - 1,
- * first row not yet finished - 1, top). The broker's and the database's
- * faults cost no attempt: such rows are published again when the broker is
- * back, and a lost connection reads again from the cursors.
- *
- * The retry lane (between batches) publishes the status-2 rows of the owned
- * buckets whose retry is due, in seq order per aggregate, and writes status
- * 1 (or -1, or another attempt); an aggregate with no status-2 row left is
- * no longer held.
- *
- * A change of the owned buckets waits until nothing is in flight, then
- * loads the cursors again and reads on from the lowest of them, skipping
- * each bucket's rows at or below its own cursor.
+ * How it reads, publishes, finishes a batch and retries: see cursor.h.
  *
  * This file is the state machine: it sends every statement and makes every
  * change of state. The files of its concerns (cursor_int.h) build the
@@ -74,7 +55,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cursor_fit.h"
 #include "cursor_int.h"
 #include "cursor_sql.h"
 
@@ -100,6 +80,13 @@ static const char *const state_names[] = {
     [CR_CLOSED] = "closed",
 };
 
+static const char *const phase_names[] = {
+    [B_EMPTY] = "empty",
+    [B_READY] = "ready",
+    [B_PUBLISHING] = "publishing",
+    [B_ANSWERED] = "answered",
+};
+
 static void dispatch(ob_cursor *c, cursor_event ev);
 static void kick(ob_cursor *c);
 static void finished(ob_cursor *c);
@@ -115,6 +102,15 @@ const char *ob_cursor_state_name(const ob_cursor *c) {
     return state_names[c->state];
 }
 
+/* The one change of a batch's phase: `slot` is &c->cur_phase or
+ * &c->next_phase. */
+static void set_phase(ob_cursor *c, batch_phase *slot, batch_phase p) {
+    if (*slot != p)
+        OB_DEBUG(c->env.log, "cursor: %s batch %s -> %s",
+                 slot == &c->cur_phase ? "current" : "next", phase_names[*slot], phase_names[p]);
+    *slot = p;
+}
+
 /* --- callbacks ----------------------------------------------------------- */
 
 static void on_db(ob_db *db, int ok, void *data) {
@@ -127,7 +123,7 @@ static void on_timer(uv_timer_t *t) {
 }
 
 static ob_cursor *of_member(ob_flow_member *m) {
-    return (ob_cursor *)((char *)m - offsetof(ob_cursor, pw) - offsetof(ob_worker, fm));
+    return (ob_cursor *)((char *)m - offsetof(ob_cursor, pub.fm));
 }
 
 static void on_capacity(ob_flow_member *m) {
@@ -136,7 +132,6 @@ static void on_capacity(ob_flow_member *m) {
 
 static void on_wake(ob_flow_member *m) {
     ob_cursor *c = of_member(m);
-    c->on_idle_list = 0;
     c->read_at = 0;
     dispatch(c, CE_KICK);
 }
@@ -145,8 +140,8 @@ static void on_wake(ob_flow_member *m) {
 
 static void on_ack_timer(uv_timer_t *t) {
     ob_cursor *c = t->data;
-    if (c->cur_active)
-        ob_worker_ack_deadline(&c->pw);
+    if (c->cur_phase != B_EMPTY)
+        ob_pub_ack_deadline(&c->pub);
     dispatch(c, CE_KICK);
 }
 
@@ -156,25 +151,40 @@ static void on_ack_timer(uv_timer_t *t) {
 static void arm_ack_timer(ob_cursor *c) {
     if (uv_is_active((uv_handle_t *)&c->ack_timer))
         return;
-    uint64_t due = ob_worker_ack_due_in(&c->pw);
+    uint64_t due = ob_pub_ack_due_in(&c->pub);
     if (due == UINT64_MAX)
         uv_timer_stop(&c->ack_timer);
     else
         uv_timer_start(&c->ack_timer, on_ack_timer, due + 1, 0);
 }
 
+/* The batches' moves between phases (the diagram at the top): the next
+ * batch taken in, both dropped, and pump()'s PUBLISHING -> ANSWERED. */
+static void swap_in(ob_cursor *c) {
+    ob_cursor_swap_in_next(c);
+    c->cur_from = FROM_READ;
+    set_phase(c, &c->cur_phase, B_PUBLISHING);
+    set_phase(c, &c->next_phase, B_EMPTY);
+}
+
+static void drop_batches(ob_cursor *c) {
+    ob_cursor_drop_current(c);
+    set_phase(c, &c->cur_phase, B_EMPTY);
+    set_phase(c, &c->next_phase, B_EMPTY);
+}
+
 /* Publishes what may leave and notes when every row has its answer. */
 static void pump(ob_cursor *c) {
-    if (!c->cur_active || c->want_finish || c->halted)
+    if (c->cur_phase != B_PUBLISHING || c->halted)
         return;
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     /* Without the broker or the lease, unsent rows wait (a timer or the
      * broker's return brings the reader back here). */
     if (ob_cursor_has_unsent(b) &&
         (!c->env.pub.ready(c->env.pub.data) || !ob_cursor_may_publish(c)) && b->outstanding == 0)
         return;
-    ob_worker_publish_some(&c->pw);
-    switch (ob_worker_after_answers(&c->pw)) {
+    ob_pub_some(&c->pub);
+    switch (ob_pub_after_answers(&c->pub)) {
     case OB_AFTER_ACKS:
         arm_ack_timer(c);
         return;
@@ -182,7 +192,7 @@ static void pump(ob_cursor *c) {
         return; /* the broker's verdict comes as an up or down */
     case OB_AFTER_FINISH:
         uv_timer_stop(&c->ack_timer);
-        c->want_finish = 1;
+        set_phase(c, &c->cur_phase, B_ANSWERED);
         return;
     }
 }
@@ -216,19 +226,12 @@ static void fatal(ob_cursor *c, const char *why);
 /* The start-up probe, sent again while the server refuses a write: PROCESS,
  * the cursor table, and every grant the reader writes with. */
 static void send_probe(ob_cursor *c, int grants_only) {
-    ob_buf_reset(&c->sql);
-    if (!grants_only) {
-        ob_cursor_sql_probe(&c->sql, c->cfg.ctable);
-        ob_buf_puts(&c->sql, "; ");
-    }
-    ob_cursor_grants_sql(&c->sql, c->cfg.qtable, c->cfg.ctable);
+    ob_cursor_probe_sql(c, grants_only);
     send_sql(c, CR_PROBING);
 }
 
 static void send_fit(ob_cursor *c) {
-    c->fit_at = uv_now(c->env.loop) + OB_CURSOR_FIT_EVERY_MS;
-    ob_buf_reset(&c->sql);
-    ob_cursor_fit_sql(&c->sql, c->cfg.table, c->cfg.ctable);
+    ob_cursor_next_fit_sql(c);
     send_sql(c, CR_FITTING);
 }
 
@@ -237,10 +240,13 @@ static void send_fit(ob_cursor *c) {
  * publishes and writes nothing until they agree again. */
 static void fitted(ob_cursor *c) {
     char why[sizeof(c->misfit_why)];
+    int was = c->misfit;
     if (ob_cursor_fit_taken(c, why, sizeof(why))) {
         fatal(c, why);
         return;
     }
+    if (c->misfit && !was)
+        drop_batches(c); /* publishes and writes nothing until they agree */
     set_state(c, CR_IDLE);
     kick(c);
 }
@@ -297,6 +303,7 @@ static int refused(ob_cursor *c, unsigned no) {
         fatal(c, why);
         return 1;
     }
+    drop_batches(c);
     set_state(c, CR_IDLE);
     uv_timer_start(&c->timer, on_timer, REFUSED_RETRY_MS, 0);
     return 1;
@@ -305,6 +312,7 @@ static int refused(ob_cursor *c, unsigned no) {
 /* --- reading (cursor_read.c) -------------------------------------------- */
 
 static void load(ob_cursor *c) {
+    drop_batches(c);
     ob_cursor_load_sql(c);
     send_sql(c, CR_LOADING);
 }
@@ -346,8 +354,11 @@ static void lane_read(ob_cursor *c) {
 static void lane_rows(ob_cursor *c) {
     int go = ob_cursor_take_lane(c);
     set_state(c, CR_IDLE);
-    if (go)
+    if (go) {
+        c->cur_from = FROM_LANE;
+        set_phase(c, &c->cur_phase, B_PUBLISHING);
         pump(c);
+    }
     dispatch(c, CE_KICK);
 }
 
@@ -358,6 +369,10 @@ static void lane_rows(ob_cursor *c) {
  * (status 1); and moves the cursors. */
 static void finish(ob_cursor *c) {
     switch (ob_cursor_finish_sql(c)) {
+    case OB_FIN_AGAIN:
+        set_phase(c, &c->cur_phase, B_PUBLISHING);
+        go_idle(c, uv_now(c->env.loop));
+        return;
     case OB_FIN_WAIT:
         go_idle(c, uv_now(c->env.loop));
         return;
@@ -373,6 +388,7 @@ static void finish(ob_cursor *c) {
 
 static void finished(ob_cursor *c) {
     ob_cursor_finished(c);
+    set_phase(c, &c->cur_phase, B_EMPTY);
     set_state(c, CR_IDLE);
 }
 
@@ -401,12 +417,10 @@ static void go_idle(ob_cursor *c, uint64_t now) {
         at = min_u64(at, c->advance_at);
     if (c->handoff)
         at = min_u64(at, min_u64(c->handoff_until, c->handoff_at > now ? c->handoff_at : now + 1));
-    if (c->cur_active && ob_cursor_has_unsent(&c->pw.batch))
+    if (c->cur_phase != B_EMPTY && ob_cursor_has_unsent(&c->pub.batch))
         at = min_u64(at, now + GAP_POLL_MS); /* waiting for the broker or the lease */
-    if (!c->on_idle_list && !c->cur_active) {
-        ob_flow_idle(c->env.flow, &c->pw.fm);
-        c->on_idle_list = 1;
-    }
+    if (c->pub.fm.list != OB_FLOW_IDLE && c->cur_phase == B_EMPTY)
+        ob_flow_idle(c->env.flow, &c->pub.fm);
     uv_timer_start(&c->timer, on_timer, at > now ? at - now : 1, 0);
 }
 
@@ -414,18 +428,19 @@ static void go_idle(ob_cursor *c, uint64_t now) {
  * are watched (reading them alone) for a while, so that the last cursor
  * write leaves as little as possible to publish again; then it closes. */
 static void stopping(ob_cursor *c, uint64_t now) {
-    if (c->cur_active)
+    if (c->cur_phase != B_EMPTY)
         return; /* the batch in flight finishes first */
-    if (c->stop == 1 && c->next_ready && (c->active & c->owned) && ob_cursor_may_publish(c)) {
-        ob_cursor_swap_in_next(c);
+    if (c->stop == 1 && c->next_phase == B_READY && (c->active & c->owned) &&
+        ob_cursor_may_publish(c)) {
+        swap_in(c);
         pump(c);
-        if (c->want_finish)
+        if (c->cur_phase == B_ANSWERED)
             finish(c);
         return;
     }
     if (c->stop_until == 0)
         c->stop_until = now + STOP_GAPS_MS;
-    if (c->stop == 1 && c->gaps.n > 0 && !c->next_ready && now < c->stop_until &&
+    if (c->stop == 1 && c->gaps.n > 0 && c->next_phase == B_EMPTY && now < c->stop_until &&
         (c->active & c->owned) && ob_cursor_may_publish(c)) {
         if (now >= c->read_at) {
             read_rows(c);
@@ -448,13 +463,13 @@ static void kick(ob_cursor *c) {
         return;
     uv_timer_stop(&c->timer);
     if (c->halted) {
-        ob_cursor_drop_current(c);
+        drop_batches(c);
         set_state(c, CR_HALTED);
         return;
     }
     uint64_t now = uv_now(c->env.loop);
     pump(c);
-    if (c->want_finish) {
+    if (c->cur_phase == B_ANSWERED) {
         finish(c);
         return;
     }
@@ -462,17 +477,15 @@ static void kick(ob_cursor *c) {
         stopping(c, now);
         return;
     }
-    if (c->on_idle_list) {
-        ob_flow_leave(c->env.flow, &c->pw.fm);
-        c->on_idle_list = 0;
-    }
+    if (c->pub.fm.list == OB_FLOW_IDLE)
+        ob_flow_leave(c->env.flow, &c->pub.fm);
     if (ob_flow_take_wake(c->env.flow))
         c->read_at = 0;
     if (checks_first(c, now))
         return;
     if (c->handoff && hand_over(c, now))
         return;
-    if ((c->resync || c->owned != c->active) && !c->cur_active && !c->handoff) {
+    if ((c->resync || c->owned != c->active) && c->cur_phase == B_EMPTY && !c->handoff) {
         load(c);
         return;
     }
@@ -481,15 +494,15 @@ static void kick(ob_cursor *c) {
         go_idle(c, now);
         return;
     }
-    if (!c->cur_active && c->next_ready) {
-        ob_cursor_swap_in_next(c);
+    if (c->cur_phase == B_EMPTY && c->next_phase == B_READY) {
+        swap_in(c);
         pump(c);
-        if (c->want_finish) {
+        if (c->cur_phase == B_ANSWERED) {
             finish(c);
             return;
         }
     }
-    if (!c->cur_active && (c->active & c->owned) && now >= c->lane_at) {
+    if (c->cur_phase == B_EMPTY && (c->active & c->owned) && now >= c->lane_at) {
         lane_read(c);
         return;
     }
@@ -499,7 +512,7 @@ static void kick(ob_cursor *c) {
         advance(c, safe);
         return;
     }
-    if (!c->next_ready && now >= c->read_at) {
+    if (c->next_phase == B_EMPTY && now >= c->read_at) {
         read_rows(c);
         return;
     }
@@ -515,7 +528,7 @@ static void kick(ob_cursor *c) {
 
 static void db_lost(ob_cursor *c) {
     ob_db_life_down(&c->life);
-    ob_cursor_drop_current(c);
+    drop_batches(c);
     c->active = 0;
     c->handoff = 0;
     c->handoff_seq = UINT64_MAX;
@@ -579,8 +592,7 @@ static void db_failed(ob_cursor *c) {
     if (c->state == CR_LOADING || c->state == CR_MARKING || c->state == CR_CHECKING ||
         c->state == CR_INITIALISING)
         c->resync = 1;
-    if (c->state == CR_FINISHING)
-        c->want_finish = 1; /* written again */
+    /* A batch being finished stays ANSWERED: it is written again. */
     set_state(c, CR_RETRY_WAIT);
     uv_timer_start(&c->timer, on_timer, ob_db_life_backoff(&c->life), 0);
 }
@@ -619,7 +631,8 @@ static void db_ok(ob_cursor *c) {
         load(c);
         return;
     case CR_READING:
-        ob_cursor_take_rows(c);
+        if (ob_cursor_take_rows(c))
+            set_phase(c, &c->next_phase, B_READY);
         set_state(c, CR_IDLE);
         dispatch(c, CE_KICK);
         return;
@@ -642,70 +655,78 @@ static void db_ok(ob_cursor *c) {
     }
 }
 
-static void on_timer_event(ob_cursor *c) {
-    switch (c->state) {
-    case CR_CONNECT_WAIT:
-        connect_db(c);
-        return;
-    case CR_INIT_WAIT:
-        check_init(c);
-        return;
-    case CR_RETRY_WAIT:
-        set_state(c, CR_IDLE);
-        kick(c);
-        return;
-    case CR_IDLE:
-        kick(c);
-        return;
-    default:
-        return;
-    }
+/* Waiting for the connect, the probe or a statement. Acks and capacity go
+ * on meanwhile; a halt or a graceful stop waits for the statement (kick
+ * takes it), but the connect and the probe, which may never end, close. */
+static void st_statement(ob_cursor *c, cursor_event ev) {
+    if (ev == CE_DB_OK)
+        db_ok(c);
+    else if (ev == CE_DB_FAILED)
+        db_failed(c);
+    else if (ev == CE_KICK)
+        pump(c);
+    else if (ev == CE_STOP_NOW ||
+             (ev == CE_STOP && (c->state == CR_CONNECTING || c->state == CR_PROBING)))
+        close_all(c);
 }
 
+/* Waiting for the timer alone (CONNECT_WAIT, INIT_WAIT, RETRY_WAIT), which
+ * is each state's own; a halt goes through IDLE, a stop closes. */
+static void st_waiting(ob_cursor *c, cursor_event ev) {
+    if (ev == CE_TIMER && c->state == CR_CONNECT_WAIT)
+        connect_db(c);
+    else if (ev == CE_TIMER && c->state == CR_INIT_WAIT)
+        check_init(c);
+    else if (ev == CE_TIMER || ev == CE_HALT) { /* RETRY_WAIT's timer, or a halt */
+        set_state(c, CR_IDLE);
+        kick(c);
+    } else if (ev == CE_KICK)
+        pump(c);
+    else if (ev == CE_STOP || ev == CE_STOP_NOW)
+        close_all(c);
+}
+
+/* The connection idle: kick picks what comes next, a stop included. */
+static void st_idle(ob_cursor *c, cursor_event ev) {
+    if (ev == CE_STOP_NOW)
+        close_all(c);
+    else if (ev == CE_TIMER || ev == CE_KICK || ev == CE_HALT || ev == CE_STOP)
+        kick(c);
+}
+
+/* Stop and halt are remembered here, before the state sees them, so that
+ * a state that waits for its statement takes them at its next kick. */
 static void dispatch(ob_cursor *c, cursor_event ev) {
-    switch (ev) {
-    case CE_START:
-        if (c->state == CR_NEW)
-            connect_db(c);
-        return;
-    case CE_DB_OK:
-        db_ok(c);
-        return;
-    case CE_DB_FAILED:
-        if (c->state != CR_CLOSING && c->state != CR_CLOSED && c->state != CR_HALTED)
-            db_failed(c);
-        return;
-    case CE_TIMER:
-        on_timer_event(c);
-        return;
-    case CE_KICK:
-        if (c->state == CR_IDLE)
-            kick(c);
-        else if (c->state != CR_CLOSING && c->state != CR_CLOSED && c->state != CR_NEW)
-            pump(c); /* acks and capacity go on while a statement runs */
-        return;
-    case CE_HALT:
-        c->halted = 1;
-        if (c->state == CR_IDLE || c->state == CR_RETRY_WAIT || c->state == CR_INIT_WAIT ||
-            c->state == CR_CONNECT_WAIT) {
-            set_state(c, CR_IDLE);
-            kick(c);
-        }
-        return;
-    case CE_STOP:
-        if (c->stop == 0)
-            c->stop = 1;
-        if (c->state == CR_NEW || c->state == CR_HALTED || c->state == CR_CONNECT_WAIT ||
-            c->state == CR_RETRY_WAIT || c->state == CR_INIT_WAIT || c->state == CR_CONNECTING ||
-            c->state == CR_PROBING)
-            close_all(c);
-        else if (c->state == CR_IDLE)
-            kick(c);
-        return;
-    case CE_STOP_NOW:
+    if (ev == CE_STOP && c->stop == 0)
+        c->stop = 1;
+    else if (ev == CE_STOP_NOW)
         c->stop = 2;
-        if (c->state != CR_CLOSING && c->state != CR_CLOSED)
+    else if (ev == CE_HALT)
+        c->halted = 1;
+    switch (c->state) {
+    case CR_NEW:
+        if (ev == CE_START)
+            connect_db(c);
+        else if (ev == CE_STOP || ev == CE_STOP_NOW)
             close_all(c);
+        return;
+    case CR_CONNECT_WAIT:
+    case CR_INIT_WAIT:
+    case CR_RETRY_WAIT:
+        st_waiting(c, ev);
+        return;
+    case CR_IDLE:
+        st_idle(c, ev);
+        return;
+    case CR_HALTED:
+        if (ev == CE_STOP || ev == CE_STOP_NOW)
+            close_all(c);
+        return;
+    case CR_CLOSING:
+    case CR_CLOSED:
+        return;
+    default: /* CONNECTING, PROBING and every statement's state */
+        st_statement(c, ev);
         return;
     }
 }
@@ -723,11 +744,7 @@ ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *own
     c->env.owner.data = c;
     c->env.order = OB_ORDER_AGGREGATE;
     c->handoff_seq = UINT64_MAX;
-    c->pw.env = &c->env;
-    c->pw.index = cfg->index;
-    snprintf(c->pw.name, sizeof(c->pw.name), "cursor");
-    c->pw.fm.on_capacity = on_capacity;
-    c->pw.fm.on_wake = on_wake;
+    ob_pub_init(&c->pub, &c->env, cfg->index, "cursor", on_capacity, on_wake);
     ob_db_life_init(&c->life, &c->env.stats->db_connected, &c->env.stats->db_reconnects);
     if (ob_cursor_batches_init(c, c->env.batch_size) != 0) {
         ob_cursor_free(c);
@@ -779,7 +796,7 @@ static void db_closed(void *data) {
 static void close_all(ob_cursor *c) {
     if (c->state == CR_CLOSING || c->state == CR_CLOSED)
         return;
-    ob_cursor_drop_current(c);
+    drop_batches(c);
     ob_db_life_closed(&c->life);
     set_state(c, CR_CLOSING);
     uv_close((uv_handle_t *)&c->timer, timer_closed);
@@ -797,9 +814,9 @@ void ob_cursor_owned(ob_cursor *c, uint64_t owned) {
 }
 
 void ob_cursor_ack(ob_cursor *c, const ob_ack *a) {
-    if (!c->cur_active)
+    if (c->cur_phase == B_EMPTY)
         return;
-    ob_worker_take_ack(&c->pw, a);
+    ob_pub_take_ack(&c->pub, a);
     dispatch(c, CE_KICK);
 }
 

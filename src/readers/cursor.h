@@ -2,9 +2,42 @@
  * Cursor mode's reader: one per relay, on its own MariaDB connection. It
  * reads the table in seq order without locks, publishes the owned buckets'
  * rows through the relay's publisher, and keeps each owned bucket's
- * progress in the cursor table; a delivered row is never written. See the
- * comment at the top of cursor.c for how it works and gaps.h for why it
- * never passes a row that may still commit.
+ * progress in the cursor table; a delivered row is never written. The
+ * comment at the top of cursor.c draws its states and its pipeline of two
+ * batches; gaps.h says why it never passes a row that may still commit.
+ *
+ * Reading. Each read is one round trip of two statements: the server's clock
+ * (and, while a gap waits for one, the gap check on INNODB_TRX), then the
+ * rows with seq above the highest read (top) or inside an open gap, in seq
+ * order: seq and bucket of every row (gaps are the table's, not a
+ * bucket's), the payload and headers only of the owned buckets. The gap
+ * tracker (gaps.h) sees every seq; a row is published when it is new, of an
+ * owned bucket, above that bucket's cursor and status 0. A row that commits
+ * into an old gap is read when it shows, so nothing is read twice and
+ * nothing that later commits is passed.
+ *
+ * Publishing goes through a publishing context (publish.h, batch.c), the
+ * one the workers embed too: rows of one aggregate leave one at a time,
+ * each after the previous one's ack; a row of an aggregate held by a
+ * status-2 row is not published.
+ *
+ * Finishing a batch writes only what failed: a row's fault counts an attempt
+ * (status 2, or -1 dead at the last attempt) and holds its aggregate; rows
+ * held behind it become status 2. In the same round trip the owned buckets'
+ * cursors move forward, only while the lease is proven, to the highest seq
+ * below which everything is resolved and done: min(first open gap - 1,
+ * first row not yet finished - 1, top). The broker's and the database's
+ * faults cost no attempt: such rows are published again when the broker is
+ * back, and a lost connection reads again from the cursors.
+ *
+ * The retry lane (between batches) publishes the status-2 rows of the owned
+ * buckets whose retry is due, in seq order per aggregate, and writes status
+ * 1 (or -1, or another attempt); an aggregate with no status-2 row left is
+ * no longer held.
+ *
+ * A change of the owned buckets waits until nothing is in flight, then
+ * loads the cursors again and reads on from the lowest of them, skipping
+ * each bucket's rows at or below its own cursor.
  *
  * It knows nothing of the relay: it gets its settings, the publisher, the
  * flow control and the counters through ob_cursor_config, and reaches its
@@ -21,7 +54,7 @@
 #include <uv.h>
 
 #include "reader.h"
-#include "worker.h"
+#include "reader_env.h"
 
 typedef struct ob_cursor ob_cursor;
 
@@ -47,7 +80,7 @@ typedef struct ob_cursor_owner {
 } ob_cursor_owner;
 
 typedef struct ob_cursor_config {
-    /* The relay's worker environment: loop, log, database settings,
+    /* The relay's reader environment (reader_env.h): loop, log, database settings,
      * publisher, flow control, counters, batch settings (max_attempts,
      * backoff, classifier), batch size, poll interval, ack timeout. Borrowed:
      * it outlives the reader. Its owner callbacks are not used. */

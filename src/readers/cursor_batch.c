@@ -26,7 +26,7 @@ static void extras_free(extras *x) {
 }
 
 int ob_cursor_batches_init(ob_cursor *c, int cap) {
-    if (ob_batch_init(&c->pw.batch, cap, OB_ORDER_AGGREGATE) != 0 ||
+    if (ob_batch_init(&c->pub.batch, cap, OB_ORDER_AGGREGATE) != 0 ||
         ob_batch_init(&c->next, cap, OB_ORDER_AGGREGATE) != 0 || extras_init(&c->cur_x, cap) ||
         extras_init(&c->next_x, cap))
         return -1;
@@ -34,7 +34,7 @@ int ob_cursor_batches_init(ob_cursor *c, int cap) {
 }
 
 void ob_cursor_batches_free(ob_cursor *c) {
-    ob_batch_free(&c->pw.batch);
+    ob_batch_free(&c->pub.batch);
     ob_batch_free(&c->next);
     extras_free(&c->cur_x);
     extras_free(&c->next_x);
@@ -73,7 +73,7 @@ int ob_cursor_keep_rows(ob_batch *b, extras *x) {
 /* Rows of held aggregates are not published: they are written status 2
  * (and the rows after them in the batch with them). */
 static void mark_held(ob_cursor *c) {
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     if (c->held.n == 0)
         return;
     for (int i = 0; i < b->n; i++) {
@@ -87,35 +87,28 @@ static void mark_held(ob_cursor *c) {
 }
 
 void ob_cursor_swap_in_next(ob_cursor *c) {
-    ob_batch tb = c->pw.batch;
-    c->pw.batch = c->next;
+    ob_batch tb = c->pub.batch;
+    c->pub.batch = c->next;
     c->next = tb;
     extras tx = c->cur_x;
     c->cur_x = c->next_x;
     c->next_x = tx;
-    c->next_ready = 0;
     c->next.n = 0;
-    c->cur_active = 1;
     c->dropped = 0;
-    c->cur_lane = 0;
-    c->want_finish = 0;
-    c->pw.batch.epoch = c->env.pub.epoch(c->env.pub.data);
+    c->pub.batch.epoch = c->env.pub.epoch(c->env.pub.data);
     mark_held(c);
 }
 
-/* Gives back what the batch being published holds and forgets it. */
+/* Gives back what the batch being published holds and forgets both. */
 void ob_cursor_drop_current(ob_cursor *c) {
-    if (c->cur_active) {
-        int n = ob_batch_release_open(&c->pw.batch);
-        ob_worker_give_back(&c->pw, n);
+    if (c->cur_phase != B_EMPTY) {
+        int n = ob_batch_release_open(&c->pub.batch);
+        ob_pub_give_back(&c->pub, n);
         c->env.stats->released += (uint64_t)n;
     }
-    ob_flow_leave(c->env.flow, &c->pw.fm);
-    c->on_idle_list = 0;
+    ob_flow_leave(c->env.flow, &c->pub.fm);
     uv_timer_stop(&c->ack_timer);
-    c->cur_active = c->want_finish = 0;
-    c->pw.batch.n = 0;
-    c->next_ready = 0;
+    c->pub.batch.n = 0;
     c->next.n = 0;
 }
 
@@ -124,9 +117,9 @@ void ob_cursor_drop_current(ob_cursor *c) {
  * in the same round trip). */
 uint64_t ob_cursor_safe_point(const ob_cursor *c, int with_cur) {
     uint64_t s = ob_gaps_done(&c->gaps);
-    if (c->next_ready && c->next.n > 0)
+    if (c->next_phase == B_READY && c->next.n > 0)
         s = min_u64(s, c->next_x.seq[0] - 1);
-    if (with_cur && c->cur_active && !c->cur_lane && c->pw.batch.n > 0)
+    if (with_cur && c->cur_phase != B_EMPTY && c->cur_from == FROM_READ && c->pub.batch.n > 0)
         s = min_u64(s, c->cur_x.seq[0] - 1);
     return s;
 }
@@ -148,7 +141,7 @@ int ob_cursor_owns(const ob_cursor *c, int i) {
 /* Rows given back (an outage, the lease unsure) are published again: they
  * go back to unsent, with the rows held behind them. */
 int ob_cursor_requeue(ob_cursor *c) {
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     int n = 0;
     for (int i = 0; i < b->n; i++)
         n += b->slots[i].state == OB_SLOT_RELEASED && ob_cursor_owns(c, i);
@@ -167,7 +160,6 @@ int ob_cursor_requeue(ob_cursor *c) {
     b->epoch = c->env.pub.epoch(c->env.pub.data);
     mark_held(c);
     c->env.stats->released += (uint64_t)n;
-    c->want_finish = 0;
     return n;
 }
 
@@ -181,8 +173,8 @@ void ob_cursor_new_owned(ob_cursor *c, uint64_t owned) {
     c->owned = owned;
     /* The unsent rows of a bucket given up stay unsent: its new owner
      * publishes them. */
-    for (int i = 0; c->cur_active && i < c->pw.batch.n; i++)
-        if (c->pw.batch.slots[i].state == OB_SLOT_UNSENT && !ob_cursor_owns(c, i))
-            ob_batch_release(&c->pw.batch, i);
+    for (int i = 0; c->cur_phase != B_EMPTY && i < c->pub.batch.n; i++)
+        if (c->pub.batch.slots[i].state == OB_SLOT_UNSENT && !ob_cursor_owns(c, i))
+            ob_batch_release(&c->pub.batch, i);
     c->resync = 1;
 }

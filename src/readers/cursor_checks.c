@@ -10,6 +10,22 @@
 
 #include "cursor_fit.h"
 #include "cursor_int.h"
+#include "cursor_sql.h"
+
+void ob_cursor_probe_sql(ob_cursor *c, int grants_only) {
+    ob_buf_reset(&c->sql);
+    if (!grants_only) {
+        ob_cursor_sql_probe(&c->sql, c->cfg.ctable);
+        ob_buf_puts(&c->sql, "; ");
+    }
+    ob_cursor_grants_sql(&c->sql, c->cfg.qtable, c->cfg.ctable);
+}
+
+void ob_cursor_next_fit_sql(ob_cursor *c) {
+    c->fit_at = uv_now(c->env.loop) + OB_CURSOR_FIT_EVERY_MS;
+    ob_buf_reset(&c->sql);
+    ob_cursor_fit_sql(&c->sql, c->cfg.table, c->cfg.ctable);
+}
 
 /* The probe passed again: every grant is back. */
 void ob_cursor_grants_back(ob_cursor *c) {
@@ -70,7 +86,6 @@ int ob_cursor_fit_taken(ob_cursor *c, char *why, size_t n) {
         OB_ERROR(c->env.log, "cursor: %s; publishing nothing and moving no cursor until then", why);
         snprintf(c->misfit_why, sizeof(c->misfit_why), "%s", why);
         c->misfit = 1;
-        ob_cursor_drop_current(c);
         c->active = 0;
         c->handoff = 0;
         c->resync = 1;
@@ -89,7 +104,8 @@ int ob_cursor_fit_taken(ob_cursor *c, char *why, size_t n) {
 /* A write refused (no is a refusal) while `during` ran. Returns 1 when it
  * is fatal, with why: before the first comparison of counter and cursors,
  * or under a drain. Else the reader refuses to publish: what is in flight
- * is given back and the cursors are loaded again once the grants are. */
+ * is given back (by cursor.c) and the cursors are loaded again once the
+ * grants are. */
 int ob_cursor_refusal(ob_cursor *c, unsigned no, const char *during, char *why, size_t n) {
     char grants[400];
     ob_cursor_grants_text(grants, sizeof(grants), c->cfg.table,
@@ -111,7 +127,6 @@ int ob_cursor_refusal(ob_cursor *c, unsigned no, const char *during, char *why, 
     c->refusing = 1;
     c->refuse_at = uv_now(c->env.loop) + REFUSED_RETRY_MS;
     c->env.stats->db_errors++;
-    ob_cursor_drop_current(c);
     c->pending = 0;
     c->active = 0;
     c->handoff = 0;

@@ -17,10 +17,11 @@ static void hold_aggregate(ob_cursor *c, const ob_row *r) {
 /* 1 when the finished batch has rows to write in buckets this reader owns:
  * failed rows, rows held behind them, a lane batch's acked rows. */
 static int owned_writes(const ob_cursor *c) {
-    const ob_batch *b = &c->pw.batch;
+    const ob_batch *b = &c->pub.batch;
     for (int i = 0; i < b->n; i++) {
         int st = b->slots[i].state;
-        if ((st == OB_SLOT_FAILED || st == OB_SLOT_HELD || (c->cur_lane && st == OB_SLOT_ACKED)) &&
+        if ((st == OB_SLOT_FAILED || st == OB_SLOT_HELD ||
+             (c->cur_from == FROM_LANE && st == OB_SLOT_ACKED)) &&
             ob_cursor_owns(c, i))
             return 1;
     }
@@ -29,13 +30,13 @@ static int owned_writes(const ob_cursor *c) {
 
 /* The acked rows are counted; a lane batch's are written status 1. */
 static void write_acked(ob_cursor *c) {
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     int nacked = 0;
     for (int i = 0; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
         if (s->state == OB_SLOT_ACKED) {
             c->fin_acked++;
-            if (c->cur_lane) {
+            if (c->cur_from == FROM_LANE) {
                 if (nacked == 0)
                     ob_sql_processed_head(&c->sql, c->cfg.qtable, c->env.batch.processing);
                 ob_sql_add_id(&c->sql, s->row.id, nacked++ == 0);
@@ -48,7 +49,7 @@ static void write_acked(ob_cursor *c) {
 
 /* Each failed row counts an attempt: status 2, or -1 dead at the last. */
 static void write_failed(ob_cursor *c) {
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     const ob_worker_env *e = &c->env;
     for (int i = 0; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
@@ -70,9 +71,9 @@ static void write_failed(ob_cursor *c) {
 
 /* Rows held behind a failure are written status 2. */
 static void write_held(ob_cursor *c) {
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     int nheld = 0;
-    for (int i = 0; i < b->n && !c->cur_lane; i++) {
+    for (int i = 0; i < b->n && c->cur_from == FROM_READ; i++) {
         ob_slot *s = &b->slots[i];
         if (s->state != OB_SLOT_HELD || !ob_cursor_owns(c, i))
             continue;
@@ -88,12 +89,12 @@ static void write_held(ob_cursor *c) {
 }
 
 ob_fin ob_cursor_finish_sql(ob_cursor *c) {
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     const ob_worker_env *e = &c->env;
     int interrupted = e->pub.epoch(e->pub.data) != b->epoch;
     ob_batch_decide(b, &e->batch, interrupted);
     if (ob_cursor_requeue(c) > 0)
-        return OB_FIN_WAIT; /* published again once the broker and the lease allow */
+        return OB_FIN_AGAIN; /* published again once the broker and the lease allow */
     /* Rows are written only under a proven lease: an owner frozen or cut
      * off past it writes nothing on rows another relay may own by now. The
      * batch waits until the lease is proven again, or until its buckets are
@@ -102,14 +103,14 @@ ob_fin ob_cursor_finish_sql(ob_cursor *c) {
      * its rows stay above the cursors, to be read again. */
     if (!ob_cursor_may_publish(c) && owned_writes(c))
         return OB_FIN_WAIT;
-    ob_worker_log_passed(&c->pw);
+    ob_pub_log_passed(&c->pub);
     ob_buf_reset(&c->sql);
     c->fin_acked = c->fin_dead = c->fin_retry = c->fin_held = 0;
     write_acked(c);
     write_failed(c);
     write_held(c);
     c->pending = 0;
-    if (c->handoff && !c->cur_lane) {
+    if (c->handoff && c->cur_from == FROM_READ) {
         /* The buckets given up: their rows of this batch that were not
          * acked stay above their last cursor. */
         uint64_t hs = UINT64_MAX;
@@ -123,7 +124,7 @@ ob_fin ob_cursor_finish_sql(ob_cursor *c) {
          * cursor moves with the next advance while the next batch leaves. */
         return OB_FIN_DONE;
     }
-    if (!c->cur_lane && (c->active & c->owned) && ob_cursor_may_publish(c)) {
+    if (c->cur_from == FROM_READ && (c->active & c->owned) && ob_cursor_may_publish(c)) {
         uint64_t safe = ob_cursor_safe_point(c, 0);
         if (safe > c->written) {
             ob_cursor_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, c->active & c->owned, safe);
@@ -138,10 +139,9 @@ ob_fin ob_cursor_finish_sql(ob_cursor *c) {
 
 void ob_cursor_finished(ob_cursor *c) {
     outbox_stats *st = c->env.stats;
-    ob_flow_leave(c->env.flow, &c->pw.fm);
-    c->on_idle_list = 0;
+    ob_flow_leave(c->env.flow, &c->pub.fm);
     st->acked += (uint64_t)c->fin_acked;
-    st->duplicates += (uint64_t)c->pw.batch.n_dup;
+    st->duplicates += (uint64_t)c->pub.batch.n_dup;
     st->dead += (uint64_t)c->fin_dead;
     st->failed += (uint64_t)c->fin_retry;
     st->held_back += (uint64_t)c->fin_held;
@@ -150,9 +150,8 @@ void ob_cursor_finished(ob_cursor *c) {
     if (c->pending)
         c->written = c->pending;
     c->pending = 0;
-    c->cur_active = c->want_finish = c->cur_lane = 0;
-    c->pw.batch.n = 0;
-    c->read_since = 0;
+    c->pub.batch.n = 0;
+    c->last_read = READ_NONE;
 }
 
 /* The last cursor of the buckets given up: the lease keeps their locks one
@@ -166,7 +165,7 @@ int ob_cursor_hand_over_sql(ob_cursor *c, uint64_t now) {
         return 0;
     }
     uint64_t seq = min_u64(c->handoff_seq, ob_cursor_safe_point(c, 1));
-    if (seq <= c->handoff_written || now < c->handoff_at || c->cur_active)
+    if (seq <= c->handoff_written || now < c->handoff_at || c->cur_phase != B_EMPTY)
         return 0;
     c->handoff_written = seq;
     c->handoff_at = now + GAP_POLL_MS;

@@ -14,8 +14,10 @@
 #include "buckets.h"
 #include "cursor.h"
 #include "cursor_held.h"
+#include "db_life.h"
 #include "gaps.h"
-#include "worker_int.h"
+#include "publish.h"
+#include "retry.h"
 
 typedef enum cursor_state {
     CR_NEW,          /* created, not started */
@@ -49,6 +51,31 @@ typedef enum cursor_event {
     CE_STOP,
     CE_STOP_NOW
 } cursor_event;
+
+/* Where each of the pipeline's two batches is. The batch read ahead (next)
+ * is EMPTY or READY; the batch being published (pub.batch) is EMPTY,
+ * PUBLISHING or ANSWERED (FINISHING writes an ANSWERED one). Only cursor.c
+ * changes them, through set_phase(). */
+typedef enum batch_phase {
+    B_EMPTY,      /* no rows */
+    B_READY,      /* next: rows read, waiting for the batch being published to finish */
+    B_PUBLISHING, /* rows leave as capacity, the broker and the lease allow; answers awaited */
+    B_ANSWERED    /* every row has its answer: the outcome is to be written */
+} batch_phase;
+
+/* Where the batch being published came from. */
+typedef enum batch_from {
+    FROM_READ, /* a read above the cursors: only its failures are written */
+    FROM_LANE  /* the retry lane's status-2 rows: its acked rows are written status 1 */
+} batch_from;
+
+/* What the last read found, for a drain. */
+typedef enum read_found {
+    READ_NONE,  /* no read completed since the cursors were loaded or a batch finished */
+    READ_CUT,   /* the read hit its LIMIT: more rows wait */
+    READ_FRESH, /* it found new rows (above the highest read or in a gap) */
+    READ_QUIET  /* it found nothing new */
+} read_found;
 
 /* What a batch's rows need beyond ob_batch: their seq and bucket, and the
  * bytes their fields point to (copied out of the result, which the next
@@ -85,8 +112,8 @@ struct ob_cursor {
     ob_cursor_config cfg;
     ob_cursor_owner own;
     ob_worker_env env; /* the relay's, with this reader's may_publish */
-    ob_worker pw;      /* publishing context; pw.batch is the batch being published */
-    extras cur_x;      /* pw.batch's */
+    ob_pub pub;        /* publishing context; pub.batch is the batch being published */
+    extras cur_x;      /* pub.batch's */
     ob_batch next;     /* read ahead, not yet published */
     extras next_x;
     cursor_state state;
@@ -96,7 +123,6 @@ struct ob_cursor {
     ob_db_life life; /* settled once the probe passed */
     int stop;        /* 0 running, 1 finish what is in flight, 2 now */
     int halted;
-    int on_idle_list;
 
     ob_gaps gaps;
     ob_held held;
@@ -109,23 +135,20 @@ struct ob_cursor {
     uint64_t init_max;
     uint64_t init_proven; /* every seq <= it proven resolved, for the next load */
 
-    int cur_active;       /* pw.batch holds rows not yet finished */
-    uint64_t dropped;     /* buckets given up since pw.batch began */
-    uint64_t handoff;     /* buckets given up whose last cursor is to be written */
-    uint64_t handoff_seq; /* a bound on it from their rows not published, UINT64_MAX none */
+    batch_phase cur_phase;  /* pub.batch's */
+    batch_from cur_from;    /* pub.batch's, unless EMPTY */
+    batch_phase next_phase; /* next's: EMPTY or READY */
+    uint64_t dropped;       /* buckets given up since pub.batch began */
+    uint64_t handoff;       /* buckets given up whose last cursor is to be written */
+    uint64_t handoff_seq;   /* a bound on it from their rows not published, UINT64_MAX none */
     uint64_t handoff_until, handoff_at, handoff_written;
-    int cur_lane;    /* pw.batch is a retry-lane batch */
-    int want_finish; /* every row of pw.batch has its answer */
-    int next_ready;  /* next holds rows */
     uint32_t gen;
     uint64_t written; /* the cursor value last written for the active buckets */
     uint64_t pending; /* the value the statement under way writes, 0 none */
 
     uint64_t read_at, lane_at, check_at, advance_at, hot_until;
-    int last_cut;        /* the last read hit its LIMIT */
-    int last_fresh;      /* new rows in the last read */
+    read_found last_read;
     int lane_clean;      /* the last lane read found no status-2 row due within the horizon */
-    int read_since;      /* a read completed since the last finish */
     int check_sent;      /* the read under way carries the gap check */
     uint64_t stop_until; /* a graceful stop watches the open gaps until then */
     int fin_acked, fin_dead, fin_retry, fin_held; /* tallies of the statement under way */
@@ -149,7 +172,7 @@ static inline uint64_t min_u64(uint64_t a, uint64_t b) {
 
 /* cursor_batch.c: the batches being published. */
 
-/* The reader's may_publish (ob_worker_owner): not halted, stopped now,
+/* The reader's may_publish (its env's owner.may_publish): not halted, stopped now,
  * paused, or without a proven lease. data: the ob_cursor. */
 int ob_cursor_may_publish(void *data);
 /* The two batches (cap rows each) and their extras. Returns 0, or -1 out
@@ -159,9 +182,11 @@ void ob_cursor_batches_free(ob_cursor *c);
 /* Copies the fields of the batch's rows out of the result. Returns 0, or
  * -1 out of memory. */
 int ob_cursor_keep_rows(ob_batch *b, extras *x);
-/* The batch read ahead becomes the batch being published. */
+/* The batch read ahead becomes the batch being published (cursor.c moves
+ * their phases). */
 void ob_cursor_swap_in_next(ob_cursor *c);
-/* Gives back what the batch being published holds and forgets it. */
+/* Gives back what the batch being published holds and forgets both
+ * batches' rows (cursor.c empties their phases). */
 void ob_cursor_drop_current(ob_cursor *c);
 /* The highest seq below which every row of the active buckets is resolved
  * and done, but for the current batch when `with_cur` is 0. */
@@ -170,13 +195,21 @@ int ob_cursor_has_unsent(const ob_batch *b);
 /* Row i of the batch being published belongs to a bucket owned since the
  * batch began. */
 int ob_cursor_owns(const ob_cursor *c, int i);
-/* Rows given back are published again. Returns how many. */
+/* Rows given back are published again. Returns how many (the batch is
+ * PUBLISHING again when any). */
 int ob_cursor_requeue(ob_cursor *c);
 /* The lease's buckets changed (owned differs): the buckets given up are
  * handed over, their unsent rows released, the cursors loaded again. */
 void ob_cursor_new_owned(ob_cursor *c, uint64_t owned);
 
 /* cursor_checks.c: the checked assumptions. */
+
+/* c->sql: the start-up probe (PROCESS, the cursor table) and every grant
+ * the reader writes with; the grants alone while a write is refused. */
+void ob_cursor_probe_sql(ob_cursor *c, int grants_only);
+/* c->sql: the comparison of the table's counter and the cursors, the next
+ * one due a second later. */
+void ob_cursor_next_fit_sql(ob_cursor *c);
 
 /* The probe passed again: every grant is back. */
 void ob_cursor_grants_back(ob_cursor *c);
@@ -185,11 +218,11 @@ void ob_cursor_process_back(ob_cursor *c);
 /* INNODB_TRX refused (error no) on a running reader: said once. */
 void ob_cursor_process_refused(ob_cursor *c, unsigned no);
 /* The comparison of counter and cursors taken. Returns 1 when fatal, with
- * why (n bytes). */
+ * why (n bytes). A new mismatch sets misfit: cursor.c drops the batches. */
 int ob_cursor_fit_taken(ob_cursor *c, char *why, size_t n);
 /* A write refused (error no, a refusal) during the statement named
  * `during`. Returns 1 when fatal, with why; else the reader refuses to
- * publish until the probe passes. */
+ * publish until the probe passes (cursor.c drops the batches). */
 int ob_cursor_refusal(ob_cursor *c, unsigned no, const char *during, char *why, size_t n);
 /* Why the start-up probe's failure (error no) stops the relay. */
 void ob_cursor_probe_why(const ob_cursor *c, unsigned no, char *why, size_t n);
@@ -204,7 +237,8 @@ void ob_cursor_take_mark(ob_cursor *c);
 int ob_cursor_take_check(ob_cursor *c);
 void ob_cursor_take_init(ob_cursor *c);
 void ob_cursor_read_sql(ob_cursor *c);
-void ob_cursor_take_rows(ob_cursor *c);
+/* Returns 1 when the rows read make the next batch (READY). */
+int ob_cursor_take_rows(ob_cursor *c);
 /* Status-2 rows were written: the lane looks again at its busy pace. */
 void ob_cursor_lane_dirty(ob_cursor *c);
 void ob_cursor_lane_sql(ob_cursor *c);
@@ -217,12 +251,15 @@ int ob_cursor_drained(const ob_cursor *c);
 /* cursor_finish.c: finishing a batch. */
 
 typedef enum ob_fin {
-    OB_FIN_WAIT, /* rows to publish again, or to write without a proven lease: wait */
-    OB_FIN_DONE, /* nothing to write: the batch is done */
-    OB_FIN_SEND  /* c->sql writes the batch's outcome (and moves the cursors) */
+    OB_FIN_AGAIN, /* rows given back: published again (PUBLISHING) once the broker and the lease
+                     allow */
+    OB_FIN_WAIT,  /* rows to write without a proven lease: wait for it (still ANSWERED) */
+    OB_FIN_DONE,  /* nothing to write: the batch is done */
+    OB_FIN_SEND   /* c->sql writes the batch's outcome (and moves the cursors) */
 } ob_fin;
 ob_fin ob_cursor_finish_sql(ob_cursor *c);
-/* The batch's statement was written (or needed none): the tallies. */
+/* The batch's statement was written (or needed none): the tallies
+ * (cursor.c empties its phase). */
 void ob_cursor_finished(ob_cursor *c);
 /* Returns 1 when c->sql writes the last cursor of the buckets given up. */
 int ob_cursor_hand_over_sql(ob_cursor *c, uint64_t now);

@@ -14,7 +14,6 @@
 /* The owned buckets' cursors and held aggregates, under the fencing lock
  * when the lease has a session. */
 void ob_cursor_load_sql(ob_cursor *c) {
-    ob_cursor_drop_current(c);
     ob_buf_reset(&c->sql);
     unsigned long session = c->own.lease_session(c->own.data);
     const char *lock = NULL;
@@ -67,7 +66,7 @@ int ob_cursor_take_load(ob_cursor *c) {
     c->written = top;
     c->read_at = c->lane_at = 0;
     c->lane_clean = 0;
-    c->read_since = 0;
+    c->last_read = READ_NONE;
     if (c->active)
         OB_INFO(c->env.log, "cursor: reading %d bucket(s) from seq %llu (%zu aggregate(s) held)",
                 ob_bucket_count(c->active), (unsigned long long)top, c->held.n);
@@ -170,8 +169,9 @@ void ob_cursor_read_sql(ob_cursor *c) {
                        c->stop != 0);
 }
 
-/* A read's result: the gaps, the next batch, and when to read again. */
-void ob_cursor_take_rows(ob_cursor *c) {
+/* A read's result: the gaps, the next batch, and when to read again.
+ * Returns 1 when rows make the next batch. */
+int ob_cursor_take_rows(ob_cursor *c) {
     uint64_t now = uv_now(c->env.loop);
     char **row = ob_db_next_row(c->db, 0, NULL);
     if (row && row[0])
@@ -191,19 +191,18 @@ void ob_cursor_take_rows(ob_cursor *c) {
     c->next.gen = ++c->gen;
     ob_gaps_read_end(&c->gaps, rc.seen >= c->env.batch_size ? rc.last : UINT64_MAX);
     c->env.stats->cursor_gap_age_s = ob_gaps_age(&c->gaps);
-    c->last_cut = rc.seen >= c->env.batch_size;
-    c->last_fresh = rc.fresh;
-    c->read_since = 1;
+    int cut = rc.seen >= c->env.batch_size, ready = 0;
+    c->last_read = cut ? READ_CUT : rc.fresh > 0 ? READ_FRESH : READ_QUIET;
     if (c->gaps.oom || (n > 0 && ob_cursor_keep_rows(&c->next, &c->next_x) != 0)) {
         OB_WARN(c->env.log, "cursor: out of memory for a batch; reading again from the cursors");
         c->gaps.oom = 0;
         c->next.n = 0;
         c->resync = 1;
     } else if (n > 0) {
-        c->next_ready = 1;
+        ready = 1;
         c->env.stats->fetched += (uint64_t)n;
     }
-    if (c->last_cut)
+    if (cut)
         c->read_at = now;
     else if (rc.fresh > 0 || now < c->hot_until)
         c->read_at = now + c->cfg.poll_min_ms;
@@ -213,6 +212,7 @@ void ob_cursor_take_rows(ob_cursor *c) {
         c->hot_until = now + HOT_MS;
     if (c->gaps.n > 0)
         c->read_at = min_u64(c->read_at, now + GAP_POLL_MS);
+    return ready;
 }
 
 /* Status-2 rows were written: the lane looks again at its busy pace. */
@@ -233,7 +233,7 @@ void ob_cursor_lane_sql(ob_cursor *c) {
  * when none is due. */
 int ob_cursor_take_lane(ob_cursor *c) {
     read_cur rc = {c, &c->cur_x, 1, 0, 0, 0, 0, 0};
-    ob_batch *b = &c->pw.batch;
+    ob_batch *b = &c->pub.batch;
     int n = ob_batch_load(b, read_next, &rc, c->env.pub.epoch(c->env.pub.data));
     ob_batch_set_binary(b, ob_db_col_binary(c->db, 0, OB_COL_PAYLOAD));
     b->gen = ++c->gen;
@@ -255,15 +255,12 @@ int ob_cursor_take_lane(ob_cursor *c) {
         b->n = 0;
         return 0;
     }
-    c->cur_active = 1;
     c->dropped = 0;
-    c->cur_lane = 1;
-    c->want_finish = 0;
     return 1;
 }
 
 int ob_cursor_drained(const ob_cursor *c) {
-    return c->owned && c->active == c->owned && !c->resync && !c->init && !c->cur_active &&
-           !c->next_ready && c->read_since && !c->last_cut && c->last_fresh == 0 &&
-           c->gaps.n == 0 && c->written >= c->gaps.top && c->lane_clean;
+    return c->owned && c->active == c->owned && !c->resync && !c->init && c->cur_phase == B_EMPTY &&
+           c->next_phase == B_EMPTY && c->last_read == READ_QUIET && c->gaps.n == 0 &&
+           c->written >= c->gaps.top && c->lane_clean;
 }

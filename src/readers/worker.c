@@ -86,7 +86,7 @@ const char *ob_worker_refusal(const ob_worker *w) {
 
 static void set_state(ob_worker *w, worker_state s) {
     if (w->state != s)
-        OB_DEBUG(w->env->log, "%s: %s -> %s", w->name, state_names[w->state], state_names[s]);
+        OB_DEBUG(w->env->log, "%s: %s -> %s", w->pub.name, state_names[w->state], state_names[s]);
     w->state = s;
 }
 
@@ -108,11 +108,11 @@ static void on_timer(uv_timer_t *t) {
 }
 
 static void on_capacity(ob_flow_member *m) {
-    dispatch((ob_worker *)((char *)m - offsetof(ob_worker, fm)), EV_CAPACITY, NULL);
+    dispatch((ob_worker *)((char *)m - offsetof(ob_worker, pub.fm)), EV_CAPACITY, NULL);
 }
 
 static void on_wake(ob_flow_member *m) {
-    dispatch((ob_worker *)((char *)m - offsetof(ob_worker, fm)), EV_WAKE, NULL);
+    dispatch((ob_worker *)((char *)m - offsetof(ob_worker, pub.fm)), EV_WAKE, NULL);
 }
 
 /* --- actions ------------------------------------------------------------- */
@@ -134,7 +134,7 @@ static void query(ob_worker *w, worker_state s, const char *sql, size_t len) {
         db_failed(w, state_names[s]); /* lost while publishing (see lost_idle) */
         return;
     }
-    OB_ERROR(w->env->log, "%s: cannot send a statement; closing the connection", w->name);
+    OB_ERROR(w->env->log, "%s: cannot send a statement; closing the connection", w->pub.name);
     ob_worker_note_unmarked(w);
     ob_worker_db_down(w);
     ob_db_reset(w->db);
@@ -145,7 +145,7 @@ static void query(ob_worker *w, worker_state s, const char *sql, size_t len) {
 static void connect_db(ob_worker *w) {
     set_state(w, W_CONNECTING);
     if (w->db == NULL) /* out of memory when the worker started */
-        w->db = ob_db_new(w->env->loop, &w->env->db, w->env->log, w->name);
+        w->db = ob_db_new(w->env->loop, &w->env->db, w->env->log, w->pub.name);
     if (w->db)
         ob_db_watch(w->db, on_db_lost, w);
     if (w->db == NULL || ob_db_connect(w->db, on_db, w) != 0) {
@@ -199,7 +199,7 @@ static void go_idle(ob_worker *w) {
     }
     /* In the ordered modes each worker reads buckets of its own, which no
      * scout's probe can speak for: every idle worker polls with its fetch. */
-    if (ob_flow_idle(e->flow, &w->fm) || e->order) {
+    if (ob_flow_idle(e->flow, &w->pub.fm) || e->order) {
         set_state(w, W_POLL_WAIT);
         start_timer(w, ob_flow_poll_delay(e->flow, uv_now(e->loop)));
     } else {
@@ -246,13 +246,13 @@ static void db_failed(ob_worker *w, const char *during) {
 /* Every row has its answer (or the batch was cut short): write the outcome. */
 static void finish_batch(ob_worker *w) {
     const ob_worker_env *e = w->env;
-    ob_batch *b = &w->batch;
+    ob_batch *b = &w->pub.batch;
     uv_timer_stop(&w->timer);
-    ob_flow_leave(e->flow, &w->fm);
+    ob_flow_leave(e->flow, &w->pub.fm);
     int interrupted = e->pub.epoch(e->pub.data) != b->epoch || !e->pub.ready(e->pub.data);
     size_t len = ob_batch_finish_sql(b, &e->batch, interrupted);
     if (b->n_dead && b->order)
-        ob_worker_log_passed(w); /* while the rows are still readable */
+        ob_pub_log_passed(&w->pub); /* while the rows are still readable */
     w->batch_published_at = uv_now(e->loop);
     if (len == 0) {
         /* Nothing to write: end the transaction, which unlocks the rows. */
@@ -265,7 +265,7 @@ static void finish_batch(ob_worker *w) {
 
 static void batch_committed(ob_worker *w) {
     const ob_worker_env *e = w->env;
-    ob_batch *b = &w->batch;
+    ob_batch *b = &w->pub.batch;
     e->stats->batches++;
     ob_hist_observe(&e->stats->batch_duration,
                     (double)(uv_now(e->loop) - w->fetch_sent_at) / 1000.0);
@@ -277,30 +277,30 @@ static void batch_committed(ob_worker *w) {
     e->stats->held_back += (uint64_t)b->n_held;
     if (b->n_dead)
         OB_WARN(e->log, "%s: %d row(s) marked dead; see last_error (outbox-uvrelay dead list)",
-                w->name, b->n_dead);
+                w->pub.name, b->n_dead);
 }
 
-/* --- publishing (worker_publish.c publishes; the timer and the finishing
- * are the worker's) ------------------------------------------------------- */
+/* --- publishing (publish.c publishes; the timer and the finishing are the
+ * worker's) --------------------------------------------------------------- */
 
 /* Arms the ack deadline of the oldest publish in flight, unless armed. */
 static void arm_ack_deadline(ob_worker *w) {
     if (uv_is_active((uv_handle_t *)&w->timer))
         return;
-    uint64_t ms = ob_worker_ack_due_in(w);
+    uint64_t ms = ob_pub_ack_due_in(&w->pub);
     if (ms != UINT64_MAX)
         start_timer(w, ms);
 }
 
 static void publish_some(ob_worker *w) {
-    if (ob_worker_publish_some(w))
+    if (ob_pub_some(&w->pub))
         finish_batch(w);
     else
         arm_ack_deadline(w);
 }
 
 static void after_answers(ob_worker *w) {
-    switch (ob_worker_after_answers(w)) {
+    switch (ob_pub_after_answers(&w->pub)) {
     case OB_AFTER_ACKS:
         arm_ack_deadline(w);
         return;
@@ -324,7 +324,7 @@ static void waiting_common(ob_worker *w, worker_event ev) {
     switch (ev) {
     case EV_HALT:
         uv_timer_stop(&w->timer);
-        ob_flow_leave(w->env->flow, &w->fm);
+        ob_flow_leave(w->env->flow, &w->pub.fm);
         set_state(w, W_HALTED);
         return;
     case EV_STOP:
@@ -378,7 +378,7 @@ static void st_connecting(ob_worker *w, worker_event ev) {
 
 /* The statement of the next row to write while isolating, or COMMIT. */
 static void isolate_next(ob_worker *w) {
-    ob_batch *b = &w->batch;
+    ob_batch *b = &w->pub.batch;
     w->iso = ob_batch_next_written(b, w->iso + 1);
     if (w->iso < 0) { /* every row written: a failure of the COMMIT is not a row's */
         query(w, W_ISO_COMMITTING, "COMMIT", 6);
@@ -399,10 +399,10 @@ static void fetched(ob_worker *w) {
     if (w->env->any_fetched)
         *w->env->any_fetched = 1;
     ob_db_life_settle(&w->life);
-    int n = ob_batch_load(&w->batch, next_row, w->db, e->pub.epoch(e->pub.data));
-    ob_batch_set_binary(&w->batch, ob_db_col_binary(w->db, 1, OB_COL_PAYLOAD));
+    int n = ob_batch_load(&w->pub.batch, next_row, w->db, e->pub.epoch(e->pub.data));
+    ob_batch_set_binary(&w->pub.batch, ob_db_col_binary(w->db, 1, OB_COL_PAYLOAD));
     int asked = ob_fetch_budget_asked(&w->fb);
-    ob_fetch_budget_seen(&w->fb, &w->batch);
+    ob_fetch_budget_seen(&w->fb, &w->pub.batch);
     if (n == 0) {
         if (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data))
             query(w, W_ENDING_EMPTY, e->sql_drain_probe, e->sql_drain_probe_len);
@@ -415,9 +415,9 @@ static void fetched(ob_worker *w) {
     ob_flow_activity(e->flow, uv_now(e->loop));
     set_state(w, W_PUBLISHING);
     if (n >= asked)
-        ob_flow_wake_all(e->flow, &w->fm); /* a full batch: there is likely more */
+        ob_flow_wake_all(e->flow, &w->pub.fm); /* a full batch: there is likely more */
     if (w->stop) {
-        ob_worker_give_back(w, ob_batch_release_open(&w->batch));
+        ob_pub_give_back(&w->pub, ob_batch_release_open(&w->pub.batch));
         finish_batch(w);
         return;
     }
@@ -429,7 +429,7 @@ static void committed(ob_worker *w) {
     /* A batch that was not full emptied what was due when it was claimed:
      * wait for the next poll (fast while rows keep coming) instead of paying
      * for an empty fetch at once. */
-    if (w->batch.n < ob_fetch_budget_asked(&w->fb))
+    if (w->pub.batch.n < ob_fetch_budget_asked(&w->fb))
         go_idle(w);
     else
         next(w);
@@ -446,13 +446,13 @@ static void commit_failed(ob_worker *w) {
     OB_WARN(w->env->log,
             "%s: the database refused the batch's update (%u %s); writing its %d row(s) one by "
             "one to find the row at fault",
-            w->name, ob_db_errno(w->db), ob_db_error(w->db), w->batch.n);
+            w->pub.name, ob_db_errno(w->db), ob_db_error(w->db), w->pub.batch.n);
     w->iso = -1;
     isolate_next(w);
 }
 
 static void isolate_failed(ob_worker *w) {
-    ob_batch *b = &w->batch;
+    ob_batch *b = &w->pub.batch;
     if (!ob_worker_row_level(w)) {
         db_failed(w, "writing a batch row by row");
         return;
@@ -477,7 +477,7 @@ static void aborted(ob_worker *w) {
 
 static void grant_probed(ob_worker *w) {
     OB_INFO(w->env->log, "%s: the database accepts the relay's writes again; claiming rows",
-            w->name);
+            w->pub.name);
     w->refusing = 0;
     w->refusal[0] = '\0';
     ob_db_life_worked(&w->life);
@@ -495,7 +495,7 @@ static void probed(ob_worker *w) {
     /* Rows are due (or were rung for after the probe read the table): the
      * scout claims them itself, and wakes the others only if its batch
      * comes back full. */
-    ob_flow_leave(e->flow, &w->fm);
+    ob_flow_leave(e->flow, &w->pub.fm);
     if (due)
         ob_flow_activity(e->flow, uv_now(e->loop));
     next(w);
@@ -551,7 +551,7 @@ static void st_statement(ob_worker *w, worker_event ev) {
 static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
     switch (ev) {
     case EV_ACK:
-        ob_worker_take_ack(w, arg);
+        ob_pub_take_ack(&w->pub, arg);
         if (w->state == W_PUBLISHING) /* telling the link may have ended the batch */
             after_answers(w);
         return;
@@ -562,14 +562,14 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
         after_answers(w); /* the link's verdict after a suspect failure */
         return;
     case EV_TIMER:
-        ob_worker_ack_deadline(w);
+        ob_pub_ack_deadline(&w->pub);
         if (w->state == W_PUBLISHING)
             after_answers(w);
         return;
     case EV_BROKER_DOWN:
     case EV_DEADLINE:
         /* What is not answered goes back untouched. */
-        ob_worker_give_back(w, ob_batch_release_open(&w->batch));
+        ob_pub_give_back(&w->pub, ob_batch_release_open(&w->pub.batch));
         finish_batch(w);
         return;
     case EV_STOP_NOW:
@@ -577,8 +577,8 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
          * is pending again, but an acked one was delivered and is not
          * counted as given back (it is published again, a copy the stream
          * drops within its duplicate window). */
-        ob_worker_give_back(w, ob_batch_release_open(&w->batch));
-        w->env->stats->released += (uint64_t)ob_batch_unacked(&w->batch);
+        ob_pub_give_back(&w->pub, ob_batch_release_open(&w->pub.batch));
+        w->env->stats->released += (uint64_t)ob_batch_unacked(&w->pub.batch);
         close_worker(w);
         return;
     default:
@@ -597,7 +597,7 @@ static void st_poll_wait(ob_worker *w, worker_event ev) {
          * scout while it does. In the ordered modes every worker fetches. */
         if (e->order || (e->owner.drain_wanted && e->owner.drain_wanted(e->owner.data)) ||
             ob_flow_hot(e->flow, uv_now(e->loop))) {
-            ob_flow_leave(e->flow, &w->fm);
+            ob_flow_leave(e->flow, &w->pub.fm);
             next(w);
         } else {
             w->woken = 0;
@@ -637,10 +637,10 @@ static void lost_idle(ob_worker *w) {
     if (w->state == W_PUBLISHING || w->state == W_HALTED)
         return;
     w->env->stats->db_errors++;
-    OB_WARN(w->env->log, "%s: database connection lost while %s: %s; reconnecting", w->name,
+    OB_WARN(w->env->log, "%s: database connection lost while %s: %s; reconnecting", w->pub.name,
             state_names[w->state], ob_db_error(w->db));
     uv_timer_stop(&w->timer);
-    ob_flow_leave(w->env->flow, &w->fm);
+    ob_flow_leave(w->env->flow, &w->pub.fm);
     set_state(w, W_CONNECT_WAIT);
     start_timer(w, ob_db_life_backoff(&w->life));
 }
@@ -724,7 +724,7 @@ static void close_worker(ob_worker *w) {
     if (w->state == W_CLOSING || w->state == W_CLOSED)
         return; /* a callback of the owner stopped it already */
     ob_db_life_closed(&w->life);
-    ob_flow_leave(w->env->flow, &w->fm);
+    ob_flow_leave(w->env->flow, &w->pub.fm);
     set_state(w, W_CLOSING);
     uv_close((uv_handle_t *)&w->timer, timer_closed);
     if (w->db)
@@ -740,17 +740,16 @@ ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
     ob_worker *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return NULL;
-    if (ob_batch_init(&w->batch, env->batch_size, env->order) != 0) {
+    if (ob_batch_init(&w->pub.batch, env->batch_size, env->order) != 0) {
         free(w);
         return NULL;
     }
     ob_fetch_budget_init(&w->fb, env->fetch_bytes, env->batch_size);
     ob_fetch_budget_count(&w->fb, &env->stats->claimed_bytes, &env->stats->claimed_bytes_peak);
     w->env = env;
-    w->index = (uint32_t)index;
-    snprintf(w->name, sizeof(w->name), "worker %d", index);
-    w->fm.on_capacity = on_capacity;
-    w->fm.on_wake = on_wake;
+    char name[32];
+    snprintf(name, sizeof(name), "worker %d", index);
+    ob_pub_init(&w->pub, env, (uint32_t)index, name, on_capacity, on_wake);
     ob_db_life_init(&w->life, &env->stats->db_connected, &env->stats->db_reconnects);
     w->state = W_NEW;
     w->iso = -1;
@@ -764,7 +763,7 @@ ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
 void ob_worker_free(ob_worker *w) {
     if (w == NULL)
         return;
-    ob_batch_free(&w->batch);
+    ob_batch_free(&w->pub.batch);
     ob_fetch_budget_free(&w->fb);
     ob_buf_free(&w->grant_sql);
     free(w);
@@ -773,10 +772,10 @@ void ob_worker_free(ob_worker *w) {
 void ob_worker_start(ob_worker *w) {
     if (w->state != W_NEW)
         return;
-    w->db = ob_db_new(w->env->loop, &w->env->db, w->env->log, w->name);
+    w->db = ob_db_new(w->env->loop, &w->env->db, w->env->log, w->pub.name);
     if (w->db == NULL)
         OB_ERROR(w->env->log, "%s: out of memory for the database connection; trying again",
-                 w->name);
+                 w->pub.name);
     uv_timer_init(w->env->loop, &w->timer);
     w->timer.data = w;
     w->handles_open = 2; /* the timer and the connection */

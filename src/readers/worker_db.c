@@ -17,12 +17,12 @@
  * their transaction is gone. Counted for the warning on reconnect. */
 void ob_worker_note_unmarked(ob_worker *w) {
     ob_unmarked *u = w->env->unmarked;
-    if (u && w->batch.n_acked > 0 &&
+    if (u && w->pub.batch.n_acked > 0 &&
         (w->state == W_FINISHING || w->state == W_ISOLATING || w->state == W_REFUSING ||
          w->state == W_ISO_COMMITTING)) {
         if (u->rows == 0 || w->batch_published_at < u->oldest_at)
             u->oldest_at = w->batch_published_at;
-        u->rows += w->batch.n_acked;
+        u->rows += w->pub.batch.n_acked;
     }
 }
 
@@ -67,10 +67,10 @@ ob_fault ob_worker_classify(ob_worker *w, const char *during) {
     if (ob_db_lost(w->db)) {
         ob_worker_db_down(w);
         if (w->state != W_CONNECTING)
-            OB_WARN(e->log, "%s: database connection lost while %s: %s; reconnecting", w->name,
+            OB_WARN(e->log, "%s: database connection lost while %s: %s; reconnecting", w->pub.name,
                     during, ob_db_error(w->db));
         else if (ob_db_life_say(&w->life, no)) /* a lasting outage is said once */
-            OB_WARN(e->log, "%s: cannot connect to the database: %s; retrying", w->name,
+            OB_WARN(e->log, "%s: cannot connect to the database: %s; retrying", w->pub.name,
                     ob_db_error(w->db));
         /* The server rolls back the open transaction when the connection
          * drops: the claimed rows are pending again, and whatever was already
@@ -87,7 +87,7 @@ ob_fault ob_worker_classify(ob_worker *w, const char *during) {
             OB_WARN(e->log,
                     "%s: the database refuses the relay's statements while %s: %u %s%s; "
                     "claiming no rows until it accepts them again",
-                    w->name, during, no, ob_db_error(w->db), ob_db_error_hint(no));
+                    w->pub.name, during, no, ob_db_error(w->db), ob_db_error_hint(no));
         snprintf(w->refusal, sizeof(w->refusal), "the database refuses the relay's writes: %u %s",
                  no, ob_db_error(w->db));
         w->refusing = 1;
@@ -95,11 +95,11 @@ ob_fault ob_worker_classify(ob_worker *w, const char *during) {
     }
     if (no == ER_LOCK_DEADLOCK || no == ER_LOCK_WAIT_TIMEOUT) {
         /* InnoDB rolled the transaction back; go again at once. */
-        OB_WARN(e->log, "%s: transaction conflict while %s (%u %s); retrying the batch", w->name,
-                during, no, ob_db_error(w->db));
+        OB_WARN(e->log, "%s: transaction conflict while %s (%u %s); retrying the batch",
+                w->pub.name, during, no, ob_db_error(w->db));
         return OB_FAULT_CONFLICT;
     }
-    OB_ERROR(e->log, "%s: database error while %s: %u %s%s", w->name, during, no,
+    OB_ERROR(e->log, "%s: database error while %s: %u %s%s", w->pub.name, during, no,
              ob_db_error(w->db), ob_db_error_hint(no));
     return OB_FAULT_ERROR;
 }
@@ -109,10 +109,10 @@ const char *ob_worker_fetch_sql(ob_worker *w, size_t *len) {
     const ob_worker_owner *o = &w->env->owner;
     if (o->fetch_sql) { /* ordered: the owned buckets' statement */
         const char *sql;
-        *len = o->fetch_sql(o->data, w->index, ob_fetch_budget_next(&w->fb), &sql);
+        *len = o->fetch_sql(o->data, w->pub.index, ob_fetch_budget_next(&w->fb), &sql);
         if (*len == 0) { /* no memory for the statement: the owner builds it again next time */
             OB_WARN(w->env->log, "%s: out of memory for the fetch statement; trying again",
-                    w->name);
+                    w->pub.name);
             return NULL;
         }
         return sql;
@@ -138,7 +138,7 @@ void ob_worker_drain_row(ob_worker *w) {
         OB_INFO(e->log,
                 "%s: draining: waiting for %s pending row(s) due now or retried within the "
                 "backoff (held by other connections or waiting for their retry)",
-                w->name, row[0]);
+                w->pub.name, row[0]);
         w->drain_said = 1;
     }
 }
@@ -146,18 +146,18 @@ void ob_worker_drain_row(ob_worker *w) {
 void ob_worker_db_up(ob_worker *w) {
     ob_db_life_up(&w->life);
     warn_unmarked(w);
-    OB_INFO(w->env->log, "%s: connected to the database (session %lu)", w->name,
+    OB_INFO(w->env->log, "%s: connected to the database (session %lu)", w->pub.name,
             ob_db_thread_id(w->db));
 }
 
 size_t ob_worker_refused_row_sql(ob_worker *w) {
-    ob_batch *b = &w->batch;
+    ob_batch *b = &w->pub.batch;
     char why[600];
     int n = snprintf(why, sizeof(why), "the database refused to write this row: %u %s",
                      ob_db_errno(w->db), ob_db_error(w->db));
     const ob_slot *s = w->iso >= 0 ? &b->slots[w->iso] : NULL;
     ob_log_row lr = {s ? s->id : NULL, NULL, 0, NULL, 0, s ? s->row.attempts + 1 : 0};
-    OB_ROW_WARN(w->env->log, &lr, "%s: %s; marking it dead", w->name, why);
+    OB_ROW_WARN(w->env->log, &lr, "%s: %s; marking it dead", w->pub.name, why);
     return ob_batch_refused_sql(b, &w->env->batch, w->iso, why, (size_t)n);
 }
 

@@ -1,12 +1,15 @@
 /*
  * The worker's private structure, shared by worker.c (the state machine)
- * and worker_publish.c (publishing a batch and taking its answers).
+ * and worker_db.c (the connection's side). Publishing a batch and taking
+ * its answers is the publishing context's (publish.h), which the worker
+ * embeds.
  */
 #ifndef OB_WORKER_INT_H
 #define OB_WORKER_INT_H
 
 #include "fetch_budget.h"
 #include "db_life.h"
+#include "publish.h"
 #include "worker.h"
 
 typedef enum worker_state {
@@ -53,52 +56,24 @@ typedef enum worker_event {
 
 struct ob_worker {
     const ob_worker_env *env;
-    uint32_t index;
-    char name[32];
+    ob_pub pub; /* the batch, its flow membership, its name and publisher number */
     worker_state state;
     ob_db *db;
     uv_timer_t timer; /* connect backoff, poll and retry waits, ack deadline */
     int handles_open;
-    ob_flow_member fm;
     ob_db_life life; /* failures: of connects and statements; settled once a fetch completed */
     int stop;        /* 0 running, 1 stop after what is under way, 2 stop now */
     int halted;
-    ob_batch batch;
     ob_fetch_budget fb; /* the LIMIT of the next fetch, from the byte budget */
     uint64_t batch_published_at;
     uint64_t fetch_sent_at; /* loop time the batch's fetch was sent */
     int woken;              /* a wake came while the scout's probe was under way */
     int iso;                /* the slot being written while isolating */
-    ob_pub_fail pf;
-    int drain_said;    /* the rows a drain waits for were logged since the last rows came */
-    int refusing;      /* the database refuses what every row needs; claim nothing */
-    char refusal[400]; /* why, while refusing */
-    ob_buf grant_sql;  /* the statement that writes nothing but needs every write privilege */
+    int drain_said;         /* the rows a drain waits for were logged since the last rows came */
+    int refusing;           /* the database refuses what every row needs; claim nothing */
+    char refusal[400];      /* why, while refusing */
+    ob_buf grant_sql;       /* the statement that writes nothing but needs every write privilege */
 };
-
-/* worker_publish.c, called by worker.c only (never the other way): it
- * publishes and takes answers; worker.c owns the timer and the finishing. */
-
-/* Gives back in-flight capacity for n publishes. */
-void ob_worker_give_back(ob_worker *w, int n);
-/* Publishes as many unsent rows as the capacity allows; returns 1 once
- * every row has its answer (the batch is to be finished). */
-int ob_worker_publish_some(ob_worker *w);
-/* ms until the ack deadline of the oldest publish in flight, UINT64_MAX
- * when none is. */
-uint64_t ob_worker_ack_due_in(const ob_worker *w);
-void ob_worker_take_ack(ob_worker *w, const ob_ack *a);
-void ob_worker_ack_deadline(ob_worker *w);
-/* What follows answers (or the link's verdict). */
-typedef enum ob_after {
-    OB_AFTER_ACKS,    /* rows still in flight or unsent: keep the ack deadline armed */
-    OB_AFTER_VERDICT, /* all answered, a failure may be the broker's: wait for the link */
-    OB_AFTER_FINISH   /* all answered: write the outcome */
-} ob_after;
-ob_after ob_worker_after_answers(ob_worker *w);
-/* Ordered: names each row of the batch being finished that goes dead, which
- * the later events of its aggregate then pass. */
-void ob_worker_log_passed(ob_worker *w);
 
 /* worker_db.c, called by worker.c only (never the other way): the
  * connection's side; worker.c changes the state. */
@@ -130,7 +105,7 @@ const char *ob_worker_fetch_sql(ob_worker *w, size_t *len);
  * owner hears), or how many rows a drain waits for is said once. */
 void ob_worker_drain_row(ob_worker *w);
 /* The row being isolated is refused: said, and the statement that marks it
- * dead built into w->batch.sql; returns its length. */
+ * dead built into w->pub.batch.sql; returns its length. */
 size_t ob_worker_refused_row_sql(ob_worker *w);
 /* w->grant_sql: writes nothing, yet needs every privilege the finishing
  * statements need. Returns 0, or -1 out of memory. */

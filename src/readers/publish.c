@@ -1,29 +1,40 @@
 /*
- * Publishing a claimed batch and taking its answers: capacity from the flow
- * control, the publisher's verdict per row, acks, and the ack deadline that
- * tells a silent broker (its fault: rows go back without an attempt) from a
- * row the broker did not answer while it answered others (the row's fault).
+ * A reader's publishing context (publish.h): publishing a batch and taking
+ * its answers: capacity from the flow control, the publisher's verdict per
+ * row, acks, and the ack deadline that tells a silent broker (its fault:
+ * rows go back without an attempt) from a row the broker did not answer
+ * while it answered others (the row's fault).
  */
-#include "worker_int.h"
+#include "publish.h"
 
 #include "puback.h"
 #include "stats.h"
 
+#include <stdio.h>
 #include <string.h>
 
-void ob_worker_give_back(ob_worker *w, int n) {
+void ob_pub_init(ob_pub *p, const ob_worker_env *env, uint32_t index, const char *name,
+                 void (*on_capacity)(ob_flow_member *), void (*on_wake)(ob_flow_member *)) {
+    p->env = env;
+    p->index = index;
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    p->fm.on_capacity = on_capacity;
+    p->fm.on_wake = on_wake;
+}
+
+void ob_pub_give_back(ob_pub *p, int n) {
     if (n > 0) {
-        w->env->stats->in_flight -= (uint32_t)n;
-        ob_flow_release(w->env->flow, (uint32_t)n);
+        p->env->stats->in_flight -= (uint32_t)n;
+        ob_flow_release(p->env->flow, (uint32_t)n);
     }
 }
 
-static void publish_one(ob_worker *w, int i) {
-    const ob_worker_env *e = w->env;
-    ob_batch *b = &w->batch;
-    if (e->pub.publish(e->pub.data, w->index, b->gen, (uint32_t)i, &b->slots[i].row, &w->pf) != 0) {
-        ob_batch_fail(b, i, w->pf.kind, w->pf.code, 0, w->pf.text, w->pf.len);
-        ob_stats_failure(e->stats, w->pf.kind);
+static void publish_one(ob_pub *p, int i) {
+    const ob_worker_env *e = p->env;
+    ob_batch *b = &p->batch;
+    if (e->pub.publish(e->pub.data, p->index, b->gen, (uint32_t)i, &b->slots[i].row, &p->pf) != 0) {
+        ob_batch_fail(b, i, p->pf.kind, p->pf.code, 0, p->pf.text, p->pf.len);
+        ob_stats_failure(e->stats, p->pf.kind);
         /* Refused before it left: the capacity taken for it goes back, the
          * in-flight gauge never counted it. */
         ob_flow_release(e->flow, 1);
@@ -34,36 +45,36 @@ static void publish_one(ob_worker *w, int i) {
     e->stats->published++;
 }
 
-uint64_t ob_worker_ack_due_in(const ob_worker *w) {
-    uint64_t oldest = ob_batch_oldest_inflight(&w->batch);
+uint64_t ob_pub_ack_due_in(const ob_pub *p) {
+    uint64_t oldest = ob_batch_oldest_inflight(&p->batch);
     if (oldest == UINT64_MAX)
         return UINT64_MAX;
-    uint64_t now = uv_now(w->env->loop), due = oldest + w->env->ack_timeout_ms;
+    uint64_t now = uv_now(p->env->loop), due = oldest + p->env->ack_timeout_ms;
     return due > now ? due - now : 0;
 }
 
 /* Publishes the rows that may leave now (in an ordered batch, those whose
  * aggregate has nothing earlier in flight), as far as the capacity allows. */
-static void publish_ready(ob_worker *w) {
-    const ob_worker_env *e = w->env;
-    ob_batch *b = &w->batch;
+static void publish_ready(ob_pub *p) {
+    const ob_worker_env *e = p->env;
+    ob_batch *b = &p->batch;
     int i;
     while ((i = ob_batch_next_ready(b)) >= 0) {
         if (!e->pub.ready(e->pub.data) ||
             (e->owner.may_publish && !e->owner.may_publish(e->owner.data))) {
             /* the broker went away, or the lease may have */
-            ob_worker_give_back(w, ob_batch_release_open(b));
+            ob_pub_give_back(p, ob_batch_release_open(b));
             break;
         }
-        if (!ob_flow_acquire(e->flow, &w->fm))
+        if (!ob_flow_acquire(e->flow, &p->fm))
             break; /* EV_CAPACITY resumes */
-        publish_one(w, i);
+        publish_one(p, i);
     }
 }
 
-int ob_worker_publish_some(ob_worker *w) {
-    publish_ready(w);
-    return ob_batch_complete(&w->batch);
+int ob_pub_some(ob_pub *p) {
+    publish_ready(p);
+    return ob_batch_complete(&p->batch);
 }
 
 /* A message larger than the whole stream may hold is the row's fault: no
@@ -77,9 +88,9 @@ static int over_max_bytes(const ob_worker_env *e, const ob_row *row) {
 
 /* JetStream refused the message (see ob_js_fault_of in puback.c for whose
  * fault each refusal is). Returns 1 when the slot was in flight. */
-static int refused(ob_worker *w, const ob_ack *a) {
-    const ob_worker_env *e = w->env;
-    ob_batch *b = &w->batch;
+static int refused(ob_pub *p, const ob_ack *a) {
+    const ob_worker_env *e = p->env;
+    ob_batch *b = &p->batch;
     const char *why = NULL;
     ob_js_fault f = ob_js_fault_of(a->code, a->err_code, a->text, a->text_len, &why);
     int too_big = f == OB_JS_FULL && over_max_bytes(e, &b->slots[a->slot].row);
@@ -103,9 +114,9 @@ static int refused(ob_worker *w, const ob_ack *a) {
     return was;
 }
 
-void ob_worker_take_ack(ob_worker *w, const ob_ack *a) {
-    const ob_worker_env *e = w->env;
-    ob_batch *b = &w->batch;
+void ob_pub_take_ack(ob_pub *p, const ob_ack *a) {
+    const ob_worker_env *e = p->env;
+    ob_batch *b = &p->batch;
     if (a->gen != b->gen || a->slot >= (uint32_t)b->n ||
         b->slots[a->slot].state != OB_SLOT_INFLIGHT)
         return; /* a late answer for an earlier batch or an expired publish */
@@ -126,7 +137,7 @@ void ob_worker_take_ack(ob_worker *w, const ob_ack *a) {
         break;
     }
     case OB_ACKED_ERROR:
-        was = refused(w, a);
+        was = refused(p, a);
         break;
     case OB_ACKED_GARBLED:
         n = snprintf(t, sizeof(t), "unexpected reply from JetStream: %.*s",
@@ -135,7 +146,7 @@ void ob_worker_take_ack(ob_worker *w, const ob_ack *a) {
         ob_stats_failure(e->stats, OUTBOX_FAIL_STREAM_ERROR);
         break;
     }
-    ob_worker_give_back(w, was);
+    ob_pub_give_back(p, was);
 }
 
 /* The ack deadline passed for the oldest publishes. A broker that answered
@@ -143,46 +154,46 @@ void ob_worker_take_ack(ob_worker *w, const ob_ack *a) {
  * that is its fault, so they go back without an attempt and the link is
  * told. A broker that answers others but not these may be electing the
  * stream's leader: the link asks whether the stream answers, and the rows
- * are charged an attempt only if it does (see ob_worker_after_answers). */
-void ob_worker_ack_deadline(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+ * are charged an attempt only if it does (see ob_pub_after_answers). */
+void ob_pub_ack_deadline(ob_pub *p) {
+    const ob_worker_env *e = p->env;
     static const char t[] = "no ack from JetStream within the ack timeout";
     uint64_t now = uv_now(e->loop);
     if (now < e->ack_timeout_ms)
         return;
     uint64_t before = now - e->ack_timeout_ms;
-    uint64_t oldest = ob_batch_oldest_inflight(&w->batch);
+    uint64_t oldest = ob_batch_oldest_inflight(&p->batch);
     uint64_t heard = e->pub.last_answer(e->pub.data);
     int silent = oldest != UINT64_MAX && heard < oldest;
-    int expired = ob_batch_expire(&w->batch, before, silent, t, sizeof(t) - 1);
+    int expired = ob_batch_expire(&p->batch, before, silent, t, sizeof(t) - 1);
     if (!silent)
         for (int i = 0; i < expired; i++)
             ob_stats_failure(e->stats, OUTBOX_FAIL_ACK_TIMEOUT);
-    ob_worker_give_back(w, expired);
+    ob_pub_give_back(p, expired);
     if (silent)
         e->pub.unavailable(e->pub.data, "no answer within the ack timeout");
     else if (expired > 0)
         e->pub.suspect(e->pub.data, "no ack within the ack timeout");
 }
 
-ob_after ob_worker_after_answers(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+ob_after ob_pub_after_answers(ob_pub *p) {
+    const ob_worker_env *e = p->env;
     /* In an ordered batch an answer can free the next row of its aggregate. */
-    if (w->batch.order)
-        publish_ready(w);
-    if (!ob_batch_complete(&w->batch))
+    if (p->batch.order)
+        publish_ready(p);
+    if (!ob_batch_complete(&p->batch))
         return OB_AFTER_ACKS;
     /* A row failed in a way that may be the broker's (no responders, a
      * server error, no ack): wait for the link's verdict, which comes as
      * broker up (the rows' fault) or broker down (an outage: no attempts). */
-    if (ob_batch_suspect(&w->batch) && !e->pub.settled(e->pub.data))
+    if (ob_batch_suspect(&p->batch) && !e->pub.settled(e->pub.data))
         return OB_AFTER_VERDICT;
     return OB_AFTER_FINISH;
 }
 
-void ob_worker_log_passed(ob_worker *w) {
-    const ob_worker_env *e = w->env;
-    const ob_batch *b = &w->batch;
+void ob_pub_log_passed(const ob_pub *p) {
+    const ob_worker_env *e = p->env;
+    const ob_batch *b = &p->batch;
     for (int i = 0; i < b->n; i++) {
         const ob_slot *s = &b->slots[i];
         if (s->state != OB_SLOT_WRITTEN && s->state != OB_SLOT_FAILED)
@@ -202,7 +213,7 @@ void ob_worker_log_passed(ob_worker *w) {
         OB_ROW_WARN(
             e->log, &lr,
             "%s: event %s of %.*s/%.*s is dead; the later events of that aggregate now pass it",
-            w->name, text, (int)s->row.aggregate_type_len, s->row.aggregate_type,
+            p->name, text, (int)s->row.aggregate_type_len, s->row.aggregate_type,
             (int)s->row.aggregate_id_len, s->row.aggregate_id);
     }
 }
