@@ -344,7 +344,7 @@ static void without_a_valid_lease_nothing_is_published_or_written(void) {
     outbox_row(1, 11, 0, "a", "0", NULL);
     outbox_row(1, 12, 1, "b", "0", NULL);
     ok();
-    uint64_t until = uv_now(&loop) + 1500;
+    uint64_t until = uv_now(&loop) + 700;
     while (uv_now(&loop) < until) {
         stmt k = next_stmt();
         CHECK(k == S_READ || k == S_LANE);
@@ -376,7 +376,7 @@ static void a_lease_lost_with_acked_rows_writes_no_cursor(void) {
     CHECK_EQ(fp.published, 1);
     own.lease_valid = 0;
     ack_from(0);
-    uint64_t until = uv_now(&loop) + 1500;
+    uint64_t until = uv_now(&loop) + 700;
     while (uv_now(&loop) < until) {
         stmt k = next_stmt();
         CHECK(k == S_READ || k == S_LANE);
@@ -434,6 +434,125 @@ static void a_connection_lost_mid_statement_reads_again_from_the_cursor(void) {
     close_reader();
 }
 
+/* --- a bucket without a cursor row ----------------------------------------- */
+
+/* The answer to an initialisation's check: the server's clock, the oldest
+ * other transaction's start (NULL: none). */
+static void answer_check(double tc, const char *oldest) {
+    char t[40];
+    snprintf(t, sizeof(t), "%.6f", tc);
+    char *cols[2] = {t, (char *)oldest};
+    row_n(0, 2, cols);
+    ok();
+}
+
+static void a_bucket_without_a_cursor_starts_once_its_mark_is_proven(void) {
+    make_reader();
+    rd.ops->start(rd.self);
+    ob_cursor_owned(rd.self, 0x3);
+    ok();
+    expect(S_PROBE);
+    ok();
+    CHECK_EQ(next_stmt_(0, __LINE__), S_FIT);
+    answer_fit(20);
+    expect(S_LOAD);
+    char *c0[2] = {"0", "20"};
+    row_n(0, 2, c0); /* bucket 1 has no cursor row */
+    ok();
+    expect(S_MARK);
+    char *m[2] = {"1700000100.000000", "50"};
+    row_n(0, 2, m);
+    ok();
+    /* A transaction that started before the mark may still commit a seq
+     * below it: not yet. */
+    expect(S_CHECK);
+    answer_check(1700000100.1, "1700000099");
+    expect(S_CHECK);
+    answer_check(1700000100.5, NULL); /* none left, past the cache's margin */
+    expect(S_INIT);
+    const char *sql = fake_db_sql(db());
+    CHECK(strstr(sql, "bucket IN (1) AND status = 0 AND seq <= 50") != NULL);
+    CHECK(strstr(sql, "INSERT IGNORE INTO `outbox_cursor`") != NULL);
+    CHECK(strstr(sql, "WHERE s_.seq IN (1)") != NULL);
+    CHECK_EQ(fp.published, 0);
+    ok();
+    expect(S_LOAD);
+    char *c1[2] = {"1", "50"};
+    row_n(0, 2, c0);
+    row_n(0, 2, c1);
+    ok();
+    serve_until(S_READ);
+    CHECK(strstr(fake_db_sql(db()), "WHERE seq > 20") != NULL); /* from the lowest cursor */
+    read_clock(NULL, 0);
+    outbox_row(1, 30, 1, "x", "0", NULL); /* bucket 1 at or below its cursor: done */
+    outbox_row(1, 31, 0, "y", "0", NULL);
+    ok();
+    CHECK_EQ(fp.published, 1);
+    CHECK_EQ(fp.seq[0], 31);
+    close_reader();
+}
+
+/* --- a refused write ------------------------------------------------------ */
+
+static void a_refused_write_publishes_nothing_until_the_grants_are_back(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    fp.fail_seq = 11;
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    ok();
+    serve_until(S_FINISH); /* the failure's write, and the cursor's */
+    int sent = nadv;
+    fake_db_complete(db(), 0, ER_TABLEACCESS_DENIED_ERROR, "UPDATE command denied", 0);
+    CHECK_EQ(own.fatal, 0);
+    CHECK(rd.ops->refusal(rd.self) != NULL);
+    CHECK(strstr(rd.ops->refusal(rd.self), "UPDATE command denied") != NULL);
+    expect(S_GRANTS); /* on its own pace */
+    fake_db_complete(db(), 0, ER_TABLEACCESS_DENIED_ERROR, "UPDATE command denied", 0);
+    CHECK_EQ(nadv, sent); /* no cursor write tried meanwhile */
+    fp.fail_seq = 0;
+    expect(S_GRANTS);
+    ok();
+    CHECK(rd.ops->refusal(rd.self) == NULL);
+    CHECK_EQ(next_stmt_(0, __LINE__), S_FIT);
+    answer_fit(10);
+    expect(S_LOAD);
+    char *c0[2] = {"0", "10"}, *c1[2] = {"1", "10"};
+    row_n(0, 2, c0);
+    row_n(0, 2, c1);
+    ok();
+    serve_until(S_READ);
+    CHECK(strstr(fake_db_sql(db()), "WHERE seq > 10") != NULL); /* read again */
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    ok();
+    CHECK_EQ(fp.published, 1);
+    CHECK_EQ(fp.seq[0], 11);
+    close_reader();
+}
+
+/* --- a graceful stop ------------------------------------------------------ */
+
+static void a_graceful_stop_finishes_the_batch_and_writes_the_cursor(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    outbox_row(1, 12, 1, "b", "0", NULL);
+    ok();
+    CHECK_EQ(fp.published, 2);
+    rd.ops->stop(rd.self, 0);
+    CHECK_EQ(own.closed, 0); /* the batch in flight finishes first */
+    ack_from(0);
+    serve_until(S_ADVANCE);
+    CHECK_EQ(adv[nadv - 1], 12);
+    ok();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ(own.closed, 1);
+    CHECK_EQ(fp.published, 2);
+    rd.ops->free(rd.self);
+}
+
 int main(void) {
     uv_loop_init(&loop);
     starts_connects_probes_fits_and_reads_from_the_cursor();
@@ -448,6 +567,9 @@ int main(void) {
     without_a_valid_lease_nothing_is_published_or_written();
     a_lease_lost_with_acked_rows_writes_no_cursor();
     a_connection_lost_mid_statement_reads_again_from_the_cursor();
+    a_bucket_without_a_cursor_starts_once_its_mark_is_proven();
+    a_refused_write_publishes_nothing_until_the_grants_are_back();
+    a_graceful_stop_finishes_the_batch_and_writes_the_cursor();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("ok\n");
     return 0;
