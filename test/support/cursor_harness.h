@@ -58,6 +58,11 @@ const ob_reader *make_reader(void);
 /* Stops it now, runs the loop until it closed, frees it. */
 void close_reader(void);
 
+/* One turn of the loop (UV_RUN_ONCE), waking within 5 ms at most. */
+void turn(void);
+/* Closes the harness's own handle: before uv_loop_close. */
+void harness_end(void);
+
 /* The kinds of statement the reader sends. */
 typedef enum stmt {
     S_PROBE,   /* INNODB_TRX, the cursor table, the grants */
@@ -80,6 +85,10 @@ int starts(const char *s, const char *prefix);
 ob_db *db(void);
 /* Completes the statement under way without an error. */
 void ok(void);
+/* Completes a read of rows: the rows to publish leave at once, unless the
+ * reader's fit of about once a second takes its turn first, which this
+ * answers as fitting so that they do. */
+void ok_read(void);
 /* One row of result `res` with n text columns (NULL for SQL NULL). */
 void row_n(int res, int n, char *const *cols);
 /* An outbox row as a read (lane = 0) or the retry lane returns it, in

@@ -60,7 +60,7 @@ static void a_permanent_error_before_settling_is_fatal(void) {
     fake_db_complete(db(), 0, 2003, "Can't connect", 1);
     CHECK_EQ(own.fatal, 0);
     while (fake_db_pending(db()) != FAKE_CONNECT)
-        uv_run(&loop, UV_RUN_ONCE);
+        turn();
     ok();
     expect(S_PROBE);
     CHECK_EQ(own.fatal, 0);
@@ -95,7 +95,7 @@ static void rows_read_are_published_and_acks_move_the_cursor(void) {
     outbox_row(1, 102, 1, "a2", "0", NULL);
     outbox_row(1, 103, 5, "a3", "0", NULL); /* a bucket not owned: seen, not published */
     outbox_row(1, 104, 1, "a4", "2", NULL); /* status 2: the lane's */
-    ok();
+    ok_read();
     CHECK_EQ(fp.published, 2);
     CHECK_EQ(fp.seq[0], 101);
     CHECK_EQ(fp.seq[1], 102);
@@ -119,7 +119,7 @@ static void the_cursor_never_passes_an_unproven_gap(void) {
     outbox_row(1, 11, 0, "a", "0", NULL);
     outbox_row(1, 12, 1, "b", "0", NULL);
     outbox_row(1, 14, 0, "c", "0", NULL); /* 13 missing: a transaction may still commit it */
-    ok();
+    ok_read();
     CHECK_EQ(fp.published, 3);
     ack_from(0);
     /* A live transaction that started before the gap was found: every
@@ -174,7 +174,7 @@ static void a_row_that_commits_into_the_gap_is_published(void) {
     read_clock(NULL, 0);
     outbox_row(1, 11, 0, "a", "0", NULL);
     outbox_row(1, 13, 0, "c", "0", NULL);
-    ok();
+    ok_read();
     ack_from(0);
     for (int n = 0; n < 5000; n++) {
         stmt k = next_stmt();
@@ -184,7 +184,7 @@ static void a_row_that_commits_into_the_gap_is_published(void) {
         }
         read_clock("1700000000", 0);
         outbox_row(1, 12, 1, "b", "0", NULL); /* committed late, read in its gap */
-        ok();
+        ok_read();
         break;
     }
     CHECK_EQ(fp.published, 3);
@@ -211,7 +211,7 @@ static void a_failed_publish_goes_to_the_retry_lane_and_is_read_again(void) {
     read_clock(NULL, 0);
     outbox_row(1, 11, 0, "a", "0", NULL);
     outbox_row(1, 12, 1, "b", "0", NULL);
-    ok();
+    ok_read();
     CHECK_EQ(fp.published, 1);
     CHECK_EQ(fp.seq[0], 12);
     ack_from(0);
@@ -294,7 +294,7 @@ static void buckets_given_up_get_their_last_cursor(void) {
     read_clock(NULL, 0);
     outbox_row(1, 11, 0, "a", "0", NULL);
     outbox_row(1, 12, 1, "b", "0", NULL);
-    ok();
+    ok_read();
     ack_from(0);
     serve_until(S_ADVANCE);
     CHECK_EQ(adv[nadv - 1], 12);
@@ -305,7 +305,7 @@ static void buckets_given_up_get_their_last_cursor(void) {
     read_clock(NULL, 0);
     outbox_row(1, 13, 1, "c", "0", NULL);
     outbox_row(1, 14, 0, "d", "0", NULL);
-    ok();
+    ok_read();
     CHECK_EQ(fp.published, 4);
     ack_from(2);
     rd.ops->broker(rd.self, 1);
@@ -343,7 +343,7 @@ static void without_a_valid_lease_nothing_is_published_or_written(void) {
     read_clock(NULL, 0);
     outbox_row(1, 11, 0, "a", "0", NULL);
     outbox_row(1, 12, 1, "b", "0", NULL);
-    ok();
+    ok_read();
     uint64_t until = uv_now(&loop) + 700;
     while (uv_now(&loop) < until) {
         stmt k = next_stmt();
@@ -372,7 +372,7 @@ static void a_lease_lost_with_acked_rows_writes_no_cursor(void) {
     start_reading(0x3, 10);
     read_clock(NULL, 0);
     outbox_row(1, 11, 0, "a", "0", NULL);
-    ok();
+    ok_read();
     CHECK_EQ(fp.published, 1);
     own.lease_valid = 0;
     ack_from(0);
@@ -394,7 +394,7 @@ static void a_connection_lost_mid_statement_reads_again_from_the_cursor(void) {
     read_clock(NULL, 0);
     outbox_row(1, 11, 0, "a", "0", NULL);
     outbox_row(1, 13, 1, "b", "0", NULL); /* 12 missing */
-    ok();
+    ok_read();
     CHECK_EQ(fp.published, 2);
     /* Lost while the next read runs, before any ack. */
     serve_until(S_READ);
@@ -403,7 +403,7 @@ static void a_connection_lost_mid_statement_reads_again_from_the_cursor(void) {
     CHECK_EQ(stats.db_reconnects, 1);
     ack_from(0); /* late answers of the dropped batch are ignored */
     while (fake_db_pending(db()) != FAKE_CONNECT)
-        uv_run(&loop, UV_RUN_ONCE);
+        turn();
     ok();
     expect(S_PROBE);
     ok();
@@ -420,7 +420,7 @@ static void a_connection_lost_mid_statement_reads_again_from_the_cursor(void) {
     read_clock(NULL, 0);
     outbox_row(1, 11, 0, "a", "0", NULL);
     outbox_row(1, 13, 1, "b", "0", NULL);
-    ok();
+    ok_read();
     CHECK_EQ(fp.published, 4); /* published again: at least once */
     ack_from(2);
     for (int n = 0; n < 5000; n++) {
@@ -486,7 +486,7 @@ static void a_bucket_without_a_cursor_starts_once_its_mark_is_proven(void) {
     read_clock(NULL, 0);
     outbox_row(1, 30, 1, "x", "0", NULL); /* bucket 1 at or below its cursor: done */
     outbox_row(1, 31, 0, "y", "0", NULL);
-    ok();
+    ok_read();
     CHECK_EQ(fp.published, 1);
     CHECK_EQ(fp.seq[0], 31);
     close_reader();
@@ -500,7 +500,7 @@ static void a_refused_write_publishes_nothing_until_the_grants_are_back(void) {
     fp.fail_seq = 11;
     read_clock(NULL, 0);
     outbox_row(1, 11, 0, "a", "0", NULL);
-    ok();
+    ok_read();
     serve_until(S_FINISH); /* the failure's write, and the cursor's */
     int sent = nadv;
     fake_db_complete(db(), 0, ER_TABLEACCESS_DENIED_ERROR, "UPDATE command denied", 0);
@@ -525,7 +525,7 @@ static void a_refused_write_publishes_nothing_until_the_grants_are_back(void) {
     CHECK(strstr(fake_db_sql(db()), "WHERE seq > 10") != NULL); /* read again */
     read_clock(NULL, 0);
     outbox_row(1, 11, 0, "a", "0", NULL);
-    ok();
+    ok_read();
     CHECK_EQ(fp.published, 1);
     CHECK_EQ(fp.seq[0], 11);
     close_reader();
@@ -539,7 +539,7 @@ static void a_graceful_stop_finishes_the_batch_and_writes_the_cursor(void) {
     read_clock(NULL, 0);
     outbox_row(1, 11, 0, "a", "0", NULL);
     outbox_row(1, 12, 1, "b", "0", NULL);
-    ok();
+    ok_read();
     CHECK_EQ(fp.published, 2);
     rd.ops->stop(rd.self, 0);
     CHECK_EQ(own.closed, 0); /* the batch in flight finishes first */
@@ -570,6 +570,7 @@ int main(void) {
     a_bucket_without_a_cursor_starts_once_its_mark_is_proven();
     a_refused_write_publishes_nothing_until_the_grants_are_back();
     a_graceful_stop_finishes_the_batch_and_writes_the_cursor();
+    harness_end();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("ok\n");
     return 0;
