@@ -26,21 +26,38 @@ rows 3000 5999
 # a row of a3 waiting for its retry (status 0, a future next_attempt_at). The
 # buckets have no cursor rows yet: the relay starts below their lowest
 # pending rows, and the waiting row goes to the retry lane (status 2) with
-# a3's later rows behind it.
+# a3's later rows behind it. Its retry is an hour away, so that it still
+# waits when the relay initialises the buckets, however long the start
+# takes; once it is in the lane the test brings it within the drain's
+# horizon.
 sql $db "UPDATE outbox SET status = 1, processed_at = NOW(6) WHERE seq <= 200"
 wait_row=$(sql $db "SELECT MIN(seq) FROM outbox WHERE aggregate_id = 'a3' AND seq > 200")
 sql $db "UPDATE outbox SET attempt_count = 1, last_error = 'earlier try',
-  next_attempt_at = NOW(6) + INTERVAL 3 SECOND WHERE seq = $wait_row"
+  next_attempt_at = NOW(6) + INTERVAL 1 HOUR WHERE seq = $wait_row"
 a3=$(sql $db "SELECT COUNT(*) FROM outbox WHERE aggregate_id = 'a3' AND seq > 200")
 bad=$(sql $db "SELECT seq FROM outbox WHERE payload LIKE '%yyyy%'")
 after=$(sql $db "SELECT COUNT(*) FROM outbox WHERE aggregate_id = 'a7' AND seq > $bad")
 total=$(sql $db "SELECT COUNT(*) FROM outbox")
 echo "bad row seq $bad; $after later rows of a7; $total rows"
 
-out=$(timeout 60 "$OUTBOX_TEST_RELAY" --db "${OUTBOX_TEST_DB_URL}$db" --nats "$OUTBOX_TEST_NATS_URL" \
-  --stream $stream --subject-prefix $prefix --no-progress --cursor --drain --batch 200 \
-  --max-attempts 3 --backoff-base 200ms --backoff-max 3s 2>&1) || fail "relay: $out"
-echo "$out" | tail -5
+log=$(mktemp)
+RELAY_PID=
+trap 'rc=$?; [ $rc = 0 ] || show_log "$log"; [ -z "$RELAY_PID" ] || kill -KILL $RELAY_PID 2>/dev/null || true' EXIT
+relay_bg "$log" $db $stream $prefix --cursor --drain --batch 200 --max-attempts 3 \
+  --backoff-base 200ms --backoff-max 3s
+# The drain waits for status-2 rows due within the longest backoff (and a
+# second): the waiting row, once the relay has put it in the lane, is made
+# due within that.
+in_lane() { [ "$(sql $db "SELECT status FROM outbox WHERE seq = $wait_row")" = 2 ]; }
+wait_until 60 "the waiting row in the retry lane" in_lane
+sql $db "UPDATE outbox SET next_attempt_at = NOW(6) + INTERVAL 2 SECOND WHERE seq = $wait_row"
+exited() { ! kill -0 "$RELAY_PID" 2>/dev/null; }
+wait_until 60 "the relay's drain" exited
+rc=0
+wait "$RELAY_PID" || rc=$?
+RELAY_PID=
+assert_eq "$rc" 0 "the relay's exit status"
+tail -5 "$log"
 assert_eq "$(sql $db "SELECT status, attempt_count FROM outbox WHERE seq = $bad" | tr '\t' ' ')" \
   "-1 1" "the bad row: dead after one attempt"
 reason=$(sql $db "SELECT last_error FROM outbox WHERE seq = $bad")

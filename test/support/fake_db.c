@@ -5,7 +5,7 @@
 
 #define MAX_RESULTS 4
 #define MAX_ROWS 256
-#define NCOLS 8
+#define NCOLS 16 /* the widest row a test adds */
 
 struct ob_db {
     fake_op op;
@@ -23,6 +23,8 @@ struct ob_db {
     int nrows[MAX_RESULTS];
     int cursor[MAX_RESULTS];
     int nres;
+    int ncols[MAX_RESULTS][MAX_ROWS];
+    int absent[MAX_RESULTS]; /* a statement without a result set (a DO) */
 };
 
 static ob_db *last;
@@ -31,9 +33,10 @@ static int closed_count;
 static void clear_rows(ob_db *db) {
     for (int i = 0; i < MAX_RESULTS; i++) {
         for (int r = 0; r < db->nrows[i]; r++)
-            for (int c = 0; c < NCOLS; c++)
+            for (int c = 0; c < db->ncols[i][r]; c++)
                 free(db->cells[i][r][c]);
         db->nrows[i] = db->cursor[i] = 0;
+        db->absent[i] = 0;
     }
 }
 
@@ -53,12 +56,16 @@ int fake_db_closed_count(void) {
     return closed_count;
 }
 
-void fake_db_add_row(ob_db *db, int i, char *const *cols, const unsigned long *lens) {
-    if (db->nrows[i] >= MAX_ROWS)
-        abort(); /* a test adds more rows than the fake holds */
+void fake_db_add_row_n(ob_db *db, int i, int ncols, char *const *cols, const unsigned long *lens) {
+    if (i < 0 || i >= MAX_RESULTS || db->nrows[i] >= MAX_ROWS || ncols < 0 || ncols > NCOLS)
+        abort(); /* a test adds more than the fake holds */
     int r = db->nrows[i]++;
+    db->ncols[i][r] = ncols;
     for (int c = 0; c < NCOLS; c++) {
         db->cells[i][r][c] = NULL;
+        db->lens[i][r][c] = 0;
+        if (c >= ncols)
+            continue;
         if (cols[c]) {
             db->cells[i][r][c] = malloc(lens[c] + 1);
             memcpy(db->cells[i][r][c], cols[c], lens[c]);
@@ -68,6 +75,15 @@ void fake_db_add_row(ob_db *db, int i, char *const *cols, const unsigned long *l
     }
     if (i + 1 > db->nres)
         db->nres = i + 1;
+}
+
+void fake_db_add_row(ob_db *db, int i, char *const *cols, const unsigned long *lens) {
+    fake_db_add_row_n(db, i, 8, cols, lens);
+}
+
+void fake_db_no_result(ob_db *db, int i) {
+    if (i >= 0 && i < MAX_RESULTS)
+        db->absent[i] = 1;
 }
 
 void fake_db_complete(ob_db *db, int ok, unsigned err, const char *msg, int lost) {
@@ -196,6 +212,13 @@ void fake_db_lose_idle(ob_db *db, const char *msg) {
 
 int ob_db_is_idle(const ob_db *db) {
     return db->up && db->op == FAKE_NONE;
+}
+
+MYSQL_RES *ob_db_result(const ob_db *db, int i) {
+    /* Never dereferenced by the code under test: only compared with NULL. */
+    if (i < 0 || i >= MAX_RESULTS || db->absent[i])
+        return NULL;
+    return (MYSQL_RES *)(const void *)&db->nrows[i];
 }
 
 uint64_t ob_db_affected(const ob_db *db, int i) {

@@ -1,8 +1,8 @@
 /*
  * A stand-in for the connection module (src/db.h) in unit tests of the
- * worker: no server, no socket. Every operation the worker starts stays
- * pending until the test completes it with fake_db_complete(), with rows or
- * an error of its choosing.
+ * worker, the cursor reader and the lease: no server, no socket. Every operation the worker starts
+ * stays pending until the test completes it with fake_db_complete(), with rows or an error of its
+ * choosing.
  */
 #ifndef OB_TEST_FAKE_DB_H
 #define OB_TEST_FAKE_DB_H
@@ -19,6 +19,12 @@ const char *fake_db_sql(const ob_db *db);
 /* Adds a row to result `i` of the next completion (8 columns, in the fetch
  * statement's order; values are copied). */
 void fake_db_add_row(ob_db *db, int i, char *const *cols, const unsigned long *lens);
+/* The same with `ncols` columns (at most 16), for statements of other
+ * shapes (cursor mode's reads have 12). */
+void fake_db_add_row_n(ob_db *db, int i, int ncols, char *const *cols, const unsigned long *lens);
+/* Result `i` of the next completion is absent (ob_db_result returns NULL,
+ * as for a DO); every other result is present, with or without rows. */
+void fake_db_no_result(ob_db *db, int i);
 /* Completes the pending operation: ok, or an error (errno, text, lost). */
 void fake_db_complete(ob_db *db, int ok, unsigned err, const char *msg, int lost);
 /* The connection dies while idle: the watch (ob_db_watch) is told, as the

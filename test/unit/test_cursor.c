@@ -1,0 +1,577 @@
+/*
+ * The cursor reader without servers: a fake connection (fake_db.c) whose
+ * every statement the test answers by hand, a fake publisher that records
+ * the rows published, and a fake owner (the lease's validity, the drain,
+ * fatal). The reader is driven through its reader table (reader.h) and
+ * cursor.h only; the tests assert what it sends (statements, cursor values
+ * written), what it publishes, and what it tells its owner, never its
+ * private fields.
+ */
+#include <mysqld_error.h>
+#include <stdlib.h>
+#include <uv.h>
+
+#include "check.h"
+#include "cursor_harness.h"
+
+/* --- start-up ------------------------------------------------------------ */
+
+static void starts_connects_probes_fits_and_reads_from_the_cursor(void) {
+    make_reader();
+    start_reading(0x3, 100);
+    CHECK_EQ(own.fatal, 0);
+    CHECK(rd.ops->refusal(rd.self) == NULL);
+    CHECK_EQ(rd.ops->busy(rd.self), 0);
+    close_reader();
+}
+
+/* The probe fails with `no`: fatal, with a reason that names `what`. */
+static void probe_refused(unsigned no, const char *msg, const char *what) {
+    make_reader();
+    rd.ops->start(rd.self);
+    ok();
+    expect(S_PROBE);
+    fake_db_complete(db(), 0, no, msg, 0);
+    CHECK_EQ(own.fatal, 1);
+    if (strstr(own.why, what) == NULL)
+        CHECK_FAIL_("\"%s\" does not name \"%s\"", own.why, what);
+    CHECK_EQ(fake_db_pending(db()), FAKE_NONE); /* and it sends nothing more */
+    close_reader();
+}
+
+static void a_permanent_error_before_settling_is_fatal(void) {
+    /* at the connection: a login refused */
+    make_reader();
+    rd.ops->start(rd.self);
+    fake_db_complete(db(), 0, ER_ACCESS_DENIED_ERROR, "Access denied for user", 0);
+    CHECK_EQ(own.fatal, 1);
+    CHECK(strstr(own.why, "Access denied") != NULL);
+    CHECK_EQ(fake_db_pending(db()), FAKE_NONE);
+    close_reader();
+    /* at the probe: no cursor table, no PROCESS, a grant missing */
+    probe_refused(ER_NO_SUCH_TABLE, "Table 'x.outbox_cursor' doesn't exist", "schema --migrate");
+    probe_refused(ER_SPECIFIC_ACCESS_DENIED_ERROR, "Access denied; PROCESS", "GRANT PROCESS");
+    probe_refused(ER_TABLEACCESS_DENIED_ERROR, "UPDATE command denied to user 'relay'",
+                  "GRANT SELECT, INSERT, UPDATE ON <database>.outbox_cursor");
+
+    /* a transient error at the connection is tried again */
+    make_reader();
+    rd.ops->start(rd.self);
+    fake_db_complete(db(), 0, 2003, "Can't connect", 1);
+    CHECK_EQ(own.fatal, 0);
+    while (fake_db_pending(db()) != FAKE_CONNECT)
+        turn();
+    ok();
+    expect(S_PROBE);
+    CHECK_EQ(own.fatal, 0);
+    close_reader();
+}
+
+static void a_cursor_at_or_above_the_counter_is_refused(void) {
+    make_reader();
+    rd.ops->start(rd.self);
+    ok();
+    expect(S_PROBE);
+    ok();
+    CHECK_EQ(next_stmt_(0, __LINE__), S_FIT);
+    counter = 500;
+    answer_fit(500); /* a cursor at the counter: the table was reset */
+    CHECK_EQ(own.fatal, 1);
+    CHECK(strstr(own.why, "cursor-reset") != NULL);
+    CHECK(strstr(own.why, "seq 500") != NULL);
+    ob_cursor_owned(rd.self, 0x3);
+    CHECK(db() != NULL && fake_db_pending(db()) == FAKE_NONE); /* reads nothing */
+    CHECK_EQ(fp.published, 0);
+    close_reader();
+}
+
+/* --- reading and publishing ---------------------------------------------- */
+
+static void rows_read_are_published_and_acks_move_the_cursor(void) {
+    make_reader();
+    start_reading(0x3, 100);
+    read_clock(NULL, 0);
+    outbox_row(1, 101, 0, "a1", "0", NULL);
+    outbox_row(1, 102, 1, "a2", "0", NULL);
+    outbox_row(1, 103, 5, "a3", "0", NULL); /* a bucket not owned: seen, not published */
+    outbox_row(1, 104, 1, "a4", "2", NULL); /* status 2: the lane's */
+    ok_read();
+    CHECK_EQ(fp.published, 2);
+    CHECK_EQ(fp.seq[0], 101);
+    CHECK_EQ(fp.seq[1], 102);
+    CHECK_EQ(nadv, 0); /* nothing moves before the acks */
+    ack_from(0);
+    serve_until(S_ADVANCE);
+    CHECK_EQ(adv[nadv - 1], 104); /* every seq up to the top read is done */
+    CHECK_EQ(adv_mask[nadv - 1], 0x3);
+    ok();
+    CHECK_EQ(stats.acked, 2);
+    CHECK_EQ(fp.published, 2); /* each row once */
+    close_reader();
+}
+
+/* --- a gap ------------------------------------------------------------- */
+
+static void the_cursor_never_passes_an_unproven_gap(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    outbox_row(1, 12, 1, "b", "0", NULL);
+    outbox_row(1, 14, 0, "c", "0", NULL); /* 13 missing: a transaction may still commit it */
+    ok_read();
+    CHECK_EQ(fp.published, 3);
+    ack_from(0);
+    /* A live transaction that started before the gap was found: every
+     * check fails, the cursor stays below 13. */
+    int checks = 0;
+    for (int n = 0; checks < 3 && n < 5000; n++) {
+        stmt k = next_stmt();
+        if (k == S_ADVANCE) {
+            ok();
+            continue;
+        }
+        if (k == S_LANE) {
+            ok();
+            continue;
+        }
+        CHECK_EQ(k, S_READ);
+        CHECK(strstr(fake_db_sql(db()), "OR seq = 13") != NULL); /* the gap is read again */
+        checks += read_checks();
+        read_clock("1700000000", 14);
+        ok();
+    }
+    CHECK_EQ(checks, 3);
+    CHECK_INT(nadv, >=, 1);
+    CHECK_EQ(max_written(), 12);
+    /* The check finds no transaction left: the gap is resolved, the cursor
+     * passes it. */
+    for (int n = 0; n < 5000; n++) {
+        stmt k = next_stmt();
+        if (k == S_READ) {
+            read_clock(NULL, 14);
+            ok();
+            continue;
+        }
+        if (k == S_LANE) {
+            ok();
+            continue;
+        }
+        CHECK_EQ(k, S_ADVANCE);
+        if (adv[nadv - 1] == 14)
+            break;
+        CHECK_EQ(adv[nadv - 1], 12);
+        ok();
+    }
+    CHECK_EQ(adv[nadv - 1], 14);
+    ok();
+    close_reader();
+}
+
+static void a_row_that_commits_into_the_gap_is_published(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    outbox_row(1, 13, 0, "c", "0", NULL);
+    ok_read();
+    ack_from(0);
+    for (int n = 0; n < 5000; n++) {
+        stmt k = next_stmt();
+        if (k != S_READ) {
+            ok();
+            continue;
+        }
+        read_clock("1700000000", 0);
+        outbox_row(1, 12, 1, "b", "0", NULL); /* committed late, read in its gap */
+        ok_read();
+        break;
+    }
+    CHECK_EQ(fp.published, 3);
+    CHECK_EQ(fp.seq[2], 12);
+    CHECK_INT(max_written(), <=, 11);
+    ack_from(2);
+    serve_until(S_ADVANCE);
+    while (adv[nadv - 1] != 13) {
+        CHECK_INT(adv[nadv - 1], <=, 11);
+        ok();
+        serve_until(S_ADVANCE);
+    }
+    ok();
+    close_reader();
+}
+
+/* --- the retry lane ------------------------------------------------------ */
+
+static void a_failed_publish_goes_to_the_retry_lane_and_is_read_again(void) {
+    make_reader();
+    own.drain_wanted = 1;
+    start_reading(0x3, 10);
+    fp.fail_seq = 11;
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    outbox_row(1, 12, 1, "b", "0", NULL);
+    ok_read();
+    CHECK_EQ(fp.published, 1);
+    CHECK_EQ(fp.seq[0], 12);
+    ack_from(0);
+    /* The finish writes the failure (an attempt, status 2) and moves the
+     * cursor past it in the same round trip: the lane has it now. */
+    serve_until(S_FINISH);
+    const char *sql = fake_db_sql(db());
+    CHECK(strstr(sql, "status = IF(status = -1, -1, 2)") != NULL);
+    CHECK(strstr(sql, "attempt_count = attempt_count + 1") != NULL);
+    CHECK_EQ(nadv, 1);
+    CHECK_EQ(adv[0], 12);
+    ok();
+    CHECK_EQ(own.drained, 0);
+    /* The lane reads it (due) and publishes it again. */
+    fp.fail_seq = 0;
+    serve_until(S_LANE);
+    CHECK_EQ(own.drained, 0); /* never drained while the lane has a row due */
+    outbox_row(0, 11, 0, "a", "0", "0");
+    ok();
+    CHECK_EQ(fp.published, 2);
+    CHECK_EQ(fp.seq[1], 11);
+    ack_from(1);
+    serve_until(S_FINISH);
+    CHECK(starts(fake_db_sql(db()), "UPDATE `outbox` SET status = 1, processed_at = NOW(6)"));
+    ok();
+    CHECK_EQ(own.drained, 0);
+    /* Empty lane and reads: drained. */
+    for (int n = 0; n < 5000 && !own.drained; n++) {
+        next_stmt();
+        answer_empty();
+    }
+    CHECK_EQ(own.drained, 1);
+    CHECK_EQ(stats.acked, 2);
+    CHECK_EQ(stats.failed, 1);
+    close_reader();
+}
+
+/* A status-2 row within the drain's horizon keeps the drain open, whether
+ * it is due now or still waiting for its retry, and so do the rows held
+ * behind it; a row due only past the horizon does not. */
+static void the_drain_waits_for_the_lanes_rows_within_the_horizon(void) {
+    make_reader();
+    own.drain_wanted = 1;
+    start_lane(0x3, 10);
+    int lanes = 0;
+    for (int n = 0; n < 5000 && lanes < 3; n++) {
+        stmt k = n == 0 ? S_LANE : next_stmt();
+        if (k == S_LANE) {
+            /* a row waiting for its retry, due within the horizon, and a
+             * row of its aggregate behind it */
+            outbox_row(0, 5, 0, "a", "0", "1");
+            outbox_row(0, 8, 0, "a", "0", "0");
+            lanes++;
+            ok();
+            continue;
+        }
+        CHECK(k == S_READ || k == S_ADVANCE || k == S_FINISH);
+        answer_empty();
+    }
+    CHECK_EQ(lanes, 3);
+    CHECK_EQ(fp.published, 0); /* the row behind the waiting one waits too */
+    CHECK_EQ(own.drained, 0);
+    /* The waiting row now due only past the horizon, nothing behind it: the
+     * drain ends (it is scheduled later, as the README says). */
+    for (int n = 0; n < 5000 && !own.drained; n++) {
+        stmt k = next_stmt();
+        if (k == S_LANE)
+            outbox_row(0, 5, 0, "a", "1", "1");
+        answer_empty();
+    }
+    CHECK_EQ(own.drained, 1);
+    close_reader();
+}
+
+/* --- hand-off ------------------------------------------------------------ */
+
+static void buckets_given_up_get_their_last_cursor(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    outbox_row(1, 12, 1, "b", "0", NULL);
+    ok_read();
+    ack_from(0);
+    serve_until(S_ADVANCE);
+    CHECK_EQ(adv[nadv - 1], 12);
+    ok();
+    /* Rows of bucket 1 read after it is given up are not published; its
+     * cursor is written once for the new owner, below them. */
+    serve_until(S_READ);
+    read_clock(NULL, 0);
+    outbox_row(1, 13, 1, "c", "0", NULL);
+    outbox_row(1, 14, 0, "d", "0", NULL);
+    ok_read();
+    CHECK_EQ(fp.published, 4);
+    ack_from(2);
+    rd.ops->broker(rd.self, 1);
+    ob_cursor_owned(rd.self, 0x1);
+    int handed = 0;
+    for (int n = 0; n < 5000; n++) {
+        stmt k = next_stmt();
+        if (k == S_LOAD) {
+            CHECK(strstr(fake_db_sql(db()), "bucket IN (0)") != NULL);
+            break;
+        }
+        if (k == S_ADVANCE && adv_mask[nadv - 1] == 0x2) {
+            CHECK_EQ(adv[nadv - 1], 14);
+            handed++;
+        }
+        CHECK(k != S_ADVANCE || adv_mask[nadv - 1] != 0x3);
+        answer_empty();
+    }
+    CHECK_EQ(handed, 1);
+    char *c0[2] = {"0", "14"};
+    row_n(0, 2, c0);
+    ok();
+    serve_until(S_READ);
+    CHECK(strstr(fake_db_sql(db()), "WHERE seq > 14") != NULL);
+    CHECK(strstr(fake_db_sql(db()), "IF(bucket IN (0), payload, NULL)") != NULL);
+    close_reader();
+}
+
+/* --- fencing -------------------------------------------------------------- */
+
+static void without_a_valid_lease_nothing_is_published_or_written(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    own.lease_valid = 0;
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    outbox_row(1, 12, 1, "b", "0", NULL);
+    ok_read();
+    uint64_t until = uv_now(&loop) + 700;
+    while (uv_now(&loop) < until) {
+        stmt k = next_stmt();
+        CHECK(k == S_READ || k == S_LANE);
+        answer_empty();
+    }
+    CHECK_EQ(fp.published, 0);
+    CHECK_EQ(nadv, 0);
+    /* The lease proven again: the rows leave, then the cursor moves. */
+    own.lease_valid = 1;
+    rd.ops->broker(rd.self, 1);
+    for (int n = 0; n < 5000 && fp.published < 2; n++) {
+        next_stmt();
+        answer_empty();
+    }
+    CHECK_EQ(fp.published, 2);
+    ack_from(0);
+    serve_until(S_ADVANCE);
+    CHECK_EQ(adv[nadv - 1], 12);
+    ok();
+    close_reader();
+}
+
+static void a_lease_lost_with_acked_rows_writes_no_cursor(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    ok_read();
+    CHECK_EQ(fp.published, 1);
+    own.lease_valid = 0;
+    ack_from(0);
+    uint64_t until = uv_now(&loop) + 700;
+    while (uv_now(&loop) < until) {
+        stmt k = next_stmt();
+        CHECK(k == S_READ || k == S_LANE);
+        answer_empty();
+    }
+    CHECK_EQ(nadv, 0);
+    close_reader();
+}
+
+/* --- a lost connection --------------------------------------------------- */
+
+static void a_connection_lost_mid_statement_reads_again_from_the_cursor(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    outbox_row(1, 13, 1, "b", "0", NULL); /* 12 missing */
+    ok_read();
+    CHECK_EQ(fp.published, 2);
+    /* Lost while the next read runs, before any ack. */
+    serve_until(S_READ);
+    fake_db_complete(db(), 0, 2013, "Lost connection to server during query", 1);
+    CHECK_EQ(fake_db_pending(db()), FAKE_NONE); /* waits before connecting again */
+    CHECK_EQ(stats.db_reconnects, 1);
+    ack_from(0); /* late answers of the dropped batch are ignored */
+    while (fake_db_pending(db()) != FAKE_CONNECT)
+        turn();
+    ok();
+    expect(S_PROBE);
+    ok();
+    CHECK_EQ(next_stmt_(0, __LINE__), S_FIT);
+    answer_fit(10);
+    expect(S_LOAD);
+    char *c0[2] = {"0", "10"}, *c1[2] = {"1", "10"};
+    row_n(0, 2, c0);
+    row_n(0, 2, c1);
+    ok();
+    serve_until(S_READ);
+    CHECK(strstr(fake_db_sql(db()), "WHERE seq > 10") != NULL); /* from the cursor */
+    CHECK_EQ(nadv, 0);                                          /* nothing was proven */
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    outbox_row(1, 13, 1, "b", "0", NULL);
+    ok_read();
+    CHECK_EQ(fp.published, 4); /* published again: at least once */
+    ack_from(2);
+    for (int n = 0; n < 5000; n++) {
+        if (next_stmt() == S_ADVANCE)
+            CHECK_INT(adv[nadv - 1], <=, 11);
+        answer_empty();
+        if (nadv > 0)
+            break;
+    }
+    CHECK_EQ(max_written(), 11);
+    close_reader();
+}
+
+/* --- a bucket without a cursor row ----------------------------------------- */
+
+/* The answer to an initialisation's check: the server's clock, the oldest
+ * other transaction's start (NULL: none). */
+static void answer_check(double tc, const char *oldest) {
+    char t[40];
+    snprintf(t, sizeof(t), "%.6f", tc);
+    char *cols[2] = {t, (char *)oldest};
+    row_n(0, 2, cols);
+    ok();
+}
+
+static void a_bucket_without_a_cursor_starts_once_its_mark_is_proven(void) {
+    make_reader();
+    rd.ops->start(rd.self);
+    ob_cursor_owned(rd.self, 0x3);
+    ok();
+    expect(S_PROBE);
+    ok();
+    CHECK_EQ(next_stmt_(0, __LINE__), S_FIT);
+    answer_fit(20);
+    expect(S_LOAD);
+    char *c0[2] = {"0", "20"};
+    row_n(0, 2, c0); /* bucket 1 has no cursor row */
+    ok();
+    expect(S_MARK);
+    char *m[2] = {"1700000100.000000", "50"};
+    row_n(0, 2, m);
+    ok();
+    /* A transaction that started before the mark may still commit a seq
+     * below it: not yet. */
+    expect(S_CHECK);
+    answer_check(1700000100.1, "1700000099");
+    expect(S_CHECK);
+    answer_check(1700000100.5, NULL); /* none left, past the cache's margin */
+    expect(S_INIT);
+    const char *sql = fake_db_sql(db());
+    CHECK(strstr(sql, "bucket IN (1) AND status = 0 AND seq <= 50") != NULL);
+    CHECK(strstr(sql, "INSERT IGNORE INTO `outbox_cursor`") != NULL);
+    CHECK(strstr(sql, "WHERE s_.seq IN (1)") != NULL);
+    CHECK_EQ(fp.published, 0);
+    ok();
+    expect(S_LOAD);
+    char *c1[2] = {"1", "50"};
+    row_n(0, 2, c0);
+    row_n(0, 2, c1);
+    ok();
+    serve_until(S_READ);
+    CHECK(strstr(fake_db_sql(db()), "WHERE seq > 20") != NULL); /* from the lowest cursor */
+    read_clock(NULL, 0);
+    outbox_row(1, 30, 1, "x", "0", NULL); /* bucket 1 at or below its cursor: done */
+    outbox_row(1, 31, 0, "y", "0", NULL);
+    ok_read();
+    CHECK_EQ(fp.published, 1);
+    CHECK_EQ(fp.seq[0], 31);
+    close_reader();
+}
+
+/* --- a refused write ------------------------------------------------------ */
+
+static void a_refused_write_publishes_nothing_until_the_grants_are_back(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    fp.fail_seq = 11;
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    ok_read();
+    serve_until(S_FINISH); /* the failure's write, and the cursor's */
+    int sent = nadv;
+    fake_db_complete(db(), 0, ER_TABLEACCESS_DENIED_ERROR, "UPDATE command denied", 0);
+    CHECK_EQ(own.fatal, 0);
+    CHECK(rd.ops->refusal(rd.self) != NULL);
+    CHECK(strstr(rd.ops->refusal(rd.self), "UPDATE command denied") != NULL);
+    expect(S_GRANTS); /* on its own pace */
+    fake_db_complete(db(), 0, ER_TABLEACCESS_DENIED_ERROR, "UPDATE command denied", 0);
+    CHECK_EQ(nadv, sent); /* no cursor write tried meanwhile */
+    fp.fail_seq = 0;
+    expect(S_GRANTS);
+    ok();
+    CHECK(rd.ops->refusal(rd.self) == NULL);
+    CHECK_EQ(next_stmt_(0, __LINE__), S_FIT);
+    answer_fit(10);
+    expect(S_LOAD);
+    char *c0[2] = {"0", "10"}, *c1[2] = {"1", "10"};
+    row_n(0, 2, c0);
+    row_n(0, 2, c1);
+    ok();
+    serve_until(S_READ);
+    CHECK(strstr(fake_db_sql(db()), "WHERE seq > 10") != NULL); /* read again */
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    ok_read();
+    CHECK_EQ(fp.published, 1);
+    CHECK_EQ(fp.seq[0], 11);
+    close_reader();
+}
+
+/* --- a graceful stop ------------------------------------------------------ */
+
+static void a_graceful_stop_finishes_the_batch_and_writes_the_cursor(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    outbox_row(1, 12, 1, "b", "0", NULL);
+    ok_read();
+    CHECK_EQ(fp.published, 2);
+    rd.ops->stop(rd.self, 0);
+    CHECK_EQ(own.closed, 0); /* the batch in flight finishes first */
+    ack_from(0);
+    serve_until(S_ADVANCE);
+    CHECK_EQ(adv[nadv - 1], 12);
+    ok();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ(own.closed, 1);
+    CHECK_EQ(fp.published, 2);
+    rd.ops->free(rd.self);
+}
+
+int main(void) {
+    uv_loop_init(&loop);
+    starts_connects_probes_fits_and_reads_from_the_cursor();
+    a_permanent_error_before_settling_is_fatal();
+    a_cursor_at_or_above_the_counter_is_refused();
+    rows_read_are_published_and_acks_move_the_cursor();
+    the_cursor_never_passes_an_unproven_gap();
+    a_row_that_commits_into_the_gap_is_published();
+    a_failed_publish_goes_to_the_retry_lane_and_is_read_again();
+    the_drain_waits_for_the_lanes_rows_within_the_horizon();
+    buckets_given_up_get_their_last_cursor();
+    without_a_valid_lease_nothing_is_published_or_written();
+    a_lease_lost_with_acked_rows_writes_no_cursor();
+    a_connection_lost_mid_statement_reads_again_from_the_cursor();
+    a_bucket_without_a_cursor_starts_once_its_mark_is_proven();
+    a_refused_write_publishes_nothing_until_the_grants_are_back();
+    a_graceful_stop_finishes_the_batch_and_writes_the_cursor();
+    harness_end();
+    CHECK_EQ(uv_loop_close(&loop), 0);
+    printf("ok\n");
+    return 0;
+}
