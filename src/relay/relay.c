@@ -493,7 +493,15 @@ int outbox_relay_start(outbox_relay *r) {
 
 void outbox_relay_stats_sized(const outbox_relay *r, outbox_stats *out, size_t size) {
     size_t n = size < sizeof(r->stats) ? size : sizeof(r->stats);
-    memcpy(out, &r->stats, n);
+    outbox_stats s = r->stats;
+    /* The ordered modes own what they may publish: nothing while the lease
+     * is not proven recently (a relay thawed after a freeze, say, before its
+     * first round tells it what it lost). */
+    if ((r->o.ordered || r->o.leader) && r->order.lease && !ob_lease_valid(r->order.lease)) {
+        s.buckets_owned = 0;
+        s.leader = 0;
+    }
+    memcpy(out, &s, n);
     if (size > n) /* a caller built against a newer header */
         memset((char *)out + n, 0, size - n);
 }

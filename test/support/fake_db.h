@@ -19,6 +19,8 @@ const char *fake_db_sql(const ob_db *db);
 /* Adds a row to result `i` of the next completion (8 columns, in the fetch
  * statement's order; values are copied). */
 void fake_db_add_row(ob_db *db, int i, char *const *cols, const unsigned long *lens);
+/* The affected-row count of result `i` of the next completion (0 unless set). */
+void fake_db_set_affected(ob_db *db, int i, uint64_t n);
 /* Completes the pending operation: ok, or an error (errno, text, lost). */
 void fake_db_complete(ob_db *db, int ok, unsigned err, const char *msg, int lost);
 /* The connection dies while idle: the watch (ob_db_watch) is told, as the
