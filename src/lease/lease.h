@@ -38,6 +38,11 @@
  * later warns once. An unordered relay runs a lease for that alone
  * (`plain`): it owns nothing and its rounds only look.
  *
+ * On a Galera node GET_LOCK, PROCESSLIST and KILL are node-local: there the
+ * same leases, rounds and mode check run on rows of the lease table
+ * (lease_table.h), chosen at every connect by the cluster probe; a silent
+ * owner's presence row expires instead of its session being ended.
+ *
  * Life cycle: ob_lease_new -> ob_lease_start -> ob_lease_close, which calls
  * `closed` from the last close callback and frees the lease. Every function
  * runs on the loop thread.

@@ -152,8 +152,8 @@ galera_sample() {
   while :; do
     sum=0 line=
     for p in "$@"; do
-      v=$(curl -sf -m 0.5 "http://127.0.0.1:$p/metrics" 2>/dev/null |
-        awk -v s="$series" '$1 == s { print $NF; exit }')
+      v=$({ curl -sf -m 0.5 "http://127.0.0.1:$p/metrics" 2>/dev/null || true; } |
+        awk -v s="$series" '$1 == s && !f { print $NF; f = 1 }')
       sum=$((sum + ${v:-0}))
       line="$line ${v:--}"
     done

@@ -4,6 +4,7 @@
 # the lease table), and the one mode per table holds across the cluster: an
 # --ordered relay on node 1 makes a --leader relay on node 2 and a plain one
 # on node 3 exit 1, naming --ordered. `status` says what the database is.
+# Without the lease table a relay there exits 1 naming it.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/galera.sh"
 db=it_galera_refuse stream=IT_GALERA_REFUSE prefix=itgr
@@ -66,3 +67,15 @@ esac
 members=$(echo "$line" | sed 's/.*members \([^;]*\);.*/\1/' | tr ',' '\n' | sort | tr '\n' ' ')
 assert_eq "$members" "$(echo "$OUTBOX_TEST_GALERA_ADDRESSES" | tr ',' '\n' | sort | tr '\n' ' ')" \
   "members status names"
+
+# Without the lease table a relay on a Galera node stops at start, naming it.
+GSQL 1 $db "DROP TABLE outbox_lease"
+rc=0
+timeout 60 "$OUTBOX_TEST_RELAY" --db "${OUTBOX_TEST_GALERA_URL2}$db" --nats "$OUTBOX_TEST_NATS_URL" \
+  --stream $stream --subject-prefix $prefix --no-progress --drain --ordered 2>"$work/nolease.log" || rc=$?
+grep 'cannot go on' "$work/nolease.log" | sed 's/^/    /'
+assert_eq "$rc" 1 "exit status of --ordered without the lease table"
+grep -qF "relay cannot go on: on a Galera node the leases are rows of the lease table \`outbox_lease\`, which this relay cannot use (1146 " \
+  "$work/nolease.log" || fail "the relay did not name the lease table"
+grep -qF "create it with \`outbox-uvrelay schema --migrate --table outbox | mariadb <database>\`" \
+  "$work/nolease.log" || fail "the relay did not say how to make the lease table"
