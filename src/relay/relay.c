@@ -195,8 +195,9 @@ static ob_cluster_mode cluster_mode(const outbox_relay *r) {
 /* Every answer of the watch: at start, after each reconnect, and every
  * interval. Cursor mode on a Galera node stops for good (the relay exits
  * 1); otherwise its lease starts at the first answer (the lease finds out
- * for itself whether its leases are locks or rows of the lease table). An answer that cannot tell (the probe
- * refused) lets it start too: the probe reads only information_schema. */
+ * for itself whether its leases are locks or rows of the lease table). An
+ * answer that cannot tell (the probe refused) lets it start too: the probe
+ * reads only information_schema. */
 static void on_cluster(void *data, const ob_cluster *c, int fresh) {
     (void)fresh;
     outbox_relay *r = data;
