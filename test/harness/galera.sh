@@ -157,7 +157,7 @@ galera_sample() {
       sum=$((sum + ${v:-0}))
       line="$line ${v:--}"
     done
-    echo "$sum$line" >>"$out"
+    echo "$sum$line $(date +%s.%N)" >>"$out"
     sleep 0.1
   done
 }
