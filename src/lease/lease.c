@@ -308,7 +308,6 @@ static void survey(ob_lease *l) {
     if (l->tbl.on) {
         int leading = l->cfg.leader && l->owned;
         ob_lease_tbl_survey(&l->tbl, &l->sql, l->cfg.leader, leading);
-        ob_lease_tbl_modes(&l->tbl, &l->sql);
         l->nclaims = leading;
         l->claims[0] = (claim){'l', 0};
         query(l, leading ? LS_CLAIMING : LS_SURVEYING);
@@ -643,12 +642,7 @@ static void db_failed(ob_lease *l) {
 /* GET_LOCK on a single server, the lease table on a Galera node (where
  * GET_LOCK is node-local); the table's rounds come 4 times a stale time. */
 static void choose(ob_lease *l) {
-    int on = ob_lease_tbl_connected(&l->tbl, l->db);
-    if (on != l->tbl.on)
-        OB_INFO(l->cfg.log, "lease: %s",
-                on ? "on a Galera node: leases are rows of the lease table"
-                   : "leases are the server's named locks");
-    l->tbl.on = on;
+    int on = ob_lease_tbl_connected(&l->tbl, l->db, l->cfg.log);
     l->cfg.interval_ms = l->interval0;
     if (on) {
         l->presence = 0; /* the presence row is written by the rounds */
@@ -793,6 +787,10 @@ void ob_lease_start(ob_lease *l) {
 int ob_lease_valid(const ob_lease *l) {
     return l && l->owned && l->proven_ns &&
            uv_hrtime() - l->proven_ns < (uint64_t)l->valid_ms * 1000000u;
+}
+
+int ob_lease_on_table(const ob_lease *l) {
+    return l && l->tbl.on;
 }
 
 int ob_lease_checked(const ob_lease *l) {

@@ -103,6 +103,8 @@ void ob_lease_free(ob_lease *l);
  * and answered) recently enough that no other instance can have ended it:
  * the check before each publish. */
 int ob_lease_valid(const ob_lease *l);
+/* 1 while the leases are rows of the lease table (on a Galera node). */
+int ob_lease_on_table(const ob_lease *l);
 /* 1 once a round found no other mode on the table (or, for a plain lease,
  * once the check proved impossible: a server without the Sequence engine). */
 int ob_lease_checked(const ob_lease *l);

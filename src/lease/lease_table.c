@@ -106,6 +106,15 @@ static void bucket_survey(const ob_lease_tbl *t, ob_buf *sql) {
     ob_buf_printf(sql, " AND mode = '%c') p ON p.rn = s_.seq", t->mode);
 }
 
+/* The mode check's two results: a placeholder and the counts per mode. */
+static void modes(const ob_lease_tbl *t, ob_buf *sql) {
+    ob_buf_printf(sql,
+                  "; DO 0; SELECT SUM(mode = 'p'), SUM(mode = 'm'), SUM(mode = 's'), "
+                  "SUM(mode = 'c') FROM %s",
+                  t->name);
+    where(t, sql, "", 'i');
+}
+
 void ob_lease_tbl_survey(ob_lease_tbl *t, ob_buf *sql, int leader, int leading) {
     ob_buf_reset(sql);
     prefix(t, sql);
@@ -119,6 +128,7 @@ void ob_lease_tbl_survey(ob_lease_tbl *t, ob_buf *sql, int leader, int leading) 
                       "y.slot = x.holder",
                       t->me, t->name, t->name);
         where(t, sql, "x.", 'l');
+        modes(t, sql);
         return;
     }
     ob_buf_puts(sql, "; DO 0; DO 0");
@@ -134,14 +144,7 @@ void ob_lease_tbl_survey(ob_lease_tbl *t, ob_buf *sql, int leader, int leading) 
     } else {
         bucket_survey(t, sql);
     }
-}
-
-void ob_lease_tbl_modes(const ob_lease_tbl *t, ob_buf *sql) {
-    ob_buf_printf(sql,
-                  "; DO 0; SELECT SUM(mode = 'p'), SUM(mode = 'm'), SUM(mode = 's'), "
-                  "SUM(mode = 'c') FROM %s",
-                  t->name);
-    where(t, sql, "", 'i');
+    modes(t, sql);
 }
 
 int ob_lease_tbl_surveyed(ob_lease_tbl *t, ob_db *db, const ob_log *log) {
@@ -159,7 +162,7 @@ int ob_lease_tbl_surveyed(ob_lease_tbl *t, ob_db *db, const ob_log *log) {
     return 1;
 }
 
-int ob_lease_tbl_connected(ob_lease_tbl *t, ob_db *db) {
+int ob_lease_tbl_connected(ob_lease_tbl *t, ob_db *db, const ob_log *log) {
     if (!t->registered)
         ob_lease_tbl_new_identity(t);
     ob_cluster c;
@@ -169,7 +172,13 @@ int ob_lease_tbl_connected(ob_lease_tbl *t, ob_db *db) {
         ob_cluster_set(&c, row[0], row[1]);
         c.known = 1;
     }
-    return ob_cluster_is_galera(&c);
+    int on = ob_cluster_is_galera(&c);
+    if (on != t->on)
+        OB_INFO(log, "lease: %s",
+                on ? "on a Galera node: leases are rows of the lease table"
+                   : "leases are the server's named locks");
+    t->on = on;
+    return on;
 }
 
 int ob_lease_tbl_failed(ob_lease_tbl *t, ob_db *db, int settled, const char *table, char *why,

@@ -70,20 +70,19 @@ void ob_lease_tbl_new_identity(ob_lease_tbl *t);
  *     identity order);
  *   leader, standing by: one row (1 when now leading, the holder, NULL);
  *   leader, leading: one row, 1 while still leading.
- * The caller appends the mode check (ob_lease_tbl_modes). */
+ * Then the mode check: two more results, a placeholder and the count of
+ * live instances per mode (p, m, s, c), as lease.c's mode_tail. */
 void ob_lease_tbl_survey(ob_lease_tbl *t, ob_buf *sql, int leader, int leading);
-/* The mode check: two more results, a placeholder and the count of live
- * instances per mode (p, m, s, c), as lease.c's mode_tail. */
-void ob_lease_tbl_modes(const ob_lease_tbl *t, ob_buf *sql);
 /* After a survey answered: notes a registration, or finds the presence row
  * gone (the renewal changed nothing: the instance was silent past the stale
  * time), says so in the log, takes a new identity and returns 1: nothing is
  * held any more. */
 int ob_lease_tbl_surveyed(ob_lease_tbl *t, ob_db *db, const ob_log *log);
-/* On a new connection: 1 when the cluster probe (ob_cluster_sql) in result
- * 0 found a Galera node. A registration whose answer was lost takes a new
+/* On a new connection: sets t->on and returns 1 when the cluster probe
+ * (ob_cluster_sql) in result 0 found a Galera node, logging the mechanism
+ * when it changed. A registration whose answer was lost takes a new
  * identity. */
-int ob_lease_tbl_connected(ob_lease_tbl *t, ob_db *db);
+int ob_lease_tbl_connected(ob_lease_tbl *t, ob_db *db, const ob_log *log);
 /* A failed table statement: 1 a lost race (error 1213: certification failed
  * the later of two conflicting writes; the lease working, not an error), 2
  * a misconfiguration before the lease ever worked (`settled` 0: the table
