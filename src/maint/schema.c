@@ -128,7 +128,7 @@ static void lease_table_ddl(ob_buf *b, const char *table) {
                                   "    slot        BIGINT UNSIGNED NOT NULL,\n"
                                   "    holder      BIGINT UNSIGNED NULL,\n"
                                   "    mode        CHAR(1)         NULL,\n"
-                   "    stale_ms    INT UNSIGNED    NULL,\n"
+                                  "    stale_ms    INT UNSIGNED    NULL,\n"
                                   "    epoch       BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
                                   "    renewed     TIMESTAMP(6)    NULL,\n"
                                   "    PRIMARY KEY (lease_key, kind, slot)\n"
@@ -183,8 +183,9 @@ int outbox_schema_migrate_ddl(const char *table, char **out, char *errbuf, size_
     ob_buf b = OB_BUF_INIT;
     ob_buf_puts(&b,
                 "-- Adds what ordered delivery (--ordered, --leader) needs to an existing outbox\n"
-                "-- table. Rows already there get their sequence in id order. The ALTER copies\n"
-                "-- the table: run it at a quiet time. It is safe to run twice.\n");
+                "-- table, and the lease table relays on a Galera cluster need. Rows already\n"
+                "-- there get their sequence in id order. The ALTER copies the table: run it at\n"
+                "-- a quiet time. It is safe to run twice.\n");
     ob_buf_puts(&b, "ALTER TABLE ");
     ob_sql_quote_table(&b, table);
     ob_buf_puts(&b, "\n    ADD COLUMN IF NOT EXISTS " OB_SEQ_COLUMN ",\n"
