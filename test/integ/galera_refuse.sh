@@ -50,6 +50,9 @@ for mode in leader plain; do
   grep -q "relay cannot go on: table outbox is already relayed in --ordered mode by 1 relay(s)" \
     "$work/$mode.log" || fail "the $mode relay did not name the other mode"
 done
+# The refused relays leave no presence row behind.
+assert_eq "$(GSQL 1 $db "SELECT COUNT(*) FROM outbox_lease WHERE kind = 'i' AND mode <> 'm'")" 0 \
+  "presence rows of the refused relays"
 stream_once $stream 10
 kill -TERM "${pids[0]}"
 rc=0
