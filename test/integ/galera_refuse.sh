@@ -4,7 +4,8 @@
 # the lease table), and the one mode per table holds across the cluster: an
 # --ordered relay on node 1 makes a --leader relay on node 2 and a plain one
 # on node 3 exit 1, naming --ordered. `status` says what the database is.
-# Without the lease table a relay there exits 1 naming it.
+# Without the lease table, or its grants, a relay there exits 1 naming it;
+# with the README's grants and no more, --ordered delivers.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/galera.sh"
 db=it_galera_refuse stream=IT_GALERA_REFUSE prefix=itgr
@@ -82,3 +83,29 @@ grep -qF "relay cannot go on: on a Galera node the leases are rows of the lease 
   "$work/nolease.log" || fail "the relay did not name the lease table"
 grep -qF "create it with \`outbox-uvrelay schema --migrate --table outbox | mariadb <database>\`" \
   "$work/nolease.log" || fail "the relay did not say how to make the lease table"
+
+# The README's grants, and no more: without those on the lease table the
+# relay stops naming it (1142); with them --ordered delivers.
+"$OUTBOX_TEST_RELAY" schema --migrate --table outbox | GROOT 1 $db
+GSQL 1 $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload)
+  SELECT outbox_uuid_v7(), 'order', CONCAT('p', seq), 'created', JSON_OBJECT('n', seq)
+  FROM seq_1_to_10"
+GSQL 1 "" "DROP USER IF EXISTS 'g_glease'@'%'; CREATE USER 'g_glease'@'%' IDENTIFIED BY 'pw';
+  GRANT SELECT, UPDATE ON $db.outbox TO 'g_glease'@'%';
+  GRANT SELECT, DELETE ON $db.outbox_cursor TO 'g_glease'@'%'"
+gurl=$(echo "$OUTBOX_TEST_GALERA_URL2" | sed 's|//[^@]*@|//g_glease:pw@|')
+rc=0
+timeout 60 "$OUTBOX_TEST_RELAY" --db "${gurl}$db" --nats "$OUTBOX_TEST_NATS_URL" --stream $stream \
+  --subject-prefix $prefix --no-progress --drain --ordered 2>"$work/nogrant.log" || rc=$?
+grep 'cannot go on' "$work/nogrant.log" | sed 's/^/    /'
+assert_eq "$rc" 1 "exit status of --ordered without grants on the lease table"
+grep -qF "lease table \`outbox_lease\`, which this relay cannot use (1142 " "$work/nogrant.log" ||
+  fail "the relay did not name the lease table's missing grant"
+GSQL 1 "" "GRANT SELECT, INSERT, UPDATE, DELETE ON $db.outbox_lease TO 'g_glease'@'%'"
+rc=0
+timeout 60 "$OUTBOX_TEST_RELAY" --db "${gurl}$db" --nats "$OUTBOX_TEST_NATS_URL" --stream $stream \
+  --subject-prefix $prefix --no-progress --drain --ordered 2>"$work/granted.log" || rc=$?
+tail -2 "$work/granted.log" | sed 's/^/    /'
+assert_eq "$rc" 0 "exit status of --ordered with the README's grants"
+stream_once $stream 20
+GSQL 1 "" "DROP USER 'g_glease'@'%'"
