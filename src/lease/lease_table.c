@@ -192,9 +192,9 @@ int ob_lease_tbl_failed(ob_lease_tbl *t, ob_db *db, int settled, const char *tab
         return 0;
     snprintf(why, n,
              "on a Galera node the leases are rows of the lease table %s, which this relay "
-             "cannot use (%u %s): create it with `outbox-uvrelay schema --migrate --table %s | "
-             "mariadb <database>` and grant SELECT, INSERT, UPDATE, DELETE on it to the relay's "
-             "user",
+             "cannot use (%u %s): create it with `outbox-uvrelay schema --no-function --table %s | "
+             "mariadb <database>` (it makes only the tables that are missing) and grant SELECT, "
+             "INSERT, UPDATE, DELETE on it to the relay's user",
              t->name, no, ob_db_error(db), table);
     return 2;
 }

@@ -81,12 +81,13 @@ grep 'cannot go on' "$work/nolease.log" | sed 's/^/    /'
 assert_eq "$rc" 1 "exit status of --ordered without the lease table"
 grep -qF "relay cannot go on: on a Galera node the leases are rows of the lease table \`outbox_lease\`, which this relay cannot use (1146 " \
   "$work/nolease.log" || fail "the relay did not name the lease table"
-grep -qF "create it with \`outbox-uvrelay schema --migrate --table outbox | mariadb <database>\`" \
+grep -qF "create it with \`outbox-uvrelay schema --no-function --table outbox | mariadb <database>\`" \
   "$work/nolease.log" || fail "the relay did not say how to make the lease table"
 
 # The README's grants, and no more: without those on the lease table the
 # relay stops naming it (1142); with them --ordered delivers.
-"$OUTBOX_TEST_RELAY" schema --migrate --table outbox | GROOT 1 $db
+"$OUTBOX_TEST_RELAY" schema --no-function --table outbox | GROOT 1 $db # the README's recipe
+assert_eq "$(GSQL 2 $db "SELECT COUNT(*) FROM outbox_lease")" 0 "rows of the new lease table"
 GSQL 1 $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload)
   SELECT outbox_uuid_v7(), 'order', CONCAT('p', seq), 'created', JSON_OBJECT('n', seq)
   FROM seq_1_to_10"

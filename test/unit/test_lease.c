@@ -396,7 +396,7 @@ static void test_table_missing(void) {
     fake_db_complete(next_query(), 0, ER_NO_SUCH_TABLE, "Table 'db.outbox_lease' doesn't exist", 0);
     CHECK_EQ(sn.fatal, 1);
     CHECK(strstr(sn.why, "lease table `outbox_lease`") != NULL);
-    CHECK(strstr(sn.why, "schema --migrate --table outbox") != NULL);
+    CHECK(strstr(sn.why, "schema --no-function --table outbox") != NULL);
     finish(l);
 }
 
