@@ -389,6 +389,33 @@ static void test_table_mode(void) {
     finish(l);
 }
 
+/* Leader mode on the lease table: a standby's round takes the leadership
+ * row by compare-and-set; a leader's round checks it is still its own. */
+static void test_table_leader(void) {
+    ob_lease *l = make(1, 0);
+    connect_galera(l);
+    ob_db *db = next_query();
+    CHECK(strstr(fake_db_sql(db), "INSERT IGNORE INTO `outbox_lease` (lease_key, kind, slot) "
+                                  "VALUES (") != NULL);
+    CHECK(strstr(fake_db_sql(db), "UPDATE `outbox_lease` AS x SET x.holder = ") != NULL);
+    row(db, 5, "1", "7", NULL, NULL);
+    row(db, 7, "0", "0", "1", "0");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK_EQ(sn.owned, OB_ALL_BUCKETS);
+    CHECK(ob_lease_valid(l));
+    db = next_query(); /* leading: the check alone */
+    CHECK(strstr(fake_db_sql(db), "SELECT COUNT(*) FROM `outbox_lease` x JOIN") != NULL);
+    CHECK(strstr(fake_db_sql(db), "INSERT IGNORE") == NULL);
+    fake_db_set_affected(db, 1, 1);    /* renewed */
+    row(db, 5, "0", NULL, NULL, NULL); /* another holds it now */
+    row(db, 7, "0", "0", "2", "0");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK_EQ(sn.owned, 0);
+    CHECK(!ob_lease_valid(l));
+    CHECK_EQ(sn.fatal, 0);
+    finish(l);
+}
+
 /* A Galera node without the lease table: the relay stops, naming it. */
 static void test_table_missing(void) {
     ob_lease *l = make(0, 1);
@@ -411,6 +438,7 @@ int main(void) {
     test_mode_later();
     test_halts();
     test_table_mode();
+    test_table_leader();
     test_table_missing();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("test_lease: ok\n");
