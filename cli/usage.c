@@ -160,8 +160,9 @@ static const char usage_schema[] =
     "                             [--binary] [--no-function]\n"
     "       outbox-uvrelay schema --migrate [--table T]\n"
     "\n"
-    "Prints the outbox table's DDL on stdout; connects to nothing. With a config file\n"
-    "that declares [table NAME] sections, the DDL of each (or of the one --table picks).\n"
+    "Prints the outbox table's DDL on stdout, and the lease table's (outbox_lease,\n"
+    "used on a Galera cluster); connects to nothing. With a config file that declares\n"
+    "[table NAME] sections, the DDL of each (or of the one --table picks).\n"
     "  --table NAME          [schema.]name (outbox)\n"
     "  --ordered, --leader, --cursor  with the seq and bucket columns ordered delivery\n"
     "                        needs, and the cursor table (outbox_cursor)\n"
@@ -170,7 +171,8 @@ static const char usage_schema[] =
     "  --binary              payload LONGBLOB instead of JSON\n"
     "  --no-function         without the outbox_uuid_v7() SQL function\n"
     "  --migrate             the ALTER TABLE that readies an existing table for\n"
-    "                        --ordered, --leader and --cursor, and the cursor table\n"
+    "                        --ordered, --leader and --cursor, the cursor table and\n"
+    "                        the lease table\n"
     "Exit status: 0 done, 2 bad usage.\n";
 
 static const char usage_status[] =

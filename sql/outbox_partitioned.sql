@@ -38,6 +38,20 @@ PARTITION BY RANGE COLUMNS (id) (
     PARTITION pmax VALUES LESS THAN (MAXVALUE)
 );
 
+-- The relays' leases on a Galera cluster (unused on a single server); one table
+-- for the database.
+CREATE TABLE IF NOT EXISTS outbox_lease (
+    lease_key   VARCHAR(32)     NOT NULL,
+    kind        CHAR(1)         NOT NULL,
+    slot        BIGINT UNSIGNED NOT NULL,
+    holder      BIGINT UNSIGNED NULL,
+    mode        CHAR(1)         NULL,
+    stale_ms    INT UNSIGNED    NULL,
+    epoch       BIGINT UNSIGNED NOT NULL DEFAULT 0,
+    renewed     TIMESTAMP(6)    NULL,
+    PRIMARY KEY (lease_key, kind, slot)
+) ENGINE = InnoDB;
+
 -- UUIDv7 ids from plain SQL: INSERT INTO outbox (id, ...) VALUES (outbox_uuid_v7(), ...)
 -- With the binary log on, creating a function needs the SUPER privilege
 -- (error 1419) unless log_bin_trust_function_creators=1. Without either,

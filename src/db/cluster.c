@@ -91,35 +91,17 @@ int ob_cluster_differs(const ob_cluster *a, const ob_cluster *b) {
 }
 
 const char *ob_cluster_refusal(const ob_cluster *c, ob_cluster_mode mode, char *out, size_t n) {
-    if (mode == OB_CLUSTER_PLAIN || !ob_cluster_is_galera(c))
+    /* The leases of the other modes are rows of the lease table there. */
+    if (mode != OB_CLUSTER_CURSOR || !ob_cluster_is_galera(c))
         return NULL;
     char size[40] = "a cluster";
     if (c->size >= 0)
         snprintf(size, sizeof(size), "a cluster of %d node%s", c->size, c->size == 1 ? "" : "s");
-    switch (mode) {
-    case OB_CLUSTER_ORDERED:
-        snprintf(out, n,
-                 "ordered mode needs cluster-wide locks; the database is a Galera node (%s), "
-                 "where GET_LOCK is node-local, so relays on two nodes would each own every "
-                 "bucket: use the plain mode (without --ordered), or a single server",
-                 size);
-        break;
-    case OB_CLUSTER_LEADER:
-        snprintf(out, n,
-                 "leader mode needs a cluster-wide lock; the database is a Galera node (%s), "
-                 "where GET_LOCK is node-local, so relays on two nodes would both lead: use "
-                 "the plain mode (without --leader), or a single server",
-                 size);
-        break;
-    default:
-        snprintf(out, n,
-                 "cursor mode needs cluster-wide locks and a gap proof that sees every "
-                 "transaction; the database is a Galera node (%s), where GET_LOCK, INNODB_TRX "
-                 "and KILL are node-local and seq steps by the cluster's size, so rows "
-                 "committed on another node could be skipped: use the plain mode (without "
-                 "--cursor), or a single server",
-                 size);
-        break;
-    }
+    snprintf(out, n,
+             "cursor mode needs a gap proof that sees every transaction; the database is a "
+             "Galera node (%s), where INNODB_TRX and KILL are node-local and seq steps by the "
+             "cluster's size, so rows committed on another node could be skipped: use "
+             "--ordered or the plain mode, or a single server",
+             size);
     return out;
 }

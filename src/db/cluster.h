@@ -7,13 +7,14 @@
  * reads information_schema, so it also answers on a server built without
  * wsrep. Its rows are name/value pairs; ob_cluster_read() turns them into an
  * ob_cluster, and the rest is pure: the description for logs and `status`,
- * and the refusal of the modes that rely on node-local locks.
+ * and the refusal of cursor mode there.
  *
- * Why a locking mode is refused on any node with wsrep on and a provider
- * loaded, whatever the cluster's size: GET_LOCK, row locks, INNODB_TRX and
- * KILL are node-local there, and AUTO_INCREMENT steps by the cluster's size
- * with an offset per node. A one-node cluster can grow at any moment,
- * without the relay reconnecting, and its locks then split at once.
+ * Why cursor mode is refused on any node with wsrep on and a provider
+ * loaded, whatever the cluster's size: its gap proof reads INNODB_TRX and
+ * ends sessions with KILL, which are node-local there, and AUTO_INCREMENT
+ * steps by the cluster's size with an offset per node. A one-node cluster
+ * can grow at any moment, without the relay reconnecting. The other modes
+ * run there: their leases are rows of the lease table (lease_table.h).
  */
 #ifndef OB_CLUSTER_H
 #define OB_CLUSTER_H
@@ -60,7 +61,7 @@ int ob_cluster_differs(const ob_cluster *a, const ob_cluster *b);
 /* The relay's modes as the refusal names them. */
 typedef enum ob_cluster_mode {
     OB_CLUSTER_PLAIN,   /* SKIP LOCKED: works on Galera */
-    OB_CLUSTER_ORDERED, /* bucket leases on GET_LOCK */
+    OB_CLUSTER_ORDERED, /* bucket leases: GET_LOCK, or the lease table on Galera */
     OB_CLUSTER_LEADER,  /* one leadership lock */
     OB_CLUSTER_CURSOR   /* bucket leases, and a gap proof on INNODB_TRX and seq order */
 } ob_cluster_mode;

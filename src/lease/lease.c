@@ -3,8 +3,7 @@
  *
  *   NEW ----------start--> CONNECTING
  *    |  no memory for the connection --> HALTED (fatal)
- *   CONNECTING ------ok--> CHECKING (ordered modes: SELECT seq, bucket ... LIMIT 0)
- *    |                ok--> SURVEYING (unordered: the mode check alone)
+ *   CONNECTING ------ok--> CHECKING (the cluster probe; ordered: SELECT seq, bucket LIMIT 0)
  *    |              fail--> CONNECT_WAIT --timer--> CONNECTING
  *   CHECKING -------- ok--> SURVEYING
  *    |   permanent error--> HALTED (fatal: the ordering columns are missing)
@@ -29,7 +28,8 @@
  * this session's.
  *
  * A lost connection loses every lock with it: the owned set becomes empty at
- * once, before reconnecting.
+ * once, before reconnecting. On a Galera node (the probe says) the same
+ * rounds run on the lease table (lease_table.h): no FENCING, no KILLING.
  */
 #include "lease.h"
 
@@ -40,7 +40,9 @@
 #include <string.h>
 
 #include "buf.h"
+#include "cluster.h"
 #include "db_life.h"
+#include "lease_table.h"
 #include "sql.h"
 
 typedef enum lease_state {
@@ -98,6 +100,8 @@ struct ob_lease {
     unsigned long victim;              /* the stale holder being ended */
     unsigned long kills[OB_MAX_KILLS]; /* its sessions, workers first */
     int nkills, killed;
+    uint32_t interval0; /* the configured interval between rounds */
+    ob_lease_tbl tbl;   /* on a Galera node: the lease table (lease_table.h) */
 };
 
 static void dispatch(ob_lease *l, lease_event ev);
@@ -113,6 +117,11 @@ static void set_state(ob_lease *l, lease_state s) {
     if (l->state != s)
         OB_DEBUG(l->cfg.log, "lease: %s -> %s", state_names[l->state], state_names[s]);
     l->state = s;
+}
+
+/* Result i of a round (the table mode's first five are its own). */
+static int res(const ob_lease *l, int i) {
+    return l->tbl.on ? OB_LEASE_TBL_MAIN + i : i;
 }
 
 void ob_lease_base(char *out, const char *database, const char *table) {
@@ -226,10 +235,10 @@ static void mode_tail(ob_lease *l) {
 /* Reads results 1 and 2 of a round. Returns -1 when another mode runs on
  * the table before this relay ever settled: it must not start. */
 static int check_modes(ob_lease *l) {
-    char **row = ob_db_next_row(l->db, 1, NULL);
+    char **row = ob_db_next_row(l->db, res(l, 1), NULL);
     if (row && row[0] && strcmp(row[0], "1") == 0)
         l->mode_lock = 1;
-    row = ob_db_next_row(l->db, 2, NULL);
+    row = ob_db_next_row(l->db, res(l, 2), NULL);
     if (row == NULL)
         return 0;
     static const char kinds[4] = {'p', 'm', 's', 'c'};
@@ -251,6 +260,7 @@ static int check_modes(ob_lease *l) {
                  "table must run in the same mode (this one: %s)",
                  l->cfg.table, mode_name(other), n, mode_name(mine));
         set_state(l, LS_HALTED);
+        ob_lease_tbl_leave(&l->tbl, l->db);
         l->cbs.fatal(l->cbs.data, why);
         return -1;
     }
@@ -292,6 +302,14 @@ static void idle_sessions(ob_lease *l, int nulls) {
  * with either, the sessions that went silent. */
 static void survey(ob_lease *l) {
     ob_buf_reset(&l->sql);
+    if (l->tbl.on) {
+        int leading = l->cfg.leader && l->owned;
+        ob_lease_tbl_survey(&l->tbl, &l->sql, l->cfg.leader, leading);
+        l->nclaims = leading;
+        l->claims[0] = (claim){'l', 0};
+        query(l, leading ? LS_CLAIMING : LS_SURVEYING);
+        return;
+    }
     if (l->cfg.plain) {
         ob_buf_puts(&l->sql, "DO 0");
         mode_tail(l);
@@ -399,7 +417,7 @@ static void decide_leader(ob_lease *l) {
     unsigned long idle[OB_MAX_IDLE], holder = 0;
     int nidle = 0, got = 0;
     char **row;
-    while ((row = ob_db_next_row(l->db, 0, NULL)) != NULL) {
+    while ((row = ob_db_next_row(l->db, res(l, 0), NULL)) != NULL) {
         if (row[2] != NULL) {
             add_idle(l, idle, &nidle, row[2]);
         } else {
@@ -417,6 +435,10 @@ static void decide_leader(ob_lease *l) {
 }
 
 static void add_claim(ob_lease *l, char kind, int k, int release) {
+    if (l->tbl.on) { /* written by table_claims() */
+        l->claims[l->nclaims++] = (claim){(uint8_t)kind, (uint8_t)k};
+        return;
+    }
     ob_buf_puts(&l->sql, l->nclaims == 0 ? "SELECT " : ", ");
     ob_buf_puts(&l->sql, release ? "RELEASE_LOCK(" : "GET_LOCK(");
     lock_name(l, kind == 'r' ? 'b' : kind == 'm' ? own_mode(l) : kind, k);
@@ -424,14 +446,28 @@ static void add_claim(ob_lease *l, char kind, int k, int release) {
     l->claims[l->nclaims++] = (claim){(uint8_t)kind, (uint8_t)k};
 }
 
+/* The table mode's claim statement, from the claims decide() listed. */
+static void table_claims(ob_lease *l) {
+    uint64_t take = 0, release = 0;
+    if (!l->tbl.on)
+        return;
+    for (int i = 0; i < l->nclaims; i++) {
+        if (l->claims[i].kind == 'b')
+            take |= 1ULL << l->claims[i].k;
+        else if (l->claims[i].kind == 'r')
+            release |= 1ULL << l->claims[i].k;
+    }
+    ob_lease_tbl_claims(&l->tbl, &l->sql, take, release);
+}
+
 /* Reads the survey and claims or releases buckets towards the fair share. */
 static void decide(ob_lease *l) {
-    unsigned long me = ob_db_thread_id(l->db);
+    unsigned long me = l->tbl.on ? (unsigned long)l->tbl.me : ob_db_thread_id(l->db);
     uint64_t free_b = 0, mine = 0;
     int live = 0, free_m = -1, nidle = 0, nheld = 0;
     unsigned long idle[OB_MAX_IDLE], held[2 * OB_BUCKETS];
     char **row;
-    while ((row = ob_db_next_row(l->db, 0, NULL)) != NULL) {
+    while ((row = ob_db_next_row(l->db, res(l, 0), NULL)) != NULL) {
         if (row[0] == NULL) { /* a silent holder */
             if (row[3])
                 add_idle(l, idle, &nidle, row[3]);
@@ -465,7 +501,7 @@ static void decide(ob_lease *l) {
         fence(l, victim);
         return;
     }
-    if (l->presence < 0)
+    if (l->presence < 0 || live == 0) /* table mode: its row was just deleted */
         live++;
     int target = (OB_BUCKETS + live - 1) / live, have = ob_bucket_count(mine & ~leaving);
     ob_buf_reset(&l->sql);
@@ -490,7 +526,7 @@ static void decide(ob_lease *l) {
             l->owned &= ~(1ULL << k); /* dropped before its lock goes */
             /* Cursor mode: the lock goes at the next round, so that the
              * owner can write the bucket's last cursor while it holds it. */
-            if (l->cfg.cursor)
+            if (l->cfg.cursor || l->tbl.on)
                 l->leaving |= 1ULL << k;
             else
                 add_claim(l, 'r', k, 1);
@@ -502,11 +538,19 @@ static void decide(ob_lease *l) {
         rest(l, l->cfg.interval_ms);
         return;
     }
+    table_claims(l);
     query(l, LS_CLAIMING);
 }
 
 static void claimed(ob_lease *l) {
-    char **row = ob_db_next_row(l->db, 0, NULL);
+    if (l->tbl.on && !l->cfg.leader) {
+        /* A bucket leaving is held until the next round, not owned. */
+        l->owned = ob_lease_tbl_owned(l->db) & ~l->leaving;
+        tell(l);
+        rest(l, l->cfg.interval_ms);
+        return;
+    }
+    char **row = ob_db_next_row(l->db, res(l, 0), NULL);
     for (int i = 0; row && i < l->nclaims; i++) {
         int got = row[i] && strcmp(row[i], "1") == 0;
         claim c = l->claims[i];
@@ -528,6 +572,19 @@ static void lose_all(ob_lease *l) {
     tell(l);
 }
 
+/* Table mode: a lost race waits for the next round; a misconfiguration is fatal. */
+static int table_failed(ob_lease *l) {
+    char why[640];
+    int v = ob_lease_tbl_failed(&l->tbl, l->db, l->life.settled, l->cfg.table, why, sizeof(why));
+    if (v == 1)
+        rest(l, l->cfg.interval_ms);
+    if (v == 2) {
+        set_state(l, LS_HALTED);
+        l->cbs.fatal(l->cbs.data, why);
+    }
+    return v != 0;
+}
+
 static void db_failed(ob_lease *l) {
     unsigned no = ob_db_errno(l->db);
     if (l->state == LS_KILLING && no == ER_NO_SUCH_THREAD && !ob_db_lost(l->db)) {
@@ -544,6 +601,8 @@ static void db_failed(ob_lease *l) {
         uv_timer_start(&l->timer, on_timer, ob_db_life_backoff(&l->life), 0);
         return;
     }
+    if (l->tbl.on && l->state != LS_CHECKING && table_failed(l))
+        return;
     /* A permanent error before the lease ever worked is a misconfiguration:
      * the relay stops with its cause rather than retry it forever. */
     if (ob_db_life_verdict(&l->life, no) == OB_DB_FATAL && l->cfg.plain) {
@@ -577,24 +636,38 @@ static void db_failed(ob_lease *l) {
 
 /* --- the states ---------------------------------------------------------- */
 
+/* GET_LOCK on a single server, the lease table on a Galera node (where
+ * GET_LOCK is node-local); the table's rounds come 4 times a stale time. */
+static void choose(ob_lease *l) {
+    int on = ob_lease_tbl_connected(&l->tbl, l->db, l->cfg.log);
+    l->cfg.interval_ms = l->interval0;
+    if (on) {
+        l->presence = 0; /* the presence row is written by the rounds */
+        if (l->cfg.interval_ms > l->stale_ms / 4)
+            l->cfg.interval_ms = l->stale_ms / 4 > 0 ? l->stale_ms / 4 : 1;
+    }
+}
+
 static void on_ok(ob_lease *l) {
     switch (l->state) {
     case LS_CONNECTING:
         ob_db_life_up(&l->life);
         l->presence = -1;
         l->mode_lock = 0;
-        if (l->cfg.plain) {
-            survey(l);
-            return;
-        }
+        /* What the server is decides the mechanism, at every connect. */
         ob_buf_reset(&l->sql);
-        ob_buf_printf(&l->sql, "SELECT seq, bucket FROM %s LIMIT 0", l->cfg.qtable);
+        ob_buf_puts(&l->sql, ob_cluster_sql);
+        if (!l->cfg.plain)
+            ob_buf_printf(&l->sql, "; SELECT seq, bucket FROM %s LIMIT 0", l->cfg.qtable);
         query(l, LS_CHECKING);
         return;
     case LS_CHECKING:
+        choose(l);
         survey(l);
         return;
     case LS_SURVEYING:
+        if (l->tbl.on)
+            ob_lease_tbl_surveyed(&l->tbl, l->db, l->cfg.log);
         if (check_modes(l) != 0)
             return;
         ob_db_life_settle(&l->life);
@@ -607,10 +680,14 @@ static void on_ok(ob_lease *l) {
             decide(l);
         return;
     case LS_CLAIMING:
+        if (l->tbl.on && l->cfg.leader)
+            ob_lease_tbl_surveyed(&l->tbl, l->db, l->cfg.log);
         if (l->cfg.leader && l->owned && check_modes(l) != 0)
             return;
         ob_db_life_settle(&l->life);
-        l->proven_ns = l->sent_ns;
+        /* The table's bucket claims renew nothing: the survey proved. */
+        if (!l->tbl.on || l->cfg.leader)
+            l->proven_ns = l->sent_ns;
         claimed(l);
         return;
     case LS_FENCING:
@@ -674,6 +751,8 @@ ob_lease *ob_lease_new(const ob_lease_config *cfg, const ob_lease_callbacks *cbs
         l->cfg.interval_ms = l->stale_ms / 4 > 0 ? l->stale_ms / 4 : 1;
     l->cbs = *cbs;
     l->presence = -1;
+    l->interval0 = l->cfg.interval_ms;
+    ob_lease_tbl_init(&l->tbl, l->cfg.table, l->cfg.base, own_mode(l), l->stale_ms);
     ob_db_life_init(&l->life, NULL, NULL);
     return l;
 }
@@ -702,6 +781,10 @@ void ob_lease_start(ob_lease *l) {
 int ob_lease_valid(const ob_lease *l) {
     return l && l->owned && l->proven_ns &&
            uv_hrtime() - l->proven_ns < (uint64_t)l->valid_ms * 1000000u;
+}
+
+int ob_lease_on_table(const ob_lease *l) {
+    return l && l->tbl.on;
 }
 
 int ob_lease_checked(const ob_lease *l) {

@@ -19,7 +19,8 @@
  * Order never depends on the leases: a fetch reads a bucket's pending rows
  * with locking reads in seq order, so two instances that both think they own
  * a bucket take turns on its rows (see the README, "Ordering"). Leases only
- * keep instances from waiting on each other.
+ * keep instances from waiting on each other. Not on a Galera node, where row
+ * locks are node-local: there order rests on the table leases and fencing.
  *
  * A silent owner (frozen, paused, partitioned) keeps its session and so its
  * locks. Every round also lists the sessions that hold a lease here and have
@@ -37,6 +38,11 @@
  * the other modes' locks. A relay that finds another mode at start stops (fatal); one that sees it
  * later warns once. An unordered relay runs a lease for that alone
  * (`plain`): it owns nothing and its rounds only look.
+ *
+ * On a Galera node GET_LOCK, PROCESSLIST and KILL are node-local: there the
+ * same leases, rounds and mode check run on rows of the lease table
+ * (lease_table.h), chosen at every connect by the cluster probe; a silent
+ * owner's presence row expires instead of its session being ended.
  *
  * Life cycle: ob_lease_new -> ob_lease_start -> ob_lease_close, which calls
  * `closed` from the last close callback and frees the lease. Every function
@@ -98,6 +104,8 @@ void ob_lease_free(ob_lease *l);
  * and answered) recently enough that no other instance can have ended it:
  * the check before each publish. */
 int ob_lease_valid(const ob_lease *l);
+/* 1 while the leases are rows of the lease table (on a Galera node). */
+int ob_lease_on_table(const ob_lease *l);
 /* 1 once a round found no other mode on the table (or, for a plain lease,
  * once the check proved impossible: a server without the Sequence engine). */
 int ob_lease_checked(const ob_lease *l);

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "outbox/maint.h"
+#include "lease_table.h"
 #include "sql.h"
 
 #define DAY_MS 86400000ULL
@@ -110,6 +111,30 @@ static void cursor_table_ddl(ob_buf *b, const char *table) {
                 ") ENGINE = InnoDB;\n");
 }
 
+/* The leases on a Galera node (src/lease/lease_table.h): one table for the
+ * database, in the outbox table's schema. */
+static void lease_table_ddl(ob_buf *b, const char *table) {
+    const char *dot = strchr(table, '.');
+    ob_buf_puts(b, "\n-- The relays' leases on a Galera cluster (unused on a single server); one "
+                   "table\n-- for the database.\nCREATE TABLE IF NOT EXISTS ");
+    if (dot) {
+        ob_buf_putc(b, '`');
+        ob_buf_append(b, table, (size_t)(dot - table));
+        ob_buf_puts(b, "`.");
+    }
+    ob_buf_puts(b, OB_LEASE_TABLE " (\n"
+                                  "    lease_key   VARCHAR(32)     NOT NULL,\n"
+                                  "    kind        CHAR(1)         NOT NULL,\n"
+                                  "    slot        BIGINT UNSIGNED NOT NULL,\n"
+                                  "    holder      BIGINT UNSIGNED NULL,\n"
+                                  "    mode        CHAR(1)         NULL,\n"
+                                  "    stale_ms    INT UNSIGNED    NULL,\n"
+                                  "    epoch       BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
+                                  "    renewed     TIMESTAMP(6)    NULL,\n"
+                                  "    PRIMARY KEY (lease_key, kind, slot)\n"
+                                  ") ENGINE = InnoDB;\n");
+}
+
 /* Cursor mode takes every row at or below its bucket's cursor for
  * delivered, which holds only while seq comes from the counter: a value an
  * INSERT sets is replaced by the counter's next (NULL makes one even under
@@ -158,8 +183,9 @@ int outbox_schema_migrate_ddl(const char *table, char **out, char *errbuf, size_
     ob_buf b = OB_BUF_INIT;
     ob_buf_puts(&b,
                 "-- Adds what ordered delivery (--ordered, --leader) needs to an existing outbox\n"
-                "-- table. Rows already there get their sequence in id order. The ALTER copies\n"
-                "-- the table: run it at a quiet time. It is safe to run twice.\n");
+                "-- table, and the lease table relays on a Galera cluster need. Rows already\n"
+                "-- there get their sequence in id order. The ALTER copies the table: run it at\n"
+                "-- a quiet time. It is safe to run twice.\n");
     ob_buf_puts(&b, "ALTER TABLE ");
     ob_sql_quote_table(&b, table);
     ob_buf_puts(&b, "\n    ADD COLUMN IF NOT EXISTS " OB_SEQ_COLUMN ",\n"
@@ -169,6 +195,7 @@ int outbox_schema_migrate_ddl(const char *table, char **out, char *errbuf, size_
                     "    ADD INDEX IF NOT EXISTS " OB_BUCKET_INDEX ",\n"
                     "    ADD INDEX IF NOT EXISTS " OB_WAIT_INDEX ";\n");
     cursor_table_ddl(&b, table);
+    lease_table_ddl(&b, table);
     seq_trigger_ddl(&b, table);
     if (b.oom) {
         ob_buf_free(&b);
@@ -276,6 +303,7 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
     ob_buf_puts(&b, ";\n");
     if (o->ordered)
         cursor_table_ddl(&b, o->table);
+    lease_table_ddl(&b, o->table);
     if (o->with_function)
         function_ddl(&b, o->table);
     /* Last: on a server with the binary log and without SUPER it fails

@@ -193,10 +193,11 @@ static ob_cluster_mode cluster_mode(const outbox_relay *r) {
 }
 
 /* Every answer of the watch: at start, after each reconnect, and every
- * interval. A locking mode on a Galera node stops for good (the relay exits
- * 1); otherwise its lease starts at the first answer, so that it never holds
- * a node-local lock before the check. An answer that cannot tell (the probe
- * refused) lets it start too: the probe reads only information_schema. */
+ * interval. Cursor mode on a Galera node stops for good (the relay exits
+ * 1); otherwise its lease starts at the first answer (the lease finds out
+ * for itself whether its leases are locks or rows of the lease table). An
+ * answer that cannot tell (the probe refused) lets it start too: the probe
+ * reads only information_schema. */
 static void on_cluster(void *data, const ob_cluster *c, int fresh) {
     (void)fresh;
     outbox_relay *r = data;
@@ -493,7 +494,15 @@ int outbox_relay_start(outbox_relay *r) {
 
 void outbox_relay_stats_sized(const outbox_relay *r, outbox_stats *out, size_t size) {
     size_t n = size < sizeof(r->stats) ? size : sizeof(r->stats);
-    memcpy(out, &r->stats, n);
+    outbox_stats s = r->stats;
+    /* The ordered modes own what they may publish: nothing while the lease
+     * is not proven recently (a relay thawed after a freeze, say, before its
+     * first round tells it what it lost). */
+    if ((r->o.ordered || r->o.leader) && r->order.lease && !ob_lease_valid(r->order.lease)) {
+        s.buckets_owned = 0;
+        s.leader = 0;
+    }
+    memcpy(out, &s, n);
     if (size > n) /* a caller built against a newer header */
         memset((char *)out + n, 0, size - n);
 }

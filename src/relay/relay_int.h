@@ -74,6 +74,7 @@ struct outbox_relay {
         struct ob_cursor_switch *sw;
         uint64_t owned; /* the buckets the lease gives */
         uint64_t ready; /* the buckets known to have no cursor row: only these are read */
+        int on_table;   /* the lease last owned on the lease table (a Galera node) */
         /* relay.c's, handed down at prepare: relay_lease.c calls nothing of
          * relay.c by name, so the pair calls in one direction. */
         void (*fatal)(outbox_relay *r, const char *why);

@@ -114,6 +114,7 @@ static void deal(outbox_relay *r) {
 static void lease_changed(void *data, uint64_t owned) {
     outbox_relay *r = data;
     r->order.owned = owned;
+    r->order.on_table = ob_lease_on_table(r->order.lease);
     r->stats.buckets_owned = (uint32_t)ob_bucket_count(owned);
     r->stats.leader = r->o.leader && owned != 0;
     /* A bucket with a cursor row is converted before its first fetch. */
@@ -166,10 +167,12 @@ static void make_switch(outbox_relay *r) {
 }
 
 /* Before each publish. A stopping relay finishes its batches: its lease is
- * closing, but its workers' row locks still hold the rows. */
+ * closing, but its workers' row locks still hold the rows. Not on a Galera
+ * node, where row locks are the node's own: there what the stop has not
+ * published goes back, for the relay that takes the buckets. */
 static int may_publish(void *data) {
     outbox_relay *r = data;
-    return r->phase >= R_STOPPING || ob_lease_valid(r->order.lease);
+    return (r->phase >= R_STOPPING && !r->order.on_table) || ob_lease_valid(r->order.lease);
 }
 
 /* Unordered: nothing leaves before the lease has looked for another mode. */

@@ -67,6 +67,11 @@ galera_first_delivery() {
   done
 }
 
+# galera_processed_at_least DB N: N rows or more processed (read on node 1).
+galera_processed_at_least() {
+  [ "$(GSQL 1 "$1" 'SELECT COUNT(*) FROM outbox WHERE status = 1')" -ge "$2" ]
+}
+
 # galera_drained DB: waits up to 60 s for no pending row (read on node 1).
 galera_drained() {
   local i
@@ -105,4 +110,54 @@ galera_end() {
   assert_eq "$(field "$summary" messages)" "$rows" "messages in the stream"
   assert_eq "$(field "$summary" distinct)" "$rows" "distinct ids in the stream"
   assert_eq "$(field "$(echo "$out" | grep '^expected=')" missing)" 0 "ids missing from the stream"
+}
+
+# galera_relay N LOG DB STREAM PREFIX args...: a relay on node N in the
+# background, its log LOG; its pid in RELAY_PID.
+galera_relay() {
+  local n=$1 log=$2 db=$3 stream=$4 prefix=$5 url; shift 5
+  eval "url=\$OUTBOX_TEST_GALERA_URL$n"
+  "$OUTBOX_TEST_RELAY" --db "${url}$db" --nats "$OUTBOX_TEST_NATS_URL" --stream "$stream" \
+    --subject-prefix "$prefix" --no-progress "$@" 2>"$log" &
+  RELAY_PID=$!
+}
+
+# galera_agg_producers DB WORK TRX AGGS NODE...: on each node named, a
+# producer committing TRX transactions, each one row for each of AGGS
+# aggregates of its own ('n<node>-<j>': an aggregate is written from one
+# node), header agg_seq the transaction's number; in the background, pids in
+# `producers`. GALERA_PACE, when set, is a statement run after each.
+galera_agg_producers() {
+  local db=$1 work=$2 trx=$3 aggs=$4 n t sock; shift 4
+  producers=()
+  for n in "$@"; do
+    for t in $(seq 1 "$trx"); do
+      echo "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, headers)
+        SELECT outbox_uuid_v7(), 'order', CONCAT('n$n-', seq), 'changed',
+               JSON_OBJECT('node', $n, 'trx', $t), JSON_OBJECT('agg_seq', '$t')
+        FROM seq_1_to_$aggs;"
+      [ -z "${GALERA_PACE:-}" ] || echo "$GALERA_PACE;"
+    done >"$work/produce$n.sql"
+    eval "sock=\$OUTBOX_TEST_GALERA_SOCKET$n"
+    "$OUTBOX_TEST_MARIADB_CLIENT" --no-defaults -uroot -S "$sock" "$db" <"$work/produce$n.sql" &
+    producers+=($!)
+  done
+}
+
+# galera_sample OUT SERIES PORT...: every 0.1 s until killed, one line in
+# OUT: the sum of SERIES over the relays' /metrics, then each value (an
+# empty value: that relay did not answer, as a stopped one does not).
+galera_sample() {
+  local out=$1 series=$2 p v sum line; shift 2
+  while :; do
+    sum=0 line=
+    for p in "$@"; do
+      v=$({ curl -sf -m 0.5 "http://127.0.0.1:$p/metrics" 2>/dev/null || true; } |
+        awk -v s="$series" '$1 == s && !f { print $NF; f = 1 }')
+      sum=$((sum + ${v:-0}))
+      line="$line ${v:--}"
+    done
+    echo "$sum$line $(date +%s.%N)" >>"$out"
+    sleep 0.1
+  done
 }

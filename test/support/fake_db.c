@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RESULTS 4
+#define MAX_RESULTS 8
 #define MAX_ROWS 256
 #define NCOLS 16 /* the widest row a test adds */
 
@@ -22,6 +22,7 @@ struct ob_db {
     unsigned long lens[MAX_RESULTS][MAX_ROWS][NCOLS];
     int nrows[MAX_RESULTS];
     int cursor[MAX_RESULTS];
+    uint64_t affected[MAX_RESULTS];
     int nres;
     int ncols[MAX_RESULTS][MAX_ROWS];
     int absent[MAX_RESULTS]; /* a statement without a result set (a DO) */
@@ -37,6 +38,7 @@ static void clear_rows(ob_db *db) {
                 free(db->cells[i][r][c]);
         db->nrows[i] = db->cursor[i] = 0;
         db->absent[i] = 0;
+        db->affected[i] = 0;
     }
 }
 
@@ -222,7 +224,10 @@ MYSQL_RES *ob_db_result(const ob_db *db, int i) {
 }
 
 uint64_t ob_db_affected(const ob_db *db, int i) {
-    (void)db;
-    (void)i;
-    return 0;
+    return i >= 0 && i < MAX_RESULTS ? db->affected[i] : 0;
+}
+
+void fake_db_set_affected(ob_db *db, int i, uint64_t n) {
+    if (i >= 0 && i < MAX_RESULTS)
+        db->affected[i] = n;
 }

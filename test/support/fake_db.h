@@ -25,6 +25,8 @@ void fake_db_add_row_n(ob_db *db, int i, int ncols, char *const *cols, const uns
 /* Result `i` of the next completion is absent (ob_db_result returns NULL,
  * as for a DO); every other result is present, with or without rows. */
 void fake_db_no_result(ob_db *db, int i);
+/* The affected-row count of result `i` of the next completion (0 unless set). */
+void fake_db_set_affected(ob_db *db, int i, uint64_t n);
 /* Completes the pending operation: ok, or an error (errno, text, lost). */
 void fake_db_complete(ob_db *db, int ok, unsigned err, const char *msg, int lost);
 /* The connection dies while idle: the watch (ob_db_watch) is told, as the

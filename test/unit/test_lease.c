@@ -110,7 +110,8 @@ static void connect_ok(ob_lease *l) {
     fake_db_complete(db, 1, 0, NULL, 0);
 }
 
-/* Connects and answers the check of the ordering columns. */
+/* Connects and answers the cluster probe (a single server: no rows) and the
+ * check of the ordering columns. */
 static void connect_checked(ob_lease *l) {
     connect_ok(l);
     fake_db_complete(next_query(), 1, 0, NULL, 0);
@@ -284,8 +285,8 @@ static void test_many_silent(void) {
  * naming the mode. */
 static void test_mode_at_start(void) {
     ob_lease *l = make(0, 1);
-    connect_ok(l);
-    ob_db *db = next_query(); /* no column check in the unordered mode */
+    connect_checked(l); /* the cluster probe: a single server */
+    ob_db *db = next_query();
     CHECK(strstr(fake_db_sql(db), "DO 0; SELECT GET_LOCK(CONCAT(") != NULL);
     modes(db, "1", "3", "0");
     fake_db_complete(db, 1, 0, NULL, 0);
@@ -299,7 +300,7 @@ static void test_mode_at_start(void) {
  * relay keeps its rounds. */
 static void test_mode_later(void) {
     ob_lease *l = make(0, 1);
-    connect_ok(l);
+    connect_checked(l);
     ob_db *db = next_query();
     modes(db, "1", "0", "0");
     fake_db_complete(db, 1, 0, NULL, 0);
@@ -336,6 +337,96 @@ static void test_halts(void) {
     finish(l);
 }
 
+/* Connects to a Galera node: the probe says wsrep is on with a provider. */
+static void connect_galera(ob_lease *l) {
+    connect_ok(l);
+    ob_db *db = next_query();
+    CHECK(strstr(fake_db_sql(db), "information_schema.GLOBAL_VARIABLES") != NULL);
+    row(db, 0, "WSREP_ON", "ON", NULL, NULL);
+    row(db, 0, "WSREP_PROVIDER_NAME", "Galera", NULL, NULL);
+    fake_db_complete(db, 1, 0, NULL, 0);
+}
+
+/* On a Galera node the leases are rows of the lease table: the first round
+ * registers the presence row and reads the buckets, the claim takes free
+ * ones by compare-and-set, a lost race (1213) is quiet, and a presence row
+ * found deleted loses everything and registers anew. */
+static void test_table_mode(void) {
+    ob_lease *l = make(0, 0);
+    connect_galera(l);
+    ob_db *db = next_query();
+    CHECK(strstr(fake_db_sql(db), "SET SESSION wsrep_sync_wait = 1; INSERT INTO `outbox_lease`") !=
+          NULL);
+    CHECK(strstr(fake_db_sql(db), "DELETE FROM `outbox_lease`") != NULL);
+    CHECK(strstr(fake_db_sql(db), "GET_LOCK") == NULL);
+    for (int k = 0; k < 64; k++) {
+        char s[8];
+        snprintf(s, sizeof(s), "%d", k);
+        row(db, 5, s, NULL, k == 0 ? "7" : NULL, NULL); /* one live instance: this one */
+    }
+    row(db, 7, "0", "1", "0", "0");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next_query(); /* the claim of every bucket */
+    CHECK(strstr(fake_db_sql(db), "INSERT IGNORE INTO `outbox_lease`") != NULL);
+    CHECK(strstr(fake_db_sql(db), "UPDATE `outbox_lease` AS x SET x.holder = ") != NULL);
+    row(db, 5, "3", NULL, NULL, NULL);
+    row(db, 5, "5", NULL, NULL, NULL);
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK_EQ(sn.owned, (1ULL << 3) | (1ULL << 5));
+    db = next_query(); /* the next round renews, and loses a race */
+    CHECK(strstr(fake_db_sql(db), "UPDATE `outbox_lease` SET renewed = NOW(6)") != NULL);
+    int warned = mode_warnings;
+    fake_db_complete(db, 0, ER_LOCK_DEADLOCK, "Deadlock found when trying to get lock", 0);
+    CHECK_EQ(sn.fatal, 0);
+    CHECK_EQ(mode_warnings, warned);
+    db = next_query(); /* renewed nothing: the presence row was deleted */
+    CHECK(strstr(fake_db_sql(db), "SET renewed = NOW(6)") != NULL);
+    row(db, 7, "0", "1", "0", "0");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK_EQ(sn.owned, 0);
+    db = next_query();
+    CHECK(strstr(fake_db_sql(db), "INSERT INTO `outbox_lease`") != NULL); /* registers again */
+    finish(l);
+}
+
+/* Leader mode on the lease table: a standby's round takes the leadership
+ * row by compare-and-set; a leader's round checks it is still its own. */
+static void test_table_leader(void) {
+    ob_lease *l = make(1, 0);
+    connect_galera(l);
+    ob_db *db = next_query();
+    CHECK(strstr(fake_db_sql(db), "INSERT IGNORE INTO `outbox_lease` (lease_key, kind, slot) "
+                                  "VALUES (") != NULL);
+    CHECK(strstr(fake_db_sql(db), "UPDATE `outbox_lease` AS x SET x.holder = ") != NULL);
+    row(db, 5, "1", "7", NULL, NULL);
+    row(db, 7, "0", "0", "1", "0");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK_EQ(sn.owned, OB_ALL_BUCKETS);
+    CHECK(ob_lease_valid(l));
+    db = next_query(); /* leading: the check alone */
+    CHECK(strstr(fake_db_sql(db), "SELECT COUNT(*) FROM `outbox_lease` x JOIN") != NULL);
+    CHECK(strstr(fake_db_sql(db), "INSERT IGNORE") == NULL);
+    fake_db_set_affected(db, 1, 1);    /* renewed */
+    row(db, 5, "0", NULL, NULL, NULL); /* another holds it now */
+    row(db, 7, "0", "0", "2", "0");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK_EQ(sn.owned, 0);
+    CHECK(!ob_lease_valid(l));
+    CHECK_EQ(sn.fatal, 0);
+    finish(l);
+}
+
+/* A Galera node without the lease table: the relay stops, naming it. */
+static void test_table_missing(void) {
+    ob_lease *l = make(0, 1);
+    connect_galera(l);
+    fake_db_complete(next_query(), 0, ER_NO_SUCH_TABLE, "Table 'db.outbox_lease' doesn't exist", 0);
+    CHECK_EQ(sn.fatal, 1);
+    CHECK(strstr(sn.why, "lease table `outbox_lease`") != NULL);
+    CHECK(strstr(sn.why, "schema --no-function --table outbox") != NULL);
+    finish(l);
+}
+
 int main(void) {
     uv_loop_init(&loop);
     test_takeover();
@@ -346,6 +437,9 @@ int main(void) {
     test_mode_at_start();
     test_mode_later();
     test_halts();
+    test_table_mode();
+    test_table_leader();
+    test_table_missing();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("test_lease: ok\n");
     return 0;

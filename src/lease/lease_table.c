@@ -1,0 +1,272 @@
+/*
+ * The lease table's statements (see lease_table.h). Every value written into
+ * them is the relay's own: the lease key is hex, identities and bucket
+ * numbers are integers, the table's name was checked at start.
+ */
+#include "lease_table.h"
+
+#include <inttypes.h>
+#include <mysqld_error.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "buckets.h"
+#include "cluster.h"
+#include "sql.h"
+
+void ob_lease_tbl_init(ob_lease_tbl *t, const char *table, const char *key, char mode,
+                       uint32_t stale_ms) {
+    memset(t, 0, sizeof(*t));
+    t->mode = mode;
+    t->stale_ms = stale_ms;
+    snprintf(t->key, sizeof(t->key), "%s", key);
+    const char *dot = table ? strchr(table, '.') : NULL;
+    if (dot)
+        snprintf(t->name, sizeof(t->name), "`%.*s`.`" OB_LEASE_TABLE "`", (int)(dot - table),
+                 table);
+    else
+        snprintf(t->name, sizeof(t->name), "`" OB_LEASE_TABLE "`");
+    ob_lease_tbl_new_identity(t);
+}
+
+void ob_lease_tbl_new_identity(ob_lease_tbl *t) {
+    uint64_t v = 0;
+    /* Without the system's random source (it does not fail on Linux), the
+     * clock and the address still make two instances differ. */
+    if (uv_random(NULL, NULL, &v, sizeof(v), 0, NULL) != 0)
+        v = uv_hrtime() ^ (uint64_t)(uintptr_t)t;
+    v &= INT64_MAX;
+    t->me = v ? v : 1;
+    t->registered = 0;
+}
+
+/* " WHERE <alias>lease_key = 'K' AND <alias>kind = 'k'" */
+static void where(const ob_lease_tbl *t, ob_buf *sql, const char *alias, char kind) {
+    ob_buf_printf(sql, " WHERE %slease_key = '%s' AND %skind = '%c'", alias, t->key, alias, kind);
+}
+
+/* " AND EXISTS (this instance's presence row)" */
+static void me_present(const ob_lease_tbl *t, ob_buf *sql) {
+    ob_buf_printf(sql,
+                  " AND EXISTS (SELECT 1 FROM %s q WHERE q.lease_key = '%s' AND q.kind = 'i' AND "
+                  "q.slot = %" PRIu64 ")",
+                  t->name, t->key, t->me);
+}
+
+/* The take of kind's rows already narrowed by `slots` (" AND x.slot ..."):
+ * free, this instance's, or held by an identity whose presence is gone. */
+static void take(const ob_lease_tbl *t, ob_buf *sql, char kind, const char *slots) {
+    ob_buf_printf(sql,
+                  "; UPDATE %s AS x SET x.holder = %" PRIu64 ", x.epoch = x.epoch + 1, "
+                  "x.renewed = NOW(6)",
+                  t->name, t->me);
+    where(t, sql, "x.", kind);
+    ob_buf_printf(sql,
+                  "%s AND (x.holder IS NULL OR x.holder = %" PRIu64 " OR NOT EXISTS (SELECT 1 "
+                  "FROM %s p WHERE p.lease_key = '%s' AND p.kind = 'i' AND p.slot = x.holder))",
+                  slots, t->me, t->name, t->key);
+    me_present(t, sql);
+}
+
+/* Statements 0 to 2 of every round: the session's causal reads, the
+ * presence row's renewal (or first write), the deletion of stale ones. */
+static void prefix(const ob_lease_tbl *t, ob_buf *sql) {
+    ob_buf_puts(sql, "SET SESSION wsrep_sync_wait = 1; ");
+    if (t->registered)
+        ob_buf_printf(sql,
+                      "UPDATE %s SET renewed = NOW(6) WHERE lease_key = '%s' AND kind = 'i' AND "
+                      "slot = %" PRIu64,
+                      t->name, t->key, t->me);
+    else
+        ob_buf_printf(sql,
+                      "INSERT INTO %s (lease_key, kind, slot, holder, mode, stale_ms, renewed) "
+                      "VALUES ('%s', 'i', %" PRIu64 ", %" PRIu64 ", '%c', %" PRIu32 ", NOW(6))",
+                      t->name, t->key, t->me, t->me, t->mode, t->stale_ms);
+    ob_buf_printf(sql, "; DELETE FROM %s", t->name);
+    where(t, sql, "", 'i');
+    /* Each row by its own instance's stale time, which its fencing keeps. */
+    ob_buf_puts(sql, " AND renewed < NOW(6) - INTERVAL stale_ms * 1000 MICROSECOND");
+}
+
+/* The buckets' live holders beside the mode's live instances, numbered. */
+static void bucket_survey(const ob_lease_tbl *t, ob_buf *sql) {
+    ob_buf_printf(sql,
+                  "; SELECT s_.seq, b.holder, p.slot, NULL FROM " OB_SQL_SEQ_0_TO
+                  " LEFT JOIN (SELECT x.slot, x.holder FROM %s x JOIN %s y ON y.lease_key = "
+                  "x.lease_key AND y.kind = 'i' AND y.slot = x.holder",
+                  OB_BUCKETS - 1, t->name, t->name);
+    where(t, sql, "x.", 'b');
+    ob_buf_printf(sql,
+                  ") b ON b.slot = s_.seq LEFT JOIN (SELECT slot, ROW_NUMBER() OVER (ORDER BY "
+                  "slot) - 1 AS rn FROM %s",
+                  t->name);
+    where(t, sql, "", 'i');
+    ob_buf_printf(sql, " AND mode = '%c') p ON p.rn = s_.seq", t->mode);
+}
+
+/* The mode check's two results: a placeholder and the counts per mode. */
+static void modes(const ob_lease_tbl *t, ob_buf *sql) {
+    ob_buf_printf(sql,
+                  "; DO 0; SELECT SUM(mode = 'p'), SUM(mode = 'm'), SUM(mode = 's'), "
+                  "SUM(mode = 'c') FROM %s",
+                  t->name);
+    where(t, sql, "", 'i');
+}
+
+void ob_lease_tbl_survey(ob_lease_tbl *t, ob_buf *sql, int leader, int leading) {
+    ob_buf_reset(sql);
+    prefix(t, sql);
+    if (leader && !leading) {
+        ob_buf_printf(sql, "; INSERT IGNORE INTO %s (lease_key, kind, slot) VALUES ('%s', 'l', 0)",
+                      t->name, t->key);
+        take(t, sql, 'l', " AND x.slot = 0");
+        ob_buf_printf(sql,
+                      "; SELECT x.holder = %" PRIu64 " AND y.slot IS NOT NULL, x.holder, NULL "
+                      "FROM %s x LEFT JOIN %s y ON y.lease_key = x.lease_key AND y.kind = 'i' AND "
+                      "y.slot = x.holder",
+                      t->me, t->name, t->name);
+        where(t, sql, "x.", 'l');
+        modes(t, sql);
+        return;
+    }
+    ob_buf_puts(sql, "; DO 0; DO 0");
+    if (leader) {
+        ob_buf_printf(sql,
+                      "; SELECT COUNT(*) FROM %s x JOIN %s y ON y.lease_key = x.lease_key AND "
+                      "y.kind = 'i' AND y.slot = x.holder",
+                      t->name, t->name);
+        where(t, sql, "x.", 'l');
+        ob_buf_printf(sql, " AND x.holder = %" PRIu64, t->me);
+    } else if (t->mode == 'p') {
+        ob_buf_puts(sql, "; DO 0");
+    } else {
+        bucket_survey(t, sql);
+    }
+    modes(t, sql);
+}
+
+int ob_lease_tbl_surveyed(ob_lease_tbl *t, ob_db *db, const ob_log *log) {
+    if (!t->registered) {
+        t->registered = 1;
+        return 0;
+    }
+    if (ob_db_affected(db, 1) > 0)
+        return 0;
+    OB_WARN(log,
+            "lease: this relay's presence row in %s was deleted (not renewed for %" PRIu32
+            " ms); its leases went with it, it registers again",
+            t->name, t->stale_ms);
+    ob_lease_tbl_new_identity(t);
+    return 1;
+}
+
+int ob_lease_tbl_connected(ob_lease_tbl *t, ob_db *db, const ob_log *log) {
+    if (!t->registered)
+        ob_lease_tbl_new_identity(t);
+    ob_cluster c;
+    ob_cluster_init(&c);
+    char **row;
+    while ((row = ob_db_next_row(db, 0, NULL)) != NULL) {
+        ob_cluster_set(&c, row[0], row[1]);
+        c.known = 1;
+    }
+    int on = ob_cluster_is_galera(&c);
+    if (on != t->on)
+        OB_INFO(log, "lease: %s",
+                on ? "on a Galera node: leases are rows of the lease table"
+                   : "leases are the server's named locks");
+    t->on = on;
+    return on;
+}
+
+int ob_lease_tbl_failed(ob_lease_tbl *t, ob_db *db, int settled, const char *table, char *why,
+                        size_t n) {
+    unsigned no = ob_db_errno(db);
+    if (!t->registered)
+        ob_lease_tbl_new_identity(t);
+    if (no == ER_LOCK_DEADLOCK)
+        return 1;
+    if (settled || !ob_db_errno_is_permanent(no))
+        return 0;
+    snprintf(why, n,
+             "on a Galera node the leases are rows of the lease table %s, which this relay "
+             "cannot use (%u %s): create it with `outbox-uvrelay schema --no-function --table %s | "
+             "mariadb <database>` (it makes only the tables that are missing) and grant SELECT, "
+             "INSERT, UPDATE, DELETE on it to the relay's user",
+             t->name, no, ob_db_error(db), table);
+    return 2;
+}
+
+static void left(ob_db *db, int ok, void *data) {
+    (void)db;
+    (void)ok;
+    (void)data;
+}
+
+void ob_lease_tbl_leave(ob_lease_tbl *t, ob_db *db) {
+    if (!t->on || !t->registered)
+        return;
+    int n = snprintf(t->leave, sizeof(t->leave),
+                     "DELETE FROM %s WHERE lease_key = '%s' AND kind = 'i' AND slot = %" PRIu64,
+                     t->name, t->key, t->me);
+    if (n > 0 && (size_t)n < sizeof(t->leave))
+        (void)ob_db_query(db, t->leave, (size_t)n, left, NULL);
+}
+
+/* " AND x.slot IN (k, ...)" for the buckets of mask. */
+static void slots_in(ob_buf *b, uint64_t mask) {
+    const char *sep = " AND x.slot IN (";
+    for (int k = 0; k < OB_BUCKETS; k++)
+        if (mask >> k & 1) {
+            ob_buf_printf(b, "%s%d", sep, k);
+            sep = ", ";
+        }
+    ob_buf_putc(b, ')');
+}
+
+void ob_lease_tbl_claims(const ob_lease_tbl *t, ob_buf *sql, uint64_t take_b, uint64_t release) {
+    ob_buf slots = OB_BUF_INIT;
+    ob_buf_reset(sql);
+    if (release) {
+        slots_in(&slots, release);
+        ob_buf_printf(sql, "UPDATE %s AS x SET x.holder = NULL, x.epoch = x.epoch + 1", t->name);
+        where(t, sql, "x.", 'b');
+        ob_buf_printf(sql, " AND x.holder = %" PRIu64 "%s", t->me, slots.p ? slots.p : "");
+    } else {
+        ob_buf_puts(sql, "DO 0");
+    }
+    if (take_b) {
+        ob_buf_reset(&slots);
+        slots_in(&slots, take_b);
+        ob_buf_printf(sql, "; INSERT IGNORE INTO %s (lease_key, kind, slot) VALUES ", t->name);
+        const char *sep = "";
+        for (int k = 0; k < OB_BUCKETS; k++)
+            if (take_b >> k & 1) {
+                ob_buf_printf(sql, "%s('%s', 'b', %d)", sep, t->key, k);
+                sep = ", ";
+            }
+        take(t, sql, 'b', slots.p ? slots.p : "");
+    } else {
+        ob_buf_puts(sql, "; DO 0; DO 0");
+    }
+    if (slots.oom)
+        sql->oom = 1;
+    ob_buf_free(&slots);
+    ob_buf_printf(sql, "; DO 0; DO 0; SELECT x.slot FROM %s x", t->name);
+    where(t, sql, "x.", 'b');
+    ob_buf_printf(sql, " AND x.holder = %" PRIu64, t->me);
+    me_present(t, sql);
+}
+
+uint64_t ob_lease_tbl_owned(ob_db *db) {
+    uint64_t owned = 0;
+    char **row;
+    while ((row = ob_db_next_row(db, OB_LEASE_TBL_MAIN, NULL)) != NULL) {
+        int k = row[0] ? atoi(row[0]) : -1;
+        if (k >= 0 && k < OB_BUCKETS)
+            owned |= 1ULL << k;
+    }
+    return owned;
+}
