@@ -131,12 +131,49 @@ static void scheme_of(const char *s, char *out, size_t outlen) {
         snprintf(out, outlen, "got something else");
 }
 
+/* Parses "host[:port][,host[:port]...]" in s[0..n) into u->nodes, and the
+ * first node into u->host and u->port. A host's position is named in
+ * messages, never its text. */
+static int parse_nodes(const char *what, const char *s, size_t n, ob_db_url *u, char *err,
+                       size_t errlen) {
+    const char *end = s + n;
+    for (const char *p = s;;) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        const char *e = comma ? comma : end;
+        if (u->n_nodes == OB_DB_MAX_NODES) {
+            ob_errf(err, errlen, -1, "%s: more than %d hosts", what, OB_DB_MAX_NODES);
+            return -1;
+        }
+        char hw[64];
+        if (comma || u->n_nodes > 0)
+            snprintf(hw, sizeof(hw), "%s, host %d of the list", what, u->n_nodes + 1);
+        else
+            snprintf(hw, sizeof(hw), "%s", what);
+        ob_db_node *nd = &u->nodes[u->n_nodes];
+        if (e == p && (comma || u->n_nodes > 0)) {
+            ob_errf(err, errlen, -1, "%s is empty (hosts are separated by single commas)", hw);
+            return -1;
+        }
+        if (parse_hostport(hw, p, (size_t)(e - p), &nd->host, &nd->port, 3306, err, errlen) != 0)
+            return -1;
+        u->n_nodes++;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    u->host = strdup(u->nodes[0].host);
+    u->port = u->nodes[0].port;
+    return u->host ? 0 : -1;
+}
+
 void ob_db_url_free(ob_db_url *u) {
     free(u->user);
     free(u->password);
     free(u->host);
     free(u->database);
     free(u->socket);
+    for (int i = 0; i < u->n_nodes; i++)
+        free(u->nodes[i].host);
     memset(u, 0, sizeof(*u));
 }
 
@@ -172,8 +209,7 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
     if (query && slash && query < slash)
         slash = NULL;
     const char *auth_end = slash ? slash : (query ? query : hp + strlen(hp));
-    if (parse_hostport(what, hp, (size_t)(auth_end - hp), &u->host, &u->port, 3306, err, errlen) !=
-        0)
+    if (parse_nodes(what, hp, (size_t)(auth_end - hp), u, err, errlen) != 0)
         goto fail;
     if (slash) {
         const char *ds = slash + 1;
@@ -211,6 +247,11 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
             }
             q += len + (amp ? 1 : 0);
         }
+    }
+    if (u->socket && u->n_nodes > 1) {
+        ob_errf(err, errlen, -1, "%s: ?socket= names one server; it cannot go with %d hosts", what,
+                u->n_nodes);
+        goto fail;
     }
     return 0;
 fail:

@@ -24,6 +24,16 @@
  *     and at most 5 s; ob_db_connect_block_us() says how long the longest
  *     call into connect took.
  *
+ * Nodes: given several (ob_db_config's nodes, a --db URL with several
+ * hosts), a connect tries them in order, from the node in use, and stays on
+ * the first that answers; a session lost on its node (the node died, refused
+ * it, left the primary component with error 1047, or gave no answer within
+ * op_timeout_ms) makes the next connect start at the node after it. One
+ * connect tries each node once at most before it fails, so the owner's
+ * backoff applies between rounds, and an error retrying cannot heal
+ * (ob_db_errno_is_permanent) ends the round at once. Each move is logged
+ * once, at info level, when the session on the new node is made.
+ *
  * Callbacks run on the loop and may run before the function that started the
  * operation returns (when the answer was already buffered), so callers set
  * their own state first.
@@ -44,9 +54,25 @@ typedef struct ob_db ob_db;
 typedef void (*ob_db_cb)(ob_db *db, int ok, void *data);
 typedef void (*ob_db_close_cb)(void *data);
 
+/* Connections that share a group (every connection of one relay) share
+ * what one of them finds about a node: when one gets no answer from its node
+ * within its op_timeout_ms (a frozen server, whose kernel still keeps the
+ * TCP connections alive), the others on that node drop their sessions at
+ * once and move on too, whatever their own deadlines. Only with several
+ * nodes. Zero-initialised by its owner, who keeps it until every connection
+ * in it is closed; used on one loop. */
+typedef struct ob_db_group {
+    struct ob_db_nodes *first;
+} ob_db_group;
+
 typedef struct ob_db_config {
     const char *host; /* name or address; resolved on the loop */
     unsigned port;
+    /* Several nodes (a cluster), in the order to try them; when n_nodes is
+     * 0, host and port name the one server. See "Nodes" above. */
+    const ob_db_node *nodes;
+    int n_nodes;
+    ob_db_group *group; /* may be NULL */
     const char *user;
     const char *password; /* may be NULL */
     const char *database;
@@ -73,6 +99,8 @@ typedef struct ob_db_config {
 static inline void ob_db_url_to_config(const ob_db_url *u, ob_db_config *cfg) {
     cfg->host = u->host;
     cfg->port = u->port;
+    cfg->nodes = u->nodes;
+    cfg->n_nodes = u->n_nodes;
     cfg->user = u->user;
     cfg->password = u->password;
     cfg->database = u->database;
@@ -128,6 +156,15 @@ unsigned long ob_db_thread_id(const ob_db *db);
  * runs. Without a watch such a loss is found by the next operation. cb NULL
  * ends the watch. */
 void ob_db_watch(ob_db *db, ob_db_cb cb, void *data);
+
+/* Drops the connection like ob_db_reset() and gives its node up: the next
+ * connect starts at the node after it (why says why, for the log). For a
+ * node found unfit by a statement that succeeded, such as wsrep_ready OFF. */
+void ob_db_leave_node(ob_db *db, const char *why);
+
+/* The node in use or tried last: "host:port", or "node 2 of 3 (host:port)"
+ * when several were given. */
+void ob_db_node_name(const ob_db *db, char *out, size_t len);
 
 /* Drops the connection without a goodbye: used after a loss. The handle
  * returns to the down state at once; any operation in progress is abandoned
