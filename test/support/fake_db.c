@@ -162,6 +162,12 @@ void ob_db_reset(ob_db *db) {
     db->op = FAKE_NONE;
 }
 
+void ob_db_leave_node(ob_db *db, const char *why) {
+    (void)why;
+    ob_db_reset(db);
+    db->lost = 1;
+}
+
 void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data) {
     clear_rows(db);
     free(db->sql);
