@@ -186,6 +186,8 @@ ob_cluster_watch *ob_cluster_watch_new(uv_loop_t *loop, const ob_db_config *db, 
     if (db->n_nodes > 1 && (db->op_timeout_ms == 0 || db->op_timeout_ms > OB_CLUSTER_PROBE_MS))
         w->dbcfg.op_timeout_ms = OB_CLUSTER_PROBE_MS;
     w->interval_ms = interval_ms ? interval_ms : 10000;
+    if (db->n_nodes > 1 && w->interval_ms > OB_CLUSTER_PROBE_MS)
+        w->interval_ms = OB_CLUSTER_PROBE_MS;
     w->cbs = *cbs;
     ob_cluster_init(&w->last);
     ob_cluster_init(&w->logged);
