@@ -129,6 +129,15 @@ galera_first_after() {
     WHERE status = 1 AND UNIX_TIMESTAMP(processed_at) > $2" | sed 's/^NULL$//'
 }
 
+# galera_moved_after LOG T: seconds from T (galera_now) to the relay's
+# first connection made on another node (its log line).
+galera_moved_after() {
+  local ts
+  ts=$(grep -m1 -E ': on database node [0-9]+ of [0-9]+ ' "$1" | cut -d' ' -f1)
+  [ -n "$ts" ] || return 0
+  awk -v a="$(date -d "$ts" +%s.%N)" -v b="$2" 'BEGIN { printf "%.2f\n", a - b }'
+}
+
 # galera_moves LOG: each connection of the relay logs its move to another
 # node once (never once per retry); prints the lines.
 galera_moves() {
