@@ -122,20 +122,20 @@ galera_url() {
 # galera_now: the cluster's clock (node 1) as a Unix time with microseconds.
 galera_now() { GSQL 1 "" 'SELECT UNIX_TIMESTAMP(NOW(6))'; }
 
-# galera_first_after DB T: seconds from T (galera_now) to the first row
-# processed after it, empty when none was.
-galera_first_after() {
-  GSQL 1 "$1" "SELECT ROUND(MIN(UNIX_TIMESTAMP(processed_at)) - $2, 2) FROM outbox
-    WHERE status = 1 AND UNIX_TIMESTAMP(processed_at) > $2" | sed 's/^NULL$//'
-}
-
-# galera_moved_after LOG T: seconds from T (galera_now) to the relay's
-# first connection made on another node (its log line).
-galera_moved_after() {
-  local ts
-  ts=$(grep -m1 -E ': on database node [0-9]+ of [0-9]+ ' "$1" | cut -d' ' -f1)
+# galera_move_times DB LOG T: "M F": seconds from T (galera_now, read just
+# before the node was killed or frozen) to the relay's first connection made
+# on another node (its log line), and to the first row processed after that
+# (through the new node: the old one commits nothing after it was left).
+# Empty when the relay did not move.
+galera_move_times() {
+  local db=$1 log=$2 t0=$3 ts moved first
+  ts=$(grep -m1 -E ': on database node [0-9]+ of [0-9]+ ' "$log" | cut -d' ' -f1)
   [ -n "$ts" ] || return 0
-  awk -v a="$(date -d "$ts" +%s.%N)" -v b="$2" 'BEGIN { printf "%.2f\n", a - b }'
+  moved=$(date -d "$ts" +%s.%N)
+  first=$(GSQL 1 "$db" "SELECT MIN(UNIX_TIMESTAMP(processed_at)) FROM outbox
+    WHERE status = 1 AND UNIX_TIMESTAMP(processed_at) > $moved")
+  [ "$first" != NULL ] || return 0
+  awk -v m="$moved" -v f="$first" -v t="$t0" 'BEGIN { printf "%.2f %.2f\n", m - t, f - t }'
 }
 
 # galera_moves LOG: each connection of the relay logs its move to another

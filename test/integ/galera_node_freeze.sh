@@ -30,15 +30,16 @@ port=$(http_port "$work/relay.log")
 # Paced so that the producers outlast the freeze's first seconds.
 GALERA_PACE="DO SLEEP(0.05)" galera_producers $db "$work" 1 2
 galera_first_delivery $db
-"$OUTBOX_TEST_SERVERS" freeze-gnode "$OUTBOX_TEST_GALERA_DIR" 3
 t0=$(galera_now)
+"$OUTBOX_TEST_SERVERS" freeze-gnode "$OUTBOX_TEST_GALERA_DIR" 3
 echo "node 3 frozen with $(GSQL 1 $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
 for p in "${producers[@]}"; do wait "$p" || fail "a producer failed"; done
 
 galera_drained $db
-took=$(galera_first_after $db "$t0")
-[ -n "$took" ] || { cat "$work/relay.log" >&2; fail "no row was published after node 3 froze"; }
-echo "the relay moved $(galera_moved_after "$work/relay.log" "$t0") s, and published its first row through node 1 ${took} s, after node 3 was frozen"
+times=$(galera_move_times $db "$work/relay.log" "$t0")
+[ -n "$times" ] || { cat "$work/relay.log" >&2; fail "the relay published nothing through another node"; }
+took=${times#* }
+echo "the relay moved ${times% *} s, and published its first row through node 1 ${took} s, after node 3 was frozen"
 awk -v t="$took" 'BEGIN { exit !(t < 15) }' ||
   echo "NOTE: the move took ${took} s, past the README's 15 s"
 grep -q 'on database node 2 of 3 (127.0.0.1:[0-9]*); node 1 of 3 (127.0.0.1:[0-9]*) given up: no answer' \

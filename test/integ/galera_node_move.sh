@@ -28,17 +28,16 @@ port=$(http_port "$work/relay.log")
 
 GALERA_PACE="DO SLEEP(0.02)" galera_producers $db "$work" 1 2
 galera_first_delivery $db
-# The clock starts once the node is dead: a row processed after it went
-# through another node.
-"$OUTBOX_TEST_SERVERS" kill-gnode "$OUTBOX_TEST_GALERA_DIR" 3
 t0=$(galera_now)
+"$OUTBOX_TEST_SERVERS" kill-gnode "$OUTBOX_TEST_GALERA_DIR" 3
 echo "node 3 killed with $(GSQL 1 $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
 for p in "${producers[@]}"; do wait "$p" || fail "a producer failed"; done
 
 galera_drained $db
-took=$(galera_first_after $db "$t0")
-[ -n "$took" ] || fail "no row was published after node 3 died"
-echo "the relay moved $(galera_moved_after "$work/relay.log" "$t0") s, and published its first row through node 1 ${took} s, after node 3 was killed"
+times=$(galera_move_times $db "$work/relay.log" "$t0")
+[ -n "$times" ] || { cat "$work/relay.log" >&2; fail "the relay published nothing through another node"; }
+took=${times#* }
+echo "the relay moved ${times% *} s, and published its first row through node 1 ${took} s, after node 3 was killed"
 grep -q 'on database node 2 of 3 (127.0.0.1:[0-9]*); node 1 of 3 (127.0.0.1:[0-9]*) given up' \
   "$work/relay.log" || { cat "$work/relay.log" >&2; fail "the relay did not log its move to node 1"; }
 galera_moves "$work/relay.log"
