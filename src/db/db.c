@@ -723,10 +723,6 @@ void ob_db_leave_node(ob_db *db, const char *why) {
     db->lost = 1;
 }
 
-void ob_db_node_name(const ob_db *db, char *out, size_t len) {
-    ob_db_nodes_name(&db->nodes, db->nodes.cur, out, len);
-}
-
 /* --- query --------------------------------------------------------------- */
 
 int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data) {

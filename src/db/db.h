@@ -162,10 +162,6 @@ void ob_db_watch(ob_db *db, ob_db_cb cb, void *data);
  * node found unfit by a statement that succeeded, such as wsrep_ready OFF. */
 void ob_db_leave_node(ob_db *db, const char *why);
 
-/* The node in use or tried last: "host:port", or "node 2 of 3 (host:port)"
- * when several were given. */
-void ob_db_node_name(const ob_db *db, char *out, size_t len);
-
 /* Drops the connection without a goodbye: used after a loss. The handle
  * returns to the down state at once; any operation in progress is abandoned
  * without its callback. */

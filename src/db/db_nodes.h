@@ -73,7 +73,7 @@ void ob_db_nodes_silent(ob_db_nodes *l, unsigned ms, int others);
  * with "no database node answered; the last tried: ". */
 void ob_db_nodes_round_failed(const ob_db_nodes *l, char *err, size_t len);
 
-/* "node 2 of 3 (host:port)" for the current node, or "host:port" with one. */
+/* "node 2 of 3 (host:port)" for node i, or "host:port" when there is one. */
 void ob_db_nodes_name(const ob_db_nodes *l, int i, char *out, size_t len);
 
 #endif
