@@ -177,6 +177,29 @@ void ob_db_url_free(ob_db_url *u) {
     memset(u, 0, sizeof(*u));
 }
 
+/* Parses the query string q ("name=value&..."): only socket= is known. */
+static int parse_query(const char *what, const char *q, ob_db_url *u, char *err, size_t errlen) {
+    while (*q) {
+        const char *amp = strchr(q, '&');
+        size_t len = amp ? (size_t)(amp - q) : strlen(q);
+        if (len > 7 && strncmp(q, "socket=", 7) == 0) {
+            free(u->socket);
+            u->socket = pct_decode(q + 7, len - 7);
+            if (u->socket == NULL) {
+                ob_errf(err, errlen, -1, "%s: bad percent-escape in socket path", what);
+                return -1;
+            }
+        } else if (len > 0) {
+            size_t nl = strcspn(q, "=&");
+            ob_errf(err, errlen, -1, "%s: unknown parameter '%.*s' (known: socket)", what,
+                    (int)(nl > 32 ? 32 : nl), q);
+            return -1;
+        }
+        q += len + (amp ? 1 : 0);
+    }
+    return 0;
+}
+
 int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
     static const char *what = "database URL";
     memset(u, 0, sizeof(*u));
@@ -227,27 +250,8 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
                 what);
         goto fail;
     }
-    if (query) {
-        const char *q = query + 1;
-        while (*q) {
-            const char *amp = strchr(q, '&');
-            size_t len = amp ? (size_t)(amp - q) : strlen(q);
-            if (len > 7 && strncmp(q, "socket=", 7) == 0) {
-                free(u->socket);
-                u->socket = pct_decode(q + 7, len - 7);
-                if (u->socket == NULL) {
-                    ob_errf(err, errlen, -1, "%s: bad percent-escape in socket path", what);
-                    goto fail;
-                }
-            } else if (len > 0) {
-                size_t nl = strcspn(q, "=&");
-                ob_errf(err, errlen, -1, "%s: unknown parameter '%.*s' (known: socket)", what,
-                        (int)(nl > 32 ? 32 : nl), q);
-                goto fail;
-            }
-            q += len + (amp ? 1 : 0);
-        }
-    }
+    if (query && parse_query(what, query + 1, u, err, errlen) != 0)
+        goto fail;
     if (u->socket && u->n_nodes > 1) {
         ob_errf(err, errlen, -1, "%s: ?socket= names one server; it cannot go with %d hosts", what,
                 u->n_nodes);

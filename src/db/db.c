@@ -159,7 +159,7 @@ ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, co
         free(db);
         return NULL;
     }
-    ob_db_nodes_join(&db->nodes, cfg->group, db);
+    ob_db_nodes_join(&db->nodes, cfg->group);
     uv_timer_init(loop, &db->wait_timer);
     uv_timer_init(loop, &db->op_timer);
     db->wait_timer.data = db;
@@ -337,6 +337,7 @@ static void forget_handle(ob_db *db, int keep) {
         mysql_close(db->m);
         db->m = NULL;
     }
+    db->nodes.fd = -1;
     set_state(db, DB_DOWN);
 }
 
@@ -489,6 +490,7 @@ static int step_connecting(ob_db *db, int ev) {
                 db->name, strerror(errno));
     set_state(db, DB_IDLE);
     char moved[640];
+    db->nodes.fd = (int)mysql_get_socket(db->m);
     if (ob_db_nodes_up(&db->nodes, moved, sizeof(moved)))
         OB_INFO(db->log, "%s: %s", db->name, moved);
     OB_DEBUG(db->log, "%s: connected (session %lu%s%s, longest connect call %llu us)", db->name,
@@ -561,6 +563,7 @@ static int step_quitting(ob_db *db, int ev) {
     if (wait)
         return wait;
     db->m = NULL;
+    db->nodes.fd = -1;
     set_state(db, DB_DOWN);
     finish(db, 1);
     return STEP_DONE;

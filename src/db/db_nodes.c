@@ -8,7 +8,7 @@
 int ob_db_nodes_init(ob_db_nodes *l, const ob_db_node *nodes, int n, const char *host,
                      unsigned port) {
     memset(l, 0, sizeof(*l));
-    l->on = l->left = -1;
+    l->on = l->left = l->fd = -1;
     ob_db_node one = {(char *)host, port};
     if (n <= 0) {
         nodes = &one;
@@ -58,8 +58,7 @@ void ob_db_nodes_lost(ob_db_nodes *l, const char *why) {
     l->told[0] = '\0';
 }
 
-void ob_db_nodes_join(ob_db_nodes *l, ob_db_group *g, ob_db *db) {
-    l->owner = db;
+void ob_db_nodes_join(ob_db_nodes *l, ob_db_group *g) {
     l->group = g;
     if (g == NULL)
         return;
@@ -89,7 +88,7 @@ void ob_db_nodes_silent(ob_db_nodes *l, unsigned ms, int others) {
     if (!others || l->group == NULL || l->n < 2 || l->on != l->cur)
         return;
     for (ob_db_nodes *m = l->group->first; m; m = m->next) {
-        int fd = m == l ? -1 : ob_db_fd(m->owner);
+        int fd = m == l ? -1 : m->fd;
         if (fd < 0 || m->on != l->on || m->n != l->n)
             continue;
         snprintf(m->told, sizeof(m->told), "%s (found by another connection)", why);

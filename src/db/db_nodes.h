@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "db.h"
+#include "db_config.h"
 #include "url.h"
 
 typedef struct ob_db_nodes {
@@ -27,7 +27,7 @@ typedef struct ob_db_nodes {
     char told[200];                   /* why, when a deadline or another connection found it */
     ob_db_group *group;               /* NULL when in none */
     struct ob_db_nodes *next, *prev;  /* in the group */
-    ob_db *owner;
+    int fd; /* the socket of the session on `on`, -1 when none (kept by db.c) */
 } ob_db_nodes;
 
 /* Copies the n nodes (n 0: host and port alone). Returns 0, or -1 when out
@@ -58,9 +58,8 @@ int ob_db_nodes_failed(ob_db_nodes *l, const char *why);
  * node 1 (127.0.0.1:3307) given up: <why>"), 0 otherwise. */
 int ob_db_nodes_up(ob_db_nodes *l, char *msg, size_t len);
 
-/* Joins l (of connection db) to group g (may be NULL); leave before l is
- * freed. */
-void ob_db_nodes_join(ob_db_nodes *l, ob_db_group *g, ob_db *db);
+/* Joins l to group g (may be NULL); leave before l is freed. */
+void ob_db_nodes_join(ob_db_nodes *l, ob_db_group *g);
 void ob_db_nodes_leave(ob_db_nodes *l);
 
 /* The current node gave no answer within ms: it is given up when the

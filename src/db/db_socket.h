@@ -10,7 +10,7 @@
 #include <mysql.h>
 #include <stddef.h>
 
-#include "db.h"
+#include "db_config.h"
 
 /* How a dead server is noticed on a TCP connection: keepalive probes after
  * OB_DB_KEEPIDLE_S of silence, every OB_DB_KEEPINTVL_S, OB_DB_KEEPCNT
