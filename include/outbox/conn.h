@@ -32,8 +32,9 @@ typedef struct outbox_conn outbox_conn;
 typedef void (*outbox_conn_cb)(outbox_conn *c, int status, void *data);
 typedef void (*outbox_conn_stop_cb)(outbox_conn *c, void *data);
 
-/* Parses the URL (mysql://user:pass@host:port/db[?socket=PATH]) and copies
- * it; touches neither the loop nor the network. On error *out is NULL and
+/* Parses the URL (mysql://user:pass@host:port/db[?socket=PATH], or several
+ * nodes tried in order: mysql://user:pass@h1:p1,h2:p2/db) and copies it;
+ * touches neither the loop nor the network. On error *out is NULL and
  * errbuf (when not NULL) says what was wrong. */
 OUTBOX_EXPORT int outbox_conn_create(outbox_conn **out, uv_loop_t *loop, const char *db_url,
                                      char *errbuf, size_t errlen);

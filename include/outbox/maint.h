@@ -81,7 +81,8 @@ OUTBOX_EXPORT int outbox_schema_migrate_ddl(const char *table, char **out, char 
 typedef struct outbox_maint outbox_maint;
 
 typedef struct outbox_maint_options {
-    const char *db_url;      /* mysql://user:pass@host:port/db[?socket=/path] (required) */
+    const char *db_url;      /* mysql://user:pass@host:port/db[?socket=/path] (required); or
+                              * several nodes, mysql://user:pass@h1:p1,h2:p2/db, tried in order */
     const char *db_password; /* overrides the URL's password when not NULL */
     const char *table;       /* "outbox"; optionally "schema.table" */
 

@@ -112,6 +112,9 @@ typedef struct outbox_relay_options {
     size_t size;
 
     /* --- where --- */
+    /* db_url may name several nodes, mysql://user:pass@h1:p1,h2:p2/db: each
+     * connection tries them in order and moves to the next when its node is
+     * lost, refuses it (1047) or falls silent (README, "On a Galera cluster"). */
     const char *db_url;         /* mysql://user:pass@host:port/db[?socket=/path] (required) */
     const char *db_password;    /* overrides the URL's password when not NULL */
     const char *nats_url;       /* nats://[user:pass@]host:port[,nats://...] (required) */

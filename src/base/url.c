@@ -131,13 +131,73 @@ static void scheme_of(const char *s, char *out, size_t outlen) {
         snprintf(out, outlen, "got something else");
 }
 
+/* Parses "host[:port][,host[:port]...]" in s[0..n) into u->nodes, and the
+ * first node into u->host and u->port. A host's position is named in
+ * messages, never its text. */
+static int parse_nodes(const char *what, const char *s, size_t n, ob_db_url *u, char *err,
+                       size_t errlen) {
+    const char *end = s + n;
+    for (const char *p = s;;) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        const char *e = comma ? comma : end;
+        if (u->n_nodes == OB_DB_MAX_NODES) {
+            ob_errf(err, errlen, -1, "%s: more than %d hosts", what, OB_DB_MAX_NODES);
+            return -1;
+        }
+        char hw[64];
+        if (comma || u->n_nodes > 0)
+            snprintf(hw, sizeof(hw), "%s, host %d of the list", what, u->n_nodes + 1);
+        else
+            snprintf(hw, sizeof(hw), "%s", what);
+        ob_db_node *nd = &u->nodes[u->n_nodes];
+        if (e == p && (comma || u->n_nodes > 0)) {
+            ob_errf(err, errlen, -1, "%s is empty (hosts are separated by single commas)", hw);
+            return -1;
+        }
+        if (parse_hostport(hw, p, (size_t)(e - p), &nd->host, &nd->port, 3306, err, errlen) != 0)
+            return -1;
+        u->n_nodes++;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    u->host = strdup(u->nodes[0].host);
+    u->port = u->nodes[0].port;
+    return u->host ? 0 : -1;
+}
+
 void ob_db_url_free(ob_db_url *u) {
     free(u->user);
     free(u->password);
     free(u->host);
     free(u->database);
     free(u->socket);
+    for (int i = 0; i < u->n_nodes; i++)
+        free(u->nodes[i].host);
     memset(u, 0, sizeof(*u));
+}
+
+/* Parses the query string q ("name=value&..."): only socket= is known. */
+static int parse_query(const char *what, const char *q, ob_db_url *u, char *err, size_t errlen) {
+    while (*q) {
+        const char *amp = strchr(q, '&');
+        size_t len = amp ? (size_t)(amp - q) : strlen(q);
+        if (len > 7 && strncmp(q, "socket=", 7) == 0) {
+            free(u->socket);
+            u->socket = pct_decode(q + 7, len - 7);
+            if (u->socket == NULL) {
+                ob_errf(err, errlen, -1, "%s: bad percent-escape in socket path", what);
+                return -1;
+            }
+        } else if (len > 0) {
+            size_t nl = strcspn(q, "=&");
+            ob_errf(err, errlen, -1, "%s: unknown parameter '%.*s' (known: socket)", what,
+                    (int)(nl > 32 ? 32 : nl), q);
+            return -1;
+        }
+        q += len + (amp ? 1 : 0);
+    }
+    return 0;
 }
 
 int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
@@ -172,8 +232,7 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
     if (query && slash && query < slash)
         slash = NULL;
     const char *auth_end = slash ? slash : (query ? query : hp + strlen(hp));
-    if (parse_hostport(what, hp, (size_t)(auth_end - hp), &u->host, &u->port, 3306, err, errlen) !=
-        0)
+    if (parse_nodes(what, hp, (size_t)(auth_end - hp), u, err, errlen) != 0)
         goto fail;
     if (slash) {
         const char *ds = slash + 1;
@@ -191,26 +250,12 @@ int ob_db_url_parse(const char *s, ob_db_url *u, char *err, size_t errlen) {
                 what);
         goto fail;
     }
-    if (query) {
-        const char *q = query + 1;
-        while (*q) {
-            const char *amp = strchr(q, '&');
-            size_t len = amp ? (size_t)(amp - q) : strlen(q);
-            if (len > 7 && strncmp(q, "socket=", 7) == 0) {
-                free(u->socket);
-                u->socket = pct_decode(q + 7, len - 7);
-                if (u->socket == NULL) {
-                    ob_errf(err, errlen, -1, "%s: bad percent-escape in socket path", what);
-                    goto fail;
-                }
-            } else if (len > 0) {
-                size_t nl = strcspn(q, "=&");
-                ob_errf(err, errlen, -1, "%s: unknown parameter '%.*s' (known: socket)", what,
-                        (int)(nl > 32 ? 32 : nl), q);
-                goto fail;
-            }
-            q += len + (amp ? 1 : 0);
-        }
+    if (query && parse_query(what, query + 1, u, err, errlen) != 0)
+        goto fail;
+    if (u->socket && u->n_nodes > 1) {
+        ob_errf(err, errlen, -1, "%s: ?socket= names one server; it cannot go with %d hosts", what,
+                u->n_nodes);
+        goto fail;
     }
     return 0;
 fail:

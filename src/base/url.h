@@ -1,6 +1,7 @@
 /*
  * Parsing of the two connection URLs:
  *   mysql://user:password@host:port/database?socket=/path/to.sock
+ *   mysql://user:password@host1:port1,host2:port2,.../database  (a cluster)
  *   nats://[user:password@|token@]host[:port][,nats://...]   (tls:// for TLS)
  * User, password, token and database are percent-decoded. Everything before
  * the last '@' is the user information, so a password may hold '/', '?',
@@ -17,13 +18,25 @@
 
 #include <stddef.h>
 
+/* At most this many database nodes in one URL. */
+#define OB_DB_MAX_NODES 16
+
+typedef struct ob_db_node {
+    char *host;    /* without brackets for IPv6 */
+    unsigned port; /* 3306 when absent */
+} ob_db_node;
+
 typedef struct ob_db_url {
     char *user;     /* "" when absent */
     char *password; /* NULL when absent */
-    char *host;     /* without brackets for IPv6 */
-    unsigned port;  /* 3306 when absent */
+    char *host;     /* the first node's, without brackets for IPv6 */
+    unsigned port;  /* the first node's, 3306 when absent */
     char *database;
-    char *socket; /* NULL unless ?socket= was given */
+    char *socket; /* NULL unless ?socket= was given (then one node only) */
+    /* Every node, in the order written (nodes[0] is host and port above):
+     * the connections try them in this order. */
+    int n_nodes;
+    ob_db_node nodes[OB_DB_MAX_NODES];
 } ob_db_url;
 
 #define OB_NATS_MAX_SERVERS 16

@@ -16,11 +16,13 @@ const char ob_cluster_sql[] =
     "WHERE VARIABLE_NAME = 'WSREP_ON' UNION ALL "
     "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
     "WHERE VARIABLE_NAME IN ('WSREP_PROVIDER_NAME', 'WSREP_CLUSTER_SIZE', "
-    "'WSREP_CLUSTER_STATUS', 'WSREP_LOCAL_STATE_COMMENT', 'WSREP_INCOMING_ADDRESSES')";
+    "'WSREP_CLUSTER_STATUS', 'WSREP_LOCAL_STATE_COMMENT', 'WSREP_INCOMING_ADDRESSES', "
+    "'WSREP_READY')";
 
 void ob_cluster_init(ob_cluster *c) {
     memset(c, 0, sizeof(*c));
     c->size = -1;
+    c->ready = -1;
 }
 
 /* Copies printable ASCII only: the text goes to logs and terminals. */
@@ -46,6 +48,8 @@ void ob_cluster_set(ob_cluster *c, const char *name, const char *value) {
         copy_text(c->status, sizeof(c->status), value);
     } else if (strcasecmp(name, "wsrep_local_state_comment") == 0) {
         copy_text(c->state, sizeof(c->state), value);
+    } else if (strcasecmp(name, "wsrep_ready") == 0) {
+        c->ready = strcasecmp(value, "ON") == 0 || strcmp(value, "1") == 0;
     } else if (strcasecmp(name, "wsrep_incoming_addresses") == 0) {
         copy_text(c->members, sizeof(c->members), value);
     }
@@ -64,6 +68,17 @@ void ob_cluster_read(ob_cluster *c, MYSQL_RES *res) {
 
 int ob_cluster_is_galera(const ob_cluster *c) {
     return c->known && c->wsrep_on && c->provider;
+}
+
+int ob_cluster_unfit(const ob_cluster *c, char *why, size_t n) {
+    if (!ob_cluster_is_galera(c))
+        return 0;
+    if (c->ready == 0 || (c->status[0] && strcmp(c->status, "Primary") != 0)) {
+        snprintf(why, n, "the node is not ready (wsrep_ready %s, cluster status %s)",
+                 c->ready == 0 ? "OFF" : "ON", c->status[0] ? c->status : "not reported");
+        return 1;
+    }
+    return 0;
 }
 
 void ob_cluster_describe(const ob_cluster *c, char *out, size_t n) {

@@ -30,6 +30,7 @@ typedef struct ob_cluster {
     char status[24];   /* wsrep_cluster_status: Primary, non-Primary, Disconnected */
     char state[48];    /* wsrep_local_state_comment: Synced, Donor/Desynced, Joining... */
     char members[256]; /* wsrep_incoming_addresses, cut when longer */
+    int ready;         /* wsrep_ready: 1 ON, 0 OFF, -1 not reported */
 } ob_cluster;
 
 /* The probe: rows of (VARIABLE_NAME, VARIABLE_VALUE). */
@@ -48,6 +49,11 @@ void ob_cluster_read(ob_cluster *c, MYSQL_RES *res);
 
 /* 1 when the connection is on a Galera node: wsrep on and a provider loaded. */
 int ob_cluster_is_galera(const ob_cluster *c);
+
+/* 1 when c is a Galera node that cannot serve the relay now: wsrep_ready
+ * OFF, or its cluster status other than Primary (it refuses statements
+ * with error 1047); why gets the reason. */
+int ob_cluster_unfit(const ob_cluster *c, char *why, size_t n);
 
 /* One line for logs and `status`: "a single server (wsrep off)", or
  * "Galera cluster of 3 nodes (Primary), this node Synced, members

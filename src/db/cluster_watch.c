@@ -105,11 +105,21 @@ static void tell(ob_cluster_watch *w, const ob_cluster *c) {
 
 static void on_answer(ob_cluster_watch *w) {
     ob_cluster c;
-    char **row;
+    char **row, why[160];
     ob_cluster_init(&c);
     while ((row = ob_db_next_row(w->db, 0, NULL)) != NULL)
         ob_cluster_set(&c, row[0], row[1]);
     c.known = 1; /* no row at all: a server built without wsrep */
+    if (w->dbcfg.n_nodes > 1 && ob_cluster_unfit(&c, why, sizeof(why))) {
+        /* Another node may serve: the watch moves on (the relay's other
+         * connections meet error 1047 on this node and move by themselves). */
+        OB_DEBUG(w->log, "cluster watch: %s", why);
+        ob_db_leave_node(w->db, why);
+        set_state(w, WS_CONNECT_WAIT);
+        uv_timer_start(&w->timer, on_timer, ob_db_life_backoff(&w->life), 0);
+        tell(w, &c);
+        return;
+    }
     ob_db_life_worked(&w->life);
     set_state(w, WS_RESTING);
     uv_timer_start(&w->timer, on_timer, w->interval_ms, 0);
@@ -170,7 +180,13 @@ ob_cluster_watch *ob_cluster_watch_new(uv_loop_t *loop, const ob_db_config *db, 
     w->loop = loop;
     w->log = log;
     w->dbcfg = *db;
+    /* With several nodes the probe is also what finds a frozen node (one
+     * whose kernel still keeps connections alive): it must answer soon. */
+    if (db->n_nodes > 1 && (db->op_timeout_ms == 0 || db->op_timeout_ms > OB_CLUSTER_PROBE_MS))
+        w->dbcfg.op_timeout_ms = OB_CLUSTER_PROBE_MS;
     w->interval_ms = interval_ms ? interval_ms : 10000;
+    if (db->n_nodes > 1 && w->interval_ms > OB_CLUSTER_PROBE_MS)
+        w->interval_ms = OB_CLUSTER_PROBE_MS;
     w->cbs = *cbs;
     ob_cluster_init(&w->last);
     ob_cluster_init(&w->logged);

@@ -25,6 +25,12 @@
 
 typedef struct ob_cluster_watch ob_cluster_watch;
 
+/* With several nodes, the probe's deadline (and its connect's) and the
+ * longest time between probes: a node that gives no answer within it is
+ * left by the watch and by every connection of the watch's group on that
+ * node (db.h, ob_db_group), so a frozen node is left within twice this. */
+#define OB_CLUSTER_PROBE_MS 5000
+
 typedef struct ob_cluster_watch_callbacks {
     /* The probe answered (c->known), or failed with an error that is not a
      * lost connection (c->known is 0: what the server is cannot be told).

@@ -22,11 +22,11 @@
  */
 #include "db.h"
 
+#include "db_nodes.h"
 #include "db_socket.h"
 
 #include <errmsg.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <mysqld_error.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +64,8 @@ struct ob_db {
     uv_loop_t *loop;
     db_state state;
     MYSQL *m;
-    ob_db_config cfg; /* strings owned */
+    ob_db_config cfg; /* strings owned; host and nodes unused (see `nodes`) */
+    ob_db_nodes nodes;
     char *name;
     const ob_log *log;
 
@@ -102,6 +103,7 @@ struct ob_db {
 };
 
 static void db_run(ob_db *db, int ev);
+static void connect_failed(ob_db *db);
 
 static void set_state(ob_db *db, db_state s) {
     if (db->state != s)
@@ -117,7 +119,7 @@ static char *dup_or_null(const char *s, int *oom) {
 }
 
 static void free_config(ob_db *db) {
-    free((char *)db->cfg.host);
+    ob_db_nodes_free(&db->nodes);
     free((char *)db->cfg.user);
     free((char *)db->cfg.password);
     free((char *)db->cfg.database);
@@ -138,7 +140,11 @@ ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, co
     db->loop = loop;
     db->log = log;
     db->cfg = *cfg;
-    db->cfg.host = dup_or_null(cfg->host, &oom);
+    db->cfg.host = NULL;
+    db->cfg.nodes = NULL;
+    if (ob_db_nodes_init(&db->nodes, cfg->nodes, cfg->n_nodes, cfg->host, cfg->port) != 0)
+        oom = 1;
+    db->cfg.group = NULL;
     db->cfg.user = dup_or_null(cfg->user, &oom);
     db->cfg.password = dup_or_null(cfg->password, &oom);
     db->cfg.database = dup_or_null(cfg->database, &oom);
@@ -153,6 +159,7 @@ ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, co
         free(db);
         return NULL;
     }
+    ob_db_nodes_join(&db->nodes, cfg->group);
     uv_timer_init(loop, &db->wait_timer);
     uv_timer_init(loop, &db->op_timer);
     db->wait_timer.data = db;
@@ -262,6 +269,8 @@ static void on_op_timer(uv_timer_t *t) {
     ob_db *db = t->data;
     OB_WARN(db->log, "%s: database operation exceeded %u ms; dropping the connection", db->name,
             (unsigned)db->cfg.op_timeout_ms);
+    ob_db_nodes_silent(&db->nodes, db->cfg.op_timeout_ms,
+                       db->state != DB_CONNECTING && db->state != DB_QUITTING);
     abort_op(db);
 }
 
@@ -328,6 +337,7 @@ static void forget_handle(ob_db *db, int keep) {
         mysql_close(db->m);
         db->m = NULL;
     }
+    db->nodes.fd = -1;
     set_state(db, DB_DOWN);
 }
 
@@ -410,19 +420,10 @@ void ob_db_watch(ob_db *db, ob_db_cb cb, void *data) {
 static const char *connect_host(const ob_db *db) {
     if (db->cfg.socket)
         return "localhost";
-    if (db->cfg.tls && !db->cfg.tls_no_verify_host && !ob_db_is_address(db->cfg.host))
-        return db->cfg.host;
+    const char *host = ob_db_nodes_host(&db->nodes);
+    if (db->cfg.tls && !db->cfg.tls_no_verify_host && !ob_db_is_address(host))
+        return host;
     return db->addr;
-}
-
-/* Connector/C 3.3 leaves a TLS socket in blocking mode after connect, so a
- * later SSL_read would wait inside a _start call. */
-static int set_nonblocking(ob_db *db) {
-    int fd = (int)mysql_get_socket(db->m);
-    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
-    if (fl < 0)
-        return -1;
-    return (fl & O_NONBLOCK) || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0 ? 0 : -1;
 }
 
 static void set_connect_error(ob_db *db) {
@@ -430,11 +431,6 @@ static void set_connect_error(ob_db *db) {
     unsigned no = mysql_errno(db->m);
     set_error(db, no,
               ob_db_connect_error_text(no, mysql_error(db->m), db->cfg.tls, buf, sizeof(buf)));
-}
-
-static void set_tls_options(ob_db *db) {
-    ob_db_tls_options(db->m, db->cfg.tls_ca, db->cfg.tls_cert, db->cfg.tls_key,
-                      db->cfg.tls_no_verify_host);
 }
 
 const char *ob_db_tls_cipher(const ob_db *db) {
@@ -467,10 +463,10 @@ static int step_connecting(ob_db *db, int ev) {
      * measure the longest. */
     uint64_t t0 = uv_hrtime();
     int wait = ev ? mysql_real_connect_cont(&db->ret_conn, db->m, ev)
-                  : mysql_real_connect_start(&db->ret_conn, db->m, connect_host(db), db->cfg.user,
-                                             db->cfg.password, db->cfg.database,
-                                             db->cfg.socket ? 0 : db->cfg.port, db->cfg.socket,
-                                             CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS);
+                  : mysql_real_connect_start(
+                        &db->ret_conn, db->m, connect_host(db), db->cfg.user, db->cfg.password,
+                        db->cfg.database, db->cfg.socket ? 0 : ob_db_nodes_port(&db->nodes),
+                        db->cfg.socket, CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS);
     uint64_t us = (uv_hrtime() - t0) / 1000;
     if (us > db->connect_block_us)
         db->connect_block_us = us;
@@ -480,10 +476,10 @@ static int step_connecting(ob_db *db, int ev) {
         set_connect_error(db);
         db->lost = 1;
         forget_handle(db, 0);
-        finish(db, 0);
+        connect_failed(db);
         return STEP_DONE;
     }
-    if (db->cfg.tls && set_nonblocking(db) != 0) {
+    if (db->cfg.tls && ob_db_socket_nonblocking((int)mysql_get_socket(db->m)) != 0) {
         set_error(db, CR_SERVER_LOST, "cannot make the database socket non-blocking");
         forget_handle(db, 0);
         finish(db, 0);
@@ -493,6 +489,10 @@ static int step_connecting(ob_db *db, int ev) {
         OB_WARN(db->log, "%s: cannot turn TCP keepalive on (%s): a dead server may go unnoticed",
                 db->name, strerror(errno));
     set_state(db, DB_IDLE);
+    char moved[640];
+    db->nodes.fd = (int)mysql_get_socket(db->m);
+    if (ob_db_nodes_up(&db->nodes, moved, sizeof(moved)))
+        OB_INFO(db->log, "%s: %s", db->name, moved);
     OB_DEBUG(db->log, "%s: connected (session %lu%s%s, longest connect call %llu us)", db->name,
              mysql_thread_id(db->m), db->cfg.tls ? ", TLS " : "",
              db->cfg.tls ? ob_db_tls_cipher(db) : "", (unsigned long long)db->connect_block_us);
@@ -563,6 +563,7 @@ static int step_quitting(ob_db *db, int ev) {
     if (wait)
         return wait;
     db->m = NULL;
+    db->nodes.fd = -1;
     set_state(db, DB_DOWN);
     finish(db, 1);
     return STEP_DONE;
@@ -614,30 +615,6 @@ static void db_run(ob_db *db, int ev) {
 
 /* --- connect ------------------------------------------------------------- */
 
-static int new_handle(ob_db *db) {
-    db->m = mysql_init(NULL);
-    if (db->m == NULL)
-        return -1;
-    unsigned ct = db->cfg.connect_timeout_s ? db->cfg.connect_timeout_s : 10;
-    unsigned rt = db->cfg.read_timeout_s ? db->cfg.read_timeout_s : 120;
-    mysql_options(db->m, MYSQL_OPT_NONBLOCK, 0);
-    mysql_options(db->m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
-    mysql_options(db->m, MYSQL_OPT_READ_TIMEOUT, &rt);
-    mysql_options(db->m, MYSQL_OPT_WRITE_TIMEOUT, &rt);
-    mysql_options(db->m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-    if (db->cfg.init_command)
-        mysql_options(db->m, MYSQL_INIT_COMMAND, db->cfg.init_command);
-    if (!db->cfg.socket) {
-        /* Given "localhost" (a TLS host-name check), the library would
-         * otherwise take its default unix socket. */
-        unsigned tcp = MYSQL_PROTOCOL_TCP;
-        mysql_options(db->m, MYSQL_OPT_PROTOCOL, &tcp);
-    }
-    if (db->cfg.tls)
-        set_tls_options(db);
-    return 0;
-}
-
 static void start_connect(ob_db *db) {
     if (db->cfg.tls && db->cfg.tls_no_verify_host && !db->cfg.tls_ca && !ob_db_system_ca_file()) {
         /* The library would not verify the chain at all: refuse instead. */
@@ -649,7 +626,7 @@ static void start_connect(ob_db *db) {
         finish(db, 0);
         return;
     }
-    if (new_handle(db) != 0) {
+    if ((db->m = ob_db_mysql_new(&db->cfg)) == NULL) {
         set_error(db, CR_OUT_OF_MEMORY, "out of memory");
         db->lost = 1;
         set_state(db, DB_DOWN);
@@ -673,13 +650,13 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
     }
     if (status != 0 || res == NULL) {
         char msg[300];
-        snprintf(msg, sizeof(msg), "cannot resolve database host '%s': %s", db->cfg.host,
-                 uv_strerror(status));
+        snprintf(msg, sizeof(msg), "cannot resolve database host '%s': %s",
+                 ob_db_nodes_host(&db->nodes), uv_strerror(status));
         set_error(db, CR_UNKNOWN_HOST, msg);
         db->lost = 1;
         set_state(db, DB_DOWN);
         uv_freeaddrinfo(res);
-        finish(db, 0);
+        connect_failed(db);
         return;
     }
     if (res->ai_family == AF_INET6)
@@ -690,14 +667,8 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
     start_connect(db);
 }
 
-int ob_db_connect(ob_db *db, ob_db_cb cb, void *data) {
-    if (db->state != DB_DOWN || db->resolving)
-        return -1;
-    db->cb = cb;
-    db->cb_data = data;
-    db->lost = 0;
-    db->err_no = 0;
-    db->err[0] = '\0';
+/* Connects to the current node: resolves its name first, on the loop. */
+static int connect_node(ob_db *db) {
     if (db->cfg.socket) {
         start_connect(db);
         return 0;
@@ -709,13 +680,50 @@ int ob_db_connect(ob_db *db, ob_db_cb cb, void *data) {
     set_state(db, DB_RESOLVING);
     db->resolve_req.data = db;
     db->resolving = 1;
-    int rc = uv_getaddrinfo(db->loop, &db->resolve_req, on_resolved, db->cfg.host, NULL, &hints);
+    int rc = uv_getaddrinfo(db->loop, &db->resolve_req, on_resolved, ob_db_nodes_host(&db->nodes),
+                            NULL, &hints);
     if (rc != 0) {
         db->resolving = 0;
         set_state(db, DB_DOWN);
         return -1;
     }
     return 0;
+}
+
+/* A connect to the current node failed (the handle is down): the next node
+ * of the round is tried at once, or the round fails. */
+static void connect_failed(ob_db *db) {
+    uv_timer_stop(&db->op_timer);
+    if (!ob_db_errno_is_permanent(db->err_no) && ob_db_nodes_failed(&db->nodes, db->err)) {
+        OB_DEBUG(db->log, "%s: %s; trying the next node", db->name, db->err);
+        if (connect_node(db) == 0)
+            return;
+        set_error(db, CR_OUT_OF_MEMORY, "cannot resolve the database host (out of memory)");
+        db->lost = 1;
+    } else if (!ob_db_errno_is_permanent(db->err_no)) {
+        ob_db_nodes_round_failed(&db->nodes, db->err, sizeof(db->err));
+    }
+    finish(db, 0);
+}
+
+int ob_db_connect(ob_db *db, ob_db_cb cb, void *data) {
+    if (db->state != DB_DOWN || db->resolving)
+        return -1;
+    if (db->lost) /* the last session ended with its node lost */
+        ob_db_nodes_lost(&db->nodes, db->err);
+    ob_db_nodes_round(&db->nodes);
+    db->cb = cb;
+    db->cb_data = data;
+    db->lost = 0;
+    db->err_no = 0;
+    db->err[0] = '\0';
+    return connect_node(db);
+}
+
+void ob_db_leave_node(ob_db *db, const char *why) {
+    ob_db_reset(db);
+    set_error(db, CR_SERVER_LOST, why);
+    db->lost = 1;
 }
 
 /* --- query --------------------------------------------------------------- */
@@ -740,21 +748,6 @@ int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data)
 
 MYSQL_RES *ob_db_result(const ob_db *db, int i) {
     return i >= 0 && i < db->nres ? db->res[i] : NULL;
-}
-
-char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths) {
-    MYSQL_RES *res = ob_db_result(db, i);
-    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-    if (row && lengths)
-        *lengths = mysql_fetch_lengths(res);
-    return row;
-}
-
-int ob_db_col_binary(const ob_db *db, int i, unsigned col) {
-    MYSQL_RES *res = ob_db_result(db, i);
-    if (res == NULL || col >= mysql_num_fields(res))
-        return 0;
-    return mysql_fetch_fields(res)[col].charsetnr == 63;
 }
 
 MYSQL *ob_db_mysql(const ob_db *db) {
@@ -809,6 +802,7 @@ static void timer_closed(uv_handle_t *h) {
 static void close_handles(ob_db *db) {
     free_results(db);
     set_state(db, DB_CLOSED);
+    ob_db_nodes_leave(&db->nodes);
     free_config(db);
     if (db->resolving) {
         db->open_handles++;

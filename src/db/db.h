@@ -24,6 +24,16 @@
  *     and at most 5 s; ob_db_connect_block_us() says how long the longest
  *     call into connect took.
  *
+ * Nodes: given several (ob_db_config's nodes, a --db URL with several
+ * hosts), a connect tries them in order, from the node in use, and stays on
+ * the first that answers; a session lost on its node (the node died, refused
+ * it, left the primary component with error 1047, or gave no answer within
+ * op_timeout_ms) makes the next connect start at the node after it. One
+ * connect tries each node once at most before it fails, so the owner's
+ * backoff applies between rounds, and an error retrying cannot heal
+ * (ob_db_errno_is_permanent) ends the round at once. Each move is logged
+ * once, at info level, when the session on the new node is made.
+ *
  * Callbacks run on the loop and may run before the function that started the
  * operation returns (when the answer was already buffered), so callers set
  * their own state first.
@@ -35,6 +45,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "db_config.h"
 #include "log.h"
 #include "url.h"
 
@@ -43,41 +54,6 @@ typedef struct ob_db ob_db;
 /* ok is 1 on success, 0 on error (see ob_db_errno / ob_db_error / ob_db_lost). */
 typedef void (*ob_db_cb)(ob_db *db, int ok, void *data);
 typedef void (*ob_db_close_cb)(void *data);
-
-typedef struct ob_db_config {
-    const char *host; /* name or address; resolved on the loop */
-    unsigned port;
-    const char *user;
-    const char *password; /* may be NULL */
-    const char *database;
-    const char *socket; /* unix socket path; when set, host and port are unused */
-    unsigned connect_timeout_s;
-    unsigned read_timeout_s;  /* must outlast any legitimate wait, such as GET_LOCK */
-    uint32_t op_timeout_ms;   /* our own deadline for one operation; 0 = none */
-    const char *init_command; /* run by connect, may be NULL */
-
-    /* TLS. On when `tls` is set; the server's certificate chain is then
-     * always verified: against tls_ca when given, else the system store.
-     * The host name is checked too unless tls_no_verify_host is set. To
-     * check a host name (not an address) the name is handed to the library,
-     * which then resolves it itself inside connect. */
-    int tls;
-    const char *tls_ca;   /* PEM file of the CAs to trust, may be NULL */
-    const char *tls_cert; /* client certificate (PEM), may be NULL */
-    const char *tls_key;  /* its private key (PEM), may be NULL */
-    int tls_no_verify_host;
-} ob_db_config;
-
-/* Points host, port, user, password, database and socket of `cfg` into `u`
- * (which must outlive cfg). */
-static inline void ob_db_url_to_config(const ob_db_url *u, ob_db_config *cfg) {
-    cfg->host = u->host;
-    cfg->port = u->port;
-    cfg->user = u->user;
-    cfg->password = u->password;
-    cfg->database = u->database;
-    cfg->socket = u->socket;
-}
 
 /* Creates the connection object and its timers on `loop`. Strings in cfg are
  * copied. `name` labels log lines ("worker 1", "maint"). Returns NULL on OOM. */
@@ -128,6 +104,11 @@ unsigned long ob_db_thread_id(const ob_db *db);
  * runs. Without a watch such a loss is found by the next operation. cb NULL
  * ends the watch. */
 void ob_db_watch(ob_db *db, ob_db_cb cb, void *data);
+
+/* Drops the connection like ob_db_reset() and gives its node up: the next
+ * connect starts at the node after it (why says why, for the log). For a
+ * node found unfit by a statement that succeeded, such as wsrep_ready OFF. */
+void ob_db_leave_node(ob_db *db, const char *why);
 
 /* Drops the connection without a goodbye: used after a loss. The handle
  * returns to the down state at once; any operation in progress is abandoned

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/x509.h>
@@ -91,4 +92,35 @@ void ob_db_tls_options(MYSQL *m, const char *ca, const char *cert, const char *k
     mysql_optionsv(m, MARIADB_OPT_IO_WAIT, ob_db_tls_io_wait);
     mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
     mysql_ssl_set(m, key, cert, ca, NULL, NULL);
+}
+
+MYSQL *ob_db_mysql_new(const ob_db_config *cfg) {
+    MYSQL *m = mysql_init(NULL);
+    if (m == NULL)
+        return NULL;
+    unsigned ct = cfg->connect_timeout_s ? cfg->connect_timeout_s : 10;
+    unsigned rt = cfg->read_timeout_s ? cfg->read_timeout_s : 120;
+    mysql_options(m, MYSQL_OPT_NONBLOCK, 0);
+    mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+    mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &rt);
+    mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &rt);
+    mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    if (cfg->init_command)
+        mysql_options(m, MYSQL_INIT_COMMAND, cfg->init_command);
+    if (!cfg->socket) {
+        /* Given "localhost" (a TLS host-name check), the library would
+         * otherwise take its default unix socket. */
+        unsigned tcp = MYSQL_PROTOCOL_TCP;
+        mysql_options(m, MYSQL_OPT_PROTOCOL, &tcp);
+    }
+    if (cfg->tls)
+        ob_db_tls_options(m, cfg->tls_ca, cfg->tls_cert, cfg->tls_key, cfg->tls_no_verify_host);
+    return m;
+}
+
+int ob_db_socket_nonblocking(int fd) {
+    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+    if (fl < 0)
+        return -1;
+    return (fl & O_NONBLOCK) || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0 ? 0 : -1;
 }

@@ -10,6 +10,8 @@
 #include <mysql.h>
 #include <stddef.h>
 
+#include "db_config.h"
+
 /* How a dead server is noticed on a TCP connection: keepalive probes after
  * OB_DB_KEEPIDLE_S of silence, every OB_DB_KEEPINTVL_S, OB_DB_KEEPCNT
  * unanswered ones end the connection; data the server does not acknowledge
@@ -46,5 +48,15 @@ int ob_db_tls_io_wait(my_socket fd, my_bool is_read, int timeout);
  * bounded. */
 void ob_db_tls_options(MYSQL *m, const char *ca, const char *cert, const char *key,
                        int no_verify_host);
+
+/* Connector/C 3.3 leaves a TLS socket in blocking mode after connect, so a
+ * later SSL_read would wait inside a _start call: puts fd back in
+ * non-blocking mode. Returns 0 or -1. */
+int ob_db_socket_nonblocking(int fd);
+
+/* A new MYSQL handle with the options of cfg set (non-blocking, timeouts,
+ * character set, init command, TCP unless a socket is named, TLS); not yet
+ * connected. NULL when out of memory. */
+MYSQL *ob_db_mysql_new(const ob_db_config *cfg);
 
 #endif

@@ -295,6 +295,7 @@ static void prepare_env(outbox_relay *r) {
     e->loop = r->loop;
     e->log = &r->log;
     ob_db_url_to_config(&r->db, &e->db);
+    e->db.group = &r->dbgroup;
     e->db.connect_timeout_s = 10;
     e->db.read_timeout_s = 120;
     e->db.op_timeout_ms = 60000;

@@ -38,6 +38,8 @@ struct outbox_relay {
     ob_log log;
     char errmsg[512];
 
+    /* Every connection of the relay: a node one finds silent is left by all. */
+    ob_db_group dbgroup;
     ob_db_url db;     /* parsed db_url, password override applied */
     char *qtable;     /* `schema`.`table` */
     char *ce_source;  /* percent-encoded */

@@ -161,3 +161,60 @@ galera_sample() {
     sleep 0.1
   done
 }
+
+# galera_url DB N...: one --db URL naming nodes N... in that order
+# (mysql://outbox:outbox@127.0.0.1:P3,127.0.0.1:P1,127.0.0.1:P2/DB).
+galera_url() {
+  local db=$1 n url hosts=; shift
+  for n in "$@"; do
+    eval "url=\$OUTBOX_TEST_GALERA_URL$n"
+    url=${url#*@}
+    hosts+=${hosts:+,}${url%/}
+  done
+  echo "mysql://outbox:outbox@$hosts/$db"
+}
+
+# galera_now: the cluster's clock (node 1) as a Unix time with microseconds.
+galera_now() { GSQL 1 "" 'SELECT UNIX_TIMESTAMP(NOW(6))'; }
+
+# galera_move_times DB LOG T: "M F": seconds from T (galera_now, read just
+# before the node was killed or frozen) to the relay's first connection made
+# on another node (its log line), and to the first row processed after that
+# (through the new node: the old one commits nothing after it was left).
+# Empty when the relay did not move.
+galera_move_times() {
+  local db=$1 log=$2 t0=$3 ts moved first
+  ts=$(grep -m1 -E ': on database node [0-9]+ of [0-9]+ ' "$log" | cut -d' ' -f1)
+  [ -n "$ts" ] || return 0
+  moved=$(date -d "$ts" +%s.%N)
+  first=$(GSQL 1 "$db" "SELECT MIN(UNIX_TIMESTAMP(processed_at)) FROM outbox
+    WHERE status = 1 AND UNIX_TIMESTAMP(processed_at) > $moved")
+  [ "$first" != NULL ] || return 0
+  awk -v m="$moved" -v f="$first" -v t="$t0" 'BEGIN { printf "%.2f %.2f\n", m - t, f - t }'
+}
+
+# galera_moves LOG: each connection of the relay logs its move to another
+# node once (never once per retry); prints the lines.
+galera_moves() {
+  local log=$1 name
+  grep -E ': on database node [0-9]+ of [0-9]+ ' "$log" | sed 's/^/    /' || true
+  for name in $(grep -E ': on database node [0-9]+ of [0-9]+ ' "$log" | sed -E 's/.* (info|warn) +([^:]*): on database node.*/\2/' | tr ' ' '_' | sort | uniq -d); do
+    fail "connection $name logged more than one move"
+  done
+}
+
+# galera_synced N: waits up to 90 s for node N to be back: node 1 sees a
+# cluster of 3 (a thawed node first reports its old view, Synced in a cluster
+# of 3, until it learns it was evicted), and node N is Synced and ready.
+galera_synced() {
+  local i
+  for i in $(seq 1 900); do
+    [ "$(GROOT 1 -e "SHOW STATUS LIKE 'wsrep_cluster_size'" 2>/dev/null | cut -f2)" = 3 ] &&
+      [ "$(GROOT "$1" -e "SELECT GROUP_CONCAT(VARIABLE_VALUE ORDER BY VARIABLE_NAME)
+        FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN
+        ('WSREP_CLUSTER_SIZE', 'WSREP_LOCAL_STATE_COMMENT', 'WSREP_READY')" 2>/dev/null)" = \
+        "3,Synced,ON" ] && GSQL "$1" "" 'SELECT 1' >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  fail "node $1 is not back, Synced in a cluster of 3"
+}

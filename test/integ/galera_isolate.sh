@@ -3,13 +3,15 @@
 # every statement there fails with 1047 ("WSREP has not yet prepared node
 # for application use"), then joins again. That is the database's outage:
 # no row is charged an attempt or dead, the relays on nodes 1 and 2 deliver
-# meanwhile, and every row ends once in the stream.
+# meanwhile, and every row ends once in the stream. A fourth relay, given
+# nodes 3, 1 and 2, leaves node 3 for node 1 when node 3 refuses it.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/galera.sh"
 db=it_galera_isolate stream=IT_GALERA_ISOLATE prefix=itgi
 work=$(mktemp -d)
 pids=() ports=()
-trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+multi=
+trap 'for p in "${pids[@]}" $multi; do kill -KILL "$p" 2>/dev/null || true; done
   GROOT 3 -e "SET GLOBAL wsrep_provider_options = '"'"'gmcast.isolate=0'"'"'" 2>/dev/null || true
   rm -rf "$work"' EXIT
 
@@ -17,6 +19,11 @@ galera_db_fresh $db
 stream_delete $stream
 
 galera_relays $db $stream $prefix "$work"
+# A fourth relay is given nodes 3, 1 and 2: it moves to node 1 when node 3
+# refuses it, once per connection.
+"$OUTBOX_TEST_RELAY" --db "$(galera_url $db 3 1 2)" --nats "$OUTBOX_TEST_NATS_URL" \
+  --stream $stream --subject-prefix $prefix --no-progress 2>"$work/relay-multi.log" &
+multi=$!
 
 # Slow enough that the producers outlast node 3's isolation.
 GALERA_PACE="DO SLEEP(0.1)" galera_producers $db "$work" 1 2
@@ -49,5 +56,15 @@ galera_stop "$work"
 lines=$(grep -c 'WSREP has not yet prepared node' "$work/relay3.log" || true)
 echo "    $lines log lines of the relay on node 3 name the refusal (1047)"
 [ "$lines" -lt 1000 ] || fail "the relay on node 3 retried 1047 without backoff"
+
+# The relay given three nodes left node 3 for node 1 on 1047 (or on the
+# watch finding node 3 not ready), each connection logging it once.
+kill -TERM "$multi"
+rc=0
+wait "$multi" || rc=$?
+assert_eq "$rc" 0 "exit status of the relay given three nodes"
+grep -Eq 'on database node 2 of 3 \(127.0.0.1:[0-9]+\); node 1 of 3 \(127.0.0.1:[0-9]+\) given up: (WSREP has not yet prepared node|the node is not ready)' \
+  "$work/relay-multi.log" || { cat "$work/relay-multi.log" >&2; fail "the relay given three nodes did not move off node 3"; }
+galera_moves "$work/relay-multi.log"
 
 galera_end $db $stream 10000 "$work"

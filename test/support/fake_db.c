@@ -180,6 +180,19 @@ void ob_db_reset(ob_db *db) {
     db->op = FAKE_NONE;
 }
 
+static int nodes_left;
+
+void ob_db_leave_node(ob_db *db, const char *why) {
+    (void)why;
+    ob_db_reset(db);
+    db->lost = 1;
+    nodes_left++;
+}
+
+int fake_db_nodes_left(void) {
+    return nodes_left;
+}
+
 void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data) {
     clear_rows(db);
     free(db->sql);

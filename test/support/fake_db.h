@@ -38,5 +38,7 @@ void fake_db_fail_next_new(void);
 void fake_db_fail_next_query(void);
 /* Nonzero once closed. */
 int fake_db_closed_count(void);
+/* How many times ob_db_leave_node() was called. */
+int fake_db_nodes_left(void);
 
 #endif

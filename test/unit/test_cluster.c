@@ -111,6 +111,25 @@ static void differences_that_matter(void) {
     CHECK(ob_cluster_differs(&a, &b));
 }
 
+static void a_node_out_of_the_primary_component_is_unfit(void) {
+    ob_cluster c;
+    char why[200];
+    galera_node(&c, "3");
+    CHECK(!ob_cluster_unfit(&c, why, sizeof(why))); /* wsrep_ready not reported */
+    ob_cluster_set(&c, "WSREP_READY", "ON");
+    CHECK(!ob_cluster_unfit(&c, why, sizeof(why)));
+    ob_cluster_set(&c, "WSREP_READY", "OFF");
+    CHECK(ob_cluster_unfit(&c, why, sizeof(why)));
+    CHECK_STR(why, "the node is not ready (wsrep_ready OFF, cluster status Primary)");
+    galera_node(&c, "1");
+    ob_cluster_set(&c, "WSREP_CLUSTER_STATUS", "non-Primary");
+    CHECK(ob_cluster_unfit(&c, why, sizeof(why)));
+    CHECK_CONTAINS(why, "non-Primary");
+    ob_cluster_init(&c); /* a single server is always fit */
+    c.known = 1;
+    CHECK(!ob_cluster_unfit(&c, why, sizeof(why)));
+}
+
 int main(void) {
     a_galera_node_is_described();
     a_single_server_is_not_galera();
@@ -118,5 +137,6 @@ int main(void) {
     cursor_mode_is_refused_on_galera();
     server_text_is_cut_and_cleaned();
     differences_that_matter();
+    a_node_out_of_the_primary_component_is_unfit();
     return 0;
 }

@@ -153,5 +153,35 @@ int main(void) {
     w = ob_cluster_watch_new(&loop, &cfg, &lg, 0, &cbs);
     ob_cluster_watch_close(w);
     CHECK_EQ(closed, 2);
+
+    /* Given several nodes, a node not ready (wsrep_ready OFF) is left: the
+     * watch tells what it saw, then connects again (to the next node). */
+    uv_loop_init(&loop);
+    ob_db_node nodes[2] = {{"h1", 1}, {"h2", 2}};
+    cfg.nodes = nodes;
+    cfg.n_nodes = 2;
+    w = ob_cluster_watch_new(&loop, &cfg, &lg, 20, &cbs);
+    ob_cluster_watch_start(w);
+    db = next(FAKE_CONNECT);
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next(FAKE_QUERY);
+    galera_rows(db, "3", "Synced");
+    row(db, "WSREP_READY", "OFF");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK_EQ(last.ready, 0);
+    CHECK_EQ(fake_db_nodes_left(), 1);
+    db = next(FAKE_CONNECT);
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next(FAKE_QUERY);
+    galera_rows(db, "3", "Synced");
+    row(db, "WSREP_READY", "ON");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK_EQ(fake_db_nodes_left(), 1);
+    db = next(FAKE_QUERY); /* resting, then probing again on the same node */
+    ob_cluster_watch_close(w);
+    while (uv_run(&loop, UV_RUN_ONCE))
+        ;
+    CHECK_EQ(closed, 3);
+    CHECK_EQ(uv_loop_close(&loop), 0);
     return 0;
 }

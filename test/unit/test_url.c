@@ -1,5 +1,6 @@
 /* Database and NATS URL parsing, and redaction for logs. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "outbox/common.h"
@@ -55,6 +56,55 @@ static void db_url_errors_say_what_is_wrong(void) {
     CHECK_CONTAINS(err, "percent");
     CHECK_EQ(ob_db_url_parse("", &u, err, sizeof(err)), -1);
     CHECK_EQ(ob_db_url_parse(NULL, &u, err, sizeof(err)), -1);
+}
+
+static void db_url_several_hosts(void) {
+    ob_db_url u;
+    char err[256];
+    CHECK_EQ(ob_db_url_parse("mysql://app:s,e@cr@et@10.0.0.1:3307,db2,[::1]:3309/shop", &u, err,
+                             sizeof(err)),
+             0);
+    CHECK_STR(u.password, "s,e@cr@et");
+    CHECK_EQ(u.n_nodes, 3);
+    CHECK_STR(u.nodes[0].host, "10.0.0.1");
+    CHECK_EQ(u.nodes[0].port, 3307);
+    CHECK_STR(u.nodes[1].host, "db2");
+    CHECK_EQ(u.nodes[1].port, 3306);
+    CHECK_STR(u.nodes[2].host, "::1");
+    CHECK_EQ(u.nodes[2].port, 3309);
+    CHECK_STR(u.host, "10.0.0.1"); /* the first node, for single-server users */
+    CHECK_EQ(u.port, 3307);
+    CHECK_STR(u.database, "shop");
+    ob_db_url_free(&u);
+    CHECK_EQ(ob_db_url_parse("mysql://u@h/d", &u, err, sizeof(err)), 0);
+    CHECK_EQ(u.n_nodes, 1);
+    ob_db_url_free(&u);
+    /* Errors name the host's place in the list, never its text. */
+    CHECK_EQ(ob_db_url_parse("mysql://u:pw@h1,,h3/d", &u, err, sizeof(err)), -1);
+    CHECK_CONTAINS(err, "host 2 of the list is empty");
+    CHECK_EQ(ob_db_url_parse("mysql://u:pw@h1,/d", &u, err, sizeof(err)), -1);
+    CHECK_CONTAINS(err, "host 2 of the list is empty");
+    CHECK_EQ(ob_db_url_parse("mysql://u:pw@h1,h2:0/d", &u, err, sizeof(err)), -1);
+    CHECK_CONTAINS(err, "host 2 of the list: the port");
+    CHECK_EQ(ob_db_url_parse("mysql://u:pw@h1,h2/d?socket=/s", &u, err, sizeof(err)), -1);
+    CHECK_CONTAINS(err, "socket");
+    CHECK_EQ(ob_db_url_parse("mysql://u@1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17/d", &u, err,
+                             sizeof(err)),
+             -1);
+    CHECK_CONTAINS(err, "more than 16 hosts");
+    static const char *bad[] = {
+        "mysql://admin:Sup3rSe@h1,,h2/d",        "mysql://admin:Sup3rSe@h1,h2:x/d",
+        "mysql://admin:Sup3rSe@h1,[h2/d",        "mysql://admin:Sup3rSe,h2/d",
+        "mysql://admin:Sup3rSe@h1,h2?socket=/s",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        CHECK_EQ(ob_db_url_parse(bad[i], &u, err, sizeof(err)), -1);
+        if (strstr(err, "Sup3r") != NULL || strstr(err, "admin") != NULL)
+            CHECK_FAIL_("message for '%s' quotes the credentials: %s", bad[i], err);
+    }
+    char *r = ob_url_redact("mysql://app:Sup3rSe@h1:1,h2:2/d");
+    CHECK_STR(r, "mysql://app:***@h1:1,h2:2/d");
+    free(r);
 }
 
 static void nats_urls(void) {
@@ -201,6 +251,7 @@ int main(void) {
     db_url_full();
     db_url_defaults_and_variants();
     db_url_errors_say_what_is_wrong();
+    db_url_several_hosts();
     nats_urls();
     redaction_hides_passwords();
     no_message_quotes_a_secret();

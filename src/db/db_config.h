@@ -1,0 +1,66 @@
+/*
+ * A connection's settings (ob_db_config) and the group its connections may
+ * share, apart from db.h so that the files beside db.c that need only the
+ * settings (db_socket.c, db_nodes.c) include nothing of the connection.
+ */
+#ifndef OB_DB_CONFIG_H
+#define OB_DB_CONFIG_H
+
+#include <stdint.h>
+
+#include "url.h"
+
+/* Connections that share a group (every connection of one relay) share
+ * what one of them finds about a node: when one gets no answer from its node
+ * within its op_timeout_ms (a frozen server, whose kernel still keeps the
+ * TCP connections alive), the others on that node drop their sessions at
+ * once and move on too, whatever their own deadlines. Only with several
+ * nodes. Zero-initialised by its owner, who keeps it until every connection
+ * in it is closed; used on one loop. */
+typedef struct ob_db_group {
+    struct ob_db_nodes *first;
+} ob_db_group;
+
+typedef struct ob_db_config {
+    const char *host; /* name or address; resolved on the loop */
+    unsigned port;
+    /* Several nodes (a cluster), in the order to try them; when n_nodes is
+     * 0, host and port name the one server. See "Nodes" in db.h. */
+    const ob_db_node *nodes;
+    int n_nodes;
+    ob_db_group *group; /* may be NULL */
+    const char *user;
+    const char *password; /* may be NULL */
+    const char *database;
+    const char *socket; /* unix socket path; when set, host and port are unused */
+    unsigned connect_timeout_s;
+    unsigned read_timeout_s;  /* must outlast any legitimate wait, such as GET_LOCK */
+    uint32_t op_timeout_ms;   /* our own deadline for one operation; 0 = none */
+    const char *init_command; /* run by connect, may be NULL */
+
+    /* TLS. On when `tls` is set; the server's certificate chain is then
+     * always verified: against tls_ca when given, else the system store.
+     * The host name is checked too unless tls_no_verify_host is set. To
+     * check a host name (not an address) the name is handed to the library,
+     * which then resolves it itself inside connect. */
+    int tls;
+    const char *tls_ca;   /* PEM file of the CAs to trust, may be NULL */
+    const char *tls_cert; /* client certificate (PEM), may be NULL */
+    const char *tls_key;  /* its private key (PEM), may be NULL */
+    int tls_no_verify_host;
+} ob_db_config;
+
+/* Points host, port, user, password, database and socket of `cfg` into `u`
+ * (which must outlive cfg). */
+static inline void ob_db_url_to_config(const ob_db_url *u, ob_db_config *cfg) {
+    cfg->host = u->host;
+    cfg->port = u->port;
+    cfg->nodes = u->nodes;
+    cfg->n_nodes = u->n_nodes;
+    cfg->user = u->user;
+    cfg->password = u->password;
+    cfg->database = u->database;
+    cfg->socket = u->socket;
+}
+
+#endif

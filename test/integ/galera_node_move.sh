@@ -1,0 +1,53 @@
+# A relay given three nodes moves when its node dies: one plain relay with
+# --db naming nodes 3, 1 and 2 (it runs on node 3, the first), producers on
+# nodes 1 and 2, and node 3 killed with SIGKILL once the relay delivers.
+# Every connection of the relay moves to node 1 (the next in the list),
+# each logging its move once; the outage costs no attempts; every row ends
+# processed and once in the stream, and the relay stops with exit 0 once
+# all are. Prints the time from the kill to the first row published
+# through node 1. Node 3 is started again at the end (a state transfer).
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/galera.sh"
+db=it_galera_move stream=IT_GALERA_MOVE prefix=itgm
+work=$(mktemp -d)
+pids=() ports=()
+trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  GROOT 3 -e "SELECT 1" >/dev/null 2>&1 ||
+    "$OUTBOX_TEST_SERVERS" start-gnode "$OUTBOX_TEST_GALERA_DIR" 3 >/dev/null 2>&1 || true
+  rm -rf "$work"' EXIT
+
+galera_synced 3
+galera_db_fresh $db
+stream_delete $stream
+
+url=$(galera_url $db 3 1 2)
+"$OUTBOX_TEST_RELAY" --db "$url" --nats "$OUTBOX_TEST_NATS_URL" --stream $stream \
+  --subject-prefix $prefix --no-progress --http 127.0.0.1:0 2>"$work/relay.log" &
+pids+=($!)
+port=$(http_port "$work/relay.log")
+
+GALERA_PACE="DO SLEEP(0.02)" galera_producers $db "$work" 1 2
+galera_first_delivery $db
+t0=$(galera_now)
+"$OUTBOX_TEST_SERVERS" kill-gnode "$OUTBOX_TEST_GALERA_DIR" 3
+echo "node 3 killed with $(GSQL 1 $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
+for p in "${producers[@]}"; do wait "$p" || fail "a producer failed"; done
+
+galera_drained $db
+times=$(galera_move_times $db "$work/relay.log" "$t0")
+[ -n "$times" ] || { cat "$work/relay.log" >&2; fail "the relay published nothing through another node"; }
+took=${times#* }
+echo "the relay moved ${times% *} s, and published its first row through node 1 ${took} s, after node 3 was killed"
+grep -q 'on database node 2 of 3 (127.0.0.1:[0-9]*); node 1 of 3 (127.0.0.1:[0-9]*) given up' \
+  "$work/relay.log" || { cat "$work/relay.log" >&2; fail "the relay did not log its move to node 1"; }
+galera_moves "$work/relay.log"
+
+kill -TERM "${pids[0]}"
+rc=0
+wait "${pids[0]}" || rc=$?
+pids=()
+assert_eq "$rc" 0 "exit status of the relay"
+galera_end $db $stream 10000 "$work"
+
+"$OUTBOX_TEST_SERVERS" start-gnode "$OUTBOX_TEST_GALERA_DIR" 3
+galera_synced 3

@@ -1,0 +1,105 @@
+/* The order in which a connection tries the nodes of a --db URL with
+ * several hosts, and when it moves. */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "db_nodes.h"
+
+static ob_db_node three[] = {{"h1", 1}, {"h2", 2}, {"h3", 3}};
+
+static void starts_on_the_first_and_stays(void) {
+    ob_db_nodes l;
+    char msg[600];
+    CHECK_EQ(ob_db_nodes_init(&l, three, 3, NULL, 0), 0);
+    ob_db_nodes_round(&l);
+    CHECK_STR(ob_db_nodes_host(&l), "h1");
+    CHECK_EQ(ob_db_nodes_up(&l, msg, sizeof(msg)), 0); /* the first node: nothing to log */
+    /* A statement error that is not a loss leaves the node alone; a reset
+     * without a loss is not a move either (the owner calls lost only for
+     * a loss). */
+    ob_db_nodes_round(&l);
+    CHECK_STR(ob_db_nodes_host(&l), "h1");
+    ob_db_nodes_free(&l);
+}
+
+static void a_lost_session_moves_to_the_next_node_once(void) {
+    ob_db_nodes l;
+    char msg[600];
+    CHECK_EQ(ob_db_nodes_init(&l, three, 3, NULL, 0), 0);
+    ob_db_nodes_round(&l);
+    CHECK_EQ(ob_db_nodes_up(&l, msg, sizeof(msg)), 0);
+    ob_db_nodes_lost(&l, "Lost connection to server during query");
+    ob_db_nodes_round(&l);
+    CHECK_STR(ob_db_nodes_host(&l), "h2");
+    /* h2 refuses: h3 is tried at once, in the same round. */
+    CHECK_EQ(ob_db_nodes_failed(&l, "Connection refused"), 1);
+    CHECK_STR(ob_db_nodes_host(&l), "h3");
+    CHECK_EQ(ob_db_nodes_up(&l, msg, sizeof(msg)), 1);
+    CHECK_CONTAINS(msg, "on database node 3 of 3 (h3:3)");
+    CHECK_CONTAINS(msg, "node 2 of 3 (h2:2) given up: Connection refused");
+    /* Retries on the same node log nothing more. */
+    ob_db_nodes_round(&l);
+    CHECK_EQ(ob_db_nodes_up(&l, msg, sizeof(msg)), 0);
+    ob_db_nodes_free(&l);
+}
+
+static void a_round_tries_each_node_once(void) {
+    ob_db_nodes l;
+    char msg[600];
+    CHECK_EQ(ob_db_nodes_init(&l, three, 3, NULL, 0), 0);
+    ob_db_nodes_round(&l);
+    ob_db_nodes_up(&l, msg, sizeof(msg));
+    ob_db_nodes_lost(&l, "gone");
+    ob_db_nodes_round(&l);
+    CHECK_EQ(ob_db_nodes_failed(&l, "refused"), 1); /* h2 */
+    CHECK_EQ(ob_db_nodes_failed(&l, "refused"), 1); /* h3, then h1 again */
+    CHECK_STR(ob_db_nodes_host(&l), "h1");
+    CHECK_EQ(ob_db_nodes_failed(&l, "refused"), 0); /* every node tried: backoff */
+    /* The next round starts after the last node tried, and a second loss
+     * report for the same session moves nothing. */
+    ob_db_nodes_lost(&l, "gone");
+    ob_db_nodes_round(&l);
+    CHECK_STR(ob_db_nodes_host(&l), "h2");
+    ob_db_nodes_free(&l);
+}
+
+static void a_silent_node_is_named_as_such(void) {
+    ob_db_nodes l;
+    char msg[600];
+    CHECK_EQ(ob_db_nodes_init(&l, three, 3, NULL, 0), 0);
+    ob_db_nodes_round(&l);
+    ob_db_nodes_up(&l, msg, sizeof(msg));
+    ob_db_nodes_silent(&l, 5000, 1);
+    ob_db_nodes_lost(&l, "Lost connection to server during query");
+    ob_db_nodes_round(&l);
+    CHECK_EQ(ob_db_nodes_up(&l, msg, sizeof(msg)), 1);
+    CHECK_CONTAINS(msg, "node 1 of 3 (h1:1) given up: no answer within 5000 ms");
+    ob_db_nodes_free(&l);
+}
+
+static void one_node_never_moves(void) {
+    ob_db_nodes l;
+    char msg[600], err[128] = "Connection refused";
+    CHECK_EQ(ob_db_nodes_init(&l, NULL, 0, "db", 3306), 0);
+    ob_db_nodes_round(&l);
+    CHECK_EQ(ob_db_nodes_failed(&l, "refused"), 0);
+    ob_db_nodes_round_failed(&l, err, sizeof(err));
+    CHECK_STR(err, "Connection refused");
+    ob_db_nodes_lost(&l, "gone");
+    CHECK_STR(ob_db_nodes_host(&l), "db");
+    CHECK_EQ(ob_db_nodes_up(&l, msg, sizeof(msg)), 0);
+    ob_db_nodes_name(&l, 0, msg, sizeof(msg));
+    CHECK_STR(msg, "db:3306");
+    ob_db_nodes_free(&l);
+}
+
+int main(void) {
+    starts_on_the_first_and_stays();
+    a_lost_session_moves_to_the_next_node_once();
+    a_round_tries_each_node_once();
+    a_silent_node_is_named_as_such();
+    one_node_never_moves();
+    puts("test_db_nodes: ok");
+    return 0;
+}
