@@ -116,7 +116,7 @@ typedef struct read_cur {
     int n;         /* rows handed over */
     int seen;      /* rows of the result */
     int fresh;     /* new rows (above top or in a gap) */
-    int soon;      /* lane: rows due within the horizon */
+    int soon;      /* lane: > 0 when a row of the lane is due within the horizon */
     uint64_t last; /* the last seq seen */
 } read_cur;
 
@@ -134,6 +134,8 @@ static char **read_next(void *p, unsigned long **lengths) {
         rc->last = seq;
         if (rc->lane) {
             rc->soon += row[OB_CCOL_STATUS] == NULL || strcmp(row[OB_CCOL_STATUS], "1") != 0;
+            /* rows past the LIMIT due within the horizon */
+            rc->soon += row[OB_CCOL_SOON] == NULL || strcmp(row[OB_CCOL_SOON], "0") != 0;
         } else {
             if (!ob_gaps_take(&c->gaps, seq))
                 continue;
