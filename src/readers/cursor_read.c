@@ -117,6 +117,7 @@ typedef struct read_cur {
     int seen;      /* rows of the result */
     int fresh;     /* new rows (above top or in a gap) */
     int soon;      /* lane: rows due within the horizon */
+    int past;      /* lane: 1 when a row, read or not, is due within the horizon; -1 unknown */
     uint64_t last; /* the last seq seen */
 } read_cur;
 
@@ -134,6 +135,8 @@ static char **read_next(void *p, unsigned long **lengths) {
         rc->last = seq;
         if (rc->lane) {
             rc->soon += row[OB_CCOL_STATUS] == NULL || strcmp(row[OB_CCOL_STATUS], "1") != 0;
+            /* rows past the LIMIT due within the horizon (NULL: not asked) */
+            rc->past = row[OB_CCOL_SOON] == NULL ? -1 : strcmp(row[OB_CCOL_SOON], "0") != 0;
         } else {
             if (!ob_gaps_take(&c->gaps, seq))
                 continue;
@@ -185,7 +188,7 @@ int ob_cursor_take_rows(ob_cursor *c) {
     /* The third, when asked for, is MAX(seq): a mark for the next check. */
     if (row && row[0] && row[2])
         ob_gaps_mark(&c->gaps, strtoull(row[2], NULL, 10));
-    read_cur rc = {c, &c->next_x, 0, 0, 0, 0, 0, 0};
+    read_cur rc = {c, &c->next_x, 0, 0, 0, 0, 0, 0, 0};
     int n = ob_batch_load(&c->next, read_next, &rc, c->env.pub.epoch(c->env.pub.data));
     ob_batch_set_binary(&c->next, ob_db_col_binary(c->db, 1, OB_COL_PAYLOAD));
     c->next.gen = ++c->gen;
@@ -225,14 +228,16 @@ void ob_cursor_lane_dirty(ob_cursor *c) {
 void ob_cursor_lane_sql(ob_cursor *c) {
     c->lane_at = uv_now(c->env.loop) + LANE_EVERY_MS;
     ob_buf_reset(&c->sql);
+    /* Whether a row past the LIMIT is due matters to the drain only: asked
+     * while one is wanted (it may scan every status-2 row of the buckets). */
     ob_cursor_sql_lane(&c->sql, c->cfg.qtable, c->active & c->owned, c->env.batch_size,
-                       c->cfg.horizon_ms);
+                       c->cfg.horizon_ms, c->own.drain_wanted(c->own.data));
 }
 
 /* The lane's rows. Returns 1 when they make the batch being published, 0
  * when none is due. */
 int ob_cursor_take_lane(ob_cursor *c) {
-    read_cur rc = {c, &c->cur_x, 1, 0, 0, 0, 0, 0};
+    read_cur rc = {c, &c->cur_x, 1, 0, 0, 0, 0, 0, 0};
     ob_batch *b = &c->pub.batch;
     int n = ob_batch_load(b, read_next, &rc, c->env.pub.epoch(c->env.pub.data));
     ob_batch_set_binary(b, ob_db_col_binary(c->db, 0, OB_COL_PAYLOAD));
@@ -245,7 +250,9 @@ int ob_cursor_take_lane(ob_cursor *c) {
                         b->slots[i].row.aggregate_type_len, b->slots[i].row.aggregate_id,
                         b->slots[i].row.aggregate_id_len);
     }
-    c->lane_clean = rc.soon == 0;
+    /* A full window of rows due later says nothing of the rows past it:
+     * clean only when the statement said none is due (or read them all). */
+    c->lane_clean = rc.soon == 0 && (rc.past == 0 || rc.seen < c->env.batch_size);
     if (c->lane_clean && c->held.n == 0)
         c->lane_at = uv_now(c->env.loop) + LANE_IDLE_MS;
     int due = 0;

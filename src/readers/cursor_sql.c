@@ -180,12 +180,25 @@ void ob_cursor_sql_read(ob_buf *b, const char *qtable, const ob_gaps *gaps, uint
 }
 
 void ob_cursor_sql_lane(ob_buf *b, const char *qtable, uint64_t mask, int limit,
-                        uint64_t horizon_ms) {
+                        uint64_t horizon_ms, int whole) {
     ob_buf_puts(b, "SELECT id, aggregate_type, aggregate_id, event_type, payload, headers, "
                    "attempt_count, created_at, IFNULL(next_attempt_at > NOW(6), 0), seq, "
                    "bucket, ");
-    ob_buf_printf(b, "IFNULL(next_attempt_at > TIMESTAMPADD(MICROSECOND, %llu, NOW(6)), 0) FROM ",
+    ob_buf_printf(b, "IFNULL(next_attempt_at > TIMESTAMPADD(MICROSECOND, %llu, NOW(6)), 0), ",
                   (unsigned long long)horizon_ms * 1000u);
+    if (whole) {
+        /* Uncorrelated: evaluated once for the statement, not per row. */
+        ob_buf_puts(b, "EXISTS(SELECT 1 FROM ");
+        ob_buf_puts(b, qtable);
+        ob_buf_puts(b, " WHERE status = 2 AND bucket IN ");
+        bucket_list(b, mask);
+        ob_buf_printf(b,
+                      " AND NOT IFNULL(next_attempt_at > TIMESTAMPADD(MICROSECOND, %llu, NOW(6)), "
+                      "0)) FROM ",
+                      (unsigned long long)horizon_ms * 1000u);
+    } else {
+        ob_buf_puts(b, "NULL FROM ");
+    }
     ob_buf_puts(b, qtable);
     ob_buf_puts(b, " WHERE status = 2 AND bucket IN ");
     bucket_list(b, mask);

@@ -20,7 +20,10 @@ enum {
     OB_CCOL_SEQ = OB_COL_COUNT,
     OB_CCOL_BUCKET,
     OB_CCOL_STATUS, /* the read: the row's status; the lane: 1 when due only after the horizon */
-    OB_CCOL_COUNT
+    OB_CCOL_COUNT,
+    OB_CCOL_SOON = OB_CCOL_COUNT /* the lane only: 1 when any row of its WHERE is due within the
+                                    horizon, read or past its LIMIT (NULL: not asked) */
+
 };
 
 /* Start-up: INNODB_TRX (needs PROCESS) and the cursor table. */
@@ -48,9 +51,11 @@ void ob_cursor_sql_read(ob_buf *b, const char *qtable, const ob_gaps *gaps, uint
                         int limit, int check, int gaps_only);
 /* The retry lane: status-2 rows of `mask` in seq order; OB_COL_WAITING is 1
  * while the row's retry is not due, OB_CCOL_STATUS 1 when it is due only
- * after `horizon_ms`. */
+ * after `horizon_ms`; OB_CCOL_SOON, with `whole` (the same on every row, an
+ * uncorrelated subquery run once), 1 when any status-2 row of `mask`, past
+ * the LIMIT too, is due within `horizon_ms`; without, NULL. */
 void ob_cursor_sql_lane(ob_buf *b, const char *qtable, uint64_t mask, int limit,
-                        uint64_t horizon_ms);
+                        uint64_t horizon_ms, int whole);
 /* Moves the cursors of `mask` forward to `seq` (never back). */
 void ob_cursor_sql_advance(ob_buf *b, const char *ctable, const char *table, uint64_t mask,
                            uint64_t seq);

@@ -149,7 +149,8 @@ void ob_pub_take_ack(ob_pub *p, const ob_ack *a) {
     ob_pub_give_back(p, was);
 }
 
-/* The ack deadline passed for the oldest publishes. A broker that answered
+/* The ack deadline passed for the oldest publishes (the timer may fire
+ * early: then nothing has expired and nothing is said). A broker that answered
  * nothing since they left is silent (frozen, or its connection is dead):
  * that is its fault, so they go back without an attempt and the link is
  * told. A broker that answers others but not these may be electing the
@@ -163,8 +164,10 @@ void ob_pub_ack_deadline(ob_pub *p) {
         return;
     uint64_t before = now - e->ack_timeout_ms;
     uint64_t oldest = ob_batch_oldest_inflight(&p->batch);
+    if (oldest == UINT64_MAX || oldest > before)
+        return; /* early (the oldest was answered since the timer was armed): nothing expired */
     uint64_t heard = e->pub.last_answer(e->pub.data);
-    int silent = oldest != UINT64_MAX && heard < oldest;
+    int silent = heard < oldest;
     int expired = ob_batch_expire(&p->batch, before, silent, t, sizeof(t) - 1);
     if (!silent)
         for (int i = 0; i < expired; i++)

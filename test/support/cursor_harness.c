@@ -113,14 +113,16 @@ static ob_log quiet = {NULL, NULL, OUTBOX_LOG_ERROR};
 ob_reader rd;
 double srv = 1700000000.0;  /* the server's clock, moved by the test */
 uint64_t counter = 1000000; /* the table's AUTO_INCREMENT, for the fit */
-uint64_t adv[64];           /* cursor values written, in order */
-uint64_t adv_mask[64];      /* and the buckets each was written for */
+const char *lane_soon_past = "0";
+uint64_t adv[64];      /* cursor values written, in order */
+uint64_t adv_mask[64]; /* and the buckets each was written for */
 int nadv;
 
 const ob_reader *make_reader(void) {
     memset(&fp, 0, sizeof(fp));
     memset(&own, 0, sizeof(own));
     memset(&stats, 0, sizeof(stats));
+    lane_soon_past = "0";
     fp.ready = 1;
     own.lease_valid = 1;
     nadv = 0;
@@ -309,7 +311,7 @@ void outbox_row(int res, uint64_t seq, int bucket, const char *agg, const char *
         id[15 - i] = (char)(seq >> (8 * i) & 0xff);
     snprintf(s, sizeof(s), "%llu", (unsigned long long)seq);
     snprintf(b, sizeof(b), "%d", bucket);
-    char *cols[12] = {id,
+    char *cols[13] = {id,
                       "order",
                       (char *)agg,
                       "created",
@@ -320,12 +322,14 @@ void outbox_row(int res, uint64_t seq, int bucket, const char *agg, const char *
                       (char *)waiting,
                       s,
                       b,
-                      (char *)last};
-    unsigned long lens[12];
-    for (int i = 0; i < 12; i++)
+                      (char *)last,
+                      (char *)lane_soon_past};
+    int n = waiting ? 13 : 12;
+    unsigned long lens[13];
+    for (int i = 0; i < n; i++)
         lens[i] = cols[i] ? strlen(cols[i]) : 0;
     lens[0] = 16;
-    fake_db_add_row_n(db(), res, 12, cols, lens);
+    fake_db_add_row_n(db(), res, n, cols, lens);
 }
 
 /* 1 when the read under way carries the gap check. */

@@ -97,6 +97,9 @@ void row_n(int res, int n, char *const *cols);
  * the lane's "not due yet" (NULL in a read). */
 void outbox_row(int res, uint64_t seq, int bucket, const char *agg, const char *last,
                 const char *waiting);
+/* The lane's "a row past the LIMIT is due within the horizon" ("0", "1"),
+ * added to every lane row (a row with `waiting`); "0" at make_reader. */
+extern const char *lane_soon_past;
 /* 1 when the read under way carries the gap check. */
 int read_checks(void);
 /* A read's first result: the clock, the oldest other transaction when it

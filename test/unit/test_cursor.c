@@ -8,7 +8,9 @@
  * private fields.
  */
 #include <mysqld_error.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <uv.h>
 
 #include "check.h"
@@ -280,6 +282,47 @@ static void the_drain_waits_for_the_lanes_rows_within_the_horizon(void) {
         stmt k = next_stmt();
         if (k == S_LANE)
             outbox_row(0, 5, 0, "a", "1", "1");
+        answer_empty();
+    }
+    CHECK_EQ(own.drained, 1);
+    close_reader();
+}
+
+/* A full lane read of rows due only past the horizon does not end the
+ * drain while a row past its LIMIT is due within it: the lane's flag for
+ * the whole lane says so. */
+static void the_drain_waits_for_a_lane_row_past_the_limit(void) {
+    make_reader();
+    own.drain_wanted = 1;
+    start_lane(0x3, 100);
+    lane_soon_past = "1";
+    int lanes = 0;
+    for (int n = 0; n < 5000 && lanes < 3; n++) {
+        stmt k = n == 0 ? S_LANE : next_stmt();
+        if (k == S_LANE) {
+            CHECK(strstr(fake_db_sql(db()), "EXISTS(SELECT 1 FROM `outbox` WHERE status = 2") !=
+                  NULL);
+            for (int i = 0; i < 10; i++) { /* the batch size: the LIMIT */
+                char agg[8];
+                snprintf(agg, sizeof(agg), "a%d", i);
+                outbox_row(0, (uint64_t)(5 + i), i % 2, agg, "1", "1");
+            }
+            lanes++;
+            ok();
+            continue;
+        }
+        CHECK(k == S_READ || k == S_ADVANCE || k == S_FINISH);
+        answer_empty();
+    }
+    CHECK_EQ(lanes, 3);
+    CHECK_EQ(fp.published, 0);
+    CHECK_EQ(own.drained, 0);
+    /* Nothing past the LIMIT is due within the horizon any more: drained. */
+    lane_soon_past = "0";
+    for (int n = 0; n < 5000 && !own.drained; n++) {
+        stmt k = next_stmt();
+        if (k == S_LANE)
+            outbox_row(0, 5, 0, "a0", "1", "1");
         answer_empty();
     }
     CHECK_EQ(own.drained, 1);
@@ -563,6 +606,7 @@ int main(void) {
     a_row_that_commits_into_the_gap_is_published();
     a_failed_publish_goes_to_the_retry_lane_and_is_read_again();
     the_drain_waits_for_the_lanes_rows_within_the_horizon();
+    the_drain_waits_for_a_lane_row_past_the_limit();
     buckets_given_up_get_their_last_cursor();
     without_a_valid_lease_nothing_is_published_or_written();
     a_lease_lost_with_acked_rows_writes_no_cursor();

@@ -330,6 +330,64 @@ static void an_unanswered_row_during_an_election_costs_nothing(void) {
     close_worker(w);
 }
 
+static int slept;
+static void on_slept(uv_timer_t *t) {
+    (void)t;
+    slept = 1;
+}
+
+/* Runs the loop for `ms` (at least). */
+static void run_for(uint64_t ms) {
+    uv_timer_t t;
+    uv_timer_init(&loop, &t);
+    slept = 0;
+    uv_timer_start(&t, on_slept, ms, 0);
+    while (!slept)
+        uv_run(&loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&t, NULL);
+    uv_run(&loop, UV_RUN_NOWAIT);
+}
+
+/* The deadline armed for the first publish fires after it was acked, while
+ * the second (sent later, when the first's ack freed the room) is still
+ * within its ack timeout: the broker's last answer came a little before the
+ * second left, yet nothing expired, so it is not declared unavailable; it is
+ * when the second's own deadline passes unanswered. */
+static void an_early_deadline_with_nothing_expired_declares_nothing(void) {
+    ob_worker *w = new_worker();
+    env.ack_timeout_ms = 200;
+    ob_flow_init(&flow, 1, 5, 20); /* room for one publish at a time */
+    ob_worker_start(w);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    add_rows(fake_db_last(), 2);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(fp.published, 1);
+    uint64_t t0 = uv_now(&loop);
+    run_for(150);
+    fp.last_answer = uv_now(&loop) - 1; /* the broker's answer, just before the ack came */
+    ob_ack a = {.gen = fp.gen[0], .slot = fp.slot[0], .result = OB_ACKED_STORED};
+    ob_worker_ack(w, &a); /* its room goes to the second */
+    while (fp.published < 2)
+        uv_run(&loop, UV_RUN_ONCE);
+    uint64_t t1 = uv_now(&loop);
+    CHECK(t1 > fp.last_answer);
+    run_for(t0 + 250 > t1 ? t0 + 250 - t1 : 1); /* the first's deadline passes */
+    if (uv_now(&loop) < t1 + 200) {             /* unless the machine stalled past the second's */
+        CHECK_EQ(fp.unavailable, 0);
+        CHECK_STR(ob_worker_state_name(w), "publishing");
+        CHECK_EQ(fake_db_pending(fake_db_last()), FAKE_NONE);
+    }
+    while (fake_db_pending(fake_db_last()) != FAKE_QUERY)
+        uv_run(&loop, UV_RUN_ONCE);
+    CHECK(uv_now(&loop) >= t1 + 200);
+    CHECK_EQ(fp.unavailable, 1);                  /* silent since the second left */
+    expect_sql("UPDATE `outbox` SET status = 1"); /* the acked row; the other goes back */
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.failed, 0);
+    CHECK_EQ(stats.released, 1);
+    close_worker(w);
+}
+
 static void a_graceful_stop_ends_the_batch_then_closes(void) {
     ob_worker *w = make_worker();
     ob_worker_stop(w, 0);
@@ -902,6 +960,7 @@ int main(void) {
     a_silent_broker_costs_no_attempts();
     an_unanswered_row_of_a_live_broker_fails();
     an_unanswered_row_during_an_election_costs_nothing();
+    an_early_deadline_with_nothing_expired_declares_nothing();
     a_graceful_stop_ends_the_batch_then_closes();
     the_reader_table_drives_the_worker();
     a_deadlock_retries_at_once();
