@@ -61,7 +61,7 @@ expect_usage "must hold the secret on its first line" --db "$good_db" --nats "$O
 out=$("$bin" dead --help)
 case "$out" in *"outbox-uvrelay dead replay"*) ;; *) fail "dead --help" ;; esac
 [ "$(echo "$out" | wc -l)" -lt 30 ] || fail "dead --help prints more than dead's help"
-! echo "$out" | grep -q -- '--max-in-flight' || fail "dead --help shows the relay's options"
+! grep -q -- '--max-in-flight' <<<"$out" || fail "dead --help shows the relay's options"
 "$bin" schema --help | grep -q -- '--ordered' || fail "schema --help names --ordered"
 "$bin" --help | grep -qF -- 'schema [--table T] [--ordered | --leader | --cursor]' ||
   fail "the synopsis of schema in --help names --cursor"

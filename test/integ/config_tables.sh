@@ -67,11 +67,11 @@ echo "ok: the example config parses"
 printf 'db = mysql://h/d\nnats = nats://h:1\n[table a]\nconections = 2\n' >"$work/bad.conf"
 rc=0; out=$("$OUTBOX_TEST_RELAY" --config "$work/bad.conf" 2>&1) || rc=$?
 assert_eq "$rc" 2 "exit status with an unknown key"
-echo "$out" | grep -qF "$work/bad.conf:4: unknown key 'conections'" || fail "message: $out"
+grep -qF "$work/bad.conf:4: unknown key 'conections'" <<<"$out" || fail "message: $out"
 printf 'batch = lots\n' >"$work/bad2.conf"
 rc=0; out=$(OUTBOX_CONFIG="$work/bad2.conf" "$OUTBOX_TEST_RELAY" 2>&1) || rc=$?
 assert_eq "$rc" 2 "exit status with a bad value (file from OUTBOX_CONFIG)"
-echo "$out" | grep -qF "$work/bad2.conf:1: key 'batch': 'lots'" || fail "message: $out"
+grep -qF "$work/bad2.conf:1: key 'batch': 'lots'" <<<"$out" || fail "message: $out"
 rc=0; out=$("$OUTBOX_TEST_RELAY" --db mysql://h/d --nats nats://h:1 --table a --table b 2>&1) ||
   rc=$?
 assert_eq "$rc" 2 "exit status with --table twice"

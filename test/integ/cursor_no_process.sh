@@ -20,7 +20,7 @@ run_as_user() { # the relay as $user, with --cursor --drain: its exit status in 
 }
 run_as_user
 assert_eq "$rc" 1 "exit status without PROCESS"
-echo "$out" | grep -qF "GRANT PROCESS ON *.* TO '$user'@" || fail "the message does not name the grant"
+grep -qF "GRANT PROCESS ON *.* TO '$user'@" <<<"$out" || fail "the message does not name the grant"
 assert_eq "$(field "$(stream_summary $stream)" messages)" 0 "messages published without PROCESS"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status <> 0 OR attempt_count > 0')" 0 \
   "rows written without PROCESS"
@@ -30,7 +30,7 @@ MDB -e "GRANT PROCESS ON *.* TO '$user'@'127.0.0.1'"
 sql $db "DROP TABLE outbox_cursor"
 run_as_user
 assert_eq "$rc" 1 "exit status without the cursor table"
-echo "$out" | grep -qF "outbox-uvrelay schema --migrate" || fail "the message does not name schema --migrate"
+grep -qF "outbox-uvrelay schema --migrate" <<<"$out" || fail "the message does not name schema --migrate"
 assert_eq "$(field "$(stream_summary $stream)" messages)" 0 "messages published without the cursor table"
 
 # --cursor with --ordered or --leader is a usage error.

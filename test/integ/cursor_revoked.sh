@@ -65,7 +65,7 @@ for i in $(seq 1 100); do [ "$(http_code $port /readyz)" = 503 ] && break; sleep
 reason=$(curl -s -m 5 "http://127.0.0.1:$port/readyz")
 echo "readyz: $reason"
 assert_eq "$(http_code $port /readyz)" 503 "/readyz without UPDATE on outbox_cursor"
-echo "$reason" | grep -q "1142" || fail "/readyz does not name the error"
+grep -q "1142" <<<"$reason" || fail "/readyz does not name the error"
 first=$(messages)
 sleep 3
 assert_eq "$(messages)" "$first" "messages stored in 3 s while UPDATE is revoked"
@@ -91,7 +91,7 @@ for i in $(seq 1 100); do [ "$(http_code $port /readyz)" = 503 ] && break; sleep
 reason=$(curl -s -m 5 "http://127.0.0.1:$port/readyz")
 echo "readyz: $reason"
 assert_eq "$(http_code $port /readyz)" 503 "/readyz without PROCESS"
-echo "$reason" | grep -q "GRANT PROCESS" || fail "/readyz does not name the grant"
+grep -q "GRANT PROCESS" <<<"$reason" || fail "/readyz does not name the grant"
 for i in $(seq 1 100); do [ "$(field "$(stream_summary $stream)" distinct)" = 300 ] && break; sleep 0.1; done
 assert_eq "$(field "$(stream_summary $stream)" distinct)" 300 "distinct ids without PROCESS (rows still delivered)"
 age1=$(metric_value "$(metrics $port)" 'outbox_relay_cursor_gap_age_seconds{table="outbox"}')

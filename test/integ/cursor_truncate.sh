@@ -42,18 +42,18 @@ assert_eq "$(messages)" 300 "messages published by the refused relay"
 rc=0; out=$(ops status 2>&1) || rc=$?
 echo "$out" | grep -v '^  [0-9]' | sed 's/^/    /'
 assert_eq "$rc" 1 "exit status of status"
-echo "$out" | grep -q '^cursor mismatch' || fail "status does not report the mismatch"
+grep -q '^cursor mismatch' <<<"$out" || fail "status does not report the mismatch"
 assert_eq "$(echo "$out" | sed -n 's/^pending  *//p')" 200 "pending in status (every new row)"
 json=$(ops status --json 2>/dev/null || true)
 assert_eq "$(echo "$json" | jq -c '[.cursor_mismatch, .pending]')" "[true,200]" "status --json"
 rc=0; out=$(ops cleanup --once --older-than 0s 2>&1) || rc=$?
 echo "$out" | sed 's/^/    /'
 assert_eq "$rc" 1 "exit status of cleanup"
-echo "$out" | grep -q "nothing was deleted" || fail "cleanup does not say it deleted nothing"
+grep -q "nothing was deleted" <<<"$out" || fail "cleanup does not say it deleted nothing"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox')" 200 "rows left by cleanup"
 rc=0; out=$(ops partitions --once 2>&1) || rc=$?
 assert_eq "$rc" 1 "exit status of partitions"
-echo "$out" | grep -q "AUTO_INCREMENT counter" || fail "partitions does not name the mismatch"
+grep -q "AUTO_INCREMENT counter" <<<"$out" || fail "partitions does not name the mismatch"
 
 assert_eq "$(ops cursor-reset 2>/dev/null)" \
   "cursor-reset: 64 cursor(s) set to 0 (the highest was 300, the table's counter $(sql $db "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'outbox'"))" \
@@ -81,7 +81,7 @@ for i in $(seq 1 100); do [ "$(http_code $port /readyz)" = 503 ] && break; sleep
 reason=$(curl -s -m 5 "http://127.0.0.1:$port/readyz")
 echo "readyz: $reason"
 assert_eq "$(http_code $port /readyz)" 503 "/readyz after the TRUNCATE"
-echo "$reason" | grep -q "AUTO_INCREMENT counter" || fail "/readyz does not name the mismatch"
+grep -q "AUTO_INCREMENT counter" <<<"$reason" || fail "/readyz does not name the mismatch"
 assert_eq "$(metric_value "$(metrics $port)" 'outbox_relay_cursor_mismatch{table="outbox"}')" 1 \
   "outbox_relay_cursor_mismatch"
 sleep 2 # the relay checks again every second: still one error line

@@ -47,7 +47,7 @@ warned=$(grep -c "refuses the relay's statements" "$work/relay.log" || true)
 assert_eq "$(http_code $hport /readyz)" 503 "/readyz while UPDATE is revoked"
 reason=$(curl -s -m 5 "http://127.0.0.1:$hport/readyz")
 echo "readyz: $reason"
-echo "$reason" | grep -q "1142" || fail "/readyz names the error: '$reason'"
+grep -q "1142" <<<"$reason" || fail "/readyz names the error: '$reason'"
 
 # --drain cannot end while the privilege is missing: exit 1 naming the grant.
 rc=0

@@ -35,7 +35,7 @@ assert_eq "$(sql $db "SELECT attempt_count FROM outbox WHERE aggregate_type = 'i
   "attempts of the invoice row"
 err=$(sql $db "SELECT last_error FROM outbox WHERE aggregate_type = 'invoice'")
 echo "invoice row's last_error: $err"
-echo "$err" | grep -Eiq 'no responders|no stream' || fail "last_error names the reason: '$err'"
+grep -Eiq 'no responders|no stream' <<<"$err" || fail "last_error names the reason: '$err'"
 summary=$(stream_summary $stream)
 echo "$summary"
 assert_eq "$(field "$summary" messages)" 300 "messages in the stream"

@@ -34,7 +34,7 @@ for row in huge headers; do
     "attempts of the $row row"
   err=$(sql $db "SELECT last_error FROM outbox WHERE aggregate_id = '$row'")
   echo "$row row's last_error: $err"
-  echo "$err" | grep -q "max_bytes" || fail "last_error names the reason: '$err'"
+  grep -q "max_bytes" <<<"$err" || fail "last_error names the reason: '$err'"
 done
 summary=$(stream_summary $stream)
 echo "$summary"

@@ -47,7 +47,7 @@ assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" "$last" "r
 assert_eq "$(http_code $hport /readyz)" 503 "/readyz while the store is full"
 reason=$(curl -s -m 5 "http://127.0.0.1:$hport/readyz")
 echo "readyz: $reason"
-echo "$reason" | grep -q "insufficient resources" || fail "/readyz names the reason: '$reason'"
+grep -q "insufficient resources" <<<"$reason" || fail "/readyz names the reason: '$reason'"
 said=$(grep -c 'refuses new messages' "$work/relay.log" || true)
 echo "the refusal was logged $said time(s)"
 [ "$said" -ge 1 ] && [ "$said" -le 2 ] || { show_log "$work/relay.log" 30; fail "the refusal logged $said times (1, at most 2)"; }

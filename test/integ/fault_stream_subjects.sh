@@ -39,7 +39,7 @@ done
 assert_eq "$(http_code $port /readyz)" 503 "/readyz once the stream lists none of the subjects"
 reason=$(curl -s -m 5 "http://127.0.0.1:$port/readyz")
 echo "readyz: $reason"
-echo "$reason" | grep -q "stream $stream lists no subject the relay publishes to" ||
+grep -q "stream $stream lists no subject the relay publishes to" <<<"$reason" ||
   fail "/readyz names the reason: '$reason'"
 sleep 3 # the time for rows charged at every try to die (2 attempts, 200 ms apart)
 sql $db "SELECT status, COUNT(*), MAX(attempt_count) FROM outbox GROUP BY status" |

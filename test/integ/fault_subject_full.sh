@@ -44,7 +44,7 @@ assert_eq "$(sql $db "SELECT attempt_count FROM outbox WHERE aggregate_id = 'sec
   "attempts of the refused invoice row"
 err=$(sql $db "SELECT last_error FROM outbox WHERE aggregate_id = 'second'")
 echo "refused row's last_error: $err"
-echo "$err" | grep -Eiq 'per subject|503' || fail "last_error names the reason: '$err'"
+grep -Eiq 'per subject|503' <<<"$err" || fail "last_error names the reason: '$err'"
 summary=$(stream_summary $stream)
 echo "$summary"
 assert_eq "$(field "$summary" messages)" 301 "messages in the stream"

@@ -40,7 +40,7 @@ assert_eq "$(sql $db "SELECT COUNT(*) FROM outbox WHERE status = 1 AND aggregate
 assert_eq "$(sql $db "SELECT status FROM outbox WHERE aggregate_id = 'unwritable'")" -1 "status of the bad row"
 err=$(sql $db "SELECT last_error FROM outbox WHERE aggregate_id = 'unwritable'")
 echo "bad row's last_error: $err"
-echo "$err" | grep -Eiq 'constraint|4025|json' || fail "last_error names the check constraint: '$err'"
+grep -Eiq 'constraint|4025|json' <<<"$err" || fail "last_error names the check constraint: '$err'"
 summary=$(stream_summary $stream)
 echo "$summary"
 assert_eq "$(field "$summary" duplicates)" 0 "ids stored more than once"

@@ -31,7 +31,7 @@ echo "ok: $scrapes scrapes during the run, the last saw $prev published"
 published_all() { [ "$(metric_sum "$(metrics $port)" outbox_relay_published_total)" -ge 5000 ]; }
 wait_until 30 "published_total reaches 5000" published_all
 headers=$(curl -s -m 5 -D - -o "$work/metrics.txt" "http://127.0.0.1:$port/metrics")
-echo "$headers" | grep -qi '^content-type: text/plain; version=0.0.4' ||
+grep -qi '^content-type: text/plain; version=0.0.4' <<<"$headers" ||
   fail "content type of /metrics: $headers"
 text=$(cat "$work/metrics.txt")
 summary=$(stream_summary $stream)

@@ -36,7 +36,7 @@ nats_down=1
 wait_code /readyz 503 10
 reason=$(curl -s -m 5 "http://127.0.0.1:$port/readyz")
 echo "reason: $reason"
-echo "$reason" | grep -q "NATS" || fail "the 503 names NATS: '$reason'"
+grep -q "NATS" <<<"$reason" || fail "the 503 names NATS: '$reason'"
 grep -q 'outbox_relay_up{table="outbox",dependency="nats"} 0' \
   <(curl -s -m 5 "http://127.0.0.1:$port/metrics") || fail "up{nats} is 0 while NATS is down"
 assert_eq "$(http_code $port /healthz)" 200 "/healthz with NATS down"

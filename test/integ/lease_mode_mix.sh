@@ -38,9 +38,9 @@ wait_log "$work/ord.log" "buckets owned" 10 || fail "the ordered relay owns noth
 expect_exit 1 "an unordered relay beside an ordered one" "${R[@]}"
 out=$("${R[@]}" 2>&1) &&
   fail "an unordered relay started beside an ordered one"
-echo "$out" | grep -q "already relayed in --ordered mode" || fail "the message names the ordered mode"
+grep -q "already relayed in --ordered mode" <<<"$out" || fail "the message names the ordered mode"
 # Its final counters (it has no other way to tell): nothing was published.
-echo "$out" | grep -q "relay stopped: 0 acked, 0 dead" || fail "the refused relay published rows"
+grep -q "relay stopped: 0 acked, 0 dead" <<<"$out" || fail "the refused relay published rows"
 expect_exit 1 "a leader-mode relay beside an ordered one" "${R[@]}" --leader
 kill -TERM "${pids[0]}"; wait "${pids[0]}" || true
 

@@ -14,7 +14,7 @@ sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, paylo
 for mode in --ordered --leader; do
   rc=0; out=$(relay $db $stream $prefix $mode --drain 2>&1) || rc=$?
   assert_eq "$rc" 1 "exit status with $mode on a table without the columns"
-  echo "$out" | grep -q "outbox-uvrelay schema --migrate --table outbox" ||
+  grep -q "outbox-uvrelay schema --migrate --table outbox" <<<"$out" ||
     fail "the message does not say what to run: $out"
 done
 "$OUTBOX_TEST_RELAY" schema --migrate | tee /dev/stderr | MDB $db

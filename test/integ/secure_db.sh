@@ -43,7 +43,7 @@ expect_exit 0 "dead list with the CA" "$OUTBOX_TEST_RELAY" dead list --db "$url"
 expect_exit 0 "cleanup with the CA (environment)" env OUTBOX_DB_TLS_CA="$ca" \
   "$OUTBOX_TEST_RELAY" cleanup --once --db "$url"
 out=$("$OUTBOX_TEST_RELAY" partitions --once --db "$url" 2>&1) && fail "partitions without TLS ran"
-echo "$out" | grep -q TLS || fail "partitions without TLS names TLS: $out"
+grep -q TLS <<<"$out" || fail "partitions without TLS names TLS: $out"
 
 echo "== the host name is checked: localhost is in the certificate too"
 expect_exit 0 "status via localhost" "$OUTBOX_TEST_RELAY" status \
