@@ -150,7 +150,9 @@ OUTBOX_EXPORT const char *outbox_producer_errmsg(const outbox_producer *p);
 
 /* A convenience for producer programs: opens a blocking connection from a
  * URL in the relay's form, mysql://user:pass@host:port/db[?socket=PATH], with
- * utf8mb4. Returns NULL with a message in err on failure. Free the result
+ * utf8mb4. A URL naming several nodes (host1:port1,host2:port2) connects to
+ * the first that accepts, in that order. Returns NULL with a message in err
+ * on failure (the last node's). Free the result
  * with mysql_close(). This blocks (DNS and connect): do not call it on a
  * loop thread. */
 OUTBOX_EXPORT MYSQL *outbox_connect(const char *url, char *err, size_t errlen);

@@ -393,23 +393,37 @@ int outbox_enqueue_traced(outbox_producer *p, MYSQL *conn, const outbox_entry *e
     return enqueue(p, conn, e, 1, &t, id_out);
 }
 
+/* One blocking connect to node i of u; NULL with err set on failure. */
+static MYSQL *connect_node(const ob_db_url *u, int i, char *err, size_t errlen) {
+    MYSQL *m = mysql_init(NULL);
+    if (m == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    const char *host = u->socket ? "localhost" : u->nodes[i].host;
+    if (mysql_real_connect(m, host, u->user, u->password, u->database,
+                           u->socket ? 0 : u->nodes[i].port, u->socket, 0) == NULL) {
+        if (u->n_nodes > 1)
+            snprintf(err, errlen, "cannot connect to node %d of %d (%s): %s", i + 1, u->n_nodes,
+                     host, mysql_error(m));
+        else
+            snprintf(err, errlen, "cannot connect to %s: %s", host, mysql_error(m));
+        mysql_close(m);
+        return NULL;
+    }
+    return m;
+}
+
 MYSQL *outbox_connect(const char *url, char *err, size_t errlen) {
     ob_db_url u;
     if (ob_db_settings(url, NULL, &u, err, errlen) != 0)
         return NULL;
-    MYSQL *m = mysql_init(NULL);
-    if (m == NULL) {
-        snprintf(err, errlen, "out of memory");
-        ob_db_url_free(&u);
-        return NULL;
-    }
-    mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-    if (mysql_real_connect(m, u.socket ? "localhost" : u.host, u.user, u.password, u.database,
-                           u.socket ? 0 : u.port, u.socket, 0) == NULL) {
-        snprintf(err, errlen, "cannot connect to %s: %s", u.host, mysql_error(m));
-        mysql_close(m);
-        m = NULL;
-    }
+    /* Several nodes: the first that accepts the connection, in order; the
+     * message is the last node's. */
+    MYSQL *m = NULL;
+    for (int i = 0; i < (u.n_nodes > 0 ? u.n_nodes : 1) && m == NULL; i++)
+        m = connect_node(&u, i, err, errlen);
     ob_db_url_free(&u);
     return m;
 }

@@ -65,3 +65,16 @@ assert_eq "$(sql it_readme 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 250 
 assert_eq "$(field "$(stream_summary OUTBOX)" distinct)" 590 "distinct events in the stream"
 rc=0; "$work/drain" >/dev/null 2>&1 || rc=$?
 assert_eq "$rc" 2 "the README's program without arguments"
+
+db_fresh it_examples_nodes
+# outbox_connect with several nodes: the first that accepts, in order (a
+# port where nothing listens, then the test server).
+hostport=${OUTBOX_TEST_DB_URL#*@}; hostport=${hostport%/}
+"$OUTBOX_TEST_BUILD/example-producer" "mysql://outbox:outbox@127.0.0.1:1,$hostport/it_examples_nodes" 5 7 \
+  >"$work/producer2" || fail "the producer with a node down first in the list"
+assert_eq "$(sql it_examples_nodes 'SELECT COUNT(*) FROM orders')" 5 "orders written through the second node"
+rc=0
+"$OUTBOX_TEST_BUILD/example-producer" "mysql://outbox:outbox@127.0.0.1:1,127.0.0.1:2/it_examples_nodes" 5 7 \
+  >"$work/producer3" 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "the producer with no node up succeeded"
+grep -q "node 2 of 2 (127.0.0.1)" "$work/producer3" || fail "the message names the last node: $(cat "$work/producer3")"
