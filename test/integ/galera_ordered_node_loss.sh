@@ -1,0 +1,111 @@
+# --ordered on a three-node Galera cluster through the loss of a node: two
+# relays, A given nodes 2, 1, 3 and B given nodes 3, 1, 2 (each works on the
+# first), producers writing each aggregate from one node. First node 3, under
+# B, is killed with SIGKILL (then started again); later node 2, under A, is
+# frozen with SIGSTOP for 30 s (then thawed). Each time the relay of the lost
+# node moves to node 1, and the 64 buckets are owned again within
+# --lease-timeout: outbox_relay_buckets_owned summed over the two relays,
+# sampled every 0.1 s, never exceeds 64 and is back at 64 within the
+# default --lease-timeout (15 s) of the loss. Every row ends processed, none dead or charged, once in the stream,
+# no aggregate out of order. Prints each takeover's time.
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/galera.sh"
+db=it_galera_ord_loss stream=IT_GALERA_ORD_LOSS prefix=itgol
+work=$(mktemp -d)
+pids=() ports=() sampler=
+cleanup() {
+  [ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  "$OUTBOX_TEST_SERVERS" thaw-gnode "$OUTBOX_TEST_GALERA_DIR" 2 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+timeout_ms=15000 # the default: the cluster itself pauses about 6 s after a kill
+
+galera_synced 2
+galera_synced 3
+galera_db_fresh $db --ordered
+stream_delete $stream
+relay() { # NAME NODES...: an --ordered relay given those nodes, in that order
+  local name=$1; shift
+  "$OUTBOX_TEST_RELAY" --db "$(galera_url $db "$@")" --nats "$OUTBOX_TEST_NATS_URL" \
+    --stream $stream --subject-prefix $prefix --no-progress --ordered \
+    --lease-timeout $timeout_ms --http 127.0.0.1:0 2>"$work/relay$name.log" &
+  pids+=($!)
+  ports+=("$(http_port "$work/relay$name.log")")
+}
+relay A 2 1 3
+relay B 3 1 2
+series='outbox_relay_buckets_owned{table="outbox"}'
+: >"$work/owned"
+galera_sample "$work/owned" "$series" "${ports[@]}" &
+sampler=$!
+wait_until 30 "64 buckets owned by the two relays" grep -q '^64 ' "$work/owned"
+
+# takeover T: seconds from T (date +%s.%N) to the first sample after it at
+# 64 once the sum fell below 64 (0 when it never fell: the relay moved and
+# renewed its lease in time); empty when it did not come back.
+takeover() {
+  awk -v t="$1" '$NF > t { if ($1 < 64) fell = 1; else if (fell || !seen) { printf "%.1f\n", fell ? $NF - t : 0; exit } seen = 1 }' \
+    "$work/owned"
+}
+back_after() { test -n "$(takeover "$1")"; }
+past() { awk -v t="$1" -v s="$2" -v now="$(date +%s.%N)" 'BEGIN { exit !(now >= t + s) }'; }
+
+# 1. Node 3 killed under B while node 1's producer writes.
+GALERA_PACE='DO SLEEP(0.1)' galera_agg_producers $db "$work" 40 20 1
+galera_first_delivery $db || fail "no row processed within 30 s"
+t_kill=$(date +%s.%N)
+"$OUTBOX_TEST_SERVERS" kill-gnode "$OUTBOX_TEST_GALERA_DIR" 3
+for p in "${producers[@]}"; do wait "$p" || fail "a producer failed"; done
+galera_drained $db
+wait_until 30 "the 64 buckets owned again after node 3 was killed" back_after "$t_kill"
+took_kill=$(takeover "$t_kill")
+echo "node 3 killed: the buckets were all owned again after ${took_kill} s"
+grep -q 'on database node 2 of 3' "$work/relayB.log" ||
+  { cat "$work/relayB.log" >&2; fail "relay B did not move to node 1"; }
+"$OUTBOX_TEST_SERVERS" start-gnode "$OUTBOX_TEST_GALERA_DIR" 3
+galera_synced 3
+
+# 2. Node 2 frozen 30 s under A while node 3's producer writes.
+GALERA_PACE='DO SLEEP(0.1)' galera_agg_producers $db "$work" 40 20 3
+n3_delivered() {
+  grep -q . <(GSQL 1 $db "SELECT 1 FROM outbox WHERE status = 1 AND aggregate_id LIKE 'n3-%' LIMIT 1")
+}
+wait_until 30 "a row of node 3's producer processed" n3_delivered
+t_freeze=$(date +%s.%N)
+"$OUTBOX_TEST_SERVERS" freeze-gnode "$OUTBOX_TEST_GALERA_DIR" 2
+for p in "${producers[@]}"; do wait "$p" || fail "a producer failed"; done
+wait_until 30 "the 64 buckets owned again after node 2 was frozen" back_after "$t_freeze"
+took_freeze=$(takeover "$t_freeze")
+echo "node 2 frozen: the buckets were all owned again after ${took_freeze} s"
+galera_drained $db
+wait_until 40 "30 s of freeze" past "$t_freeze" 30
+"$OUTBOX_TEST_SERVERS" thaw-gnode "$OUTBOX_TEST_GALERA_DIR" 2
+grep -q 'on database node 2 of 3' "$work/relayA.log" ||
+  { cat "$work/relayA.log" >&2; fail "relay A did not move to node 1"; }
+kill "$sampler"
+wait "$sampler" 2>/dev/null || true
+sampler=
+
+samples=$(wc -l <"$work/owned")
+max=$(sort -n "$work/owned" | tail -1 | cut -d' ' -f1)
+echo "buckets owned, summed over the relays: $samples samples, at most $max"
+[ "$max" -le 64 ] || { awk '$1 > 64' "$work/owned" | head; fail "a bucket was owned twice"; }
+for t in "$took_kill" "$took_freeze"; do
+  awk -v t="$t" -v b=$((timeout_ms / 1000)) 'BEGIN { exit !(t <= b) }' ||
+    fail "a takeover took $t s, past --lease-timeout"
+done
+
+for i in 0 1; do
+  kill -TERM "${pids[i]}"
+  rc=0
+  wait "${pids[i]}" || rc=$?
+  assert_eq "$rc" 0 "exit status of relay $i"
+done
+pids=()
+galera_synced 2
+galera_end $db $stream 1600 "$work"
+out=$(streamcheck --stream $stream --subject '>' --check-order agg_seq) ||
+  { echo "$out"; fail "an aggregate out of order"; }
+grep order_violations <<<"$out"
