@@ -93,12 +93,11 @@ uint64_t ob_members_proven(const ob_members *ms) {
     if (!ms->usable || ms->size < 1 || ms->n != ms->size - 1)
         return 0;
     uint64_t r = ms->round;
-    for (int i = 0; i < ms->n; i++) {
-        if (!ms->m[i].up)
-            return 0;
+    /* A member down keeps what it proved (those holders ended) and proves
+     * no later round until it answers again. */
+    for (int i = 0; i < ms->n; i++)
         if (ms->m[i].proven < r)
             r = ms->m[i].proven;
-    }
     return r;
 }
 

@@ -101,7 +101,8 @@ void ob_members_answer(ob_members *ms, int i, double now_s, double oldest_s, int
 void ob_members_down(ob_members *ms, int i);
 
 /* The latest round proven on every member; 0 when none, or when a member
- * is down or missing. A one-node cluster (no members) proves every round. */
+ * is missing from the list. A member down proves no round past those it
+ * proved before. A one-node cluster (no members) proves every round. */
 uint64_t ob_members_proven(const ob_members *ms);
 
 /* Server time on member i at which its next answer may prove its round:
