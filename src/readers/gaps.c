@@ -7,11 +7,15 @@
 
 void ob_gaps_init(ob_gaps *t, uint64_t start) {
     ob_gap *g = t->g;
-    int cap = t->cap;
+    int cap = t->cap, members = t->members;
+    uint64_t round = t->round, done = t->members_done;
     memset(t, 0, sizeof(*t));
     t->g = g; /* the array is kept for reuse */
     t->cap = cap;
     t->top = start;
+    t->members = members; /* the members' rounds go on */
+    t->round = round;
+    t->members_done = done;
 }
 
 void ob_gaps_free(ob_gaps *t) {
@@ -21,10 +25,14 @@ void ob_gaps_free(ob_gaps *t) {
 
 void ob_gaps_stamp(ob_gaps *t, double now_s) {
     for (int i = 0; i < t->n; i++)
-        if (t->g[i].bound_s == 0)
+        if (t->g[i].bound_s == 0) {
             t->g[i].bound_s = now_s;
-    if (t->mark && t->mark_bound_s == 0)
+            t->g[i].round = t->round;
+        }
+    if (t->mark && t->mark_bound_s == 0) {
         t->mark_bound_s = now_s;
+        t->mark_round = t->round;
+    }
     t->found_s = now_s;
     if (now_s > t->now_s)
         t->now_s = now_s;
@@ -38,11 +46,25 @@ int ob_gaps_proves(double bound_s, double tc, double oldest_s) {
     return oldest_s < 0 || oldest_s > floor(bound_s);
 }
 
+void ob_gaps_members(ob_gaps *t, int on) {
+    t->members = on;
+}
+
+void ob_gaps_round(ob_gaps *t, uint64_t round, uint64_t members_done) {
+    t->round = round;
+    t->members_done = members_done;
+}
+
+/* 1 when the members' part of a bound stamped in `round` is proven. */
+static int members_ok(const ob_gaps *t, uint64_t round) {
+    return !t->members || (round != 0 && round <= t->members_done);
+}
+
 int ob_gaps_check(ob_gaps *t, double tc, double oldest_s) {
     int marked = 0;
     if (tc > t->now_s)
         t->now_s = tc;
-    if (t->mark && ob_gaps_proves(t->mark_bound_s, tc, oldest_s)) {
+    if (t->mark && members_ok(t, t->mark_round) && ob_gaps_proves(t->mark_bound_s, tc, oldest_s)) {
         if (t->mark > t->proven)
             t->proven = t->mark;
         t->mark = 0;
@@ -50,7 +72,8 @@ int ob_gaps_check(ob_gaps *t, double tc, double oldest_s) {
     }
     for (int i = 0; i < t->n; i++) {
         ob_gap *g = &t->g[i];
-        if (g->verify || (g->hi > t->proven && !ob_gaps_proves(g->bound_s, tc, oldest_s)))
+        if (g->verify || (g->hi > t->proven &&
+                          (!members_ok(t, g->round) || !ob_gaps_proves(g->bound_s, tc, oldest_s))))
             continue;
         g->verify = 1;
         marked++;
@@ -102,7 +125,7 @@ int ob_gaps_take(ob_gaps *t, uint64_t seq) {
             int i = t->n;
             if (insert_at(t, i) != 0)
                 return 1;
-            t->g[i] = (ob_gap){lo, seq - 1, t->found_s, 0, 0};
+            t->g[i] = (ob_gap){lo, seq - 1, t->found_s, 0, 0, 0};
         }
         t->top = seq;
         return 1;

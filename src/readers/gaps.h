@@ -41,6 +41,9 @@
  *   ob_gaps_check(tc, oldest) a check's answer (optional, same statement)
  *   ob_gaps_take(seq) ...     each visible row of the read, in seq order
  *   ob_gaps_read_end(covered) the read is complete up to `covered`
+ *   ob_gaps_round(r, done)    on Galera only: the members' round r begun
+ *                             now that the read completed, and the latest
+ *                             round proven on every member
  * Times are seconds since the epoch, as UNIX_TIMESTAMP(NOW(6)) gives them.
  */
 #ifndef OB_GAPS_H
@@ -57,6 +60,7 @@ typedef struct ob_gap {
     double found_s;  /* server time of the read that revealed it */
     double bound_s;  /* server time after that read completed; 0 until known */
     int verify;      /* a check proved its holder gone: the next covering read decides */
+    uint64_t round;  /* on Galera: the members' round its bound belongs to */
 } ob_gap;
 
 typedef struct ob_gaps {
@@ -70,6 +74,12 @@ typedef struct ob_gaps {
     uint64_t proven;     /* a read that starts now and misses a seq <= proven resolves it */
     uint64_t mark;       /* MAX(seq) read by a statement, waiting for its proof; 0 none */
     double mark_bound_s; /* server time after that statement completed; 0 until known */
+    /* On a Galera cluster (gap_members.h): a bound holds only once the other
+     * members proved the round begun after its read. */
+    int members;           /* the members' proof is needed */
+    uint64_t round;        /* the members' round under way: new bounds get it */
+    uint64_t mark_round;   /* the mark's round */
+    uint64_t members_done; /* the latest round proven on every member */
 } ob_gaps;
 
 /* Starts with every seq <= `start` resolved. */
@@ -79,6 +89,13 @@ void ob_gaps_free(ob_gaps *t);
 /* A statement started at server time `now_s`, after the previous read
  * completed: the gaps without a bound get it. */
 void ob_gaps_stamp(ob_gaps *t, double now_s);
+
+/* On a Galera cluster: from now on a check proves a gap or the mark only
+ * when the members proved the round its bound was stamped in. */
+void ob_gaps_members(ob_gaps *t, int on);
+/* The members' round begun after the latest read completed (before the
+ * next stamp), and the latest round proven on every member. */
+void ob_gaps_round(ob_gaps *t, uint64_t round, uint64_t members_done);
 
 /* 1 when a check at server time `tc`, whose oldest other live transaction
  * started at `oldest_s` (negative: none), proves that no transaction that

@@ -247,6 +247,47 @@ static void a_mark_waits_for_an_old_transaction(void) {
     ob_gaps_free(&t);
 }
 
+/* On Galera a check proves a gap, or the mark, only once every other
+ * member proved the round begun after the read that revealed it. */
+static void members_must_prove_the_round_too(void) {
+    ob_gaps t = {0};
+    ob_gaps_members(&t, 1);
+    ob_gaps_init(&t, 10);
+    CHECK_EQ(t.members, 1);
+    uint64_t r1[] = {11, 13};
+    statement(&t, 100.0, NONE, 0, r1, 2, ALL);
+    ob_gaps_round(&t, 1, 0); /* the read completed: round 1 */
+    ob_gaps_mark(&t, 13);
+    statement(&t, 100.1, NONE, 0, NULL, 0, ALL); /* bound of the gap and the mark: round 1 */
+    CHECK_EQ(t.g[0].round, 1);
+    CHECK_EQ(t.mark_round, 1);
+    ob_gaps_round(&t, 2, 0);
+    /* the local check alone proves nothing */
+    CHECK_EQ(ob_gaps_check(&t, 101.5, NONE), 0);
+    CHECK_EQ(t.proven, 0);
+    /* round 1 proven on the members: the same check proves both */
+    ob_gaps_round(&t, 2, 1);
+    CHECK_EQ(ob_gaps_check(&t, 101.6, NONE), 1);
+    CHECK_EQ(t.proven, 13);
+    statement(&t, 101.7, NONE, 0, NULL, 0, ALL);
+    CHECK_EQ(t.n, 0);
+    /* a later gap stamped in round 3 waits for round 3 */
+    uint64_t r2[] = {20};
+    statement(&t, 102.0, NONE, 0, r2, 1, ALL);
+    ob_gaps_round(&t, 3, 2);
+    statement(&t, 102.1, NONE, 0, NULL, 0, ALL);
+    CHECK_EQ(t.g[0].round, 3);
+    CHECK_EQ(ob_gaps_check(&t, 103.0, NONE), 0);
+    ob_gaps_round(&t, 4, 3);
+    CHECK_EQ(ob_gaps_check(&t, 103.1, NONE), 1);
+    /* a resync keeps the members' rounds */
+    ob_gaps_init(&t, 30);
+    CHECK_EQ(t.members, 1);
+    CHECK_EQ(t.round, 4);
+    CHECK_EQ(t.members_done, 3);
+    ob_gaps_free(&t);
+}
+
 int main(void) {
     rows_above_top_and_a_gap();
     time_alone_never_closes();
@@ -258,5 +299,6 @@ int main(void) {
     many_gaps_split_and_merge();
     one_check_proves_everything_below_a_mark();
     a_mark_waits_for_an_old_transaction();
+    members_must_prove_the_round_too();
     return 0;
 }

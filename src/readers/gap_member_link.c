@@ -1,0 +1,188 @@
+/* A connection to another member for the gap proof (see gap_member_link.h). */
+#include "gap_member_link.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "db_life.h"
+#include "gap_members.h"
+
+typedef enum link_state {
+    LS_NEW,          /* created, not started */
+    LS_CONNECTING,   /* waiting for the connection */
+    LS_CONNECT_WAIT, /* waiting before connecting again */
+    LS_IDLE,         /* connected, nothing asked */
+    LS_SENDING,      /* waiting for the statement's answer */
+    LS_CLOSING       /* waiting for the timer and the connection to close */
+} link_state;
+
+typedef enum link_event { LE_START, LE_DB_OK, LE_DB_FAILED, LE_TIMER, LE_ASK } link_event;
+
+struct ob_member_link {
+    uv_loop_t *loop;
+    const ob_log *log;
+    ob_db_config dbcfg;
+    int index;
+    ob_member_link_callbacks cbs;
+    link_state state;
+    ob_db *db;
+    uv_timer_t timer;
+    ob_db_life life;
+    int wanted; /* asked while the connection was busy or down */
+    ob_buf sql;
+};
+
+static void dispatch(ob_member_link *l, link_event ev);
+
+static void on_db(ob_db *db, int ok, void *data) {
+    (void)db;
+    dispatch(data, ok ? LE_DB_OK : LE_DB_FAILED);
+}
+
+static void on_timer(uv_timer_t *t) {
+    dispatch(t->data, LE_TIMER);
+}
+
+static void connect_later(ob_member_link *l) {
+    ob_db_life_down(&l->life);
+    ob_db_reset(l->db);
+    l->state = LS_CONNECT_WAIT;
+    uv_timer_start(&l->timer, on_timer, ob_db_life_backoff(&l->life), 0);
+}
+
+static void connect_db(ob_member_link *l) {
+    l->state = LS_CONNECTING;
+    if (ob_db_connect(l->db, on_db, l) != 0)
+        connect_later(l);
+}
+
+static void send_probe(ob_member_link *l) {
+    l->wanted = 0;
+    l->state = LS_SENDING;
+    l->cbs.sent(l->cbs.data, l->index);
+    if (ob_db_query(l->db, l->sql.p, l->sql.len, on_db, l) != 0) {
+        l->cbs.down(l->cbs.data, l->index, 0, "");
+        connect_later(l);
+    }
+}
+
+/* Result 1 of "SET ...; SELECT now, oldest, state". */
+static void on_answer(ob_member_link *l) {
+    char **row = ob_db_next_row(l->db, 1, NULL);
+    ob_db_life_worked(&l->life);
+    l->state = LS_IDLE;
+    if (row == NULL || row[0] == NULL) {
+        l->cbs.down(l->cbs.data, l->index, 0, "no clock in the answer");
+    } else {
+        double now = strtod(row[0], NULL);
+        double oldest = row[1] ? strtod(row[1], NULL) : -1;
+        int synced = row[2] != NULL && strcmp(row[2], "Synced") == 0;
+        l->cbs.answer(l->cbs.data, l->index, now, oldest, synced);
+    }
+    if (l->wanted && l->state == LS_IDLE)
+        send_probe(l);
+}
+
+static void on_failed(ob_member_link *l) {
+    unsigned err = ob_db_errno(l->db);
+    int was_sending = l->state == LS_SENDING;
+    if (ob_db_life_say(&l->life, err))
+        OB_WARN(l->log, "cursor: cluster member %d cannot serve the gap proof: %u %s", l->index + 1,
+                err, ob_db_error(l->db));
+    if (was_sending)
+        l->cbs.down(l->cbs.data, l->index, err, ob_db_error(l->db));
+    l->wanted = 1; /* ask again once connected */
+    connect_later(l);
+}
+
+static void dispatch(ob_member_link *l, link_event ev) {
+    switch (ev) {
+    case LE_START:
+        if (l->state == LS_NEW)
+            connect_db(l);
+        return;
+    case LE_DB_OK:
+        if (l->state == LS_CONNECTING) {
+            ob_db_life_up(&l->life);
+            l->state = LS_IDLE;
+            if (l->wanted)
+                send_probe(l);
+        } else if (l->state == LS_SENDING) {
+            on_answer(l);
+        }
+        return;
+    case LE_DB_FAILED:
+        if (l->state == LS_CONNECTING || l->state == LS_SENDING)
+            on_failed(l);
+        return;
+    case LE_TIMER:
+        if (l->state == LS_CONNECT_WAIT)
+            connect_db(l);
+        return;
+    case LE_ASK:
+        l->wanted = 1;
+        if (l->state == LS_IDLE)
+            send_probe(l);
+        return;
+    }
+}
+
+ob_member_link *ob_member_link_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log,
+                                   int index, const ob_member_link_callbacks *cbs) {
+    ob_member_link *l = calloc(1, sizeof(*l));
+    if (l == NULL)
+        return NULL;
+    l->loop = loop;
+    l->log = log;
+    l->dbcfg = *cfg;
+    l->index = index;
+    l->cbs = *cbs;
+    ob_db_life_init(&l->life, NULL, NULL);
+    ob_buf_puts(&l->sql, "SET SESSION wsrep_sync_wait = 1; ");
+    ob_members_sql_probe(&l->sql);
+    if (l->sql.oom) {
+        ob_buf_free(&l->sql);
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+void ob_member_link_free(ob_member_link *l) {
+    ob_buf_free(&l->sql);
+    free(l);
+}
+
+void ob_member_link_start(ob_member_link *l) {
+    l->db = ob_db_new(l->loop, &l->dbcfg, l->log, "member");
+    uv_timer_init(l->loop, &l->timer);
+    l->timer.data = l;
+    if (l->db == NULL) { /* out of memory: the member stays down */
+        l->state = LS_CONNECT_WAIT;
+        return;
+    }
+    dispatch(l, LE_START);
+}
+
+void ob_member_link_ask(ob_member_link *l) {
+    dispatch(l, LE_ASK);
+}
+
+static void link_closed(void *data) {
+    ob_member_link *l = data;
+    ob_member_link_callbacks cbs = l->cbs;
+    ob_member_link_free(l);
+    if (cbs.closed)
+        cbs.closed(cbs.data);
+}
+
+void ob_member_link_close(ob_member_link *l) {
+    if (l->state == LS_NEW) {
+        link_closed(l);
+        return;
+    }
+    l->state = LS_CLOSING;
+    ob_db_life_close(&l->life, &l->timer, l->db, link_closed, l);
+    l->db = NULL;
+}

@@ -1,0 +1,146 @@
+/*
+ * A member's connection for the gap proof (src/readers/gap_member_link.c)
+ * against the fake connection: the statement runs in a causal session when
+ * asked, one at a time (an ask while it runs sends it again after), its
+ * answer is told (clock, oldest transaction, Synced); a refused statement
+ * or a lost connection tells the owner the member is down, and the link
+ * connects again and asks again by itself.
+ */
+#include <mysqld_error.h>
+#include <string.h>
+#include <uv.h>
+
+#include "check.h"
+#include "fake_db.h"
+#include "gap_member_link.h"
+
+static uv_loop_t loop;
+static int sent, answers, downs, closed, synced;
+static double now, oldest;
+static unsigned down_err;
+
+static void on_sent(void *d, int i) {
+    (void)d;
+    CHECK_EQ(i, 2);
+    sent++;
+}
+static void on_answer(void *d, int i, double n, double o, int s) {
+    (void)d;
+    CHECK_EQ(i, 2);
+    answers++;
+    now = n;
+    oldest = o;
+    synced = s;
+}
+static void on_down(void *d, int i, unsigned err, const char *msg) {
+    (void)d;
+    (void)msg;
+    CHECK_EQ(i, 2);
+    downs++;
+    down_err = err;
+}
+static void on_closed(void *d) {
+    (void)d;
+    closed++;
+}
+
+static ob_db *next(fake_op op) {
+    for (int i = 0; i < 400; i++) {
+        ob_db *db = fake_db_last();
+        if (db && fake_db_pending(db) == op)
+            return db;
+        uv_run(&loop, UV_RUN_ONCE);
+    }
+    CHECK_FAIL_("nothing came");
+    return NULL;
+}
+
+static void answer(ob_db *db, const char *n, const char *o, const char *state) {
+    char *cols[3] = {(char *)n, (char *)o, (char *)state};
+    unsigned long lens[3] = {strlen(n), o ? strlen(o) : 0, strlen(state)};
+    fake_db_no_result(db, 0);
+    fake_db_add_row_n(db, 1, 3, cols, lens);
+    fake_db_complete(db, 1, 0, NULL, 0);
+}
+
+static void no_log(outbox_log_level level, const char *line, void *data) {
+    (void)level;
+    (void)line;
+    (void)data;
+}
+static ob_log lg = {no_log, NULL, OUTBOX_LOG_INFO};
+
+int main(void) {
+    uv_loop_init(&loop);
+    ob_db_config cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.host = "10.0.0.3";
+    cfg.port = 3306;
+    ob_member_link_callbacks cbs = {on_sent, on_answer, on_down, on_closed, NULL};
+    ob_member_link *l = ob_member_link_new(&loop, &cfg, &lg, 2, &cbs);
+    CHECK(l != NULL);
+    ob_member_link_start(l);
+    ob_member_link_ask(l); /* asked while connecting: sent once connected */
+    ob_db *db = next(FAKE_CONNECT);
+    CHECK_EQ(sent, 0);
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next(FAKE_QUERY);
+    CHECK_EQ(sent, 1);
+    CHECK(strncmp(fake_db_sql(db), "SET SESSION wsrep_sync_wait = 1; SELECT UNIX_TIMESTAMP(NOW(6))",
+                  62) == 0);
+    /* asked again while it runs: once more after the answer, not twice */
+    ob_member_link_ask(l);
+    ob_member_link_ask(l);
+    answer(db, "100.5", NULL, "Synced");
+    CHECK_EQ(answers, 1);
+    CHECK(now > 100.49 && now < 100.51);
+    CHECK(oldest < 0);
+    CHECK_EQ(synced, 1);
+    db = next(FAKE_QUERY);
+    CHECK_EQ(sent, 2);
+    answer(db, "101.0", "99", "Donor/Desynced");
+    CHECK_EQ(answers, 2);
+    CHECK_EQ(synced, 0);
+    CHECK(oldest > 98.9 && oldest < 99.1);
+    uv_run(&loop, UV_RUN_NOWAIT);
+    CHECK_EQ(fake_db_pending(db), FAKE_NONE); /* nothing asked: idle */
+
+    /* PROCESS missing there: down, and after the backoff connected and
+     * asked again */
+    ob_member_link_ask(l);
+    db = next(FAKE_QUERY);
+    fake_db_complete(db, 0, ER_SPECIFIC_ACCESS_DENIED_ERROR, "Access denied; you need PROCESS", 0);
+    CHECK_EQ(downs, 1);
+    CHECK_EQ(down_err, ER_SPECIFIC_ACCESS_DENIED_ERROR);
+    db = next(FAKE_CONNECT);
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next(FAKE_QUERY);
+    answer(db, "102.0", NULL, "Synced");
+    CHECK_EQ(answers, 3);
+
+    /* lost while running: down, reconnected, asked again */
+    ob_member_link_ask(l);
+    db = next(FAKE_QUERY);
+    fake_db_complete(db, 0, 2013, "Lost connection to server during query", 1);
+    CHECK_EQ(downs, 2);
+    db = next(FAKE_CONNECT);
+    fake_db_complete(db, 0, 2003, "Can't connect", 1); /* still away: no second down */
+    CHECK_EQ(downs, 2);
+    db = next(FAKE_CONNECT);
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next(FAKE_QUERY);
+    answer(db, "103.0", NULL, "Synced");
+    CHECK_EQ(answers, 4);
+
+    ob_member_link_close(l);
+    while (uv_run(&loop, UV_RUN_ONCE))
+        ;
+    CHECK_EQ(closed, 1);
+    CHECK_EQ(uv_loop_close(&loop), 0);
+
+    /* closed before it started: freed, told */
+    l = ob_member_link_new(&loop, &cfg, &lg, 2, &cbs);
+    ob_member_link_close(l);
+    CHECK_EQ(closed, 2);
+    return 0;
+}
