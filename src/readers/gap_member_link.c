@@ -1,4 +1,16 @@
-/* A connection to another member for the gap proof (see gap_member_link.h). */
+/*
+ * A connection to another member for the gap proof (see gap_member_link.h).
+ *
+ *   NEW ----start--> CONNECTING
+ *   CONNECTING ---ok--> IDLE (or SENDING at once, when asked meanwhile)
+ *    |          fail--> CONNECT_WAIT --timer--> CONNECTING
+ *   IDLE ---------ask--> SENDING
+ *   SENDING ------ok--> IDLE (the owner is told the member's clock)
+ *    |          fail--> CONNECT_WAIT (the owner is told the member is down)
+ *   any state --close--> CLOSING
+ *
+ * Every change goes through set_state(); one dispatch() over the events.
+ */
 #include "gap_member_link.h"
 
 #include <stdlib.h>
@@ -8,16 +20,21 @@
 #include "db_life.h"
 #include "gap_members.h"
 
-typedef enum link_state {
-    LS_NEW,          /* created, not started */
-    LS_CONNECTING,   /* waiting for the connection */
-    LS_CONNECT_WAIT, /* waiting before connecting again */
-    LS_IDLE,         /* connected, nothing asked */
-    LS_SENDING,      /* waiting for the statement's answer */
-    LS_CLOSING       /* waiting for the timer and the connection to close */
-} link_state;
+typedef enum member_state {
+    MS_NEW,          /* created, not started */
+    MS_CONNECTING,   /* waiting for the connection */
+    MS_CONNECT_WAIT, /* waiting before connecting again */
+    MS_IDLE,         /* connected, nothing asked */
+    MS_SENDING,      /* waiting for the statement's answer */
+    MS_CLOSING       /* waiting for the timer and the connection to close */
+} member_state;
 
-typedef enum link_event { LE_START, LE_DB_OK, LE_DB_FAILED, LE_TIMER, LE_ASK } link_event;
+static const char *const state_names[] = {
+    [MS_NEW] = "new",   [MS_CONNECTING] = "connecting", [MS_CONNECT_WAIT] = "connect-wait",
+    [MS_IDLE] = "idle", [MS_SENDING] = "sending",       [MS_CLOSING] = "closing",
+};
+
+typedef enum member_event { ME_START, ME_DB_OK, ME_DB_FAILED, ME_TIMER, ME_ASK } member_event;
 
 struct ob_member_link {
     uv_loop_t *loop;
@@ -25,7 +42,7 @@ struct ob_member_link {
     ob_db_config dbcfg;
     int index;
     ob_member_link_callbacks cbs;
-    link_state state;
+    member_state state;
     ob_db *db;
     uv_timer_t timer;
     ob_db_life life;
@@ -33,33 +50,40 @@ struct ob_member_link {
     ob_buf sql;
 };
 
-static void dispatch(ob_member_link *l, link_event ev);
+static void dispatch(ob_member_link *l, member_event ev);
+
+static void set_state(ob_member_link *l, member_state s) {
+    if (l->state != s)
+        OB_DEBUG(l->log, "cursor: cluster member %d: %s -> %s", l->index + 1, state_names[l->state],
+                 state_names[s]);
+    l->state = s;
+}
 
 static void on_db(ob_db *db, int ok, void *data) {
     (void)db;
-    dispatch(data, ok ? LE_DB_OK : LE_DB_FAILED);
+    dispatch(data, ok ? ME_DB_OK : ME_DB_FAILED);
 }
 
 static void on_timer(uv_timer_t *t) {
-    dispatch(t->data, LE_TIMER);
+    dispatch(t->data, ME_TIMER);
 }
 
 static void connect_later(ob_member_link *l) {
     ob_db_life_down(&l->life);
     ob_db_reset(l->db);
-    l->state = LS_CONNECT_WAIT;
+    set_state(l, MS_CONNECT_WAIT);
     uv_timer_start(&l->timer, on_timer, ob_db_life_backoff(&l->life), 0);
 }
 
 static void connect_db(ob_member_link *l) {
-    l->state = LS_CONNECTING;
+    set_state(l, MS_CONNECTING);
     if (ob_db_connect(l->db, on_db, l) != 0)
         connect_later(l);
 }
 
 static void send_probe(ob_member_link *l) {
     l->wanted = 0;
-    l->state = LS_SENDING;
+    set_state(l, MS_SENDING);
     l->cbs.sent(l->cbs.data, l->index);
     if (ob_db_query(l->db, l->sql.p, l->sql.len, on_db, l) != 0) {
         l->cbs.down(l->cbs.data, l->index, 0, "");
@@ -71,7 +95,7 @@ static void send_probe(ob_member_link *l) {
 static void on_answer(ob_member_link *l) {
     char **row = ob_db_next_row(l->db, 1, NULL);
     ob_db_life_worked(&l->life);
-    l->state = LS_IDLE;
+    set_state(l, MS_IDLE);
     if (row == NULL || row[0] == NULL) {
         l->cbs.down(l->cbs.data, l->index, 0, "no clock in the answer");
     } else {
@@ -80,13 +104,13 @@ static void on_answer(ob_member_link *l) {
         int synced = row[2] != NULL && strcmp(row[2], "Synced") == 0;
         l->cbs.answer(l->cbs.data, l->index, now, oldest, synced);
     }
-    if (l->wanted && l->state == LS_IDLE)
+    if (l->wanted && l->state == MS_IDLE)
         send_probe(l);
 }
 
 static void on_failed(ob_member_link *l) {
     unsigned err = ob_db_errno(l->db);
-    int was_sending = l->state == LS_SENDING;
+    int was_sending = l->state == MS_SENDING;
     if (ob_db_life_say(&l->life, err))
         OB_WARN(l->log, "cursor: cluster member %d cannot serve the gap proof: %u %s", l->index + 1,
                 err, ob_db_error(l->db));
@@ -96,33 +120,33 @@ static void on_failed(ob_member_link *l) {
     connect_later(l);
 }
 
-static void dispatch(ob_member_link *l, link_event ev) {
+static void dispatch(ob_member_link *l, member_event ev) {
     switch (ev) {
-    case LE_START:
-        if (l->state == LS_NEW)
+    case ME_START:
+        if (l->state == MS_NEW)
             connect_db(l);
         return;
-    case LE_DB_OK:
-        if (l->state == LS_CONNECTING) {
+    case ME_DB_OK:
+        if (l->state == MS_CONNECTING) {
             ob_db_life_up(&l->life);
-            l->state = LS_IDLE;
+            set_state(l, MS_IDLE);
             if (l->wanted)
                 send_probe(l);
-        } else if (l->state == LS_SENDING) {
+        } else if (l->state == MS_SENDING) {
             on_answer(l);
         }
         return;
-    case LE_DB_FAILED:
-        if (l->state == LS_CONNECTING || l->state == LS_SENDING)
+    case ME_DB_FAILED:
+        if (l->state == MS_CONNECTING || l->state == MS_SENDING)
             on_failed(l);
         return;
-    case LE_TIMER:
-        if (l->state == LS_CONNECT_WAIT)
+    case ME_TIMER:
+        if (l->state == MS_CONNECT_WAIT)
             connect_db(l);
         return;
-    case LE_ASK:
+    case ME_ASK:
         l->wanted = 1;
-        if (l->state == LS_IDLE)
+        if (l->state == MS_IDLE)
             send_probe(l);
         return;
     }
@@ -159,14 +183,14 @@ void ob_member_link_start(ob_member_link *l) {
     uv_timer_init(l->loop, &l->timer);
     l->timer.data = l;
     if (l->db == NULL) { /* out of memory: the member stays down */
-        l->state = LS_CONNECT_WAIT;
+        set_state(l, MS_CONNECT_WAIT);
         return;
     }
-    dispatch(l, LE_START);
+    dispatch(l, ME_START);
 }
 
 void ob_member_link_ask(ob_member_link *l) {
-    dispatch(l, LE_ASK);
+    dispatch(l, ME_ASK);
 }
 
 static void link_closed(void *data) {
@@ -178,11 +202,11 @@ static void link_closed(void *data) {
 }
 
 void ob_member_link_close(ob_member_link *l) {
-    if (l->state == LS_NEW) {
+    if (l->state == MS_NEW) {
         link_closed(l);
         return;
     }
-    l->state = LS_CLOSING;
+    set_state(l, MS_CLOSING);
     ob_db_life_close(&l->life, &l->timer, l->db, link_closed, l);
     l->db = NULL;
 }
