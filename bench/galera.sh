@@ -119,7 +119,7 @@ galera_scenario() {
       conflicts=$((conflicts + $(grep -c '1213\|Deadlock' "$raw/galera-$case-$k.log" || true)))
     done
     ok=$([ "$(gsql 1 "SELECT COUNT(*) FROM outbox WHERE status = 1")" = "$n" ] && echo yes || echo no)
-    line=$("$SC" --nats "$NATS" --stream "$stream" 2>>"$raw/galera-streamcheck.err" || echo "")
+    line=$("$SC" --nats "$NATS" --stream "$stream" --subject ">" 2>>"$raw/galera-streamcheck.err" || echo "")
     dups=$(kv distinct "$line")
     drop_stream "$stream"
     echo "$case,${#nodes[@]},$n,$(calc "$n / ($wall > 0 ? $wall : 1)"),$wall,$(calc "$cpu * 1e6 / $n" 2),$(calc "($r1 - $r0) * 1e6 / $n" 2),$ok,$conflicts,${dups:-},$rc" \
