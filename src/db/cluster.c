@@ -13,7 +13,7 @@
  * by the relay. */
 const char ob_cluster_sql[] =
     "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "
-    "WHERE VARIABLE_NAME = 'WSREP_ON' UNION ALL "
+    "WHERE VARIABLE_NAME IN ('WSREP_ON', 'WSREP_NODE_INCOMING_ADDRESS') UNION ALL "
     "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
     "WHERE VARIABLE_NAME IN ('WSREP_PROVIDER_NAME', 'WSREP_CLUSTER_SIZE', "
     "'WSREP_CLUSTER_STATUS', 'WSREP_LOCAL_STATE_COMMENT', 'WSREP_INCOMING_ADDRESSES', "
@@ -52,6 +52,8 @@ void ob_cluster_set(ob_cluster *c, const char *name, const char *value) {
         c->ready = strcasecmp(value, "ON") == 0 || strcmp(value, "1") == 0;
     } else if (strcasecmp(name, "wsrep_incoming_addresses") == 0) {
         copy_text(c->members, sizeof(c->members), value);
+    } else if (strcasecmp(name, "wsrep_node_incoming_address") == 0) {
+        copy_text(c->self, sizeof(c->self), value);
     }
 }
 

@@ -31,6 +31,7 @@ typedef struct ob_cluster {
     char state[48];    /* wsrep_local_state_comment: Synced, Donor/Desynced, Joining... */
     char members[256]; /* wsrep_incoming_addresses, cut when longer */
     int ready;         /* wsrep_ready: 1 ON, 0 OFF, -1 not reported */
+    char self[64];     /* wsrep_node_incoming_address: this node in `members` */
 } ob_cluster;
 
 /* The probe: rows of (VARIABLE_NAME, VARIABLE_VALUE). */
