@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gap_members.h"
+
 /* information_schema names the variables in capitals. wsrep_on is read as
  * the global value: the session's could be turned off by a client, never
  * by the relay. */
@@ -107,18 +109,37 @@ int ob_cluster_differs(const ob_cluster *a, const ob_cluster *b) {
            strcmp(a->state, b->state) != 0 || strcmp(a->members, b->members) != 0;
 }
 
+/* Why the member list cannot name every other member, NULL when it can. */
+static const char *members_unusable(const ob_cluster *c) {
+    if (c->self[0] == '\0' || strcmp(c->self, "AUTO") == 0)
+        return "wsrep_node_incoming_address is not set on this node";
+    if (c->members[0] == '\0')
+        return "wsrep_incoming_addresses is empty";
+    if (strlen(c->members) + 1 >= sizeof(c->members))
+        return "wsrep_incoming_addresses is too long";
+    ob_members ms;
+    ob_members_init(&ms);
+    if (ob_members_set(&ms, c->members, c->size, c->self) != 0)
+        return "wsrep_incoming_addresses does not name every member by host:port (each node "
+               "needs wsrep_node_incoming_address, this one among them)";
+    return NULL;
+}
+
 const char *ob_cluster_refusal(const ob_cluster *c, ob_cluster_mode mode, char *out, size_t n) {
     /* The leases of the other modes are rows of the lease table there. */
     if (mode != OB_CLUSTER_CURSOR || !ob_cluster_is_galera(c))
+        return NULL;
+    /* Cursor mode's gap proof asks every other member (gap_members.h). */
+    const char *why = members_unusable(c);
+    if (why == NULL)
         return NULL;
     char size[40] = "a cluster";
     if (c->size >= 0)
         snprintf(size, sizeof(size), "a cluster of %d node%s", c->size, c->size == 1 ? "" : "s");
     snprintf(out, n,
-             "cursor mode needs a gap proof that sees every transaction; the database is a "
-             "Galera node (%s), where INNODB_TRX and KILL are node-local and seq steps by the "
-             "cluster's size, so rows committed on another node could be skipped: use "
-             "--ordered or the plain mode, or a single server",
-             size);
+             "cursor mode on a Galera node (%s) proves its gaps on every member, which it must "
+             "name: %s; set wsrep_node_incoming_address (host:port) on every node, or use "
+             "--ordered or the plain mode",
+             size, why);
     return out;
 }

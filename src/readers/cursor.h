@@ -98,6 +98,7 @@ typedef struct ob_cursor_config {
      * (gap_proof.h); NULL on a single server. Borrowed: it outlives the
      * reader. */
     ob_gap_proof *proof;
+    const struct ob_lease *lease;
 } ob_cursor_config;
 
 /* Returns NULL when out of memory. Strings are borrowed: they outlive the
@@ -105,8 +106,9 @@ typedef struct ob_cursor_config {
 ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *owner);
 void ob_cursor_start(ob_cursor *c);
 /* On a Galera cluster: the members' gap proof, before the lease starts
- * (cfg.proof). Borrowed: it outlives the reader. */
-void ob_cursor_members(ob_cursor *c, ob_gap_proof *p);
+ * (cfg.proof), and the lease whose presence row fences the cursor's
+ * advance (cfg.lease). Borrowed: they outlive the reader. */
+void ob_cursor_members(ob_cursor *c, ob_gap_proof *p, const struct ob_lease *lease);
 /* The lease's owned buckets changed. */
 void ob_cursor_owned(ob_cursor *c, uint64_t owned);
 /* The answer to one of its publishes. */

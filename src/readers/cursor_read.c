@@ -13,8 +13,9 @@
 
 /* On a Galera cluster, the other members' side of the gap proof: from the
  * next load on, a gap or a bucket's mark holds only once they proved it. */
-void ob_cursor_members(ob_cursor *c, ob_gap_proof *p) {
+void ob_cursor_members(ob_cursor *c, ob_gap_proof *p, const struct ob_lease *lease) {
     c->cfg.proof = p;
+    c->cfg.lease = lease;
 }
 
 /* The owned buckets' cursors and held aggregates, under the fencing lock

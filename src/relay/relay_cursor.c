@@ -81,7 +81,7 @@ void ob_relay_cursor_cluster(outbox_relay *r, const ob_cluster *c) {
             r->order.fatal(r, "out of memory for the members' gap proof");
             return;
         }
-        ob_cursor_members(r->cursor, r->proof);
+        ob_cursor_members(r->cursor, r->proof, r->order.lease);
     }
     char was[sizeof(r->members_why)];
     snprintf(was, sizeof(was), "%s", r->members_why);
