@@ -9,11 +9,11 @@
  * ob_cluster, and the rest is pure: the description for logs and `status`,
  * and the refusal of cursor mode there.
  *
- * Why cursor mode is refused on any node with wsrep on and a provider
- * loaded, whatever the cluster's size: its gap proof reads INNODB_TRX and
- * ends sessions with KILL, which are node-local there, and AUTO_INCREMENT
- * steps by the cluster's size with an offset per node. A one-node cluster
- * can grow at any moment, without the relay reconnecting. The other modes
+ * Cursor mode on a node with wsrep on and a provider loaded: INNODB_TRX is
+ * node-local there, and AUTO_INCREMENT steps by the cluster's size with an
+ * offset per node, so its gap proof asks every other member
+ * (gap_members.h). It is refused when the probe cannot name them all
+ * (wsrep_node_incoming_address unset: AUTO in the list). The other modes
  * run there: their leases are rows of the lease table (lease_table.h).
  */
 #ifndef OB_CLUSTER_H
