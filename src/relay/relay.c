@@ -356,7 +356,7 @@ static int prepare(outbox_relay *r) {
         return -1;
     prepare_env(r);
     ob_worker_env *e = &r->env;
-    /* What the database is (a Galera node refuses the locking modes). */
+    /* What the database is (on a Galera node cursor mode needs its members named). */
     ob_cluster_watch_callbacks wcb = {on_cluster, on_cluster_closed, r};
     r->watch = ob_cluster_watch_new(r->loop, &e->db, &r->log, 10000, &wcb);
     if (r->watch == NULL)
