@@ -307,6 +307,9 @@ typedef struct outbox_stats {
      * counter (the table was reset): nothing is published until
      * `outbox-uvrelay cursor-reset` */
     int cursor_mismatch;
+    /* gauge: on a Galera cluster, the other members missing from the list,
+     * not connected or not Synced: their gaps wait (cursor mode) */
+    uint32_t cursor_members_down;
     /* --- new fields here, last --- */
 } outbox_stats;
 

@@ -13,7 +13,7 @@
  * by the relay. */
 const char ob_cluster_sql[] =
     "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "
-    "WHERE VARIABLE_NAME = 'WSREP_ON' UNION ALL "
+    "WHERE VARIABLE_NAME IN ('WSREP_ON', 'WSREP_NODE_INCOMING_ADDRESS') UNION ALL "
     "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
     "WHERE VARIABLE_NAME IN ('WSREP_PROVIDER_NAME', 'WSREP_CLUSTER_SIZE', "
     "'WSREP_CLUSTER_STATUS', 'WSREP_LOCAL_STATE_COMMENT', 'WSREP_INCOMING_ADDRESSES', "
@@ -52,6 +52,8 @@ void ob_cluster_set(ob_cluster *c, const char *name, const char *value) {
         c->ready = strcasecmp(value, "ON") == 0 || strcmp(value, "1") == 0;
     } else if (strcasecmp(name, "wsrep_incoming_addresses") == 0) {
         copy_text(c->members, sizeof(c->members), value);
+    } else if (strcasecmp(name, "wsrep_node_incoming_address") == 0) {
+        copy_text(c->self, sizeof(c->self), value);
     }
 }
 
@@ -105,18 +107,53 @@ int ob_cluster_differs(const ob_cluster *a, const ob_cluster *b) {
            strcmp(a->state, b->state) != 0 || strcmp(a->members, b->members) != 0;
 }
 
+/* 1 when every comma-separated entry of the list is a host:port (not AUTO,
+ * not empty) and `self` is one of them. */
+static int names_every_member(const char *list, const char *self) {
+    int found = 0;
+    size_t ls = strlen(self);
+    for (const char *p = list;;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 0 || (n == 4 && strncmp(p, "AUTO", 4) == 0) || memchr(p, ':', n) == NULL)
+            return 0;
+        found |= n == ls && strncmp(p, self, n) == 0;
+        if (e == NULL)
+            return found;
+        p = e + 1;
+    }
+}
+
+/* Why the member list cannot name every other member, NULL when it can
+ * (the relay's gap proof then asks each, gap_members.h). */
+static const char *members_unusable(const ob_cluster *c) {
+    if (c->self[0] == '\0' || strcmp(c->self, "AUTO") == 0)
+        return "wsrep_node_incoming_address is not set on this node";
+    if (c->members[0] == '\0')
+        return "wsrep_incoming_addresses is empty";
+    if (strlen(c->members) + 1 >= sizeof(c->members))
+        return "wsrep_incoming_addresses is too long";
+    if (!names_every_member(c->members, c->self))
+        return "wsrep_incoming_addresses does not name every member by host:port (each node "
+               "needs wsrep_node_incoming_address, this one among them)";
+    return NULL;
+}
+
 const char *ob_cluster_refusal(const ob_cluster *c, ob_cluster_mode mode, char *out, size_t n) {
     /* The leases of the other modes are rows of the lease table there. */
     if (mode != OB_CLUSTER_CURSOR || !ob_cluster_is_galera(c))
+        return NULL;
+    /* Cursor mode's gap proof asks every other member (gap_members.h). */
+    const char *why = members_unusable(c);
+    if (why == NULL)
         return NULL;
     char size[40] = "a cluster";
     if (c->size >= 0)
         snprintf(size, sizeof(size), "a cluster of %d node%s", c->size, c->size == 1 ? "" : "s");
     snprintf(out, n,
-             "cursor mode needs a gap proof that sees every transaction; the database is a "
-             "Galera node (%s), where INNODB_TRX and KILL are node-local and seq steps by the "
-             "cluster's size, so rows committed on another node could be skipped: use "
-             "--ordered or the plain mode, or a single server",
-             size);
+             "cursor mode on a Galera node (%s) proves its gaps on every member, which it must "
+             "name: %s; set wsrep_node_incoming_address (host:port) on every node, or use "
+             "--ordered or the plain mode",
+             size, why);
     return out;
 }

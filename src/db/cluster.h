@@ -9,11 +9,11 @@
  * ob_cluster, and the rest is pure: the description for logs and `status`,
  * and the refusal of cursor mode there.
  *
- * Why cursor mode is refused on any node with wsrep on and a provider
- * loaded, whatever the cluster's size: its gap proof reads INNODB_TRX and
- * ends sessions with KILL, which are node-local there, and AUTO_INCREMENT
- * steps by the cluster's size with an offset per node. A one-node cluster
- * can grow at any moment, without the relay reconnecting. The other modes
+ * Cursor mode on a node with wsrep on and a provider loaded: INNODB_TRX is
+ * node-local there, and AUTO_INCREMENT steps by the cluster's size with an
+ * offset per node, so its gap proof asks every other member
+ * (gap_members.h). It is refused when the probe cannot name them all
+ * (wsrep_node_incoming_address unset: AUTO in the list). The other modes
  * run there: their leases are rows of the lease table (lease_table.h).
  */
 #ifndef OB_CLUSTER_H
@@ -31,6 +31,7 @@ typedef struct ob_cluster {
     char state[48];    /* wsrep_local_state_comment: Synced, Donor/Desynced, Joining... */
     char members[256]; /* wsrep_incoming_addresses, cut when longer */
     int ready;         /* wsrep_ready: 1 ON, 0 OFF, -1 not reported */
+    char self[64];     /* wsrep_node_incoming_address: this node in `members` */
 } ob_cluster;
 
 /* The probe: rows of (VARIABLE_NAME, VARIABLE_VALUE). */

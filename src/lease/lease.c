@@ -787,6 +787,15 @@ int ob_lease_on_table(const ob_lease *l) {
     return l && l->tbl.on;
 }
 
+int ob_lease_presence(const ob_lease *l, const char **table, const char **key, uint64_t *me) {
+    if (!ob_lease_on_table(l))
+        return 0;
+    *table = l->tbl.name;
+    *key = l->tbl.key;
+    *me = l->tbl.registered ? l->tbl.me : 0;
+    return 1;
+}
+
 int ob_lease_checked(const ob_lease *l) {
     return l && l->life.settled;
 }

@@ -106,6 +106,11 @@ void ob_lease_free(ob_lease *l);
 int ob_lease_valid(const ob_lease *l);
 /* 1 while the leases are rows of the lease table (on a Galera node). */
 int ob_lease_on_table(const ob_lease *l);
+/* On the lease table: the table (quoted), the lease_key and this
+ * instance's presence slot (0 while its presence row is not written), for
+ * a write fenced by that row (gap_members.h). Returns 0 when the lease is
+ * not on the table. */
+int ob_lease_presence(const ob_lease *l, const char **table, const char **key, uint64_t *me);
 /* 1 once a round found no other mode on the table (or, for a plain lease,
  * once the check proved impossible: a server without the Sequence engine). */
 int ob_lease_checked(const ob_lease *l);

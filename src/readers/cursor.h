@@ -53,6 +53,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "gap_proof.h"
 #include "reader.h"
 #include "reader_env.h"
 
@@ -93,12 +94,21 @@ typedef struct ob_cursor_config {
     uint32_t poll_min_ms;  /* the poll interval while rows keep coming */
     uint64_t horizon_ms;   /* a drain waits for status-2 rows due within this */
     uint32_t index;        /* the publisher's worker number for this reader's publishes */
+    /* On a Galera cluster, the other members' side of the gap proof
+     * (gap_proof.h); NULL on a single server. Borrowed: it outlives the
+     * reader. */
+    ob_gap_proof *proof;
+    const struct ob_lease *lease;
 } ob_cursor_config;
 
 /* Returns NULL when out of memory. Strings are borrowed: they outlive the
  * reader. */
 ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *owner);
 void ob_cursor_start(ob_cursor *c);
+/* On a Galera cluster: the members' gap proof, before the lease starts
+ * (cfg.proof), and the lease whose presence row fences the cursor's
+ * advance (cfg.lease). Borrowed: they outlive the reader. */
+void ob_cursor_members(ob_cursor *c, ob_gap_proof *p, const struct ob_lease *lease);
 /* The lease's owned buckets changed. */
 void ob_cursor_owned(ob_cursor *c, uint64_t owned);
 /* The answer to one of its publishes. */

@@ -7,6 +7,8 @@
  */
 #include "cursor_int.h"
 #include "cursor_sql.h"
+#include "gap_members.h"
+#include "lease.h"
 
 static void hold_aggregate(ob_cursor *c, const ob_row *r) {
     if (ob_held_add(&c->held, r->aggregate_type, r->aggregate_type_len, r->aggregate_id,
@@ -88,6 +90,18 @@ static void write_held(ob_cursor *c) {
     c->fin_held = nheld;
 }
 
+/* The cursors of `mask` below `seq` move to it. On Galera the statement is
+ * fenced by the relay's presence row in the lease table: it moves nothing
+ * once another instance removed that row (gap_members.h). */
+static void advance(ob_cursor *c, uint64_t mask, uint64_t seq) {
+    const char *lt, *key;
+    uint64_t me;
+    if (c->cfg.proof && ob_lease_presence(c->cfg.lease, &lt, &key, &me))
+        ob_members_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, lt, key, me, mask, seq);
+    else
+        ob_cursor_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, mask, seq);
+}
+
 ob_fin ob_cursor_finish_sql(ob_cursor *c) {
     ob_batch *b = &c->pub.batch;
     const ob_worker_env *e = &c->env;
@@ -127,7 +141,7 @@ ob_fin ob_cursor_finish_sql(ob_cursor *c) {
     if (c->cur_from == FROM_READ && (c->active & c->owned) && ob_cursor_may_publish(c)) {
         uint64_t safe = ob_cursor_safe_point(c, 0);
         if (safe > c->written) {
-            ob_cursor_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, c->active & c->owned, safe);
+            advance(c, c->active & c->owned, safe);
             c->pending = safe;
         }
     }
@@ -170,7 +184,7 @@ int ob_cursor_hand_over_sql(ob_cursor *c, uint64_t now) {
     c->handoff_written = seq;
     c->handoff_at = now + GAP_POLL_MS;
     ob_buf_reset(&c->sql);
-    ob_cursor_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, c->handoff, seq);
+    advance(c, c->handoff, seq);
     c->pending = 0; /* not the owned buckets' cursor */
     return 1;
 }
@@ -181,6 +195,6 @@ void ob_cursor_advance_sql(ob_cursor *c, uint64_t safe) {
     c->advance_at =
         uv_now(c->env.loop) + (c->own.drain_wanted(c->own.data) ? GAP_POLL_MS : ADVANCE_EVERY_MS);
     ob_buf_reset(&c->sql);
-    ob_cursor_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, c->active & c->owned, safe);
+    advance(c, c->active & c->owned, safe);
     c->pending = safe;
 }

@@ -133,6 +133,7 @@ struct ob_cursor {
     uint64_t init;  /* buckets being initialised */
     double init_t1; /* the bound of their MAX(seq): the first check's clock, 0 until then */
     uint64_t init_max;
+    uint64_t init_round;  /* on Galera: the members' round begun after the mark */
     uint64_t init_proven; /* every seq <= it proven resolved, for the next load */
 
     batch_phase cur_phase;  /* pub.batch's */

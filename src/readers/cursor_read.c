@@ -11,10 +11,22 @@
 #include "cursor_sql.h"
 #include "lease.h"
 
+/* On a Galera cluster, the other members' side of the gap proof: from the
+ * next load on, a gap or a bucket's mark holds only once they proved it. */
+void ob_cursor_members(ob_cursor *c, ob_gap_proof *p, const struct ob_lease *lease) {
+    c->cfg.proof = p;
+    c->cfg.lease = lease;
+}
+
 /* The owned buckets' cursors and held aggregates, under the fencing lock
  * when the lease has a session. */
 void ob_cursor_load_sql(ob_cursor *c) {
     ob_buf_reset(&c->sql);
+    /* On Galera, every read of the session waits for the write-sets
+     * committed before it (set again after each reconnection: a load
+     * always comes first). */
+    if (c->cfg.proof)
+        ob_buf_puts(&c->sql, "SET SESSION wsrep_sync_wait = 1; ");
     unsigned long session = c->own.lease_session(c->own.data);
     const char *lock = NULL;
     if (session) {
@@ -30,7 +42,7 @@ void ob_cursor_load_sql(ob_cursor *c) {
 int ob_cursor_take_load(ob_cursor *c) {
     int first = 0;
     while (ob_db_result(c->db, first) == NULL && first < 2)
-        first++; /* the fencing lock's DO has no result set */
+        first++; /* the SET and the fencing lock's DO have no result set */
     uint64_t found = 0;
     char **row;
     while ((row = ob_db_next_row(c->db, first, NULL)) != NULL) {
@@ -61,6 +73,7 @@ int ob_cursor_take_load(ob_cursor *c) {
     if (top == UINT64_MAX)
         top = 0;
     ob_gaps_init(&c->gaps, top);
+    ob_gaps_members(&c->gaps, c->cfg.proof != NULL);
     ob_gaps_proven(&c->gaps, c->init_proven); /* seqs its check proved: resolved on sight */
     c->init_proven = 0;
     c->written = top;
@@ -80,6 +93,8 @@ void ob_cursor_take_mark(ob_cursor *c) {
      * below the MAX between the two: the bound is the next statement's. */
     c->init_t1 = 0;
     c->init_max = row && row[1] ? strtoull(row[1], NULL, 10) : 0;
+    /* On Galera the mark holds once the members proved the round begun now. */
+    c->init_round = c->cfg.proof ? ob_gap_proof_round(c->cfg.proof) : 0;
 }
 
 /* Every seq <= init_max is resolved once no transaction that started at or
@@ -94,6 +109,8 @@ int ob_cursor_take_check(ob_cursor *c) {
         c->init_t1 = tc;
     if (!ob_gaps_proves(c->init_t1, tc, oldest))
         return 0;
+    if (c->cfg.proof && ob_gap_proof_proven(c->cfg.proof) < c->init_round)
+        return 0; /* the members are asked again until they prove it */
     ob_buf_reset(&c->sql);
     ob_cursor_sql_init(&c->sql, c->cfg.qtable, c->cfg.ctable, c->cfg.table, c->init, c->init_max);
     return 1;
@@ -193,6 +210,11 @@ int ob_cursor_take_rows(ob_cursor *c) {
     ob_batch_set_binary(&c->next, ob_db_col_binary(c->db, 1, OB_COL_PAYLOAD));
     c->next.gen = ++c->gen;
     ob_gaps_read_end(&c->gaps, rc.seen >= c->env.batch_size ? rc.last : UINT64_MAX);
+    if (c->cfg.proof) { /* on Galera: the members' round that bounds this read's gaps */
+        ob_gaps_round(&c->gaps, ob_gap_proof_round(c->cfg.proof),
+                      ob_gap_proof_proven(c->cfg.proof));
+        c->env.stats->cursor_members_down = (uint32_t)ob_gap_proof_missing(c->cfg.proof);
+    }
     c->env.stats->cursor_gap_age_s = ob_gaps_age(&c->gaps);
     int cut = rc.seen >= c->env.batch_size, ready = 0;
     c->last_read = cut ? READ_CUT : rc.fresh > 0 ? READ_FRESH : READ_QUIET;

@@ -3,8 +3,7 @@
  * gap proof (gap_members.h): it runs the members' statement
  * (ob_members_sql_probe, in a session with wsrep_sync_wait = 1) when its
  * owner asks, one at a time, and tells the owner when each is sent and what
- * it answered. Not wired into the reader yet (cursor mode still refuses a
- * Galera node).
+ * it answered (gap_proof.h owns one per member).
  *
  *   NEW --start--> CONNECTING --ok--> IDLE (asked: SENDING at once)
  *                   |   fail--> CONNECT_WAIT --timer--> CONNECTING

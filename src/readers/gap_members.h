@@ -1,8 +1,8 @@
 /*
  * The gap proof of cursor mode across a Galera cluster's other members:
- * pure bookkeeping of their answers, and the statements they are sent. Not
- * wired into the reader yet: cursor mode still refuses a Galera node
- * (cluster.h) until it is. Unit-tested in test/unit/test_gap_members.c; the
+ * pure bookkeeping of their answers, and the statements they are sent (the
+ * cursor reader uses them through gap_proof.h). Unit-tested in
+ * test/unit/test_gap_members.c; the
  * two facts below are checked on a real cluster by integ.galera_cursor_facts.
  *
  * The proof (the single-server one of gaps.h, per member):

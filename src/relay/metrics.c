@@ -180,6 +180,29 @@ static void histogram(ob_buf *b, const family *f, const outbox_stats *stats, siz
     }
 }
 
+/* Cursor mode's gauges. */
+static void cursor_families(ob_buf *b, const outbox_stats *stats, const char *const *tables,
+                            size_t n) {
+    static const family gap = {"outbox_relay_cursor_gap_age_seconds", "gauge",
+                               "Cursor mode: age of the oldest unresolved seq gap, 0 if none."};
+    head(b, &gap);
+    for (size_t i = 0; i < n; i++)
+        sample_f(b, gap.name, table_of(tables, i), NULL, stats[i].cursor_gap_age_s);
+    static const family mismatch = {
+        "outbox_relay_cursor_mismatch", "gauge",
+        "Cursor mode: 1 while a cursor is at or above the table's AUTO_INCREMENT counter."};
+    head(b, &mismatch);
+    for (size_t i = 0; i < n; i++)
+        sample_u64(b, mismatch.name, table_of(tables, i), NULL, (uint64_t)stats[i].cursor_mismatch);
+    static const family members = {"outbox_relay_cursor_members_down", "gauge",
+                                   "Cursor mode on Galera: other members missing, down or not "
+                                   "Synced (their gaps wait)."};
+    head(b, &members);
+    for (size_t i = 0; i < n; i++)
+        sample_u64(b, members.name, table_of(tables, i), NULL,
+                   (uint64_t)stats[i].cursor_members_down);
+}
+
 void ob_metrics_write(ob_buf *b, const outbox_stats *stats, const char *const *tables, size_t n) {
     static const family published = {"outbox_relay_published_total", "counter",
                                      "Rows acked by JetStream and committed, by result."};
@@ -239,17 +262,7 @@ void ob_metrics_write(ob_buf *b, const outbox_stats *stats, const char *const *t
             sample_f(b, oldest.name, table_of(tables, i), NULL,
                      (double)stats[i].oldest_pending_ms / 1000.0);
 
-    static const family gap = {"outbox_relay_cursor_gap_age_seconds", "gauge",
-                               "Cursor mode: age of the oldest unresolved seq gap, 0 if none."};
-    head(b, &gap);
-    for (size_t i = 0; i < n; i++)
-        sample_f(b, gap.name, table_of(tables, i), NULL, stats[i].cursor_gap_age_s);
-    static const family mismatch = {
-        "outbox_relay_cursor_mismatch", "gauge",
-        "Cursor mode: 1 while a cursor is at or above the table's AUTO_INCREMENT counter."};
-    head(b, &mismatch);
-    for (size_t i = 0; i < n; i++)
-        sample_u64(b, mismatch.name, table_of(tables, i), NULL, (uint64_t)stats[i].cursor_mismatch);
+    cursor_families(b, stats, tables, n);
 
     static const family batch = {"outbox_relay_batch_duration_seconds", "histogram",
                                  "Duration of batch cycles, from fetch to commit."};

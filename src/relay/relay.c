@@ -208,6 +208,8 @@ static void on_cluster(void *data, const ob_cluster *c, int fresh) {
         relay_fatal(r, why);
         return;
     }
+    if (r->o.cursor)
+        ob_relay_cursor_cluster(r, c);
     if (!r->locks_started) {
         r->locks_started = 1;
         ob_relay_lease_start(r);
@@ -354,7 +356,7 @@ static int prepare(outbox_relay *r) {
         return -1;
     prepare_env(r);
     ob_worker_env *e = &r->env;
-    /* What the database is (a Galera node refuses the locking modes). */
+    /* What the database is (on a Galera node cursor mode needs its members named). */
     ob_cluster_watch_callbacks wcb = {on_cluster, on_cluster_closed, r};
     r->watch = ob_cluster_watch_new(r->loop, &e->db, &r->log, 10000, &wcb);
     if (r->watch == NULL)
@@ -516,7 +518,7 @@ const char *outbox_relay_paused(const outbox_relay *r) {
     const char *why = r->link ? ob_link_refusal(r->link) : NULL;
     for (int i = 0; why == NULL && i < r->nreaders; i++)
         why = r->readers[i].self ? r->readers[i].ops->refusal(r->readers[i].self) : NULL;
-    return why;
+    return why ? why : ob_relay_cursor_members_why(r);
 }
 
 /* --- stopping ------------------------------------------------------------ */

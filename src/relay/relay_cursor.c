@@ -51,13 +51,64 @@ static void c_fatal(void *data, const char *why) {
     r->order.fatal(r, why);
 }
 
+static void proof_closed(void *data) {
+    outbox_relay *r = data;
+    r->proof = NULL;
+    r->open_readers--;
+    r->order.closed(r);
+}
+
 /* The reader closed: the lease goes now, not at the stop, so that the
- * reader's last cursor write is made while the buckets are still its own. */
+ * reader's last cursor write is made while the buckets are still its own.
+ * The members' proof it borrowed goes after it. */
 static void c_closed(void *data) {
     outbox_relay *r = data;
-    r->open_readers--;
     ob_relay_lease_stop(r);
+    if (r->proof) {
+        ob_gap_proof_close(r->proof, proof_closed, r);
+        return;
+    }
+    r->open_readers--;
     r->order.closed(r);
+}
+
+void ob_relay_cursor_cluster(outbox_relay *r, const ob_cluster *c) {
+    if (r->cursor == NULL || !ob_cluster_is_galera(c))
+        return;
+    if (r->proof == NULL) {
+        r->proof = ob_gap_proof_new(r->loop, &r->env.db, &r->log);
+        if (r->proof == NULL) {
+            r->order.fatal(r, "out of memory for the members' gap proof");
+            return;
+        }
+        ob_cursor_members(r->cursor, r->proof, r->order.lease);
+    }
+    char was[sizeof(r->members_why)];
+    snprintf(was, sizeof(was), "%s", r->members_why);
+    r->members_why[0] = '\0';
+    if (c->self[0] == '\0' || strcmp(c->self, "AUTO") == 0)
+        snprintf(r->members_why, sizeof(r->members_why),
+                 "cursor: wsrep_node_incoming_address is not set on this node: the other "
+                 "members cannot be named, gaps wait");
+    else if (ob_gap_proof_set(r->proof, c->members, c->size, c->self) != 0)
+        snprintf(r->members_why, sizeof(r->members_why),
+                 "cursor: the member list '%.64s' cannot serve (wsrep_node_incoming_address "
+                 "must be set on every node): gaps wait",
+                 c->members);
+    if (r->members_why[0] && strcmp(was, r->members_why) != 0)
+        OB_WARN(&r->log, "%s", r->members_why);
+    r->stats.cursor_members_down = (uint32_t)ob_gap_proof_missing(r->proof);
+}
+
+const char *ob_relay_cursor_members_why(const outbox_relay *r) {
+    if (r->proof == NULL)
+        return NULL;
+    if (r->members_why[0])
+        return r->members_why;
+    if (ob_gap_proof_missing(r->proof) > 0)
+        return "cursor: a Galera member is missing, down or not Synced: its gaps wait "
+               "(outbox_relay_cursor_members_down)";
+    return NULL;
 }
 
 int ob_relay_cursor_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),

@@ -93,7 +93,11 @@ struct outbox_relay {
      * for what only it is told (the owned buckets). Borrowed: readers[0]
      * owns it. */
     ob_cursor *cursor;
-    char *ctable; /* the cursor table's name */
+    /* On a Galera node, the other members' gap proof (gap_proof.h): made at
+     * the watch's first answer that finds one, closed after the reader. */
+    ob_gap_proof *proof;
+    char members_why[256]; /* why the members' proof cannot serve, for /readyz */
+    char *ctable;          /* the cursor table's name */
 
     /* What the database is (cluster_watch.c). The locking modes start their
      * lease only once it has answered and found no Galera node. */
@@ -143,6 +147,11 @@ ob_lease *ob_relay_make_lease(outbox_relay *r, void (*changed)(void *data, uint6
 /* relay_cursor.c, called by relay.c only: cursor mode's lease and reader
  * (r->cursor), made in place of ob_relay_lease_prepare's. Returns 0, or -1
  * when out of memory. */
+/* Every answer of the cluster watch in cursor mode: on a Galera node the
+ * members' gap proof follows its member list (relay_cursor.c). */
+void ob_relay_cursor_cluster(outbox_relay *r, const ob_cluster *c);
+/* Why the members' proof holds the cursors back, NULL when it does not. */
+const char *ob_relay_cursor_members_why(const outbox_relay *r);
 int ob_relay_cursor_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),
                             void (*closed)(outbox_relay *r));
 

@@ -60,24 +60,36 @@ static void an_unknown_answer_refuses_nothing(void) {
     CHECK(ob_cluster_refusal(&c, OB_CLUSTER_LEADER, why, sizeof(why)) == NULL);
 }
 
-/* Cursor mode alone is refused on Galera: the other modes' leases are rows
- * of the lease table there (lease_table.h). */
-static void cursor_mode_is_refused_on_galera(void) {
+/* On Galera the other modes' leases are rows of the lease table
+ * (lease_table.h); cursor mode runs when every member is named by address
+ * (its gap proof asks each of them, gap_members.h), and is refused naming
+ * the cause otherwise. */
+static void cursor_mode_needs_the_members_named_on_galera(void) {
     ob_cluster c;
     char why[600];
     galera_node(&c, "3");
     CHECK(ob_cluster_refusal(&c, OB_CLUSTER_PLAIN, why, sizeof(why)) == NULL);
     CHECK(ob_cluster_refusal(&c, OB_CLUSTER_ORDERED, why, sizeof(why)) == NULL);
     CHECK(ob_cluster_refusal(&c, OB_CLUSTER_LEADER, why, sizeof(why)) == NULL);
+    /* without wsrep_node_incoming_address */
     CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == why);
-    CHECK(strstr(why, "cursor mode needs") == why);
-    CHECK(strstr(why, "Galera node (a cluster of 3 nodes)") != NULL);
-    CHECK(strstr(why, "INNODB_TRX") != NULL);
+    CHECK(strstr(why, "cursor mode on a Galera node (a cluster of 3 nodes)") == why);
+    CHECK(strstr(why, "wsrep_node_incoming_address is not set on this node") != NULL);
     CHECK(strstr(why, "use --ordered or the plain mode") != NULL);
-    /* One node is refused too: a second can join without any reconnect. */
+    ob_cluster_set(&c, "WSREP_NODE_INCOMING_ADDRESS", "10.0.0.1:3306");
+    ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.2:3306,AUTO,10.0.0.1:3306");
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == why);
+    CHECK(strstr(why, "does not name every member") != NULL);
+    ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.2:3306,10.0.0.3:3306,10.0.0.1:3306");
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == NULL);
+    /* the relay's node missing from the list */
+    ob_cluster_set(&c, "WSREP_NODE_INCOMING_ADDRESS", "10.0.0.9:3306");
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == why);
+    /* one node named is accepted: it has no other member to ask */
     galera_node(&c, "1");
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) != NULL);
-    CHECK(strstr(why, "(a cluster of 1 node)") != NULL);
+    ob_cluster_set(&c, "WSREP_NODE_INCOMING_ADDRESS", "10.0.0.1:3306");
+    ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.1:3306");
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == NULL);
 }
 
 static void server_text_is_cut_and_cleaned(void) {
@@ -134,7 +146,7 @@ int main(void) {
     a_galera_node_is_described();
     a_single_server_is_not_galera();
     an_unknown_answer_refuses_nothing();
-    cursor_mode_is_refused_on_galera();
+    cursor_mode_needs_the_members_named_on_galera();
     server_text_is_cut_and_cleaned();
     differences_that_matter();
     a_node_out_of_the_primary_component_is_unfit();

@@ -1,0 +1,54 @@
+/*
+ * The other members' side of cursor mode's gap proof on a Galera cluster
+ * (gap_members.h): the members' bookkeeping, one connection per member
+ * (gap_member_link.h), and the re-asking of a member whose bound is not
+ * proven yet. The cursor reader begins a round after each read on its own
+ * node (ob_gap_proof_round) and reads which round every member proved
+ * (ob_gap_proof_proven). On a single server there is none: the reader's
+ * proof is the local one of gaps.h alone.
+ *
+ * The member list comes from the cluster probe (cluster.h's members, i.e.
+ * wsrep_incoming_addresses); every change of it closes the connections and
+ * makes new ones for the new list (the members prove nothing until they
+ * answer again). Every function runs on the loop thread.
+ */
+#ifndef OB_GAP_PROOF_H
+#define OB_GAP_PROOF_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "db_config.h"
+#include "gap_members.h"
+#include "log.h"
+
+/* How long after its previous answer a member whose bound is not proven
+ * yet is asked again: the margin of gaps.h. */
+#define OB_GAP_PROOF_REASK_MS 200
+
+typedef struct ob_gap_proof ob_gap_proof;
+
+/* db: the relay's database settings (user, password, TLS; the host and port
+ * are each member's). Borrowed: it outlives the proof. NULL when out of
+ * memory. */
+ob_gap_proof *ob_gap_proof_new(uv_loop_t *loop, const ob_db_config *db, const ob_log *log);
+
+/* The probe's member list, the cluster's size, and the relay's node
+ * (host:port). Returns 0, or -1 when the list cannot serve (the members
+ * then prove nothing; ob_members_set says why). */
+int ob_gap_proof_set(ob_gap_proof *p, const char *list, int size, const char *self);
+
+/* A read on the relay's node completed: a new round, every member asked. */
+uint64_t ob_gap_proof_round(ob_gap_proof *p);
+
+/* The latest round proven on every member (ob_members_proven). */
+uint64_t ob_gap_proof_proven(const ob_gap_proof *p);
+
+/* Members missing or down, for /readyz and the metric. */
+int ob_gap_proof_missing(const ob_gap_proof *p);
+
+/* Closes every connection; `closed` is called once all are gone, and the
+ * proof is freed then. */
+void ob_gap_proof_close(ob_gap_proof *p, void (*closed)(void *data), void *data);
+
+#endif
