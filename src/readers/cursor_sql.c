@@ -9,7 +9,7 @@ static const char trx_oldest[] =
     "(SELECT UNIX_TIMESTAMP(MIN(trx_started)) FROM information_schema.INNODB_TRX WHERE "
     "trx_mysql_thread_id <> CONNECTION_ID())";
 
-static void bucket_list(ob_buf *b, uint64_t mask) {
+void ob_cursor_sql_buckets(ob_buf *b, uint64_t mask) {
     int first = 1;
     ob_buf_putc(b, '(');
     for (int k = 0; k < OB_BUCKETS; k++) {
@@ -47,7 +47,7 @@ void ob_cursor_sql_init(ob_buf *b, const char *qtable, const char *ctable, const
     ob_buf_puts(b, "UPDATE ");
     ob_buf_puts(b, qtable);
     ob_buf_puts(b, " SET status = 2 WHERE bucket IN ");
-    bucket_list(b, mask);
+    ob_cursor_sql_buckets(b, mask);
     ob_buf_printf(b, " AND status = 0 AND seq <= %llu AND next_attempt_at > NOW(6); ",
                   (unsigned long long)max);
     ob_buf_puts(b, "INSERT IGNORE INTO ");
@@ -61,7 +61,7 @@ void ob_cursor_sql_init(ob_buf *b, const char *qtable, const char *ctable, const
                   " o WHERE o.bucket = s_.seq AND o.status = 0 AND o.seq <= %llu), %llu) "
                   "FROM " OB_SQL_SEQ_0_TO " WHERE s_.seq IN ",
                   (unsigned long long)max, (unsigned long long)max, OB_BUCKETS - 1);
-    bucket_list(b, mask);
+    ob_cursor_sql_buckets(b, mask);
 }
 
 void ob_cursor_sql_load(ob_buf *b, const char *qtable, const char *ctable, const char *table,
@@ -71,11 +71,11 @@ void ob_cursor_sql_load(ob_buf *b, const char *qtable, const char *ctable, const
     ob_buf_puts(b, "SELECT bucket, seq FROM ");
     ob_buf_puts(b, ctable);
     ob_buf_printf(b, " WHERE table_name = '%s' AND bucket IN ", table);
-    bucket_list(b, mask);
+    ob_cursor_sql_buckets(b, mask);
     ob_buf_puts(b, "; SELECT DISTINCT aggregate_type, aggregate_id FROM ");
     ob_buf_puts(b, qtable);
     ob_buf_puts(b, " WHERE status = 2 AND bucket IN ");
-    bucket_list(b, mask);
+    ob_cursor_sql_buckets(b, mask);
 }
 
 /* At most this many ranges in a read's WHERE: more are merged into ranges
@@ -163,9 +163,9 @@ void ob_cursor_sql_read(ob_buf *b, const char *qtable, const ob_gaps *gaps, uint
         ob_buf_puts(b, "payload, headers");
     } else {
         ob_buf_puts(b, "IF(bucket IN ");
-        bucket_list(b, mask);
+        ob_cursor_sql_buckets(b, mask);
         ob_buf_puts(b, ", payload, NULL), IF(bucket IN ");
-        bucket_list(b, mask);
+        ob_cursor_sql_buckets(b, mask);
         ob_buf_puts(b, ", headers, NULL)");
     }
     ob_buf_puts(b, ", attempt_count, created_at, NULL, seq, bucket, status FROM ");
@@ -191,7 +191,7 @@ void ob_cursor_sql_lane(ob_buf *b, const char *qtable, uint64_t mask, int limit,
         ob_buf_puts(b, "EXISTS(SELECT 1 FROM ");
         ob_buf_puts(b, qtable);
         ob_buf_puts(b, " WHERE status = 2 AND bucket IN ");
-        bucket_list(b, mask);
+        ob_cursor_sql_buckets(b, mask);
         ob_buf_printf(b,
                       " AND NOT IFNULL(next_attempt_at > TIMESTAMPADD(MICROSECOND, %llu, NOW(6)), "
                       "0)) FROM ",
@@ -201,7 +201,7 @@ void ob_cursor_sql_lane(ob_buf *b, const char *qtable, uint64_t mask, int limit,
     }
     ob_buf_puts(b, qtable);
     ob_buf_puts(b, " WHERE status = 2 AND bucket IN ");
-    bucket_list(b, mask);
+    ob_cursor_sql_buckets(b, mask);
     ob_buf_puts(b, " ORDER BY seq LIMIT ");
     ob_buf_i64(b, limit);
 }
@@ -212,7 +212,7 @@ void ob_cursor_sql_advance(ob_buf *b, const char *ctable, const char *table, uin
     ob_buf_puts(b, ctable);
     ob_buf_printf(b, " SET seq = %llu WHERE table_name = '%s' AND bucket IN ",
                   (unsigned long long)seq, table);
-    bucket_list(b, mask);
+    ob_cursor_sql_buckets(b, mask);
     ob_buf_printf(b, " AND seq < %llu", (unsigned long long)seq);
 }
 

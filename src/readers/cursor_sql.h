@@ -14,6 +14,10 @@
 #include "gaps.h"
 #include "sql.h"
 
+/* "(k1,k2,...)" of the buckets in mask, "(NULL)" when none: the operand of
+ * an IN. */
+void ob_cursor_sql_buckets(ob_buf *b, uint64_t mask);
+
 /* The read's and the retry lane's columns: OB_COL_ID .. OB_COL_WAITING
  * (sql.h), then these. */
 enum {

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "buckets.h"
+#include "cursor_sql.h"
 #include "gaps.h"
 
 void ob_members_init(ob_members *ms) {
@@ -128,18 +128,8 @@ void ob_members_sql_advance(ob_buf *b, const char *ctable, const char *table, co
     ob_buf_puts(b, ltable);
     ob_buf_printf(b,
                   " AS p_ ON p_.lease_key = '%s' AND p_.kind = 'i' AND p_.slot = %llu SET c_.seq "
-                  "= %llu, p_.epoch = p_.epoch + 1 WHERE c_.table_name = '%s' AND c_.bucket IN (",
+                  "= %llu, p_.epoch = p_.epoch + 1 WHERE c_.table_name = '%s' AND c_.bucket IN ",
                   key, (unsigned long long)me, (unsigned long long)seq, table);
-    int first = 1;
-    for (int k = 0; k < OB_BUCKETS; k++) {
-        if (!(mask >> k & 1))
-            continue;
-        if (!first)
-            ob_buf_putc(b, ',');
-        ob_buf_i64(b, k);
-        first = 0;
-    }
-    if (first)
-        ob_buf_puts(b, "NULL");
-    ob_buf_printf(b, ") AND c_.seq < %llu", (unsigned long long)seq);
+    ob_cursor_sql_buckets(b, mask);
+    ob_buf_printf(b, " AND c_.seq < %llu", (unsigned long long)seq);
 }
