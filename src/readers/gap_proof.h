@@ -22,6 +22,9 @@
 #include "gap_members.h"
 #include "log.h"
 
+/* A member's statement answers within this, or the member is down. */
+#define OB_MEMBER_DEADLINE_MS 10000
+
 /* How long after its previous answer a member whose bound is not proven
  * yet is asked again: the margin of gaps.h. */
 #define OB_GAP_PROOF_REASK_MS 200
