@@ -94,7 +94,7 @@ void ob_cursor_take_mark(ob_cursor *c) {
     c->init_t1 = 0;
     c->init_max = row && row[1] ? strtoull(row[1], NULL, 10) : 0;
     /* On Galera the mark holds once the members proved the round begun now. */
-    c->init_round = c->cfg.proof ? ob_gap_proof_round(c->cfg.proof) : 0;
+    c->init_round = c->cfg.proof ? ob_gap_proof_round(c->cfg.proof, 1) : 0;
 }
 
 /* Every seq <= init_max is resolved once no transaction that started at or
@@ -211,8 +211,8 @@ int ob_cursor_take_rows(ob_cursor *c) {
     c->next.gen = ++c->gen;
     ob_gaps_read_end(&c->gaps, rc.seen >= c->env.batch_size ? rc.last : UINT64_MAX);
     if (c->cfg.proof) { /* on Galera: the members' round that bounds this read's gaps */
-        ob_gaps_round(&c->gaps, ob_gap_proof_round(c->cfg.proof),
-                      ob_gap_proof_proven(c->cfg.proof));
+        uint64_t r = ob_gap_proof_round(c->cfg.proof, ob_gaps_unbound(&c->gaps));
+        ob_gaps_round(&c->gaps, r, ob_gap_proof_proven(c->cfg.proof));
         c->env.stats->cursor_members_down = (uint32_t)ob_gap_proof_missing(c->cfg.proof);
     }
     c->env.stats->cursor_gap_age_s = ob_gaps_age(&c->gaps);

@@ -22,8 +22,10 @@
  *   starts after every such check, with wsrep_sync_wait = 1, sees g if it
  *   committed anywhere; if g is still missing there, it never will be.
  *
- * Rounds: each time a read on the relay's node completes, the reader begins
- * a round (ob_members_begin). Every member connection runs one statement at
+ * Rounds: when a read on the relay's node completes and found a gap or
+ * read a mark that waits for its bound, the reader begins a round
+ * (ob_members_begin); with nothing to bound, one every 5 s keeps the
+ * members' health current (gap_proof.h). Every member connection runs one statement at
  * a time (ob_members_sql_probe): its clock, the oldest other transaction's
  * start, and the node's state. NOW(6) is a statement's start, which may
  * come before its sync wait ended; so a statement sent after a round began

@@ -28,8 +28,9 @@ struct ob_gap_proof {
     slot *s[OB_MEMBERS_MAX];
     char list[256]; /* the list the links were made for */
     uv_timer_t timer;
-    int open;    /* links not closed yet, and the timer */
-    int closing; /* ob_gap_proof_close was called */
+    uint64_t round_at; /* loop time the latest round began */
+    int open;          /* links not closed yet, and the timer */
+    int closing;       /* ob_gap_proof_close was called */
     void (*closed)(void *data);
     void *closed_data;
 };
@@ -167,7 +168,11 @@ static void on_timer(uv_timer_t *t) {
         uv_timer_stop(&p->timer);
 }
 
-uint64_t ob_gap_proof_round(ob_gap_proof *p) {
+uint64_t ob_gap_proof_round(ob_gap_proof *p, int needed) {
+    uint64_t now = uv_now(p->loop);
+    if (!needed && p->ms.round != 0 && now - p->round_at < OB_GAP_PROOF_IDLE_MS)
+        return p->ms.round;
+    p->round_at = now;
     uint64_t r = ob_members_begin(&p->ms);
     for (int i = 0; i < p->ms.n; i++)
         if (p->s[i])

@@ -41,8 +41,16 @@ ob_gap_proof *ob_gap_proof_new(uv_loop_t *loop, const ob_db_config *db, const ob
  * then prove nothing; ob_members_set says why). */
 int ob_gap_proof_set(ob_gap_proof *p, const char *list, int size, const char *self);
 
-/* A read on the relay's node completed: a new round, every member asked. */
-uint64_t ob_gap_proof_round(ob_gap_proof *p);
+/* With nothing to prove, a round still begins this often: a member down or
+ * frozen shows in the metric within this and OB_MEMBER_DEADLINE_MS. */
+#define OB_GAP_PROOF_IDLE_MS 5000
+
+/* A read on the relay's node completed. `needed`: a gap or mark of it
+ * waits for its bound (ob_gaps_unbound), so a new round begins and every
+ * member is asked. Otherwise a round begins only when the latest began
+ * OB_GAP_PROOF_IDLE_MS ago: an idle relay asks its members every 5 s, not
+ * after every poll. Returns the round under way. */
+uint64_t ob_gap_proof_round(ob_gap_proof *p, int needed);
 
 /* The latest round proven on every member (ob_members_proven). */
 uint64_t ob_gap_proof_proven(const ob_gap_proof *p);

@@ -197,6 +197,15 @@ double ob_gaps_age(const ob_gaps *t) {
     return t->now_s > oldest ? t->now_s - oldest : 0;
 }
 
+int ob_gaps_unbound(const ob_gaps *t) {
+    if (t->mark && t->mark_bound_s == 0)
+        return 1;
+    for (int i = 0; i < t->n; i++)
+        if (t->g[i].bound_s == 0)
+            return 1;
+    return 0;
+}
+
 int ob_gaps_checkable(const ob_gaps *t) {
     if (t->n > 0 && t->mark && t->mark_bound_s != 0)
         return 1;

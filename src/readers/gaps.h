@@ -138,6 +138,10 @@ uint64_t ob_gaps_done(const ob_gaps *t);
  * time seen; 0 when there is none. */
 double ob_gaps_age(const ob_gaps *t);
 
+/* 1 when a gap or the mark waits for its bound (the next stamp): on Galera
+ * the members' round must begin before that statement. */
+int ob_gaps_unbound(const ob_gaps *t);
+
 /* 1 when a gap has a bound and no verdict yet, or a mark has its bound
  * while gaps are open: a check may close them. */
 int ob_gaps_checkable(const ob_gaps *t);

@@ -255,10 +255,13 @@ static void members_must_prove_the_round_too(void) {
     ob_gaps_init(&t, 10);
     CHECK_EQ(t.members, 1);
     uint64_t r1[] = {11, 13};
+    CHECK_EQ(ob_gaps_unbound(&t), 0); /* nothing to bound: no round needed */
     statement(&t, 100.0, NONE, 0, r1, 2, ALL);
-    ob_gaps_round(&t, 1, 0); /* the read completed: round 1 */
+    CHECK_EQ(ob_gaps_unbound(&t), 1); /* the gap 12 waits for its bound */
+    ob_gaps_round(&t, 1, 0);          /* the read completed: round 1 */
     ob_gaps_mark(&t, 13);
     statement(&t, 100.1, NONE, 0, NULL, 0, ALL); /* bound of the gap and the mark: round 1 */
+    CHECK_EQ(ob_gaps_unbound(&t), 0);            /* both bound: reads go on without rounds */
     CHECK_EQ(t.g[0].round, 1);
     CHECK_EQ(t.mark_round, 1);
     ob_gaps_round(&t, 2, 0);
