@@ -17,9 +17,9 @@
  * told it is down; the link connects again after the policy's backoff
  * (db_life.h). A refusal is never fatal, at start or later: the relay's own
  * node proved its configuration, and the relay goes on delivering the rows
- * above the gaps; the failure is said once (again when it changes), and once
- * more when the member serves again. Every function runs on the loop thread; nothing waits on the
- * network.
+ * above the gaps; the failure is said once (again when it changes), and
+ * once more when the member serves again. Every function runs on the loop
+ * thread; nothing waits on the network.
  */
 #ifndef OB_GAP_MEMBER_LINK_H
 #define OB_GAP_MEMBER_LINK_H
