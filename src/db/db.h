@@ -120,11 +120,13 @@ void ob_db_reset(ob_db *db);
  * and then calls cb (may be NULL). The object must not be used afterwards. */
 void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data);
 
-/* MariaDB's "Connections using insecure transport are prohibited while
- * --require_secure_transport=ON". Error names come from <mysqld_error.h>
- * (Connector/C installs it; Debian's libmariadb-dev ships it), but its copy
- * in Connector/C 3.3 predates this error, so this one is named here. */
-#define OB_ER_SECURE_TRANSPORT_REQUIRED 4151
+/* MariaDB's "Access denied, this account is locked" (ALTER USER ...
+ * ACCOUNT LOCK). Error names come from <mysqld_error.h> (Connector/C
+ * installs it; Debian's libmariadb-dev ships it), but older copies of it
+ * predate this error, so this one is named here. (A server run with
+ * --require-secure-transport=ON refuses a connection without TLS with 1045,
+ * as it refuses a wrong password.) */
+#define OB_ER_ACCOUNT_LOCKED 4151
 
 /* db_errors.c: a connect error's text, with the cause named for the TLS cases an
  * operator meets: msg itself, or buf (len bytes) holding the longer text. */

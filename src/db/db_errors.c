@@ -44,7 +44,7 @@ int ob_db_errno_is_permanent(unsigned e) {
     case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
     case ER_BAD_DB_ERROR:
     case ER_NO_SECURE_TRANSPORTS_CONFIGURED:
-    case OB_ER_SECURE_TRANSPORT_REQUIRED:
+    case OB_ER_ACCOUNT_LOCKED:
     case ER_NO_SUCH_TABLE:
     case ER_BAD_FIELD_ERROR:
     case ER_TABLEACCESS_DENIED_ERROR:
@@ -86,8 +86,8 @@ const char *ob_db_error_hint(unsigned e) {
         return " (check the user and password of the database URL)";
     case ER_BAD_DB_ERROR:
         return " (the database named in the URL does not exist)";
-    case OB_ER_SECURE_TRANSPORT_REQUIRED:
-        return " (the server requires TLS: use --db-tls or --db-tls-ca)";
+    case OB_ER_ACCOUNT_LOCKED:
+        return " (unlock it on this server: ALTER USER ... ACCOUNT UNLOCK)";
     case ER_TABLEACCESS_DENIED_ERROR:
     case ER_COLUMNACCESS_DENIED_ERROR:
         return " (grant the relay's user the privilege named, on the table named; on the outbox "
@@ -119,13 +119,11 @@ const char *ob_db_connect_error_text(unsigned no, const char *msg, int tls, char
         snprintf(buf, len, "TLS: %s", msg);
         return buf;
     }
-    if (!tls && (no == OB_ER_SECURE_TRANSPORT_REQUIRED || no == ER_ACCESS_DENIED_ERROR)) {
-        /* A user created REQUIRE SSL is refused without TLS with a plain
-         * access-denied error: say that TLS may be what is missing. */
-        snprintf(buf, len, "%s (%s)", msg,
-                 no == OB_ER_SECURE_TRANSPORT_REQUIRED
-                     ? "the server requires TLS: use --db-tls or --db-tls-ca"
-                     : "if the account requires TLS, use --db-tls or --db-tls-ca");
+    if (!tls && no == ER_ACCESS_DENIED_ERROR) {
+        /* A user created REQUIRE SSL, or any user of a server run with
+         * --require-secure-transport=ON, is refused without TLS with a
+         * plain access-denied error: say that TLS may be what is missing. */
+        snprintf(buf, len, "%s (if the account requires TLS, use --db-tls or --db-tls-ca)", msg);
         return buf;
     }
     return msg;

@@ -13,6 +13,7 @@
  */
 #include "gap_member_link.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,13 +49,16 @@ struct ob_member_link {
     ob_db_life life;
     int wanted; /* asked while the connection was busy or down */
     ob_buf sql;
+    char addr[80]; /* host:port, for the log and why */
+    char why[320]; /* why it serves no proof now; "" when it answered Synced */
+    int told;      /* a failure was said and it has not served since */
 };
 
 static void dispatch(ob_member_link *l, member_event ev);
 
 static void set_state(ob_member_link *l, member_state s) {
     if (l->state != s)
-        OB_DEBUG(l->log, "cursor: cluster member %d: %s -> %s", l->index + 1, state_names[l->state],
+        OB_DEBUG(l->log, "cursor: cluster member %s: %s -> %s", l->addr, state_names[l->state],
                  state_names[s]);
     l->state = s;
 }
@@ -86,22 +90,43 @@ static void send_probe(ob_member_link *l) {
     set_state(l, MS_SENDING);
     l->cbs.sent(l->cbs.data, l->index);
     if (ob_db_query(l->db, l->sql.p, l->sql.len, on_db, l) != 0) {
+        snprintf(l->why, sizeof(l->why), "its statement could not be sent");
         l->cbs.down(l->cbs.data, l->index, 0, "");
         connect_later(l);
     }
 }
 
-/* Result 1 of "SET ...; SELECT now, oldest, state". */
+/* A state that is not Synced, said once per state. */
+static void unsynced(ob_member_link *l, const char *state) {
+    char why[sizeof(l->why)];
+    snprintf(why, sizeof(why), "not Synced (%.40s)", state ? state : "no state");
+    if (strcmp(why, l->why) != 0)
+        OB_WARN(l->log, "cursor: cluster member %s cannot serve the gap proof: %s", l->addr, why);
+    memcpy(l->why, why, sizeof(why));
+    l->told = 1;
+}
+
+/* Result 1 of "SET ...; SELECT now, oldest, state". A failure said in
+ * the log is followed by one line when the member serves again. */
 static void on_answer(ob_member_link *l) {
     char **row = ob_db_next_row(l->db, 1, NULL);
     ob_db_life_worked(&l->life);
     set_state(l, MS_IDLE);
     if (row == NULL || row[0] == NULL) {
+        snprintf(l->why, sizeof(l->why), "no clock in its answer");
         l->cbs.down(l->cbs.data, l->index, 0, "no clock in the answer");
     } else {
         double now = strtod(row[0], NULL);
         double oldest = row[1] ? strtod(row[1], NULL) : -1;
         int synced = row[2] != NULL && strcmp(row[2], "Synced") == 0;
+        if (synced && l->told)
+            OB_INFO(l->log, "cursor: cluster member %s serves the gap proof again", l->addr);
+        if (synced) {
+            l->why[0] = '\0';
+            l->told = 0;
+        } else {
+            unsynced(l, row[2]);
+        }
         l->cbs.answer(l->cbs.data, l->index, now, oldest, synced);
     }
     if (l->wanted && l->state == MS_IDLE)
@@ -111,9 +136,14 @@ static void on_answer(ob_member_link *l) {
 static void on_failed(ob_member_link *l) {
     unsigned err = ob_db_errno(l->db);
     int was_sending = l->state == MS_SENDING;
-    if (ob_db_life_say(&l->life, err))
-        OB_WARN(l->log, "cursor: cluster member %d cannot serve the gap proof: %u %s", l->index + 1,
-                err, ob_db_error(l->db));
+    /* A refusal (credentials, grants) is the operator's to mend: said once,
+     * retried with backoff like any other failure, never fatal to the relay. */
+    snprintf(l->why, sizeof(l->why), "%u %s%s", err, ob_db_error(l->db), ob_db_error_hint(err));
+    if (ob_db_life_say(&l->life, err)) {
+        OB_WARN(l->log, "cursor: cluster member %s cannot serve the gap proof: %s", l->addr,
+                l->why);
+        l->told = 1;
+    }
     if (was_sending)
         l->cbs.down(l->cbs.data, l->index, err, ob_db_error(l->db));
     l->wanted = 1; /* ask again once connected */
@@ -162,6 +192,8 @@ ob_member_link *ob_member_link_new(uv_loop_t *loop, const ob_db_config *cfg, con
     l->dbcfg = *cfg;
     l->index = index;
     l->cbs = *cbs;
+    snprintf(l->addr, sizeof(l->addr), "%s:%u", cfg->host ? cfg->host : "?", cfg->port);
+    snprintf(l->why, sizeof(l->why), "not connected yet");
     ob_db_life_init(&l->life, NULL, NULL);
     ob_buf_puts(&l->sql, "SET SESSION wsrep_sync_wait = 1; ");
     ob_members_sql_probe(&l->sql);
@@ -191,6 +223,10 @@ void ob_member_link_start(ob_member_link *l) {
 
 void ob_member_link_ask(ob_member_link *l) {
     dispatch(l, ME_ASK);
+}
+
+const char *ob_member_link_why(const ob_member_link *l) {
+    return l->why;
 }
 
 static void link_closed(void *data) {

@@ -11,11 +11,15 @@
  *                  | lost or refused--> CONNECT_WAIT (the owner is told: down)
  *   any state --close--> CLOSING
  *
- * A lost connection, a refused statement (PROCESS missing there), or a
+ * A lost connection, a refused connection or statement (the relay's
+ * account locked or its password changed there, PROCESS missing), or a
  * node that is not Synced all make the member prove nothing: the owner is
  * told it is down; the link connects again after the policy's backoff
- * (db_life.h). Every function runs on the loop thread; nothing waits on the
- * network.
+ * (db_life.h). A refusal is never fatal, at start or later: the relay's own
+ * node proved its configuration, and the relay goes on delivering the rows
+ * above the gaps; the failure is said once (again when it changes), and
+ * once more when the member serves again. Every function runs on the loop
+ * thread; nothing waits on the network.
  */
 #ifndef OB_GAP_MEMBER_LINK_H
 #define OB_GAP_MEMBER_LINK_H
@@ -48,6 +52,9 @@ ob_member_link *ob_member_link_new(uv_loop_t *loop, const ob_db_config *cfg, con
 void ob_member_link_start(ob_member_link *l);
 /* Runs the statement as soon as the connection is free. */
 void ob_member_link_ask(ob_member_link *l);
+/* Why the member proves nothing now (its last error with its number, "not
+ * Synced (state)", "not connected yet"); "" once it answered Synced. */
+const char *ob_member_link_why(const ob_member_link *l);
 void ob_member_link_close(ob_member_link *l);
 void ob_member_link_free(ob_member_link *l);
 

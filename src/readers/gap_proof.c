@@ -33,6 +33,7 @@ struct ob_gap_proof {
     int closing;       /* ob_gap_proof_close was called */
     void (*closed)(void *data);
     void *closed_data;
+    char why[448]; /* ob_gap_proof_why's text */
 };
 
 static void check_closed(ob_gap_proof *p) {
@@ -188,6 +189,31 @@ uint64_t ob_gap_proof_proven(const ob_gap_proof *p) {
 
 int ob_gap_proof_missing(const ob_gap_proof *p) {
     return ob_members_missing(&p->ms);
+}
+
+const char *ob_gap_proof_why(ob_gap_proof *p) {
+    const ob_members *ms = &p->ms;
+    int down = 0, first = -1;
+    for (int i = 0; i < ms->n; i++)
+        if (!ms->m[i].up && down++ == 0)
+            first = i;
+    if (first >= 0) {
+        const char *why = p->s[first] ? ob_member_link_why(p->s[first]->link) : "";
+        snprintf(p->why, sizeof(p->why),
+                 "cursor: Galera member %s cannot serve the gap proof (%s)%s: its gaps wait "
+                 "(outbox_relay_cursor_members_down)",
+                 ms->m[first].addr, why[0] ? why : "no connection",
+                 down > 1 ? ", nor can others" : "");
+        return p->why;
+    }
+    if (ob_members_missing(ms) > 0) {
+        snprintf(p->why, sizeof(p->why),
+                 "cursor: the cluster has %d nodes, and its member list names %d: its gaps wait "
+                 "(outbox_relay_cursor_members_down)",
+                 ms->size, ms->n + 1);
+        return p->why;
+    }
+    return NULL;
 }
 
 ob_gap_proof *ob_gap_proof_new(uv_loop_t *loop, const ob_db_config *db, const ob_log *log) {

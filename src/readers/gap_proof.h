@@ -58,6 +58,11 @@ uint64_t ob_gap_proof_proven(const ob_gap_proof *p);
 /* Members missing or down, for /readyz and the metric. */
 int ob_gap_proof_missing(const ob_gap_proof *p);
 
+/* Why a member proves nothing, for /readyz: the first one down, by its
+ * address, with its last error; NULL when none is missing or down. The text
+ * is the proof's own, valid until the next call. */
+const char *ob_gap_proof_why(ob_gap_proof *p);
+
 /* Closes every connection; `closed` is called once all are gone, and the
  * proof is freed then. */
 void ob_gap_proof_close(ob_gap_proof *p, void (*closed)(void *data), void *data);

@@ -505,6 +505,10 @@ void outbox_relay_stats_sized(const outbox_relay *r, outbox_stats *out, size_t s
         s.buckets_owned = 0;
         s.leader = 0;
     }
+    /* Read now: a cursor waiting for the members to initialise its buckets
+     * makes no read that would update it. */
+    if (r->proof)
+        s.cursor_members_down = (uint32_t)ob_gap_proof_missing(r->proof);
     memcpy(out, &s, n);
     if (size > n) /* a caller built against a newer header */
         memset((char *)out + n, 0, size - n);

@@ -105,10 +105,7 @@ const char *ob_relay_cursor_members_why(const outbox_relay *r) {
         return NULL;
     if (r->members_why[0])
         return r->members_why;
-    if (ob_gap_proof_missing(r->proof) > 0)
-        return "cursor: a Galera member is missing, down or not Synced: its gaps wait "
-               "(outbox_relay_cursor_members_down)";
-    return NULL;
+    return ob_gap_proof_why(r->proof);
 }
 
 int ob_relay_cursor_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const char *why),

@@ -84,9 +84,11 @@ set_tests_properties(integ.cluster_leader_kill integ.cluster_first_url_down
   PROPERTIES RESOURCE_LOCK cluster)
 # A three-node Galera cluster (the galera fixture): the plain mode on every
 # node, the lease table's modes (ordered, leader) across nodes, the mode
-# refused there (cursor) and the facts its proof there will rest on, the one
-# mode per table, and a relay given three nodes moving off a killed or frozen
-# one (node 3, started or thawed again at the end). They take turns; galera_node_kill leaves node 3 down, so it runs
+# refused there (cursor) and the facts its proof there will rest on, cursor
+# mode's proof with a member that refuses the relay (node 3, its account
+# locked there only and unlocked at the end), the one mode per table, and a
+# relay given three nodes moving off a killed or frozen one (node 3, started
+# or thawed again at the end). They take turns; galera_node_kill leaves node 3 down, so it runs
 # last.
 ob_integ_sh_on(galera galera_refuse 120)
 ob_integ_sh_on(galera galera_plain 240)
@@ -97,14 +99,16 @@ ob_integ_sh_on(galera galera_node_freeze 180)
 ob_integ_sh_on(galera galera_node_move 180)
 ob_integ_sh_on(galera galera_cursor_facts 120)
 ob_integ_sh_on(galera galera_cursor 240)
+ob_integ_sh_on(galera galera_cursor_member_down 120)
 ob_integ_sh_on(galera galera_ordered_node_loss 240)
 ob_integ_sh_on(galera galera_node_kill 240)
 set_tests_properties(integ.galera_refuse integ.galera_plain integ.galera_isolate
   integ.galera_ordered integ.galera_leader integ.galera_node_freeze integ.galera_node_move
-  integ.galera_cursor_facts integ.galera_cursor integ.galera_ordered_node_loss integ.galera_node_kill
+  integ.galera_cursor_facts integ.galera_cursor integ.galera_cursor_member_down
+  integ.galera_ordered_node_loss integ.galera_node_kill
   PROPERTIES RESOURCE_LOCK galera)
 set_tests_properties(integ.galera_node_kill PROPERTIES
-  DEPENDS "integ.galera_refuse;integ.galera_plain;integ.galera_isolate;integ.galera_ordered;integ.galera_leader;integ.galera_node_freeze;integ.galera_node_move;integ.galera_cursor_facts;integ.galera_cursor;integ.galera_ordered_node_loss")
+  DEPENDS "integ.galera_refuse;integ.galera_plain;integ.galera_isolate;integ.galera_ordered;integ.galera_leader;integ.galera_node_freeze;integ.galera_node_move;integ.galera_cursor_facts;integ.galera_cursor;integ.galera_cursor_member_down;integ.galera_ordered_node_loss")
 # Observability and configuration: metrics, health, readiness, config files.
 ob_integ_sh(http_metrics 180)
 ob_integ_c(http_embed 120)

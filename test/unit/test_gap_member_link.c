@@ -4,9 +4,13 @@
  * asked, one at a time (an ask while it runs sends it again after), its
  * answer is told (clock, oldest transaction, Synced); a refused statement
  * or a lost connection tells the owner the member is down, and the link
- * connects again and asks again by itself.
+ * connects again and asks again by itself. A refusal (the account locked
+ * there) is said once however often it comes back, and named by the link's
+ * why; the member serving again is said once, and a state that is not
+ * Synced once per state.
  */
 #include <mysqld_error.h>
+#include <stdio.h>
 #include <string.h>
 #include <uv.h>
 
@@ -63,12 +67,23 @@ static void answer(ob_db *db, const char *n, const char *o, const char *state) {
     fake_db_complete(db, 1, 0, NULL, 0);
 }
 
-static void no_log(outbox_log_level level, const char *line, void *data) {
+/* The log's lines since the last reset, one after another. */
+static char said[4096];
+static void keep_log(outbox_log_level level, const char *line, void *data) {
     (void)level;
-    (void)line;
     (void)data;
+    size_t n = strlen(said);
+    snprintf(said + n, sizeof(said) - n, "%s\n", line);
 }
-static ob_log lg = {no_log, NULL, OUTBOX_LOG_INFO};
+static ob_log lg = {keep_log, NULL, OUTBOX_LOG_INFO};
+
+/* How many lines of the log contain `what`. */
+static int lines_with(const char *what) {
+    int n = 0;
+    for (const char *p = said; (p = strstr(p, what)) != NULL; p++)
+        n++;
+    return n;
+}
 
 int main(void) {
     uv_loop_init(&loop);
@@ -131,6 +146,50 @@ int main(void) {
     db = next(FAKE_QUERY);
     answer(db, "103.0", NULL, "Synced");
     CHECK_EQ(answers, 4);
+    CHECK_EQ(ob_member_link_why(l)[0], '\0');
+
+    /* killed there, then its account locked: down once, the refusal said
+     * once however often it comes back, and named by why */
+    said[0] = '\0';
+    ob_member_link_ask(l);
+    db = next(FAKE_QUERY);
+    fake_db_complete(db, 0, ER_CONNECTION_KILLED, "Connection was killed", 1);
+    CHECK_EQ(downs, 3);
+    for (int i = 0; i < 2; i++) {
+        db = next(FAKE_CONNECT);
+        fake_db_complete(db, 0, 4151, "Access denied, this account is locked", 0);
+    }
+    CHECK_EQ(downs, 3);
+    CHECK(strncmp(ob_member_link_why(l), "4151 Access denied, this account is locked", 42) == 0);
+    CHECK_EQ(lines_with("cluster member 10.0.0.3:3306 cannot serve the gap proof: 4151"), 1);
+    CHECK_EQ(lines_with("cannot serve"), 2);
+    CHECK_EQ(lines_with("again"), 0);
+    /* unlocked: it serves again, said once */
+    db = next(FAKE_CONNECT);
+    fake_db_complete(db, 1, 0, NULL, 0);
+    db = next(FAKE_QUERY);
+    answer(db, "104.0", NULL, "Synced");
+    CHECK_EQ(answers, 5);
+    CHECK_EQ(ob_member_link_why(l)[0], '\0');
+    CHECK_EQ(lines_with("cluster member 10.0.0.3:3306 serves the gap proof again"), 1);
+    ob_member_link_ask(l);
+    db = next(FAKE_QUERY);
+    answer(db, "105.0", NULL, "Synced");
+    CHECK_EQ(lines_with("again"), 1);
+
+    /* not Synced twice: said once, named by why; Synced again: said once */
+    said[0] = '\0';
+    for (int i = 0; i < 2; i++) {
+        ob_member_link_ask(l);
+        db = next(FAKE_QUERY);
+        answer(db, "106.0", NULL, "Donor/Desynced");
+    }
+    CHECK(strcmp(ob_member_link_why(l), "not Synced (Donor/Desynced)") == 0);
+    CHECK_EQ(lines_with("cannot serve the gap proof: not Synced (Donor/Desynced)"), 1);
+    ob_member_link_ask(l);
+    db = next(FAKE_QUERY);
+    answer(db, "107.0", NULL, "Synced");
+    CHECK_EQ(lines_with("serves the gap proof again"), 1);
 
     ob_member_link_close(l);
     while (uv_run(&loop, UV_RUN_ONCE))
