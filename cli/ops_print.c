@@ -30,8 +30,9 @@ static void format_bound(uint64_t ms, char *out, size_t len) {
 
 /* The ordered modes' shares: one line per relay session holding buckets. */
 static void print_owners(const outbox_maint_result *r) {
+    const char *who = r->holders_are_relays ? "relay" : "session";
     if (r->leader_holder)
-        printf("leader            session %lu\n", r->leader_holder);
+        printf("leader            %s %lu\n", who, r->leader_holder);
     unsigned long seen[64];
     int nseen = 0;
     for (int k = 0; k < 64; k++) {
@@ -45,7 +46,7 @@ static void print_owners(const outbox_maint_result *r) {
         int n = 0;
         for (int b = k; b < 64; b++)
             n += r->bucket_holder[b] == h;
-        printf("buckets           session %lu owns %d of 64:", h, n);
+        printf("buckets           %s %lu owns %d of 64:", who, h, n);
         for (int b = k; b < 64; b++)
             if (r->bucket_holder[b] == h)
                 printf(" %d", b);
@@ -121,7 +122,8 @@ static void print_status(const ob_ops_out *out, const outbox_maint_result *r) {
     if (r->database)
         printf("database          %s%s\n", r->database,
                strncmp(r->database, "Galera", 6) == 0
-                   ? "; the locks and sessions below are this node's only"
+                   ? "; the maintenance lock below is this node's only, the leases are "
+                     "the lease table's"
                    : "");
     if (r->lock_holder)
         printf("maintenance lock  held by session %lu\n", r->lock_holder);
@@ -232,6 +234,8 @@ static void json_status(const ob_ops_out *out, const outbox_maint_result *r) {
                         r->leader_holder ? json_integer((json_int_t)r->leader_holder)
                                          : json_null());
     json_object_set_new(o, "bucket_owners", json_owners(r));
+    json_object_set_new(o, "owners_are",
+                        json_string(r->holders_are_relays ? "relays" : "sessions"));
     if (r->cursor_mode)
         json_object_set_new(o, "cursors", json_cursors(r));
     if (r->cursor_mode || r->cursor_mismatch)

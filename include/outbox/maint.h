@@ -214,7 +214,8 @@ typedef struct outbox_maint_result {
     size_t nrows;
 
     /* STATUS, ordered modes: the session holding each of the 64 bucket
-     * leases and the leadership, 0 when free. */
+     * leases and the leadership, 0 when free (on Galera the relay: see
+     * holders_are_relays). */
     unsigned long bucket_holder[64];
     unsigned long leader_holder;
 
@@ -241,9 +242,13 @@ typedef struct outbox_maint_result {
     int64_t cursor_top; /* the highest cursor of the table, -1 without one */
     /* STATUS: what the connection is on, one line: "a single server (wsrep
      * off)", or "Galera cluster of 3 nodes (Primary), this node Synced,
-     * members ..."; there the locks and sessions above are this node's only.
+     * members ..."; there the maintenance lock above is this node's only.
      * NULL when the server did not say. */
     const char *database;
+    /* STATUS: nonzero on a Galera node, where the leases are rows of the
+     * lease table: bucket_holder and leader_holder then name relays (their
+     * identities in that table, cluster-wide), not sessions of this node. */
+    int holders_are_relays;
 } outbox_maint_result;
 
 typedef void (*outbox_maint_cb)(outbox_maint *m, const outbox_maint_result *res, void *data);

@@ -16,19 +16,43 @@
 #include "cluster.h"
 #include "sql.h"
 
+/* The lease table, quoted, in the schema of `table`. */
+static void lease_name(char *out, size_t n, const char *table) {
+    const char *dot = table ? strchr(table, '.') : NULL;
+    if (dot)
+        snprintf(out, n, "`%.*s`.`" OB_LEASE_TABLE "`", (int)(dot - table), table);
+    else
+        snprintf(out, n, "`" OB_LEASE_TABLE "`");
+}
+
 void ob_lease_tbl_init(ob_lease_tbl *t, const char *table, const char *key, char mode,
                        uint32_t stale_ms) {
     memset(t, 0, sizeof(*t));
     t->mode = mode;
     t->stale_ms = stale_ms;
     snprintf(t->key, sizeof(t->key), "%s", key);
-    const char *dot = table ? strchr(table, '.') : NULL;
-    if (dot)
-        snprintf(t->name, sizeof(t->name), "`%.*s`.`" OB_LEASE_TABLE "`", (int)(dot - table),
-                 table);
-    else
-        snprintf(t->name, sizeof(t->name), "`" OB_LEASE_TABLE "`");
+    lease_name(t->name, sizeof(t->name), table);
     ob_lease_tbl_new_identity(t);
+}
+
+void ob_lease_tbl_holders_sql(ob_buf *b, const char *table, const char *key) {
+    char name[160];
+    const char *dot = table ? strchr(table, '.') : NULL;
+    lease_name(name, sizeof(name), table);
+    ob_buf_puts(b, "SET @outbox_lease_n = (SELECT COUNT(*) FROM information_schema.TABLES WHERE ");
+    if (dot)
+        ob_buf_printf(b, "TABLE_SCHEMA = '%.*s'", (int)(dot - table), table);
+    else
+        ob_buf_puts(b, "TABLE_SCHEMA = DATABASE()");
+    /* The query is a string literal: its own quotes are doubled. */
+    ob_buf_printf(b,
+                  " AND TABLE_NAME = '" OB_LEASE_TABLE "'); EXECUTE IMMEDIATE "
+                  "IF(@outbox_lease_n > 0, 'SELECT x.kind, x.slot, x.holder FROM %s x JOIN %s "
+                  "y ON y.lease_key = x.lease_key AND y.kind = ''i'' AND y.slot = x.holder AND "
+                  "y.renewed >= NOW(6) - INTERVAL y.stale_ms * 1000 MICROSECOND WHERE "
+                  "x.lease_key = ''%s'' AND x.kind IN (''b'', ''l'')', 'SELECT NULL, NULL, "
+                  "NULL FROM DUAL WHERE FALSE')",
+                  name, name, key);
 }
 
 void ob_lease_tbl_new_identity(ob_lease_tbl *t) {

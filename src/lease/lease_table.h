@@ -55,6 +55,13 @@ typedef struct ob_lease_tbl {
     char leave[256];   /* ob_lease_tbl_leave's statement, kept while it runs */
 } ob_lease_tbl;
 
+/* For `outbox-uvrelay status` on a Galera node: two statements, of which
+ * the second's rows (kind 'b' or 'l', slot, holder) name the live holder of
+ * each bucket of `key` and of its leadership (a holder whose presence row
+ * is gone or stale holds nothing). Without the lease table the second
+ * statement answers no row rather than an error. `table` as below. */
+void ob_lease_tbl_holders_sql(ob_buf *b, const char *table, const char *key);
+
 /* `table`: the outbox table as configured ("outbox" or "schema.outbox"). */
 void ob_lease_tbl_init(ob_lease_tbl *t, const char *table, const char *key, char mode,
                        uint32_t stale_ms);

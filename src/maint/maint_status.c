@@ -14,6 +14,7 @@
 #include "cursor_fit.h"
 #include "cluster.h"
 #include "lease.h"
+#include "lease_table.h"
 #include "sql.h"
 
 /* Both jobs send one multi-statement query and are done with its answer. */
@@ -83,11 +84,31 @@ void ob_job_status_begin(outbox_maint *m, ob_job *j) {
         ob_buf_puts(b, "; ");
         ob_maint_cursor_pending_sql(m, j, b);
     }
-    /* Last: what the server is (a Galera node's locks are its own only). */
+    /* Then what the server is (a Galera node's locks are its own only), and
+     * the lease table's holders, which are the leases there. */
     ob_buf_puts(b, "; ");
     ob_buf_puts(b, ob_cluster_sql);
+    ob_buf_puts(b, "; ");
+    ob_lease_tbl_holders_sql(b, m->o.table, base);
     j->step = STEP_QUERY;
     ob_maint_send(m, j);
+}
+
+/* The lease table's live holders (ob_lease_tbl_holders_sql). */
+static void read_table_owners(MYSQL_RES *owners, outbox_maint_result *r) {
+    MYSQL_ROW row;
+    memset(r->bucket_holder, 0, sizeof(r->bucket_holder));
+    r->leader_holder = 0;
+    r->holders_are_relays = 1;
+    while (owners && (row = mysql_fetch_row(owners)) != NULL) {
+        if (row[0] == NULL || row[1] == NULL || row[2] == NULL)
+            continue;
+        unsigned long k = strtoul(row[1], NULL, 10), h = strtoul(row[2], NULL, 10);
+        if (row[0][0] == 'b' && k < OB_BUCKETS)
+            r->bucket_holder[k] = h;
+        else if (row[0][0] == 'l' && k == 0)
+            r->leader_holder = h;
+    }
 }
 
 static void read_owners(MYSQL_RES *owners, outbox_maint_result *r) {
@@ -157,8 +178,12 @@ void ob_job_status_step(outbox_maint *m, ob_job *j, int ok) {
     read_owners(ob_db_result(m->db, 4), r);
     r->leader_holder = (unsigned long)ob_maint_first_int(ob_db_result(m->db, 5), 0);
     ob_cluster c;
+    int at = j->cursored ? 8 : 6;
     ob_cluster_init(&c);
-    ob_cluster_read(&c, ob_db_result(m->db, j->cursored ? 8 : 6));
+    ob_cluster_read(&c, ob_db_result(m->db, at));
+    r->holders_are_relays = 0;
+    if (ob_cluster_is_galera(&c)) /* where the lease runs on the table */
+        read_table_owners(ob_db_result(m->db, at + 2), r);
     r->database = NULL;
     if (c.known) {
         ob_cluster_describe(&c, j->database, sizeof(j->database));

@@ -2,7 +2,8 @@
 # joins while the producers write), producers on all three nodes (60
 # transactions of 30 rows each, one a 0.1 s), each aggregate written from
 # one node. The bucket leases are rows of the lease
-# table, so no bucket is owned twice: outbox_relay_buckets_owned summed over
+# table, so no bucket is owned twice (and `status` on node 3 names the three
+# relays): outbox_relay_buckets_owned summed over
 # the relays, sampled every 0.1 s (slower on a loaded machine), never exceeds
 # 64, nor does the sum of the shares the relays log at each change. Every row ends
 # processed and once in the stream, no aggregate out of order.
@@ -47,6 +48,17 @@ sampler=$!
 for p in "${producers[@]}"; do wait "$p" || fail "a producer failed"; done
 galera_drained $db
 wait_until 30 "the third relay owns buckets" metric_at_least "${ports[2]}" "$series" 1
+# `status` asked on node 3 names the three relays of the lease table, 64
+# buckets in all (README "On a Galera cluster").
+owners_seen() {
+  local url
+  eval "url=\$OUTBOX_TEST_GALERA_URL3"
+  "$OUTBOX_TEST_RELAY" status --db "${url}$db" --json >"$work/status.json" || return 1
+  [ "$(jq -r .owners_are "$work/status.json")" = relays ] &&
+    [ "$(jq '.bucket_owners | length' "$work/status.json")" = 3 ] &&
+    [ "$(jq '[.bucket_owners[] | length] | add' "$work/status.json")" = 64 ]
+}
+wait_until 30 "status on node 3 names three relays owning 64 buckets" owners_seen
 kill "$sampler"
 wait "$sampler" 2>/dev/null || true
 sampler=
