@@ -62,11 +62,11 @@ out=$("$bin" dead --help)
 case "$out" in *"outbox-uvrelay dead replay"*) ;; *) fail "dead --help" ;; esac
 [ "$(echo "$out" | wc -l)" -lt 30 ] || fail "dead --help prints more than dead's help"
 ! grep -q -- '--max-in-flight' <<<"$out" || fail "dead --help shows the relay's options"
-"$bin" schema --help | grep -q -- '--ordered' || fail "schema --help names --ordered"
-"$bin" --help | grep -qF -- 'schema [--table T] [--ordered | --leader | --cursor]' ||
+grep -q -- '--ordered' <<<"$("$bin" schema --help)" || fail "schema --help names --ordered"
+grep -qF -- 'schema [--table T] [--ordered | --leader | --cursor]' <<<"$("$bin" --help)" ||
   fail "the synopsis of schema in --help names --cursor"
 # A new table for cursor mode, as the README's Cursor section makes it.
-"$bin" schema --cursor | grep -q '^CREATE TABLE IF NOT EXISTS outbox_cursor ' ||
+grep -q '^CREATE TABLE IF NOT EXISTS outbox_cursor ' <<<"$("$bin" schema --cursor)" ||
   fail "schema --cursor makes the cursor table"
 
 # Config files that are not config files (issues 19 §4, 20): an unreadable
@@ -179,5 +179,5 @@ rc=0; (cd / && "$bin" --config "$work/conf/relay.conf" --drain --no-progress 2>"
 [ "$rc" = 0 ] || cat "$work/relpw"
 assert_eq "$rc" 0 "drain with db-password-file relative to the config file, run from /"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 2 "rows relayed"
-(cd / && "$bin" --config "$work/conf/relay.conf" --print-config) | grep -qxF "db-password-file = $work/conf/db-password" ||
+grep -qxF "db-password-file = $work/conf/db-password" <<<"$(cd / && "$bin" --config "$work/conf/relay.conf" --print-config)" ||
   fail "--print-config shows the file it read"

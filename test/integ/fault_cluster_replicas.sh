@@ -59,7 +59,7 @@ fi
 stream_delete IT_FAULT_R1_OLD
 
 # 3. --stream-replicas 3.
-if "$OUTBOX_TEST_RELAY" --help | grep -q -- '--stream-replicas'; then
+if grep -q -- '--stream-replicas' <<<"$("$OUTBOX_TEST_RELAY" --help)"; then
   # On a loaded machine the cluster may briefly see a peer as offline and
   # refuse to place three replicas: wait until it places them again.
   for i in $(seq 1 120); do

@@ -28,7 +28,7 @@ for i in $(seq 1 300); do
     grep -q "nats: disconnected" && break
   sleep 0.1
 done
-tail -n +$((lines + 1)) "$work/relay.log" | grep -q "nats: disconnected" ||
+grep -q "nats: disconnected" <<<"$(tail -n +$((lines + 1)) "$work/relay.log")" ||
   { show_log "$work/relay.log"; fail "the connection was not declared lost within 30 s of the freeze"; }
 echo "declared lost after ~$((i / 10)) s"
 kill -KILL "$PNATS_PID"

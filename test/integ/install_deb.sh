@@ -65,8 +65,8 @@ grep -q '^ExecStart=/usr/bin/outbox-uvrelay run ' "$root/usr/share/outbox-uvrela
 assert_eq "$(zcat "$root/usr/share/doc/outbox-uvrelay/changelog.gz" | sed -n '1s/.*(\(.*\)).*/\1/p')" \
   "$(dpkg-deb -f "$deb" Version)" "the changelog's version"
 export LD_LIBRARY_PATH=$root/usr/lib
-"$bin" --help | grep -q '^usage: outbox-uvrelay' || fail "--help of the unpacked binary"
-"$bin" schema | grep -q 'CREATE TABLE' || fail "schema of the unpacked binary"
+grep -q '^usage: outbox-uvrelay' <<<"$("$bin" --help)" || fail "--help of the unpacked binary"
+grep -q 'CREATE TABLE' <<<"$("$bin" schema)" || fail "schema of the unpacked binary"
 export OUTBOX_TEST_RELAY=$bin
 db_fresh $db
 stream_delete $stream

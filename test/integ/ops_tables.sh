@@ -107,5 +107,5 @@ assert_eq "$(count outbox -1) $(count outbox_billing -1) $(count outbox_billing 
 ddl=$(two schema)
 assert_eq "$(grep '^CREATE TABLE' <<<"$ddl" | grep -vc 'outbox_lease')" 2 "schema: one table per section"
 grep -q '^CREATE TABLE IF NOT EXISTS outbox_lease ' <<<"$ddl" || fail "schema: the lease table, if missing"
-two schema | grep -q 'CREATE TABLE.*outbox_billing' || fail "schema: the billing table"
+grep -q 'CREATE TABLE.*outbox_billing' <<<"$(two schema)" || fail "schema: the billing table"
 echo "ops_tables: ok"
