@@ -163,7 +163,22 @@ int ob_cursor_requeue(ob_cursor *c) {
     return n;
 }
 
+/* Buckets given up without a proven lease: the lease lapsed (a freeze or a
+ * cut outlived it) or its connection was lost. The fence kept the reader
+ * from publishing and writing since it lapsed; what it had under way is
+ * left to the buckets' next owner. Said once, at the change. */
+static void say_lapsed(const ob_cursor *c, uint64_t lost, int unsent) {
+    OB_INFO(c->env.log,
+            "cursor: %d bucket(s) given up without a proven lease: %d unsent row(s) of the batch "
+            "under way not published, the cursors not moved past seq %llu (done up to seq %llu); "
+            "their next owner publishes from their cursors",
+            ob_bucket_count(lost), unsent, (unsigned long long)c->written,
+            (unsigned long long)ob_cursor_safe_point(c, 1));
+}
+
 void ob_cursor_new_owned(ob_cursor *c, uint64_t owned) {
+    uint64_t lost = c->owned & ~owned & c->active;
+    int unsent = 0;
     c->dropped |= c->owned & ~owned;
     if (c->owned & ~owned & c->active) {
         c->handoff |= c->owned & ~owned & c->active;
@@ -174,7 +189,11 @@ void ob_cursor_new_owned(ob_cursor *c, uint64_t owned) {
     /* The unsent rows of a bucket given up stay unsent: its new owner
      * publishes them. */
     for (int i = 0; c->cur_phase != B_EMPTY && i < c->pub.batch.n; i++)
-        if (c->pub.batch.slots[i].state == OB_SLOT_UNSENT && !ob_cursor_owns(c, i))
+        if (c->pub.batch.slots[i].state == OB_SLOT_UNSENT && !ob_cursor_owns(c, i)) {
             ob_batch_release(&c->pub.batch, i);
+            unsent++;
+        }
+    if (lost && !c->own.lease_valid(c->own.data))
+        say_lapsed(c, lost, unsent);
     c->resync = 1;
 }

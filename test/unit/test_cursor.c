@@ -429,6 +429,50 @@ static void a_lease_lost_with_acked_rows_writes_no_cursor(void) {
     close_reader();
 }
 
+/* The lease lapsed (a freeze outlived it) while a batch waited, and its
+ * next round found the buckets gone: the batch's rows are left unpublished
+ * for the new owner, no cursor is written (not even the hand-over's), and
+ * the reader says so once. Owned again, it reads from the cursors. */
+static void a_lapsed_lease_gives_up_its_buckets_writing_nothing(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    own.lease_valid = 0;
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    outbox_row(1, 12, 1, "b", "0", NULL);
+    ok_read();
+    CHECK_EQ(fp.published, 0);
+    ob_cursor_owned(rd.self, 0);
+    /* Owning nothing, the reader may fall silent: the loop turns on. */
+    uint64_t until = uv_now(&loop) + 700;
+    while (uv_now(&loop) < until) {
+        if (fake_db_pending(db()) != FAKE_QUERY) {
+            turn();
+            continue;
+        }
+        stmt k = kind_of(fake_db_sql(db()));
+        CHECK(k == S_READ || k == S_LANE || k == S_LOAD || k == S_FIT);
+        if (k == S_FIT)
+            answer_fit(0);
+        else
+            answer_empty();
+    }
+    CHECK_EQ(fp.published, 0);
+    CHECK_EQ(nadv, 0);
+    CHECK(strstr(logged, "2 bucket(s) given up without a proven lease: 2 unsent row(s)") != NULL);
+    CHECK(strstr(strstr(logged, "given up without") + 1, "given up without") == NULL);
+    own.lease_valid = 1;
+    ob_cursor_owned(rd.self, 0x3);
+    expect(S_LOAD);
+    char *c0[2] = {"0", "10"}, *c1[2] = {"1", "10"};
+    row_n(0, 2, c0);
+    row_n(0, 2, c1);
+    ok();
+    serve_until(S_READ);
+    CHECK(strstr(fake_db_sql(db()), "seq > 10") != NULL);
+    close_reader();
+}
+
 /* --- a lost connection --------------------------------------------------- */
 
 static void a_connection_lost_mid_statement_reads_again_from_the_cursor(void) {
@@ -610,6 +654,7 @@ int main(void) {
     buckets_given_up_get_their_last_cursor();
     without_a_valid_lease_nothing_is_published_or_written();
     a_lease_lost_with_acked_rows_writes_no_cursor();
+    a_lapsed_lease_gives_up_its_buckets_writing_nothing();
     a_connection_lost_mid_statement_reads_again_from_the_cursor();
     a_bucket_without_a_cursor_starts_once_its_mark_is_proven();
     a_refused_write_publishes_nothing_until_the_grants_are_back();
