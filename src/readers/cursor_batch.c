@@ -86,6 +86,20 @@ static void mark_held(ob_cursor *c) {
     ob_batch_touched(b);
 }
 
+/* The unsent rows of the batch being published whose bucket is given up
+ * (or was, since the batch was read) are given back: their new owner
+ * publishes them, after the rows of theirs that were left unsent before.
+ * Returns how many. */
+static int release_lost(ob_cursor *c) {
+    int n = 0;
+    for (int i = 0; i < c->pub.batch.n; i++)
+        if (c->pub.batch.slots[i].state == OB_SLOT_UNSENT && !ob_cursor_owns(c, i)) {
+            ob_batch_release(&c->pub.batch, i);
+            n++;
+        }
+    return n;
+}
+
 void ob_cursor_swap_in_next(ob_cursor *c) {
     ob_batch tb = c->pub.batch;
     c->pub.batch = c->next;
@@ -94,8 +108,13 @@ void ob_cursor_swap_in_next(ob_cursor *c) {
     c->cur_x = c->next_x;
     c->next_x = tx;
     c->next.n = 0;
-    c->dropped = 0;
+    /* The batch read ahead may hold rows of buckets given up since it was
+     * read: they must not leave, as the rows before them in the batch given
+     * up did not (cursor.c moves cur_phase on after this). */
+    c->dropped = c->next_dropped;
+    c->next_dropped = 0;
     c->pub.batch.epoch = c->env.pub.epoch(c->env.pub.data);
+    release_lost(c);
     mark_held(c);
 }
 
@@ -110,6 +129,7 @@ void ob_cursor_drop_current(ob_cursor *c) {
     uv_timer_stop(&c->ack_timer);
     c->pub.batch.n = 0;
     c->next.n = 0;
+    c->next_dropped = 0;
 }
 
 /* The highest seq below which every row of the active buckets is resolved
@@ -163,8 +183,24 @@ int ob_cursor_requeue(ob_cursor *c) {
     return n;
 }
 
+/* Buckets given up without a proven lease: the lease lapsed (a freeze or a
+ * cut outlived it) or its connection was lost. The fence kept the reader
+ * from publishing and writing since it lapsed; what it had under way is
+ * left to the buckets' next owner. Said once, at the change. */
+static void say_lapsed(const ob_cursor *c, uint64_t lost, int unsent) {
+    OB_INFO(c->env.log,
+            "cursor: %d bucket(s) given up without a proven lease: %d unsent row(s) of the batch "
+            "under way not published, the cursors not moved past seq %llu (done up to seq %llu); "
+            "their next owner publishes from their cursors",
+            ob_bucket_count(lost), unsent, (unsigned long long)c->written,
+            (unsigned long long)ob_cursor_safe_point(c, 1));
+}
+
 void ob_cursor_new_owned(ob_cursor *c, uint64_t owned) {
+    uint64_t lost = c->owned & ~owned & c->active;
     c->dropped |= c->owned & ~owned;
+    if (c->next_phase == B_READY)
+        c->next_dropped |= c->owned & ~owned;
     if (c->owned & ~owned & c->active) {
         c->handoff |= c->owned & ~owned & c->active;
         c->handoff_until = uv_now(c->env.loop) + HANDOFF_MS;
@@ -173,8 +209,8 @@ void ob_cursor_new_owned(ob_cursor *c, uint64_t owned) {
     c->owned = owned;
     /* The unsent rows of a bucket given up stay unsent: its new owner
      * publishes them. */
-    for (int i = 0; c->cur_phase != B_EMPTY && i < c->pub.batch.n; i++)
-        if (c->pub.batch.slots[i].state == OB_SLOT_UNSENT && !ob_cursor_owns(c, i))
-            ob_batch_release(&c->pub.batch, i);
+    int unsent = c->cur_phase != B_EMPTY ? release_lost(c) : 0;
+    if (lost && !c->own.lease_valid(c->own.data))
+        say_lapsed(c, lost, unsent);
     c->resync = 1;
 }

@@ -140,6 +140,7 @@ struct ob_cursor {
     batch_from cur_from;    /* pub.batch's, unless EMPTY */
     batch_phase next_phase; /* next's: EMPTY or READY */
     uint64_t dropped;       /* buckets given up since pub.batch began */
+    uint64_t next_dropped;  /* buckets given up since next was read (while READY) */
     uint64_t handoff;       /* buckets given up whose last cursor is to be written */
     uint64_t handoff_seq;   /* a bound on it from their rows not published, UINT64_MAX none */
     uint64_t handoff_until, handoff_at, handoff_written;

@@ -498,10 +498,11 @@ int outbox_relay_start(outbox_relay *r) {
 void outbox_relay_stats_sized(const outbox_relay *r, outbox_stats *out, size_t size) {
     size_t n = size < sizeof(r->stats) ? size : sizeof(r->stats);
     outbox_stats s = r->stats;
-    /* The ordered modes own what they may publish: nothing while the lease
-     * is not proven recently (a relay thawed after a freeze, say, before its
-     * first round tells it what it lost). */
-    if ((r->o.ordered || r->o.leader) && r->order.lease && !ob_lease_valid(r->order.lease)) {
+    /* The modes with a bucket lease own what they may publish: nothing
+     * while the lease is not proven recently (a relay thawed after a freeze,
+     * say, before its first round tells it what it lost). */
+    if ((r->o.ordered || r->o.leader || r->o.cursor) && r->order.lease &&
+        !ob_lease_valid(r->order.lease)) {
         s.buckets_owned = 0;
         s.leader = 0;
     }

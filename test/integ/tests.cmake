@@ -100,15 +100,16 @@ ob_integ_sh_on(galera galera_node_move 180)
 ob_integ_sh_on(galera galera_cursor_facts 120)
 ob_integ_sh_on(galera galera_cursor 240)
 ob_integ_sh_on(galera galera_cursor_member_down 120)
+ob_integ_sh_on(galera galera_cursor_pair 180)
 ob_integ_sh_on(galera galera_ordered_node_loss 240)
 ob_integ_sh_on(galera galera_node_kill 240)
 set_tests_properties(integ.galera_refuse integ.galera_plain integ.galera_isolate
   integ.galera_ordered integ.galera_leader integ.galera_node_freeze integ.galera_node_move
   integ.galera_cursor_facts integ.galera_cursor integ.galera_cursor_member_down
-  integ.galera_ordered_node_loss integ.galera_node_kill
+  integ.galera_cursor_pair integ.galera_ordered_node_loss integ.galera_node_kill
   PROPERTIES RESOURCE_LOCK galera)
 set_tests_properties(integ.galera_node_kill PROPERTIES
-  DEPENDS "integ.galera_refuse;integ.galera_plain;integ.galera_isolate;integ.galera_ordered;integ.galera_leader;integ.galera_node_freeze;integ.galera_node_move;integ.galera_cursor_facts;integ.galera_cursor;integ.galera_cursor_member_down;integ.galera_ordered_node_loss")
+  DEPENDS "integ.galera_refuse;integ.galera_plain;integ.galera_isolate;integ.galera_ordered;integ.galera_leader;integ.galera_node_freeze;integ.galera_node_move;integ.galera_cursor_facts;integ.galera_cursor;integ.galera_cursor_member_down;integ.galera_cursor_pair;integ.galera_ordered_node_loss")
 # Observability and configuration: metrics, health, readiness, config files.
 ob_integ_sh(http_metrics 180)
 ob_integ_c(http_embed 120)

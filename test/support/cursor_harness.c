@@ -1,7 +1,9 @@
 /* The cursor reader's test harness (see cursor_harness.h). */
 #include "cursor_harness.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -109,7 +111,16 @@ uv_loop_t loop;
 static ob_flow flow;
 outbox_stats stats;
 static ob_worker_env env;
-static ob_log quiet = {NULL, NULL, OUTBOX_LOG_ERROR};
+char logged[4096];
+
+/* Keeps the reader's lines (info and above), the latest last. */
+static void keep_line(outbox_log_level level, const char *msg, void *data) {
+    (void)level;
+    (void)data;
+    size_t n = strlen(logged);
+    snprintf(logged + n, sizeof(logged) - n, "%s\n", msg);
+}
+static ob_log quiet = {keep_line, NULL, OUTBOX_LOG_INFO};
 ob_reader rd;
 double srv = 1700000000.0;  /* the server's clock, moved by the test */
 uint64_t counter = 1000000; /* the table's AUTO_INCREMENT, for the fit */
@@ -122,6 +133,7 @@ const ob_reader *make_reader(void) {
     memset(&fp, 0, sizeof(fp));
     memset(&own, 0, sizeof(own));
     memset(&stats, 0, sizeof(stats));
+    logged[0] = '\0';
     lane_soon_past = "0";
     fp.ready = 1;
     own.lease_valid = 1;

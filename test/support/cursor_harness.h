@@ -51,6 +51,7 @@ extern uint64_t counter;      /* the table's AUTO_INCREMENT, for the fit */
 extern uint64_t adv[64];      /* the cursor values written, in order */
 extern uint64_t adv_mask[64]; /* and the buckets each was written for */
 extern int nadv;
+extern char logged[4096]; /* the reader's log lines (info and above) since make_reader */
 
 /* A reader made (publisher number 3, batches of 10, horizon 4 s), not
  * started; every fake reset. */

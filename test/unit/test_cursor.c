@@ -377,6 +377,40 @@ static void buckets_given_up_get_their_last_cursor(void) {
     close_reader();
 }
 
+/* A bucket given up while the batch read ahead holds rows of it: those rows
+ * are not published either (the new owner reads them from the cursor, after
+ * the rows of the batch being published that were left unsent). */
+static void the_batch_read_ahead_publishes_no_row_of_a_bucket_given_up(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 1, "b", "0", NULL);
+    outbox_row(1, 12, 1, "b", "0", NULL); /* waits for 11's ack */
+    ok_read();
+    CHECK_EQ(fp.published, 1);
+    serve_until(S_READ);
+    read_clock(NULL, 0);
+    outbox_row(1, 13, 1, "b", "0", NULL);
+    outbox_row(1, 14, 0, "a", "0", NULL);
+    ok_read();
+    ob_cursor_owned(rd.self, 0x1);
+    ack_from(0);
+    for (int n = 0; n < 5000; n++) {
+        stmt k = next_stmt();
+        if (k == S_LOAD)
+            break;
+        answer_empty();
+        if (fp.published > 1)
+            ack_from(1);
+    }
+    for (int i = 0; i < fp.published; i++)
+        CHECK(fp.seq[i] != 12 && fp.seq[i] != 13);
+    /* The last cursor of bucket 1 is below the rows it left unpublished. */
+    for (int i = 0; i < nadv; i++)
+        CHECK(!(adv_mask[i] & 0x2) || adv[i] <= 11);
+    close_reader();
+}
+
 /* --- fencing -------------------------------------------------------------- */
 
 static void without_a_valid_lease_nothing_is_published_or_written(void) {
@@ -426,6 +460,50 @@ static void a_lease_lost_with_acked_rows_writes_no_cursor(void) {
         answer_empty();
     }
     CHECK_EQ(nadv, 0);
+    close_reader();
+}
+
+/* The lease lapsed (a freeze outlived it) while a batch waited, and its
+ * next round found the buckets gone: the batch's rows are left unpublished
+ * for the new owner, no cursor is written (not even the hand-over's), and
+ * the reader says so once. Owned again, it reads from the cursors. */
+static void a_lapsed_lease_gives_up_its_buckets_writing_nothing(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    own.lease_valid = 0;
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    outbox_row(1, 12, 1, "b", "0", NULL);
+    ok_read();
+    CHECK_EQ(fp.published, 0);
+    ob_cursor_owned(rd.self, 0);
+    /* Owning nothing, the reader may fall silent: the loop turns on. */
+    uint64_t until = uv_now(&loop) + 700;
+    while (uv_now(&loop) < until) {
+        if (fake_db_pending(db()) != FAKE_QUERY) {
+            turn();
+            continue;
+        }
+        stmt k = kind_of(fake_db_sql(db()));
+        CHECK(k == S_READ || k == S_LANE || k == S_LOAD || k == S_FIT);
+        if (k == S_FIT)
+            answer_fit(0);
+        else
+            answer_empty();
+    }
+    CHECK_EQ(fp.published, 0);
+    CHECK_EQ(nadv, 0);
+    CHECK(strstr(logged, "2 bucket(s) given up without a proven lease: 2 unsent row(s)") != NULL);
+    CHECK(strstr(strstr(logged, "given up without") + 1, "given up without") == NULL);
+    own.lease_valid = 1;
+    ob_cursor_owned(rd.self, 0x3);
+    expect(S_LOAD);
+    char *c0[2] = {"0", "10"}, *c1[2] = {"1", "10"};
+    row_n(0, 2, c0);
+    row_n(0, 2, c1);
+    ok();
+    serve_until(S_READ);
+    CHECK(strstr(fake_db_sql(db()), "seq > 10") != NULL);
     close_reader();
 }
 
@@ -608,8 +686,10 @@ int main(void) {
     the_drain_waits_for_the_lanes_rows_within_the_horizon();
     the_drain_waits_for_a_lane_row_past_the_limit();
     buckets_given_up_get_their_last_cursor();
+    the_batch_read_ahead_publishes_no_row_of_a_bucket_given_up();
     without_a_valid_lease_nothing_is_published_or_written();
     a_lease_lost_with_acked_rows_writes_no_cursor();
+    a_lapsed_lease_gives_up_its_buckets_writing_nothing();
     a_connection_lost_mid_statement_reads_again_from_the_cursor();
     a_bucket_without_a_cursor_starts_once_its_mark_is_proven();
     a_refused_write_publishes_nothing_until_the_grants_are_back();
