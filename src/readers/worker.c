@@ -8,7 +8,9 @@
  *   +---------------->  | ok                 ^                   |
  *   |                   v                    +-------------------+
  *   |   (next) <--- broker up (BROKER_WAIT) / wake / timer
- *   |     = CLOSING | HALTED | GRANT_PROBING | BROKER_WAIT | FETCHING
+ *   |     = CLOSING | HALTED | GRANT_PROBING | BROKER_WAIT | LEASE_WAIT | FETCHING
+ *   |   LEASE_WAIT --timer--> (next): the owner may not publish yet (the plain
+ *   |     mode's first mode check, an ordered lease not proven): no claim
  *   |          |
  *   |       FETCHING --rows--> PUBLISHING --all answered (and, after no responders,
  *   |          |               a server error or no ack, the link's verdict) / broker
@@ -66,6 +68,7 @@ static const char *const state_names[] = {
     [W_ROLLING_BACK] = "rolling-back",
     [W_ABORTING] = "aborting",
     [W_RETRY_WAIT] = "retry-wait",
+    [W_LEASE_WAIT] = "lease-wait",
     [W_REFUSED_WAIT] = "refused-wait",
     [W_GRANT_PROBING] = "grant-probing",
     [W_POLL_WAIT] = "poll-wait",
@@ -169,6 +172,7 @@ static void fetch(ob_worker *w) {
  * ask whether the database accepts the writes again, wait for the broker,
  * or claim the next batch. */
 static void next(ob_worker *w) {
+    const ob_worker_owner *o = &w->env->owner;
     if (w->stop) {
         close_worker(w);
     } else if (w->halted) {
@@ -177,6 +181,10 @@ static void next(ob_worker *w) {
         query(w, W_GRANT_PROBING, w->grant_sql.p, w->grant_sql.len);
     } else if (!w->env->pub.ready(w->env->pub.data)) {
         set_state(w, W_BROKER_WAIT);
+    } else if (o->may_publish && !o->may_publish(o->data)) {
+        /* Rows claimed now would only go back: look again a poll later. */
+        set_state(w, W_LEASE_WAIT);
+        start_timer(w, w->env->poll_interval_ms);
     } else {
         fetch(w);
     }
@@ -343,11 +351,9 @@ typedef struct waiting_state {
 } waiting_state;
 
 static const waiting_state waiting_states[] = {
-    [W_CONNECT_WAIT] = {EV_TIMER, connect_db},
-    [W_BROKER_WAIT] = {EV_BROKER_UP, next},
-    [W_RETRY_WAIT] = {EV_TIMER, next},
-    [W_REFUSED_WAIT] = {EV_TIMER, next},
-    [W_PARKED] = {EV_WAKE, next},
+    [W_CONNECT_WAIT] = {EV_TIMER, connect_db}, [W_BROKER_WAIT] = {EV_BROKER_UP, next},
+    [W_RETRY_WAIT] = {EV_TIMER, next},         [W_LEASE_WAIT] = {EV_TIMER, next},
+    [W_REFUSED_WAIT] = {EV_TIMER, next},       [W_PARKED] = {EV_WAKE, next},
 };
 
 static void st_waiting(ob_worker *w, worker_event ev) {
@@ -669,6 +675,7 @@ static void dispatch(ob_worker *w, worker_event ev, const void *arg) {
     case W_CONNECT_WAIT:
     case W_BROKER_WAIT:
     case W_RETRY_WAIT:
+    case W_LEASE_WAIT:
     case W_REFUSED_WAIT:
     case W_PARKED:
         st_waiting(w, ev);

@@ -28,6 +28,7 @@ typedef enum worker_state {
     W_ABORTING,       /* waiting for ROLLBACK after a statement error */
     W_RETRY_WAIT,     /* waiting before fetching again after a statement error */
     W_REFUSED_WAIT,   /* the database refuses what every row needs (a privilege): waiting */
+    W_LEASE_WAIT,     /* the owner may not publish yet: waiting a poll interval, claiming nothing */
     W_GRANT_PROBING,  /* waiting for UPDATE ... WHERE 1 = 0: does it accept the writes again? */
     W_POLL_WAIT,      /* the scout: waiting out the poll interval */
     W_PROBING,        /* the scout: waiting for SELECT 1 ... LIMIT 1 (is any row due?) */

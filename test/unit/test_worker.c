@@ -850,6 +850,28 @@ static void an_expired_lease_publishes_nothing_more(void) {
     ob_flow_init(&flow, 100, 5, 20);
 }
 
+/* The owner may not publish yet (the plain mode before its first mode
+ * check): the worker claims nothing, rather than claiming a batch and
+ * giving it back again and again, and fetches once it may. */
+static void no_claim_before_the_owner_may_publish(void) {
+    ob_worker *w = new_worker();
+    env.owner.may_publish = f_may_publish;
+    lease_valid = 0;
+    ob_worker_start(w);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_STR(ob_worker_state_name(w), "lease-wait");
+    CHECK_EQ(fake_db_pending(fake_db_last()), FAKE_NONE);
+    for (int i = 0; i < 3; i++) /* a few polls: still nothing claimed */
+        uv_run(&loop, UV_RUN_ONCE);
+    CHECK_STR(ob_worker_state_name(w), "lease-wait");
+    CHECK_EQ(stats.released, 0);
+    lease_valid = 1;
+    while (fake_db_pending(fake_db_last()) != FAKE_QUERY)
+        uv_run(&loop, UV_RUN_ONCE);
+    expect_sql("START TRANSACTION");
+    close_worker(w);
+}
+
 /* No memory for the connection at start: the worker tries again later
  * and closes cleanly meanwhile. */
 static void no_memory_for_the_connection_is_retried(void) {
@@ -979,6 +1001,7 @@ int main(void) {
     a_send_failure_counts_the_connection_down();
     an_idle_connection_lost_is_made_again();
     an_expired_lease_publishes_nothing_more();
+    no_claim_before_the_owner_may_publish();
     a_connection_lost_while_publishing_is_counted_once();
     no_memory_for_the_connection_is_retried();
     a_lasting_outage_is_said_once();
