@@ -13,7 +13,7 @@
 # both relays exit 0.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/galera.sh"
-db=it_galera_cursor_pair stream=IT_GALERA_CURSOR_PAIR prefix=itgp
+db=it_galera_cursor_pair stream=IT_GALERA_CURSOR_PAIR prefix=itgcp
 timeout=5000 trx=120
 work=$(mktemp -d)
 pids=() ports=() sampler=

@@ -67,7 +67,7 @@ out=$("$OUTBOX_TEST_RELAY" status --db "${OUTBOX_TEST_GALERA_URL3}$db")
 echo "$out"
 line=$(echo "$out" | sed -n 's/^database          //p')
 case "$line" in
-  "Galera cluster of 3 nodes (Primary), this node Synced, members "*"; the locks and sessions below are this node's only") ;;
+  "Galera cluster of 3 nodes (Primary), this node Synced, members "*"; the maintenance lock below is this node's only, the leases are the lease table's") ;;
   *) fail "status did not say what the database is" ;;
 esac
 members=$(echo "$line" | sed 's/.*members \([^;]*\);.*/\1/' | tr ',' '\n' | sort | tr '\n' ' ')
