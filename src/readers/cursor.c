@@ -15,6 +15,8 @@
  *        again each second until they agree (cursor-reset), then LOADING
  *     the server refuses a write: publishes nothing, PROBING every 2 s
  *     the owned buckets changed, nothing in flight --> LOADING (cursors, held aggregates)
+ *        (until then a bucket given up, even if taken back, is not published
+ *        nor advanced: only its hand-over, below its rows left unacked)
  *        a bucket without a cursor row: LOADING --> MARKING (clock, MAX(seq))
  *        --> CHECKING (INNODB_TRX) --not yet--> INIT_WAIT --timer--> CHECKING
  *        --proven--> INITIALISING (status 2 for ordered retries, cursor rows) --> LOADING
@@ -413,7 +415,7 @@ static void go_idle(ob_cursor *c, uint64_t now) {
     uint64_t at = c->read_at;
     if (c->active & c->owned)
         at = min_u64(at, c->lane_at);
-    if (ob_cursor_safe_point(c, 1) > c->written)
+    if (ob_cursor_live(c) && ob_cursor_safe_point(c, 1) > c->written)
         at = min_u64(at, c->advance_at);
     if (c->handoff)
         at = min_u64(at, min_u64(c->handoff_until, c->handoff_at > now ? c->handoff_at : now + 1));
@@ -450,7 +452,7 @@ static void stopping(ob_cursor *c, uint64_t now) {
         return;
     }
     uint64_t safe = ob_cursor_safe_point(c, 1);
-    if (c->stop == 1 && safe > c->written && (c->active & c->owned) && ob_cursor_may_publish(c)) {
+    if (c->stop == 1 && safe > c->written && ob_cursor_live(c) && ob_cursor_may_publish(c)) {
         c->stop = 2; /* the last word: then close, whatever it gets */
         advance(c, safe);
         return;
@@ -507,7 +509,7 @@ static void kick(ob_cursor *c) {
         return;
     }
     uint64_t safe = ob_cursor_safe_point(c, 1);
-    if (safe > c->written && now >= c->advance_at && (c->active & c->owned) &&
+    if (safe > c->written && now >= c->advance_at && ob_cursor_live(c) &&
         ob_cursor_may_publish(c)) {
         advance(c, safe);
         return;

@@ -37,7 +37,10 @@
  *
  * A change of the owned buckets waits until nothing is in flight, then
  * loads the cursors again and reads on from the lowest of them, skipping
- * each bucket's rows at or below its own cursor.
+ * each bucket's rows at or below its own cursor. Until that load, a bucket
+ * given up is neither published nor advanced, even when taken back
+ * meanwhile: the rows of it left unacked stay above its cursor, which only
+ * its hand-over moves (below them), and are read again from there.
  *
  * It knows nothing of the relay: it gets its settings, the publisher, the
  * flow control and the counters through ob_cursor_config, and reaches its

@@ -199,6 +199,7 @@ static void say_lapsed(const ob_cursor *c, uint64_t lost, int unsent) {
 void ob_cursor_new_owned(ob_cursor *c, uint64_t owned) {
     uint64_t lost = c->owned & ~owned & c->active;
     c->dropped |= c->owned & ~owned;
+    c->given_up |= c->owned & ~owned;
     if (c->next_phase == B_READY)
         c->next_dropped |= c->owned & ~owned;
     if (c->owned & ~owned & c->active) {

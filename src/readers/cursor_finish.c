@@ -138,10 +138,10 @@ ob_fin ob_cursor_finish_sql(ob_cursor *c) {
          * cursor moves with the next advance while the next batch leaves. */
         return OB_FIN_DONE;
     }
-    if (c->cur_from == FROM_READ && (c->active & c->owned) && ob_cursor_may_publish(c)) {
+    if (c->cur_from == FROM_READ && ob_cursor_live(c) && ob_cursor_may_publish(c)) {
         uint64_t safe = ob_cursor_safe_point(c, 0);
         if (safe > c->written) {
-            advance(c, c->active & c->owned, safe);
+            advance(c, ob_cursor_live(c), safe);
             c->pending = safe;
         }
     }
@@ -195,6 +195,6 @@ void ob_cursor_advance_sql(ob_cursor *c, uint64_t safe) {
     c->advance_at =
         uv_now(c->env.loop) + (c->own.drain_wanted(c->own.data) ? GAP_POLL_MS : ADVANCE_EVERY_MS);
     ob_buf_reset(&c->sql);
-    advance(c, c->active & c->owned, safe);
+    advance(c, ob_cursor_live(c), safe);
     c->pending = safe;
 }

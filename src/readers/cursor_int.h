@@ -141,6 +141,7 @@ struct ob_cursor {
     batch_phase next_phase; /* next's: EMPTY or READY */
     uint64_t dropped;       /* buckets given up since pub.batch began */
     uint64_t next_dropped;  /* buckets given up since next was read (while READY) */
+    uint64_t given_up;      /* buckets given up since the cursors were loaded (ob_cursor_live) */
     uint64_t handoff;       /* buckets given up whose last cursor is to be written */
     uint64_t handoff_seq;   /* a bound on it from their rows not published, UINT64_MAX none */
     uint64_t handoff_until, handoff_at, handoff_written;
@@ -170,6 +171,18 @@ struct ob_cursor {
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b) {
     return a < b ? a : b;
+}
+
+/* The buckets whose rows a read publishes and whose cursors move with the
+ * regular advance (a finish's and a stop's last too): owned, loaded, and not
+ * given up since the load. A bucket given up and taken back before the next
+ * load may have rows of the batch it left unacked (released, failed and not
+ * written) above its cursor, and another owner may have moved that cursor:
+ * until that load reads it again from its cursor, its cursor moves only by
+ * its hand-over, which stays below those rows, and no row of it read
+ * meanwhile leaves ahead of them. */
+static inline uint64_t ob_cursor_live(const ob_cursor *c) {
+    return c->active & c->owned & ~c->given_up;
 }
 
 /* cursor_batch.c: the batches being published. */

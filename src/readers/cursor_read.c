@@ -65,6 +65,7 @@ int ob_cursor_take_load(ob_cursor *c) {
         return 1;
     }
     c->active = c->owned;
+    c->given_up = 0;
     c->resync = 0;
     uint64_t top = UINT64_MAX;
     for (int k = 0; k < OB_BUCKETS; k++)
@@ -160,9 +161,8 @@ static char **read_next(void *p, unsigned long **lengths) {
             rc->fresh++;
             if (k >= 0 && k < OB_BUCKETS && (c->handoff >> k & 1))
                 c->handoff_seq = min_u64(c->handoff_seq, seq - 1); /* not published */
-            if (k < 0 || k >= OB_BUCKETS || !((c->active & c->owned) >> k & 1) ||
-                seq <= c->floor[k] || row[OB_CCOL_STATUS] == NULL ||
-                strcmp(row[OB_CCOL_STATUS], "0") != 0)
+            if (k < 0 || k >= OB_BUCKETS || !(ob_cursor_live(c) >> k & 1) || seq <= c->floor[k] ||
+                row[OB_CCOL_STATUS] == NULL || strcmp(row[OB_CCOL_STATUS], "0") != 0)
                 continue;
         }
         if (row[OB_COL_ID] == NULL || len[OB_COL_ID] != 16 || k < 0 || k >= OB_BUCKETS)

@@ -139,6 +139,7 @@ const ob_reader *make_reader(void) {
     own.lease_valid = 1;
     nadv = 0;
     counter = 1000000;
+    tab_reset();
     memset(&env, 0, sizeof(env));
     env.loop = &loop;
     env.log = &quiet;
@@ -477,4 +478,139 @@ void serve_until_(stmt k, int line) {
         answer_empty();
     }
     CHECK_FAIL_("line %d: no %s statement came", line, stmt_names[k]);
+}
+
+/* --- a model of the table ------------------------------------------------ */
+
+/* The outbox table as the reads see it (contiguous seqs, no gap), and which
+ * of its rows are done: acked by the broker, or written status 2 by the
+ * reader (the lane's). A cursor may pass a row only once it is done. */
+tab_row tab[TABROWS];
+int ntab;
+static int nacked, nchecked;
+
+void tab_reset(void) {
+    ntab = nacked = nchecked = 0;
+}
+
+void tab_add(uint64_t seq, int bucket, const char *agg) {
+    CHECK(ntab < TABROWS);
+    tab[ntab].seq = seq;
+    tab[ntab].bucket = bucket;
+    tab[ntab].agg = agg;
+    tab[ntab].done = 0;
+    ntab++;
+}
+
+int tab_at(uint64_t seq) {
+    for (int r = 0; r < ntab; r++)
+        if (tab[r].seq == seq)
+            return r;
+    CHECK_FAIL_("seq %llu is not in the table", (unsigned long long)seq);
+    return -1;
+}
+
+/* The broker stores every row published so far: done. */
+void ack_new(void) {
+    for (; nacked < fp.published; nacked++) {
+        ob_ack a = {
+            .worker = 3, .gen = fp.gen[nacked], .slot = fp.slot[nacked], .result = OB_ACKED_STORED};
+        tab[tab_at(fp.seq[nacked])].done = 1;
+        rd.ops->ack(rd.self, &a);
+    }
+}
+
+/* Bucket k's cursor as the table holds it: the highest value written for
+ * it (the UPDATE moves a cursor only up), or `floor`. */
+uint64_t cursor_of(int k, uint64_t floor) {
+    uint64_t s = floor;
+    for (int i = 0; i < nadv; i++)
+        if ((adv_mask[i] >> k & 1) && adv[i] > s)
+            s = adv[i];
+    return s;
+}
+
+/* No cursor write sent since the last look passes a row of its buckets
+ * that is not done: the row would be lost. */
+void check_cursor_writes(void) {
+    for (; nchecked < nadv; nchecked++)
+        for (int r = 0; r < ntab; r++)
+            if ((adv_mask[nchecked] >> tab[r].bucket & 1) && tab[r].seq <= adv[nchecked] &&
+                !tab[r].done)
+                CHECK_FAIL_("cursor %llu written for buckets %#llx passes seq %llu (bucket %d), "
+                            "never acked",
+                            (unsigned long long)adv[nchecked],
+                            (unsigned long long)adv_mask[nchecked], (unsigned long long)tab[r].seq,
+                            tab[r].bucket);
+}
+
+/* Every publish of an aggregate's row came after a publish of each of its
+ * rows below it. */
+void check_order(void) {
+    for (int i = 0; i < fp.published; i++) {
+        const char *agg = tab[tab_at(fp.seq[i])].agg;
+        for (int r = 0; r < ntab; r++) {
+            if (strcmp(tab[r].agg, agg) != 0 || tab[r].seq >= fp.seq[i])
+                continue;
+            int before = 0;
+            for (int j = 0; j < i; j++)
+                before |= fp.seq[j] == tab[r].seq;
+            if (!before)
+                CHECK_FAIL_("seq %llu of aggregate %s published before seq %llu",
+                            (unsigned long long)fp.seq[i], agg, (unsigned long long)tab[r].seq);
+        }
+    }
+}
+
+/* Answers the pending statement from the table: a read with its rows above
+ * the read's top (none in a stop's read of the gaps), a load with each
+ * bucket's cursor as written (cursor_of), the rest empty. Returns its kind. */
+stmt serve_one(uint64_t floor) {
+    stmt k = next_stmt();
+    check_cursor_writes();
+    if (k == S_READ) {
+        const char *w = strstr(fake_db_sql(db()), "WHERE seq > ");
+        uint64_t top = w ? strtoull(w + strlen("WHERE seq > "), NULL, 10) : UINT64_MAX;
+        read_clock(NULL, 0);
+        for (int r = 0; r < ntab; r++)
+            if (tab[r].seq > top)
+                outbox_row(1, tab[r].seq, tab[r].bucket, tab[r].agg, "0", NULL);
+        ok_read();
+    } else if (k == S_LOAD) {
+        const char *in = strstr(fake_db_sql(db()), "bucket IN (");
+        CHECK(in != NULL);
+        for (const char *p = in + strlen("bucket IN ("); *p && *p != ')';) {
+            char *end;
+            long b = strtol(p, &end, 10);
+            CHECK(end != p);
+            char bs[8], ss[24];
+            snprintf(bs, sizeof(bs), "%ld", b);
+            snprintf(ss, sizeof(ss), "%llu", (unsigned long long)cursor_of((int)b, floor));
+            char *cols[2] = {bs, ss};
+            row_n(0, 2, cols);
+            p = *end == ',' ? end + 1 : end;
+        }
+        ok();
+    } else {
+        answer_empty();
+    }
+    return k;
+}
+
+/* Serves the reader, the broker storing every row as it leaves, until
+ * every row of `mask`'s buckets is done; each cursor write is checked. */
+void serve_until_done(uint64_t floor, uint64_t mask) {
+    for (int n = 0; n < 5000; n++) {
+        int left = 0;
+        for (int r = 0; r < ntab; r++)
+            left += (mask >> tab[r].bucket & 1) && !tab[r].done;
+        if (left == 0)
+            break;
+        serve_one(floor);
+        ack_new();
+    }
+    for (int r = 0; r < ntab; r++)
+        if ((mask >> tab[r].bucket & 1) && !tab[r].done)
+            CHECK_FAIL_("seq %llu was never published again", (unsigned long long)tab[r].seq);
+    check_order();
 }

@@ -54,7 +54,7 @@ extern int nadv;
 extern char logged[4096]; /* the reader's log lines (info and above) since make_reader */
 
 /* A reader made (publisher number 3, batches of 10, horizon 4 s), not
- * started; every fake reset. */
+ * started; every fake reset, the model of the table too. */
 const ob_reader *make_reader(void);
 /* Stops it now, runs the loop until it closed, frees it. */
 void close_reader(void);
@@ -134,5 +134,43 @@ void start_lane(uint64_t owned, uint64_t floor);
 void start_reading(uint64_t owned, uint64_t floor);
 /* Acks every publish from index `from` on as stored. */
 void ack_from(int from);
+
+/* A model of the outbox table for the hand-over's cases: its rows as the
+ * reads see them (contiguous seqs, no gap), and which are done (acked by
+ * the broker, or written status 2 by the reader: the lane's). A cursor may
+ * pass a row only once it is done. */
+#define TABROWS 16
+typedef struct tab_row {
+    uint64_t seq;
+    int bucket;
+    const char *agg;
+    int done;
+} tab_row;
+extern tab_row tab[TABROWS];
+extern int ntab;
+/* Empties the table (and what was acked and checked of it). */
+void tab_reset(void);
+void tab_add(uint64_t seq, int bucket, const char *agg);
+/* The index of the row with this seq (fails when none). */
+int tab_at(uint64_t seq);
+/* The broker stores every row published since the last call: done. */
+void ack_new(void);
+/* Bucket k's cursor as the table holds it: the highest value written for
+ * it (the UPDATE moves a cursor only up), or `floor`. */
+uint64_t cursor_of(int k, uint64_t floor);
+/* Fails when a cursor write sent since the last call passes a row of its
+ * buckets that is not done: that row would be lost. */
+void check_cursor_writes(void);
+/* Fails unless each publish of an aggregate's row came after a publish of
+ * each of its rows below it. */
+void check_order(void);
+/* Answers the pending statement from the table: a read with its rows above
+ * the read's top (none in a stop's read of the gaps), a load with each
+ * bucket's cursor as written (cursor_of), the rest empty; each cursor
+ * write is checked. Returns its kind. */
+stmt serve_one(uint64_t floor);
+/* Serves the reader, the broker storing every row as it leaves, until every
+ * row of `mask`'s buckets is done, then checks the order. */
+void serve_until_done(uint64_t floor, uint64_t mask);
 
 #endif

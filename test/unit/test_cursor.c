@@ -411,6 +411,146 @@ static void the_batch_read_ahead_publishes_no_row_of_a_bucket_given_up(void) {
     close_reader();
 }
 
+/* --- a bucket given up and taken back ------------------------------------ */
+
+/* Bucket 1 is given up and taken back while the row it left unsent (12)
+ * waits for the load that reads it again, which waits for the hand-over:
+ * meanwhile the cursor moves as far as the rows allow, bucket 1's only by
+ * its hand-over, below 12. */
+static void a_bucket_taken_back_keeps_its_released_rows_above_its_cursor(void) {
+    make_reader();
+    tab_add(11, 1, "b");
+    tab_add(12, 1, "b"); /* waits for 11's ack */
+    tab_add(13, 0, "a");
+    start_reading(0x3, 10);
+    serve_one(10);
+    CHECK_EQ(fp.published, 2);
+    ob_cursor_owned(rd.self, 0x1); /* 12 is given back, unsent */
+    ob_cursor_owned(rd.self, 0x3); /* and the bucket taken back */
+    ack_new();
+    serve_until_done(10, 0x3);
+    CHECK_EQ(cursor_of(0, 10), 13);
+    close_reader();
+}
+
+/* The same, the batch still in flight when the bucket's own hand-over is
+ * over: when it finishes, the load comes first (`other` 0), or it waits for
+ * the hand-over of another bucket given up meanwhile while the cursors
+ * move (`other` 1). */
+static void a_bucket_taken_back_while_its_batch_is_in_flight(int other) {
+    make_reader();
+    tab_add(11, 1, "b");
+    tab_add(12, 1, "b");
+    start_reading(0x7, 10);
+    serve_one(10);
+    CHECK_EQ(fp.published, 1);
+    ob_cursor_owned(rd.self, 0x5);
+    ob_cursor_owned(rd.self, 0x7);
+    uint64_t until = uv_now(&loop) + 1200; /* past the hand-over's time */
+    while (uv_now(&loop) < until)
+        serve_one(10);
+    if (other)
+        ob_cursor_owned(rd.self, 0x3); /* bucket 2 given up: its hand-over begins */
+    ack_new();
+    serve_until_done(10, 0x3);
+    close_reader();
+}
+
+/* The batch's write of a failure moves the cursors in the same round trip:
+ * not bucket 1's, given up and taken back, whose 13 was left unsent. */
+static void a_finish_that_writes_moves_no_cursor_of_a_bucket_taken_back(void) {
+    make_reader();
+    tab_add(11, 0, "a"); /* its publish fails: written status 2 */
+    tab_add(12, 1, "b");
+    tab_add(13, 1, "b");
+    start_reading(0x3, 10);
+    fp.fail_seq = 11;
+    serve_one(10);
+    CHECK_EQ(fp.published, 1);
+    ob_cursor_owned(rd.self, 0x1);
+    ob_cursor_owned(rd.self, 0x3);
+    tab[tab_at(11)].done = 1; /* the finish writes it status 2: the lane's */
+    ack_new();
+    int finishes = 0;
+    for (int n = 0; n < 5000 && finishes == 0; n++)
+        finishes += serve_one(10) == S_FINISH;
+    CHECK_EQ(finishes, 1);
+    serve_until_done(10, 0x3);
+    close_reader();
+}
+
+/* A graceful stop's last cursor write leaves bucket 1's unsent 12 above
+ * its cursor, the bucket given up and taken back. */
+static void a_stop_moves_no_cursor_of_a_bucket_taken_back(void) {
+    make_reader();
+    tab_add(11, 1, "b");
+    tab_add(12, 1, "b");
+    tab_add(13, 0, "a");
+    start_reading(0x3, 10);
+    serve_one(10);
+    CHECK_EQ(fp.published, 2);
+    ob_cursor_owned(rd.self, 0x1);
+    ob_cursor_owned(rd.self, 0x3);
+    rd.ops->stop(rd.self, 0);
+    ack_new();
+    for (int n = 0; n < 5000 && own.closed == 0; n++) {
+        if (db() != NULL && fake_db_pending(db()) == FAKE_QUERY)
+            serve_one(10);
+        else
+            turn();
+    }
+    CHECK_EQ(own.closed, 1);
+    check_cursor_writes();
+    CHECK_INT(cursor_of(1, 10), <, 12);
+    rd.ops->free(rd.self);
+}
+
+/* A second hand-over while the first is pending: the first bucket's row
+ * left unsent (12) stays above its cursor. */
+static void a_second_hand_over_keeps_the_first_ones_rows_above_its_cursor(void) {
+    make_reader();
+    tab_add(11, 1, "b");
+    tab_add(12, 1, "b");
+    tab_add(13, 0, "a");
+    start_reading(0x7, 10);
+    serve_one(10);
+    ob_cursor_owned(rd.self, 0x5);
+    ack_new();
+    for (int n = 0; n < 5000 && cursor_of(1, 10) < 11; n++)
+        serve_one(10);
+    CHECK_EQ(cursor_of(1, 10), 11);
+    ob_cursor_owned(rd.self, 0x1);
+    int second = 0;
+    for (int n = 0; n < 5000; n++) {
+        if (serve_one(10) == S_LOAD)
+            break;
+        second += nadv > 0 && adv_mask[nadv - 1] == 0x6;
+    }
+    CHECK_INT(second, >=, 1); /* written for both buckets given up */
+    CHECK_EQ(cursor_of(1, 10), 11);
+    CHECK_EQ(tab[tab_at(12)].done, 0);
+    close_reader();
+}
+
+/* Rows of a bucket taken back, read before its load: they wait for it, so
+ * that they leave after the row it left unsent. */
+static void rows_of_a_bucket_taken_back_wait_for_its_load(void) {
+    make_reader();
+    tab_add(11, 1, "b");
+    tab_add(12, 1, "b");
+    start_reading(0x3, 10);
+    serve_one(10);
+    ob_cursor_owned(rd.self, 0x1);
+    ob_cursor_owned(rd.self, 0x3);
+    tab_add(13, 1, "b"); /* committed now: read before the load */
+    for (int n = 0; n < 5000; n++)
+        if (serve_one(10) == S_READ)
+            break;
+    ack_new();
+    serve_until_done(10, 0x3);
+    close_reader();
+}
+
 /* --- fencing -------------------------------------------------------------- */
 
 static void without_a_valid_lease_nothing_is_published_or_written(void) {
@@ -687,6 +827,13 @@ int main(void) {
     the_drain_waits_for_a_lane_row_past_the_limit();
     buckets_given_up_get_their_last_cursor();
     the_batch_read_ahead_publishes_no_row_of_a_bucket_given_up();
+    a_bucket_taken_back_keeps_its_released_rows_above_its_cursor();
+    a_bucket_taken_back_while_its_batch_is_in_flight(0);
+    a_bucket_taken_back_while_its_batch_is_in_flight(1);
+    a_finish_that_writes_moves_no_cursor_of_a_bucket_taken_back();
+    a_stop_moves_no_cursor_of_a_bucket_taken_back();
+    a_second_hand_over_keeps_the_first_ones_rows_above_its_cursor();
+    rows_of_a_bucket_taken_back_wait_for_its_load();
     without_a_valid_lease_nothing_is_published_or_written();
     a_lease_lost_with_acked_rows_writes_no_cursor();
     a_lapsed_lease_gives_up_its_buckets_writing_nothing();
