@@ -14,6 +14,7 @@ static void hold_aggregate(ob_cursor *c, const ob_row *r) {
     if (ob_held_add(&c->held, r->aggregate_type, r->aggregate_type_len, r->aggregate_id,
                     r->aggregate_id_len) != 0)
         OB_WARN(c->env.log, "cursor: out of memory for a held aggregate");
+    ob_cursor_lane_hold(c, r);
 }
 
 /* 1 when the finished batch has rows to write in buckets this reader owns:
