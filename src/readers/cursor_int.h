@@ -251,9 +251,10 @@ void ob_cursor_read_sql(ob_cursor *c);
 int ob_cursor_take_rows(ob_cursor *c);
 /* Status-2 rows were written: the lane looks again at its busy pace. */
 void ob_cursor_lane_dirty(ob_cursor *c);
-/* A row of this aggregate was written status 2: while a lane pass is under
- * way, its later pages hold the aggregate's rows. */
-void ob_cursor_lane_hold(ob_cursor *c, const ob_row *r);
+/* A row (of seq `seq`) was written status 2: while a lane pass is under
+ * way and the row is below its page, its later pages hold the aggregate's
+ * rows. */
+void ob_cursor_lane_hold(ob_cursor *c, const ob_row *r, uint64_t seq);
 /* The lane's pass starts again from the lowest seq (the buckets changed,
  * the held aggregates were loaded again). */
 void ob_cursor_lane_restart(ob_cursor *c);

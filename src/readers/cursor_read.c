@@ -254,12 +254,15 @@ void ob_cursor_lane_restart(ob_cursor *c) {
     ob_held_clear(&c->lane_carry);
 }
 
-/* A row written status 2 while a pass is under way may sit below its
- * page: a later page's row of its aggregate must not pass it. Above the
- * page it is held too, which costs its aggregate one pass at most. */
-void ob_cursor_lane_hold(ob_cursor *c, const ob_row *r) {
-    if (c->lane_from && ob_held_add(&c->lane_carry, r->aggregate_type, r->aggregate_type_len,
-                                    r->aggregate_id, r->aggregate_id_len) != 0)
+/* A row written status 2 below the page of a pass under way (a lane row
+ * failing again, a row that committed late) is not seen again by this
+ * pass: a later page's row of its aggregate must not pass it. One above
+ * the page is seen in turn; carrying its aggregate would hold a busy
+ * aggregate's due rows pass after pass. */
+void ob_cursor_lane_hold(ob_cursor *c, const ob_row *r, uint64_t seq) {
+    if (c->lane_from && seq <= c->lane_from &&
+        ob_held_add(&c->lane_carry, r->aggregate_type, r->aggregate_type_len, r->aggregate_id,
+                    r->aggregate_id_len) != 0)
         c->lane_lost = 1;
 }
 

@@ -468,6 +468,37 @@ static void a_row_failing_again_holds_its_aggregate_on_later_pages(void) {
     close_reader();
 }
 
+/* A row written status 2 above the pass's page (a new row failing) is
+ * seen in turn by the pass: its aggregate's due row below it, on the next
+ * page, is published, not held for a pass. */
+static void a_row_failing_above_the_page_does_not_hold_its_aggregate_below(void) {
+    start_lane_pages();
+    for (uint64_t s = 1; s <= 10; s++)
+        lane_add(s, "bad", 1);
+    lane_add(11, "hot", 0);
+    serve_lanes(1);
+    stmt k;
+    while ((k = next_stmt()) != S_READ) {
+        CHECK(k != S_LANE);
+        answer_empty();
+    }
+    fp.fail_seq = 1001;
+    read_clock(NULL, 0);
+    outbox_row(1, 1001, 0, "hot", "0", NULL);
+    ok_read();
+    while ((k = next_stmt()) != S_FINISH) {
+        CHECK(k != S_LANE);
+        answer_empty();
+    }
+    CHECK(strstr(fake_db_sql(db()), "status = IF(status = -1, -1, 2)") != NULL);
+    ok();
+    lane_add(1001, "hot", 1);
+    serve_lanes(3);
+    CHECK_EQ(fp.published, 1);
+    CHECK_EQ(fp.seq[0], 11);
+    close_reader();
+}
+
 /* A pass reads its pages in seq order and starts again from the lowest seq
  * after a short page; a lane that fits one page is read whole each time. */
 static void the_lanes_pass_starts_again_after_a_short_page(void) {
@@ -772,6 +803,7 @@ int main(void) {
     a_due_row_past_a_full_page_of_rows_due_later_is_published();
     a_later_page_does_not_pass_a_row_waiting_on_an_earlier_one();
     a_row_failing_again_holds_its_aggregate_on_later_pages();
+    a_row_failing_above_the_page_does_not_hold_its_aggregate_below();
     the_lanes_pass_starts_again_after_a_short_page();
     buckets_given_up_get_their_last_cursor();
     without_a_valid_lease_nothing_is_published_or_written();
