@@ -761,6 +761,7 @@ void ob_cursor_free(ob_cursor *c) {
     ob_cursor_batches_free(c);
     ob_gaps_free(&c->gaps);
     ob_held_free(&c->held);
+    ob_held_free(&c->lane_carry);
     ob_buf_free(&c->sql);
     free(c);
 }

@@ -33,7 +33,12 @@
  * The retry lane (between batches) publishes the status-2 rows of the owned
  * buckets whose retry is due, in seq order per aggregate, and writes status
  * 1 (or -1, or another attempt); an aggregate with no status-2 row left is
- * no longer held.
+ * no longer held. It reads them in pages of a batch in seq order, each
+ * above the last seq of the previous full one, and from the lowest again
+ * after a short page: a pass sees every status-2 row, so rows due later
+ * never keep it from a due row past them. An aggregate with a row left
+ * waiting on an earlier page of the pass, or written status 2 during it,
+ * is held on its later pages; a whole pass names the aggregates held.
  *
  * A change of the owned buckets waits until nothing is in flight, then
  * loads the cursors again and reads on from the lowest of them, skipping

@@ -10,10 +10,13 @@
 #include "gap_members.h"
 #include "lease.h"
 
-static void hold_aggregate(ob_cursor *c, const ob_row *r) {
+/* Row i of the batch was written status 2. */
+static void hold_aggregate(ob_cursor *c, int i) {
+    const ob_row *r = &c->pub.batch.slots[i].row;
     if (ob_held_add(&c->held, r->aggregate_type, r->aggregate_type_len, r->aggregate_id,
                     r->aggregate_id_len) != 0)
         OB_WARN(c->env.log, "cursor: out of memory for a held aggregate");
+    ob_cursor_lane_hold(c, r, c->cur_x.seq[i]);
 }
 
 /* 1 when the finished batch has rows to write in buckets this reader owns:
@@ -65,7 +68,7 @@ static void write_failed(ob_cursor *c) {
             c->fin_dead++;
         } else {
             c->fin_retry++;
-            hold_aggregate(c, &s->row);
+            hold_aggregate(c, i);
             ob_cursor_lane_dirty(c);
         }
     }
@@ -82,7 +85,7 @@ static void write_held(ob_cursor *c) {
         if (nheld == 0)
             ob_cursor_sql_hold_head(&c->sql, c->cfg.qtable);
         ob_sql_add_id(&c->sql, s->row.id, nheld++ == 0);
-        hold_aggregate(c, &s->row);
+        hold_aggregate(c, i);
         ob_cursor_lane_dirty(c);
     }
     if (nheld)

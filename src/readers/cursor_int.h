@@ -151,7 +151,16 @@ struct ob_cursor {
 
     uint64_t read_at, lane_at, check_at, advance_at, hot_until;
     read_found last_read;
-    int lane_clean;      /* the last lane read found no status-2 row due within the horizon */
+    int lane_clean; /* the last lane read found no status-2 row due within the horizon */
+    /* The retry lane's pass (cursor_read.c): its pages in seq order, each
+     * above the last seq of the previous full one (lane_from, 0 at the
+     * pass's start), over the buckets lane_mask; lane_carry, the
+     * aggregates with a status-2 row below lane_from that a later page's
+     * row must not pass; lane_lost, the carry missed one (out of memory):
+     * the pass starts again. */
+    uint64_t lane_from, lane_mask;
+    ob_held lane_carry;
+    int lane_lost;
     int check_sent;      /* the read under way carries the gap check */
     uint64_t stop_until; /* a graceful stop watches the open gaps until then */
     int fin_acked, fin_dead, fin_retry, fin_held; /* tallies of the statement under way */
@@ -256,6 +265,13 @@ void ob_cursor_read_sql(ob_cursor *c);
 int ob_cursor_take_rows(ob_cursor *c);
 /* Status-2 rows were written: the lane looks again at its busy pace. */
 void ob_cursor_lane_dirty(ob_cursor *c);
+/* A row (of seq `seq`) was written status 2: while a lane pass is under
+ * way and the row is below its page, its later pages hold the aggregate's
+ * rows. */
+void ob_cursor_lane_hold(ob_cursor *c, const ob_row *r, uint64_t seq);
+/* The lane's pass starts again from the lowest seq (the buckets changed,
+ * the held aggregates were loaded again). */
+void ob_cursor_lane_restart(ob_cursor *c);
 void ob_cursor_lane_sql(ob_cursor *c);
 /* Returns 1 when the lane's rows make the batch being published. */
 int ob_cursor_take_lane(ob_cursor *c);

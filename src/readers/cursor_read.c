@@ -80,6 +80,7 @@ int ob_cursor_take_load(ob_cursor *c) {
     c->written = top;
     c->read_at = c->lane_at = 0;
     c->lane_clean = 0;
+    ob_cursor_lane_restart(c);
     c->last_read = READ_NONE;
     if (c->active)
         OB_INFO(c->env.log, "cursor: reading %d bucket(s) from seq %llu (%zu aggregate(s) held)",
@@ -246,35 +247,100 @@ void ob_cursor_lane_dirty(ob_cursor *c) {
     c->lane_at = min_u64(c->lane_at, uv_now(c->env.loop) + LANE_EVERY_MS);
 }
 
-/* The retry lane's read: the status-2 rows due of the owned buckets. */
+/* The lane's pass starts again from the lowest seq. */
+void ob_cursor_lane_restart(ob_cursor *c) {
+    c->lane_from = 0;
+    c->lane_lost = 0;
+    ob_held_clear(&c->lane_carry);
+}
+
+/* A row written status 2 below the page of a pass under way (a lane row
+ * failing again, a row that committed late) is not seen again by this
+ * pass: a later page's row of its aggregate must not pass it. One above
+ * the page is seen in turn; carrying its aggregate would hold a busy
+ * aggregate's due rows pass after pass. */
+void ob_cursor_lane_hold(ob_cursor *c, const ob_row *r, uint64_t seq) {
+    if (c->lane_from && seq <= c->lane_from &&
+        ob_held_add(&c->lane_carry, r->aggregate_type, r->aggregate_type_len, r->aggregate_id,
+                    r->aggregate_id_len) != 0)
+        c->lane_lost = 1;
+}
+
+/* The retry lane's read: the next page of the owned buckets' status-2 rows.
+ * A lane longer than a batch is read in pages, each above the last seq of
+ * the previous one, so that rows due past a full page of rows due later
+ * are reached; a short page ends the pass, and the next read starts again
+ * from the lowest seq. A lane that fits one page is read whole each time,
+ * as one statement. */
 void ob_cursor_lane_sql(ob_cursor *c) {
     c->lane_at = uv_now(c->env.loop) + LANE_EVERY_MS;
+    uint64_t mask = c->active & c->owned;
+    /* Buckets changed mid-pass (their rows below the page were not seen
+     * by this pass), or the carry missed an aggregate: from the start. */
+    if (c->lane_from && (mask != c->lane_mask || c->lane_lost))
+        ob_cursor_lane_restart(c);
+    c->lane_mask = mask;
     ob_buf_reset(&c->sql);
     /* Whether a row past the LIMIT is due matters to the drain only: asked
      * while one is wanted (it may scan every status-2 row of the buckets). */
-    ob_cursor_sql_lane(&c->sql, c->cfg.qtable, c->active & c->owned, c->env.batch_size,
+    ob_cursor_sql_lane(&c->sql, c->cfg.qtable, mask, c->lane_from, c->env.batch_size,
                        c->cfg.horizon_ms, c->own.drain_wanted(c->own.data));
+}
+
+/* A page of the lane's pass, loaded in b. On a page past the pass's start,
+ * the rows of aggregates carried from the pages before stay status 2 (the
+ * next pass delivers them in turn), and so, in the batch, do the rows
+ * behind them. A full page: the pass goes on above `last`, carrying the
+ * aggregates of its rows that wait. The last page: the pass is whole, and
+ * the held set becomes the aggregates it left waiting, carried or on this
+ * page. */
+static void lane_page(ob_cursor *c, ob_batch *b, int whole, uint64_t last) {
+    if (c->lane_from && c->lane_carry.n > 0) {
+        for (int i = 0; i < b->n; i++) {
+            ob_slot *s = &b->slots[i];
+            if (s->state == OB_SLOT_UNSENT &&
+                ob_held_has(&c->lane_carry, s->row.aggregate_type, s->row.aggregate_type_len,
+                            s->row.aggregate_id, s->row.aggregate_id_len))
+                s->state = OB_SLOT_HELD;
+        }
+        ob_batch_touched(b);
+    }
+    if (!whole) {
+        for (int i = 0; i < b->n; i++)
+            if (b->slots[i].state == OB_SLOT_HELD &&
+                ob_held_add(&c->lane_carry, b->slots[i].row.aggregate_type,
+                            b->slots[i].row.aggregate_type_len, b->slots[i].row.aggregate_id,
+                            b->slots[i].row.aggregate_id_len) != 0)
+                c->lane_lost = 1;
+        c->lane_from = last;
+        return;
+    }
+    if (!c->lane_lost) {
+        ob_held t = c->held; /* the old set is cleared as the next carry */
+        c->held = c->lane_carry;
+        c->lane_carry = t;
+        for (int i = 0; i < b->n; i++)
+            ob_held_add(&c->held, b->slots[i].row.aggregate_type,
+                        b->slots[i].row.aggregate_type_len, b->slots[i].row.aggregate_id,
+                        b->slots[i].row.aggregate_id_len);
+    }
+    ob_cursor_lane_restart(c);
 }
 
 /* The lane's rows. Returns 1 when they make the batch being published, 0
  * when none is due. */
 int ob_cursor_take_lane(ob_cursor *c) {
-    read_cur rc = {c, &c->cur_x, 1, 0, 0, 0, 0, 0, 0};
+    read_cur rc = {c, &c->cur_x, 1, 0, 0, 0, 0, -1, 0};
     ob_batch *b = &c->pub.batch;
     int n = ob_batch_load(b, read_next, &rc, c->env.pub.epoch(c->env.pub.data));
     ob_batch_set_binary(b, ob_db_col_binary(c->db, 0, OB_COL_PAYLOAD));
     b->gen = ++c->gen;
-    /* Read whole, the result names every aggregate still held. */
-    if (rc.seen < c->env.batch_size) {
-        ob_held_clear(&c->held);
-        for (int i = 0; i < n; i++)
-            ob_held_add(&c->held, b->slots[i].row.aggregate_type,
-                        b->slots[i].row.aggregate_type_len, b->slots[i].row.aggregate_id,
-                        b->slots[i].row.aggregate_id_len);
-    }
-    /* A full window of rows due later says nothing of the rows past it:
-     * clean only when the statement said none is due (or read them all). */
-    c->lane_clean = rc.soon == 0 && (rc.past == 0 || rc.seen < c->env.batch_size);
+    int whole = rc.seen < c->env.batch_size, first = c->lane_from == 0;
+    lane_page(c, b, whole, rc.last);
+    /* A full page of rows due later, or a page past the pass's start, says
+     * nothing of the other rows: clean only when the statement said none is
+     * due, or when this read saw them all. */
+    c->lane_clean = rc.soon == 0 && (rc.past == 0 || (whole && first));
     if (c->lane_clean && c->held.n == 0)
         c->lane_at = uv_now(c->env.loop) + LANE_IDLE_MS;
     int due = 0;

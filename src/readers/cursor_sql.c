@@ -179,7 +179,7 @@ void ob_cursor_sql_read(ob_buf *b, const char *qtable, const ob_gaps *gaps, uint
     ob_buf_i64(b, limit);
 }
 
-void ob_cursor_sql_lane(ob_buf *b, const char *qtable, uint64_t mask, int limit,
+void ob_cursor_sql_lane(ob_buf *b, const char *qtable, uint64_t mask, uint64_t after, int limit,
                         uint64_t horizon_ms, int whole) {
     ob_buf_puts(b, "SELECT id, aggregate_type, aggregate_id, event_type, payload, headers, "
                    "attempt_count, created_at, IFNULL(next_attempt_at > NOW(6), 0), seq, "
@@ -202,6 +202,8 @@ void ob_cursor_sql_lane(ob_buf *b, const char *qtable, uint64_t mask, int limit,
     ob_buf_puts(b, qtable);
     ob_buf_puts(b, " WHERE status = 2 AND bucket IN ");
     ob_cursor_sql_buckets(b, mask);
+    if (after)
+        ob_buf_printf(b, " AND seq > %llu", (unsigned long long)after);
     ob_buf_puts(b, " ORDER BY seq LIMIT ");
     ob_buf_i64(b, limit);
 }

@@ -53,12 +53,14 @@ void ob_cursor_sql_load(ob_buf *b, const char *qtable, const char *ctable, const
  * at most `limit`; the payload and headers only of the buckets in `mask`. */
 void ob_cursor_sql_read(ob_buf *b, const char *qtable, const ob_gaps *gaps, uint64_t mask,
                         int limit, int check, int gaps_only);
-/* The retry lane: status-2 rows of `mask` in seq order; OB_COL_WAITING is 1
+/* The retry lane: status-2 rows of `mask` with seq above `after` (a page
+ * of the lane's pass; 0: from the start) in seq order; OB_COL_WAITING is 1
  * while the row's retry is not due, OB_CCOL_STATUS 1 when it is due only
  * after `horizon_ms`; OB_CCOL_SOON, with `whole` (the same on every row, an
- * uncorrelated subquery run once), 1 when any status-2 row of `mask`, past
- * the LIMIT too, is due within `horizon_ms`; without, NULL. */
-void ob_cursor_sql_lane(ob_buf *b, const char *qtable, uint64_t mask, int limit,
+ * uncorrelated subquery run once), 1 when any status-2 row of `mask`, on
+ * any page and past the LIMIT too, is due within `horizon_ms`; without,
+ * NULL. */
+void ob_cursor_sql_lane(ob_buf *b, const char *qtable, uint64_t mask, uint64_t after, int limit,
                         uint64_t horizon_ms, int whole);
 /* Moves the cursors of `mask` forward to `seq` (never back). */
 void ob_cursor_sql_advance(ob_buf *b, const char *ctable, const char *table, uint64_t mask,

@@ -181,6 +181,8 @@ ob_integ_sh(cursor_long_trx 120)
 ob_integ_sh(cursor_rollbacks 120)
 ob_integ_sh(cursor_multirow 120)
 ob_integ_sh(cursor_stride 120)
+# The retry lane's pages: a due row past pages of rows waiting is reached.
+ob_integ_sh(cursor_lane_pages 120)
 # Issue 29: what cursor mode assumes, it checks: a table reset under its
 # cursors, a seq set by the producer, grants missing or revoked.
 ob_integ_sh(cursor_truncate 120)
