@@ -287,17 +287,24 @@ static void the_batch_read_ahead_publishes_no_row_of_a_bucket_given_up(void) {
 
 /* --- a bucket given up and taken back ------------------------------------ */
 
+/* The reader owning `buckets`, and its first read published: rows 11 and
+ * 12 of aggregate b in bucket 1 (12 waits for 11's ack), 13 of a in bucket
+ * 0. */
+static void read_b11_b12_a13(uint64_t buckets) {
+    make_reader();
+    tab_add(11, 1, "b");
+    tab_add(12, 1, "b");
+    tab_add(13, 0, "a");
+    start_reading(buckets, 10);
+    serve_one(10);
+}
+
 /* Bucket 1 is given up and taken back while the row it left unsent (12)
  * waits for the load that reads it again, which waits for the hand-over:
  * meanwhile the cursor moves as far as the rows allow, bucket 1's only by
  * its hand-over, below 12. */
 static void a_bucket_taken_back_keeps_its_released_rows_above_its_cursor(void) {
-    make_reader();
-    tab_add(11, 1, "b");
-    tab_add(12, 1, "b"); /* waits for 11's ack */
-    tab_add(13, 0, "a");
-    start_reading(0x3, 10);
-    serve_one(10);
+    read_b11_b12_a13(0x3);
     CHECK_EQ(fp.published, 2);
     ob_cursor_owned(rd.self, 0x1); /* 12 is given back, unsent */
     ob_cursor_owned(rd.self, 0x3); /* and the bucket taken back */
@@ -356,12 +363,7 @@ static void a_finish_that_writes_moves_no_cursor_of_a_bucket_taken_back(void) {
 /* A graceful stop's last cursor write leaves bucket 1's unsent 12 above
  * its cursor, the bucket given up and taken back. */
 static void a_stop_moves_no_cursor_of_a_bucket_taken_back(void) {
-    make_reader();
-    tab_add(11, 1, "b");
-    tab_add(12, 1, "b");
-    tab_add(13, 0, "a");
-    start_reading(0x3, 10);
-    serve_one(10);
+    read_b11_b12_a13(0x3);
     CHECK_EQ(fp.published, 2);
     ob_cursor_owned(rd.self, 0x1);
     ob_cursor_owned(rd.self, 0x3);
@@ -382,12 +384,7 @@ static void a_stop_moves_no_cursor_of_a_bucket_taken_back(void) {
 /* A second hand-over while the first is pending: the first bucket's row
  * left unsent (12) stays above its cursor. */
 static void a_second_hand_over_keeps_the_first_ones_rows_above_its_cursor(void) {
-    make_reader();
-    tab_add(11, 1, "b");
-    tab_add(12, 1, "b");
-    tab_add(13, 0, "a");
-    start_reading(0x7, 10);
-    serve_one(10);
+    read_b11_b12_a13(0x7);
     ob_cursor_owned(rd.self, 0x5);
     ack_new();
     for (int n = 0; n < 5000 && cursor_of(1, 10) < 11; n++)
