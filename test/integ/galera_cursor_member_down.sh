@@ -74,19 +74,6 @@ second_relay() {
   second=$RELAY_PID
   port2=$(http_port "$work/second.log")
 }
-# stream_ends DB STREAM ROWS: DB's ROWS rows each once in STREAM.
-stream_ends() {
-  local out summary
-  GSQL 1 "$1" "SELECT LOWER(CONCAT_WS('-', SUBSTR(HEX(id),1,8), SUBSTR(HEX(id),9,4),
-    SUBSTR(HEX(id),13,4), SUBSTR(HEX(id),17,4), SUBSTR(HEX(id),21))) FROM outbox" >"$work/ids"
-  assert_eq "$(wc -l <"$work/ids")" "$3" "rows committed in $1"
-  out=$(streamcheck --stream "$2" --subject '>' --expect-ids "$work/ids" || true)
-  summary=$(echo "$out" | grep '^messages=')
-  echo "$summary"
-  assert_eq "$(field "$summary" messages)" "$3" "messages in $2"
-  assert_eq "$(field "$summary" distinct)" "$3" "distinct ids in $2"
-  assert_eq "$(field "$(echo "$out" | grep '^expected=')" missing)" 0 "ids missing from $2"
-}
 
 galera_synced 3 # a test before may have stopped or frozen it
 galera_db_fresh $db --cursor
@@ -194,8 +181,8 @@ for p in "${pids[0]}" $second; do
 done
 pids=() second=
 show=
-stream_ends $db $stream 60
-stream_ends $db2 $stream2 5
+galera_stream_once $db $stream 60 "$work"
+galera_stream_once $db2 $stream2 5 "$work"
 for d in $db $db2; do
   assert_eq "$(GSQL 1 $d 'SELECT COUNT(*) FROM outbox WHERE status <> 0 OR attempt_count > 0')" 0 \
     "rows of $d written or charged"
