@@ -112,17 +112,23 @@ stream_once() {
 
 stream_delete() { streamcheck --stream "$1" --delete; }
 
+# stream_holds_ids STREAM N FILE: the stream holds N messages, N distinct
+# ids, and every id listed in FILE is among them.
+stream_holds_ids() {
+  local out summary
+  out=$(streamcheck --stream "$1" --subject '>' --expect-ids "$3" || true)
+  summary=$(echo "$out" | grep '^messages=')
+  echo "$summary"
+  assert_eq "$(field "$summary" messages)" "$2" "messages in $1"
+  assert_eq "$(field "$summary" distinct)" "$2" "distinct ids in $1"
+  assert_eq "$(field "$(echo "$out" | grep '^expected=')" missing)" 0 "ids missing from $1"
+}
+
 # stream_has_ids DB STREAM N FILE: the stream holds N messages, N distinct
 # ids, and every id of DB's outbox table (listed into FILE) is among them.
 stream_has_ids() {
-  local out summary
   ids "$1" >"$4"
-  out=$(streamcheck --stream "$2" --subject '>' --expect-ids "$4" || true)
-  summary=$(echo "$out" | grep '^messages=')
-  echo "$summary"
-  assert_eq "$(field "$summary" messages)" "$3" "messages in the stream"
-  assert_eq "$(field "$summary" distinct)" "$3" "distinct ids in the stream"
-  assert_eq "$(field "$(echo "$out" | grep '^expected=')" missing)" 0 "ids missing from the stream"
+  stream_holds_ids "$2" "$3" "$4"
 }
 
 # restart_mid_run DB STREAM PREFIX SERVERS-COMMAND LOG: seeds 20,000 rows, starts
