@@ -244,3 +244,13 @@ void fake_db_set_affected(ob_db *db, int i, uint64_t n) {
     if (i >= 0 && i < MAX_RESULTS)
         db->affected[i] = n;
 }
+
+ob_db *fake_db_await(uv_loop_t *loop, fake_op op) {
+    for (int i = 0; i < 400; i++) {
+        ob_db *db = fake_db_last();
+        if (db && fake_db_pending(db) == op)
+            return db;
+        uv_run(loop, UV_RUN_ONCE);
+    }
+    return NULL;
+}

@@ -7,12 +7,17 @@
 #ifndef OB_TEST_FAKE_DB_H
 #define OB_TEST_FAKE_DB_H
 
+#include <uv.h>
+
 #include "db.h"
 
 typedef enum fake_op { FAKE_NONE, FAKE_CONNECT, FAKE_QUERY } fake_op;
 
 /* The most recently created fake connection. */
 ob_db *fake_db_last(void);
+/* Runs `loop` a turn at a time (at most 400) until the most recent fake
+ * connection has `op` pending (a timer's work): that connection, or NULL. */
+ob_db *fake_db_await(uv_loop_t *loop, fake_op op);
 /* What is pending on db, and the statement text of a query. */
 fake_op fake_db_pending(const ob_db *db);
 const char *fake_db_sql(const ob_db *db);

@@ -41,14 +41,10 @@ static void on_closed(void *d) {
 
 /* Runs the loop until the fake has `op` pending (a timer's work). */
 static ob_db *next(fake_op op) {
-    for (int i = 0; i < 400; i++) {
-        ob_db *db = fake_db_last();
-        if (db && fake_db_pending(db) == op)
-            return db;
-        uv_run(&loop, UV_RUN_ONCE);
-    }
-    CHECK_FAIL_("nothing came");
-    return NULL;
+    ob_db *db = fake_db_await(&loop, op);
+    if (db == NULL)
+        CHECK_FAIL_("nothing came");
+    return db;
 }
 
 static void row(ob_db *db, const char *name, const char *value) {

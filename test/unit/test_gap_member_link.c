@@ -49,14 +49,10 @@ static void on_closed(void *d) {
 }
 
 static ob_db *next(fake_op op) {
-    for (int i = 0; i < 400; i++) {
-        ob_db *db = fake_db_last();
-        if (db && fake_db_pending(db) == op)
-            return db;
-        uv_run(&loop, UV_RUN_ONCE);
-    }
-    CHECK_FAIL_("nothing came");
-    return NULL;
+    ob_db *db = fake_db_await(&loop, op);
+    if (db == NULL)
+        CHECK_FAIL_("nothing came");
+    return db;
 }
 
 static void answer(ob_db *db, const char *n, const char *o, const char *state) {
