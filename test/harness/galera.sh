@@ -206,6 +206,37 @@ galera_moves() {
   done
 }
 
+# galera_node3_lost DB STREAM PREFIX WORK PACE ACTION PAST WHY: a plain
+# relay with --db naming nodes 3, 1 and 2 (so on node 3; its pid in pids),
+# producers on nodes 1 and 2 paced by PACE, and once it delivers, node 3
+# handed to `servers.sh ACTION` (kill-gnode, freeze-gnode; PAST says it:
+# killed, frozen). Waits for the producers and the drain, prints the time
+# from then to the relay's move and to its first row published through
+# node 1 (that one in `took`), and checks that the move was logged once per
+# connection, "given up" followed by WHY.
+galera_node3_lost() {
+  local db=$1 stream=$2 prefix=$3 work=$4 pace=$5 action=$6 past=$7 why=$8 t0 times
+  "$OUTBOX_TEST_RELAY" --db "$(galera_url "$db" 3 1 2)" --nats "$OUTBOX_TEST_NATS_URL" \
+    --stream "$stream" --subject-prefix "$prefix" --no-progress --http 127.0.0.1:0 \
+    2>"$work/relay.log" &
+  pids+=($!)
+  http_port "$work/relay.log" >/dev/null # listening: started
+  GALERA_PACE="$pace" galera_producers "$db" "$work" 1 2
+  galera_first_delivery "$db"
+  t0=$(galera_now)
+  "$OUTBOX_TEST_SERVERS" "$action" "$OUTBOX_TEST_GALERA_DIR" 3
+  echo "node 3 $past with $(GSQL 1 "$db" 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
+  for p in "${producers[@]}"; do wait "$p" || fail "a producer failed"; done
+  galera_drained "$db"
+  times=$(galera_move_times "$db" "$work/relay.log" "$t0")
+  [ -n "$times" ] || { cat "$work/relay.log" >&2; fail "the relay published nothing through another node"; }
+  took=${times#* }
+  echo "the relay moved ${times% *} s, and published its first row through node 1 ${took} s, after node 3 was $past"
+  grep -q "on database node 2 of 3 (127.0.0.1:[0-9]*); node 1 of 3 (127.0.0.1:[0-9]*) given up$why" \
+    "$work/relay.log" || { cat "$work/relay.log" >&2; fail "the relay did not log its move to node 1"; }
+  galera_moves "$work/relay.log"
+}
+
 # galera_synced N: waits up to 90 s for node N to be back: node 1 sees a
 # cluster of 3 (a thawed node first reports its old view, Synced in a cluster
 # of 3, until it learns it was evicted), and node N is Synced and ready.

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../harness/galera.sh"
 db=it_galera_move stream=IT_GALERA_MOVE prefix=itgm
 work=$(mktemp -d)
-pids=() ports=()
+pids=()
 trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   GROOT 3 -e "SELECT 1" >/dev/null 2>&1 ||
     "$OUTBOX_TEST_SERVERS" start-gnode "$OUTBOX_TEST_GALERA_DIR" 3 >/dev/null 2>&1 || true
@@ -20,27 +20,7 @@ galera_synced 3
 galera_db_fresh $db
 stream_delete $stream
 
-url=$(galera_url $db 3 1 2)
-"$OUTBOX_TEST_RELAY" --db "$url" --nats "$OUTBOX_TEST_NATS_URL" --stream $stream \
-  --subject-prefix $prefix --no-progress --http 127.0.0.1:0 2>"$work/relay.log" &
-pids+=($!)
-port=$(http_port "$work/relay.log")
-
-GALERA_PACE="DO SLEEP(0.02)" galera_producers $db "$work" 1 2
-galera_first_delivery $db
-t0=$(galera_now)
-"$OUTBOX_TEST_SERVERS" kill-gnode "$OUTBOX_TEST_GALERA_DIR" 3
-echo "node 3 killed with $(GSQL 1 $db 'SELECT COUNT(*) FROM outbox WHERE status = 1') rows processed"
-for p in "${producers[@]}"; do wait "$p" || fail "a producer failed"; done
-
-galera_drained $db
-times=$(galera_move_times $db "$work/relay.log" "$t0")
-[ -n "$times" ] || { cat "$work/relay.log" >&2; fail "the relay published nothing through another node"; }
-took=${times#* }
-echo "the relay moved ${times% *} s, and published its first row through node 1 ${took} s, after node 3 was killed"
-grep -q 'on database node 2 of 3 (127.0.0.1:[0-9]*); node 1 of 3 (127.0.0.1:[0-9]*) given up' \
-  "$work/relay.log" || { cat "$work/relay.log" >&2; fail "the relay did not log its move to node 1"; }
-galera_moves "$work/relay.log"
+galera_node3_lost $db $stream $prefix "$work" "DO SLEEP(0.02)" kill-gnode killed ""
 
 kill -TERM "${pids[0]}"
 rc=0
