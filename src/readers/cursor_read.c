@@ -214,7 +214,6 @@ int ob_cursor_take_rows(ob_cursor *c) {
     if (c->cfg.proof) { /* on Galera: the members' round that bounds this read's gaps */
         uint64_t r = ob_gap_proof_round(c->cfg.proof, ob_gaps_unbound(&c->gaps));
         ob_gaps_round(&c->gaps, r, ob_gap_proof_proven(c->cfg.proof));
-        c->env.stats->cursor_members_down = (uint32_t)ob_gap_proof_missing(c->cfg.proof);
     }
     c->env.stats->cursor_gap_age_s = ob_gaps_age(&c->gaps);
     int cut = rc.seen >= c->env.batch_size, ready = 0;

@@ -506,8 +506,8 @@ void outbox_relay_stats_sized(const outbox_relay *r, outbox_stats *out, size_t s
         s.buckets_owned = 0;
         s.leader = 0;
     }
-    /* Read now: a cursor waiting for the members to initialise its buckets
-     * makes no read that would update it. */
+    /* Read from the proof when asked: nothing else keeps it (a cursor
+     * waiting for the members to initialise its buckets makes no read). */
     if (r->proof)
         s.cursor_members_down = (uint32_t)ob_gap_proof_missing(r->proof);
     memcpy(out, &s, n);

@@ -97,7 +97,6 @@ void ob_relay_cursor_cluster(outbox_relay *r, const ob_cluster *c) {
                  c->members);
     if (r->members_why[0] && strcmp(was, r->members_why) != 0)
         OB_WARN(&r->log, "%s", r->members_why);
-    r->stats.cursor_members_down = (uint32_t)ob_gap_proof_missing(r->proof);
 }
 
 const char *ob_relay_cursor_members_why(const outbox_relay *r) {
