@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench-claim: the DB-only limit. N processes, one connection each, run the
  * relay's own claim cycle with no publishing in between:

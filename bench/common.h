@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Helpers shared by the benchmark tools: clocks, argument parsing, database
  * connections, payloads, percentiles and a small fork-and-join runner.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The Galera scenario of bench/run.sh (sourced by it; `--only galera`): a
 # three-node cluster on loopback (scripts/servers.sh start-galera), rows
 # committed a third on each node, then, on the same cluster and the same rows:

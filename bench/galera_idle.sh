@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What an idle cursor relay costs a Galera cluster: a three-node cluster on
 # loopback and a nats-server (throwaway), then, ROUNDS times in turn, SECS
 # seconds with no relay (the cluster's own idle cost) and SECS seconds with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What --http costs: drains of N rows timed with the responder on and a
 # scraper fetching /metrics every second, alternating with the same drain
 # without --http, on throwaway servers.

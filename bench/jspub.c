@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench-jspub: the JetStream-only limit. It loads the pending rows of the
  * outbox table into memory first (untimed), then publishes them with no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench-latency: a consumer of the stream that measures commit -> stored
  * latency. It reads every message of the stream from the start through an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench-notify: the in-process doorbell. One program, one libuv loop: the
  * relay (the library, as an embedder runs it) and a producer that inserts

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Plots for one benchmark run: gnuplot -e "dir='RESULTS_DIR'" bench/plot.gp
 # Reads the CSV files that bench/run.sh wrote and writes PNG files beside them.
 if (!exists("dir")) dir = "."

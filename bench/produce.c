@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench-produce: producers that insert outbox rows, for the enqueue and the
  * mixed scenarios. N processes, one connection each, insert transactions of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The benchmark: builds the tools, starts throwaway MariaDB and NATS servers,
 # runs every scenario and writes a report into a dated folder.
 #

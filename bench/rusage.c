@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench-rusage: runs a command and reports what it cost, like GNU time but
  * with microsecond CPU figures and with SIGTERM/SIGINT passed on to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Command-line flags and positional words; ob_cli_parse puts the file, the
  * environment and the flags together. */
 #include "args_int.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Command-line and environment parsing for outbox-uvrelay. Every option of
  * the run command can also come from an OUTBOX_* environment variable; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The option table shared by the parts of the command-line parser: flags
  * (args.c), the environment (env.c), the config file (config_file.c),

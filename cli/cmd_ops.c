@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outbox-uvrelay status | partitions --once | cleanup --once |
  * dead list|replay|purge: one maintenance job on the CLI's own loop, through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outbox-uvrelay run: one relay per table on one loop, with signal handling,
  * an optional progress line, --drain, the monitoring endpoints (--http) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* outbox-uvrelay schema: prints the DDL of the outbox table (with --ordered
  * or --leader, with what ordered delivery needs), or with --migrate the
  * ALTER TABLE that readies an existing one for ordered delivery. With

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The subcommands of outbox-uvrelay. Each returns the process exit status:
  * 0 done, 1 runtime failure, 2 bad usage.

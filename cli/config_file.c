@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The config file: an INI file of global keys and [table NAME] sections
  * (inih), the table --table picks, and the tables' inheritance of global
  * values. */

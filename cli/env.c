@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The environment: the OUTBOX_* variable of every option. */
 #include "args_int.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Where the binary's log lines go, and in which format: text (the library's
  * stderr format), logfmt or JSON, on stderr or appended to a file that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outbox-uvrelay: the bundled binary. A thin user of the library's public
  * API: it parses options, then runs one of the subcommands.

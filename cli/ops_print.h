@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The output of the operator commands (status, partitions, cleanup, dead):
  * text for people and scripts on stdout, or with --json (status and dead

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The option table: every flag, its environment variable and its field. */
 #include "args_int.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --print-config: the effective configuration, as a config file that reads
  * back to the same settings. Each value's origin is a comment line of its
  * own; a secret is never shown: one read from a file is shown as the file's

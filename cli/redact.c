@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Secrets out of sight: URL passwords masked in log lines, and in argv. */
 #include "args_int.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "sd_notify.h"
 
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Readiness and watchdog for systemd's Type=notify (libsystemd's sd_notify).
  * Without libsystemd (-DOUTBOX_SYSTEMD=OFF), or outside systemd (no

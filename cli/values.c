@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Option values: durations, sizes, booleans, names, numbers, secrets read
  * from files, stored into their fields. */
 #include "args_int.h"

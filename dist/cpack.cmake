@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package: `cpack -G DEB` in a build folder, after the build.
 # One package holds everything an install does (dist/dist.cmake): the relay,
 # liboutbox (shared and static) with its headers, pkg-config and CMake files,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What an install adds besides the library, the binary and the development
 # files (CMakeLists.txt's install section): the man page, bash completion,
 # the systemd unit made for the install's prefix, the documentation, and an

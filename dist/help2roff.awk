@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Turns one of outbox-uvrelay's help texts into man(7) source: usage lines
 # become synopsis lines, "Heading:" lines subsections, "  --flag ARG  OUTBOX_VAR
 # text" lines tagged paragraphs (ARG in italics, the variable named), deeper

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Run by `cmake --install` (install(SCRIPT)): writes the systemd unit from
 # examples/outbox-uvrelay.service.in with ExecStart= in the bin directory of
 # this install. The prefix is the one of the install (--prefix, or CPack's

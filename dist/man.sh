@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Writes outbox-uvrelay(1) from the binary's own help texts, so the page
 # cannot drift from what the binary accepts: the main --help gives the
 # synopsis, the description and the options; each command's --help (the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Run by `cmake --install` as its last rule (install(SCRIPT)): writes
 # OUTBOX_INSTALLED, the files this install wrote with DESTDIR in front, one a
 # line, for the uninstall target (dist/uninstall.cmake). CMake's own

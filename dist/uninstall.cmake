@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --build BUILD --target uninstall`: removes every file the last
 # `cmake --install` of this build wrote (BUILD/outbox-installed.txt, their
 # full paths, DESTDIR included), then the directories of ours

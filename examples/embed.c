@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Embedding the relay in a libuv program that has work of its own: here a
  * timer that prints the relay's counters every second. After SECONDS (or on

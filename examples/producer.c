@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A producer: each order row and its "order created" event are written in
  * one transaction, so the event exists exactly when the order does.

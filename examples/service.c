@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A libuv service that writes an order and its event in one transaction on
  * its own loop, and runs the relay on the same loop: the write goes through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Configures and builds into a folder (default: build).
 #   scripts/build.sh [BUILD_DIR] [cmake -D options...]
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The demo, on a fresh Debian machine: installs what is missing, builds,
 # starts a throwaway MariaDB and nats-server, writes events with the example
 # producer, relays them into JetStream and shows what the stream holds.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what is missing to build, test and demo outbox-uvrelay on Debian
 # (bookworm or later). Uses apt-get as root, or through sudo.
 #   scripts/deps.sh [extra-package ...]

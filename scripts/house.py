@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The shape of src/ and cli/: circles, the README's map, the sizes of files and functions.
 
   scripts/house.py circles   the include graph between the folders of src/ and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's table of contents, made from its "## " headings (outside code
 # blocks; not "## Contents" itself), between the lines <!-- toc:start -->
 # and <!-- toc:end -->.

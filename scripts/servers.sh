@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Throwaway MariaDB and NATS (JetStream) servers on loopback, in one folder.
 #
 #   scripts/servers.sh start DIR       start both; writes DIR/env (shell exports)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite, on a fresh Debian machine: installs what is missing,
 # checks the formatting, builds with warnings as errors and with AddressSanitizer +
 # UndefinedBehaviorSanitizer, runs every test, then runs the relay's

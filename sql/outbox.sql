@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The outbox table: the contract producers in any language write to.
 -- status: 0 pending, 1 processed, -1 dead. An INSERT may leave out id: the
 -- column's default is a UUIDv7 made by the server.

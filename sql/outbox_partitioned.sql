@@ -6,6 +6,7 @@
 -- The partitions below start on 2026-11-23, the day this was generated: make
 -- the table with a fresh `outbox-uvrelay schema --partitioned`, and let
 -- the partition maintainer (--partition-interval) keep periods ahead.
+-- SPDX-License-Identifier: Apache-2.0
 CREATE TABLE IF NOT EXISTS `outbox` (
     id              BINARY(16)    NOT NULL DEFAULT (UNHEX(CONCAT(
                                       LPAD(HEX(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000)), 12, '0'),

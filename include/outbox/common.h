@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Status codes, the logging callback and version information shared by every
  * part of the library.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A non-blocking MariaDB connection on a libuv loop, for services that write
  * their business rows and their events on the loop that also runs the relay

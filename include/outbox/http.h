@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A small HTTP responder on the relay's loop, for monitoring:
  *   GET /metrics   the Prometheus text format (outbox/metrics.h)

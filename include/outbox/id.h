@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * UUIDv7 identifiers, as stored in the outbox table's BINARY(16) `id` column.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Keeping the outbox table bounded and repairable: the schema text, and the
  * maintenance jobs (pending sampling, partition upkeep, cleanup, status, dead

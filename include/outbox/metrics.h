@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The relay's statistics in the Prometheus text exposition format (0.0.4),
  * for embedders that serve metrics themselves. outbox/http.h serves the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outbox-uvrelay: a transactional-outbox relay from MariaDB to NATS JetStream.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The producer API: enqueue events into the outbox table on the caller's own
  * MariaDB connection, inside the caller's own transaction.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The relay: moves committed outbox rows into a NATS JetStream stream, at least
  * once, on a libuv loop the caller owns.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The doorbell, for producers that hold a NATS connection: after committing
  * events, ring the relay so that it fetches at once instead of at its next

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The buckets of a table: aggregates are hashed into OB_BUCKETS buckets (the
  * table's generated `bucket` column, see schema.c), and a set of buckets is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A growable byte buffer. Batch statements, subjects and reply inboxes are
  * built in buffers that are reused from one batch to the next, so the hot path

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What include/outbox/common.h declares that is not logging (src/log.c):
  * outbox_strerror and outbox_version.

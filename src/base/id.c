@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * UUIDv7 generation. libuuid supplies the random bits; the time prefix and
  * the monotonic counter are ours.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A validating JSON scan (RFC 8259) that builds nothing. One pass, no
  * allocation: the only state is the kind of each open container, kept in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A validating JSON scan that builds nothing: it says whether a byte range is
  * one JSON text (RFC 8259, any value at the top, strings in valid UTF-8) and,

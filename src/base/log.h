@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The library's logging: a level threshold and a callback, both taken from
  * the options. Nothing is formatted when the line would be dropped. A line

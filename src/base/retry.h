@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reconnect and retry delays: exponential from a minimum to a maximum, with
  * "equal jitter" (half fixed, half random) drawn from a generator seeded per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Text rules shared by the relay, the producer and option checks: UTF-8, and
  * what may stand in a NATS subject that the relay publishes to.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Parsing of the two connection URLs:
  *   mysql://user:password@host:port/database?socket=/path/to.sock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cluster probe's statement and its pure reading (see cluster.h).
  */

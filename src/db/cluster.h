@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What a database connection is on: a single server, or a node of a Galera
  * cluster (MariaDB's synchronous replication), with the cluster's size and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cluster watch: one connection of its own that finds out what the
  * relay's database is (a single server or a Galera node, see cluster.h) at

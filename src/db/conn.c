@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The public non-blocking connection: a thin owner of an ob_db (db.c) with
  * the library's life cycle convention. Its own states are the life cycle's;

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One MariaDB connection's state machine (the rules it keeps are at the top
  * of db.h). Every change of state goes through set_state(); db_run() hands
  * each wake-up of the poll handle or the wait timer to the step of the
  * current state, which calls into the library once.
- *
  *   DOWN --connect--> RESOLVING --address--> CONNECTING --ok--> IDLE
  *   DOWN --connect, unix socket------------> CONNECTING
  *   RESOLVING / CONNECTING --no address, no CA, refused, timed out--> DOWN

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One MariaDB connection driven through Connector/C's non-blocking API on a
  * libuv loop.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A connection's settings (ob_db_config) and the group its connections may
  * share, apart from db.h so that the files beside db.c that need only the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What MariaDB's error numbers mean to the relay: a lost connection, a
  * misconfiguration that retrying cannot heal, and what to tell the operator.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The life of a database connection, as one policy for every owner of one
  * (the workers, the cursor reader, the lease, the cursor switch, the

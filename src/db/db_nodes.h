@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The database nodes one connection may use (the hosts of a --db URL, in the
  * order written) and which of them it uses: the connection's first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading the rows of a connection's last results (db.h): needs nothing
  * but the stored result, so it sits apart from the state machine. */
 #include "db.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What db.c does around its socket that needs no connection state: the TCP
  * keepalive that bounds how long a dead peer goes unnoticed, the check of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The monitoring responder: one uv_tcp_t listener and, per connection, a
  * uv_tcp_t and a uv_timer_t. A connection reads one request into a buffer of

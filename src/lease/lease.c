@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The lease connection's state machine (see lease.h for what leases are).
  *

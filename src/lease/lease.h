@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Leases: which part of the table this relay instance may deliver in
  * ordered mode, held as MariaDB named locks on one dedicated connection.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The lease table's statements (see lease_table.h). Every value written into
  * them is the relay's own: the lease key is hex, identities and bucket

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The lease on a Galera node: the same leases as lease.h, held as rows of
  * the lease table (`outbox_lease`, beside the outbox table) instead of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CLEANUP job: one round of the cleanup maintainer, for tables that are
  * not partitioned.

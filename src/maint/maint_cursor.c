@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The operator's jobs in cursor mode: the probe that tells whether the
  * table has rows in the cursor table, and the SQL that the jobs share once

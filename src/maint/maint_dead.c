@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The dead-letter jobs. Each touches only rows with status = -1, optionally
  * only the row with a given id, and reports how many rows it changed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The maintenance handle: options, the dedicated connection, the job queue,
  * the named lock and the life cycle. The jobs themselves live in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The maintenance handle's private structure, shared by maint_handle.c (the
  * connection, the job queue and the life cycle) and the jobs:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the maintenance jobs use of their handle: sending a statement,
  * batching a change, reading common answers, finishing a job. The handle

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The PARTITIONS job: one round of the partition maintainer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The read-only jobs: SAMPLE (pending count and the age of the oldest
  * pending row, for the relay's stats) and STATUS (the operator's view: rows

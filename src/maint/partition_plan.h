@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The pure logic of the partition maintainer: reading the rows of
  * information_schema.PARTITIONS, deciding whether the table is partitioned

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Partition arithmetic shared by the schema text and the partition
  * maintainer: period starts in UTC, partition names, and the 16-byte UUIDv7

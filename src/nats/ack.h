@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What a publish comes back with, below both the NATS link (which reads the
  * answers) and the readers (which act on them): the answer to one publish,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The link's state machine. Every input is an event; dispatch() hands it to
  * the handler of the current state and every change goes through

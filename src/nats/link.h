@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The relay's link to NATS: one connection, one wildcard subscription on a
  * private inbox that receives every publish ack and control reply, and the

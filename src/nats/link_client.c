@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the two NATS clients of the link share (link_client_loop.c: nats.c's
  * socket on the relay's loop; link_client_threads.c: nats.c on its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The link's client with nats.c's socket on the relay's loop (the default,
  * but over TLS; outbox_relay_options.nats_client). The socket is polled on

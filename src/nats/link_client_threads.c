@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The link's client with nats.c on its own threads (over TLS by default,
  * or outbox_relay_options.nats_client = OUTBOX_NATS_CLIENT_THREADS): nats.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The link's private structure, shared by link.c (the state machine),
  * link_mailbox.c (what nats.c's threads hand to the loop) and

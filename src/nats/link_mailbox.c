@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * From nats.c's threads to the loop (link_client_threads.c; with the client on the loop, closes
  * only). Replies are read where they arrive (on nats.c's delivery thread, by link_reply.c) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Rows to messages: the subject, the reply subject that brings the ack back
  * to its slot, the headers and the data, published on the link's

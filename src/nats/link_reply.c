@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A reply on the link's inbox read into a small record: the reply subject
  * says whose publish it answers ("<inbox>.<worker>.<gen>.<slot>") or which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * From an outbox row to a NATS message: subject, headers and data.
  *

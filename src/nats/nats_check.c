@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outbox_nats_check: one blocking connection to NATS with the relay's URL,
  * TLS and credentials, made before a loop runs, to tell a refusal that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * nats.c's socket on the relay's libuv loop (see nats_loop.h for how the
  * callbacks avoid the event-loop mode's known defects).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * nats.c's socket on the relay's libuv loop: the project's own attach,
  * read, write and detach callbacks for natsOptions_SetEventLoop.

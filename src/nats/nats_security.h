@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * TLS and credentials for a NATS connection: everything that turns the
  * relay's settings into natsOptions calls, in one place, so that the link

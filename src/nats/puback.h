@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading JetStream's publish acknowledgements:
  *   {"stream":"S","seq":12}

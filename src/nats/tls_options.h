@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The relay's TLS and credential options, turned into the settings of the
  * two kinds of connection: ob_db_config for MariaDB, ob_nats_security for

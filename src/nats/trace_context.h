@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * W3C Trace Context (Level 1) values, carried from a row to its message
  * unchanged: the relay checks them and never makes one up.

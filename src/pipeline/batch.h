@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One claimed batch: its rows, the fate of each, and the statement that
  * finishes it. Pure bookkeeping over a reusable slot array and buffers, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The byte budget of one worker's fetches (see fetch_budget.h).
  */

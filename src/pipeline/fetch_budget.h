@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The byte budget of one worker's fetches. The rows of a claimed batch stay
  * in memory (the client library's result set) until the batch is written,

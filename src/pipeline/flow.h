@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Flow control shared by a relay's workers, pgbouncer-style: every worker is
  * a member that sits on at most one list at a time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * SQL text for the relay's batch cycle. Everything here is pure string
  * building into an ob_buf, so it is unit-tested without a server.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Helpers that the relay's moving parts call to feed the histograms and the
  * per-kind failure counters of outbox_stats (include/outbox/relay.h). They

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Updates outbox_stats (declared in src/stats.h): the histograms' bounds and
  * observations, and the per-kind failure counters.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The producer: checks entries, then writes them with one multi-row INSERT on
  * the caller's connection, inside the caller's transaction.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Cursor mode's reader (see cursor.h): one connection, one statement at a
  * time, and a pipeline of two batches: the next one is read while the

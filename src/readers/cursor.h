@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Cursor mode's reader: one per relay, on its own MariaDB connection. It
  * reads the table in seq order without locks, publishes the owned buckets'

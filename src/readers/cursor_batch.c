@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The batches a cursor reader publishes (cursor_int.h): the extras of their
  * rows, the rows of held aggregates, the next batch taken in, rows given

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cursor reader's checked assumptions (cursor_int.h): the verdicts of
  * the start-up probe and of the comparison of the table's counter with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Finishing a cursor reader's batch (cursor_int.h): the statement that
  * writes what its rows need (failed rows, rows held behind them, a lane

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cursor mode's checked assumptions (see cursor_fit.h). */
 #include "cursor_fit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Cursor mode's assumptions, checked: that the table's rows and its cursors
  * belong together, and that the relay's user holds the grants cursor mode

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cursor mode's held aggregates (see cursor_held.h). */
 #include "cursor_held.h"
 

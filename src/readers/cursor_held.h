@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Cursor mode's held aggregates: those with a row waiting in status 2 (a
  * failed row waiting for its retry, or a later row held behind it). A later

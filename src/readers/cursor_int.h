@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cursor reader's private structure, shared by cursor.c (the state
  * machine) and the files of its concerns: cursor_batch.c (the batches being

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cursor reader's reads (cursor_int.h): the owned buckets' cursors and
  * a bucket's initialisation, the rows above the cursors with the gap check,

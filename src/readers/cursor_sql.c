@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SQL text of cursor mode (see cursor_sql.h). */
 #include "cursor_sql.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * SQL text of cursor mode (cursor.c), pure string building into an ob_buf
  * so that it is unit-tested without a server. `qtable` is the quoted outbox

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A connection to another member for the gap proof (see gap_member_link.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One connection to another member of a Galera cluster for cursor mode's
  * gap proof (gap_members.h): it runs the members' statement

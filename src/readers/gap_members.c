@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The gap proof across a Galera cluster's members (see gap_members.h). */
 #include "gap_members.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The gap proof of cursor mode across a Galera cluster's other members:
  * pure bookkeeping of their answers, and the statements they are sent (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The members' gap proof: bookkeeping, connections, re-asking (see
  * gap_proof.h).

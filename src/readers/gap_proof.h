@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The other members' side of cursor mode's gap proof on a Galera cluster
  * (gap_members.h): the members' bookkeeping, one connection per member

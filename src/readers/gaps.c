@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The gap tracker: see gaps.h for the proof it keeps. */
 #include "gaps.h"
 

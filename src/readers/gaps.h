@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The gap tracker of cursor mode: which sequence numbers below the highest
  * one read may still commit. Pure bookkeeping over the reads' results and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A reader's publishing context (publish.h): publishing a batch and taking
  * its answers: capacity from the flow control, the publisher's verdict per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A reader's publishing context: the batch it publishes, its membership of
  * the relay's flow control, and what it needs to publish the rows and take

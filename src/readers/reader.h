@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the relay sees of a reader: the part of its life cycle that every
  * kind shares. A reader reads the outbox table on its own MariaDB

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the relay gives its readers: the environment shared by every reader
  * of a relay (loop, log, database settings, batch settings, the publisher,

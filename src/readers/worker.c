@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One MariaDB connection's batch cycle, as a state machine. Every input is
  * an event (database answer, timer, ack, broker readiness, capacity, wake,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One MariaDB connection's batch cycle: claim rows, publish them, collect
  * the acks, write the outcome, commit; again and again.

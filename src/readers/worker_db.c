@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A worker's side of the database (worker_int.h): a failure classified by
  * whose fault it is, the connection coming up and going down (with the

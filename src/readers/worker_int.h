@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The worker's private structure, shared by worker.c (the state machine)
  * and worker_db.c (the connection's side). Publishing a batch and taking

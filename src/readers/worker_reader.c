@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The worker as a reader (reader.h): a table of thin calls into its public
  * functions (worker.h), so that the relay calls it as it calls any reader.

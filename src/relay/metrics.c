@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Prometheus text format 0.0.4: for each metric family one HELP and one TYPE
  * line, then its samples for every table, so that a family is never split.

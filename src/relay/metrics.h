@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Renders outbox_stats in the Prometheus text format into a growable buffer.
  * The public functions in outbox/metrics.h and the HTTP responder use it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The process metrics that Prometheus client libraries export by default
  * (process_*), and the build-info gauge. They describe the whole process, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The conversion of buckets from cursor mode to the ordered modes (see
  * mode_switch.h for what it does and why it is safe to stop anywhere).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Moving buckets out of cursor mode: an ordered relay (--ordered, --leader)
  * that takes a bucket with a row in the cursor table converts the bucket's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The relay handle: life cycle and phases, and the glue between the NATS
  * link, the readers (reader.h: the workers, or cursor mode's reader) and the

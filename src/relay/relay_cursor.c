@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The relay's cursor mode (--cursor): the bucket lease (presence lock 'c',
  * see lease.h) and the cursor reader (cursor.h) that delivers the owned

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The relay's private structure, shared by relay.c (life cycle, phases and
  * the glue between link and readers), relay_options.c (defaults, checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The relay's ordered modes: the lease that says which buckets this
  * instance owns, and each worker's share of them. In the unordered mode

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The relay's maintenance (src/relay_maint.c): its timers, one per enabled
  * job (pending sampler, partition maintainer, cleanup maintainer), each

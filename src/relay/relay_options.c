@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The relay's options: defaults, the built-in classifier, checks, and the
  * copy the relay keeps.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the tests of the ordered modes (cursor_*.sh) after lib.sh: a
 # producer that survives a database restart and checks its in-doubt commits,
 # a sampler of the buckets' cursors, and the checks made on what it saw and on

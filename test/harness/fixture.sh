@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest fixture: starts or stops the throwaway servers for the whole run.
 #   fixture.sh start STATEFILE          start servers in a new temporary folder
 #   fixture.sh start-secure STATEFILE   the TLS servers (servers.sh start-secure)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the tests on the Galera fixture (after lib.sh).
 
 # GSQL N DB SQL: runs SQL as root on node N, after the node has applied

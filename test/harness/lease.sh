@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the lease tests (lease_*.sh) after lib.sh: their set-up, a
 # producer that keeps writing while an owner is frozen or cut off, and the
 # checks.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the shell integration tests (test/integ/*.sh), which run under
 # harness/run.sh with the servers' addresses exported.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The integration tests share one MariaDB and one nats-server in a run:
 # each names its own database (db=), stream (stream=) and subject prefix
 # (prefix=). Two tests with the same name meet in the middle of a full run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Private servers for the tests that kill, freeze or restart a server: sourced
 # after lib.sh. Each test starts its own, in its own folder, and stops them
 # with `private_cleanup` from its EXIT trap, so the shared fixture servers are

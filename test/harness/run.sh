@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs one integration test with the fixtures' server addresses exported.
 #   run.sh STATEFILE[:STATEFILE...] BUILD_DIR command args...
 set -euo pipefail

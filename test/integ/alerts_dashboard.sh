@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The Prometheus rules and the Grafana dashboard of dist/ (README, "Alerts and
 # dashboards"): the README's recipe as written (promtool's check and unit
 # tests, the install, its prometheus.yml checked, the dashboard's import

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # JetStream stops answering for the relay's subjects (the stream is deleted
 # under it): the relay sees no responders, pauses without counting attempts,
 # re-creates the stream, and finishes. Its counters show the outage; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * --max-in-flight-bytes bounds what every mode holds: plain, ordered and
  * leader relays (two connections each; leader mode uses one) deliver 300

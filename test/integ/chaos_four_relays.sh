@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Four relay processes drain one 20,000-row table together.
 . "$(dirname "$0")/../harness/lib.sh"
 db=it_four stream=IT_FOUR prefix=itfour

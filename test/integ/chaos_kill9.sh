@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # kill -9 the relay at random points of a 20,000-row run, five times, then run
 # it to drain: every row ends processed, the stream holds each id exactly once,
 # and no attempt was counted (a killed relay's transactions roll back).

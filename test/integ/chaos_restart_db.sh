@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Restart mariadbd in the middle of a run: the relay reconnects by itself with
 # fresh connections, the interrupted batches are redone, and nothing is lost or
 # stored twice. The relay's counters say so: the lost connections counted,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Restart nats-server in the middle of a run: the relay pauses, resumes by
 # itself, and the outage costs no row an attempt. Nothing is lost or stored
 # twice. The relay's counters say so: the outage counted, NATS up again at

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The binary's contract: usage errors exit 2 with a message that names the
 # problem; --help and --version exit 0; unreachable servers at start-up are
 # retried with backoff (counted, and logged); the password can come from the
@@ -97,8 +98,10 @@ expect_usage "nul.conf:2: a NUL byte" --config "$work/nul.conf"
 # The schema files in sql/ are what `schema` prints (the partitioned one is
 # an example with dated bounds, so only its table part is compared).
 src=$(cd "$(dirname "$0")/../.." && pwd)
-"$bin" schema | diff - "$src/sql/outbox.sql" || fail "sql/outbox.sql differs from 'schema'"
-"$bin" schema --binary | diff - "$src/sql/outbox_binary.sql" || fail "sql/outbox_binary.sql differs"
+# Each file's licence line is the file's own, not the command's.
+nospdx() { grep -v 'SPDX-License-Identifier' "$1"; }
+"$bin" schema | diff - <(nospdx "$src/sql/outbox.sql") || fail "sql/outbox.sql differs from 'schema'"
+"$bin" schema --binary | diff - <(nospdx "$src/sql/outbox_binary.sql") || fail "sql/outbox_binary.sql differs"
 diff <("$bin" schema --partitioned | sed '/^PARTITION BY/,$d' | grep -v '^-- ') \
   <(sed '/^PARTITION BY/,$d' "$src/sql/outbox_partitioned.sql" | grep -v '^-- ') ||
   fail "sql/outbox_partitioned.sql differs from 'schema --partitioned'"

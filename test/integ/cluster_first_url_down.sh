@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A three-node cluster with the first URL of the relay's list down at
 # start-up: the relay starts on the others, creates its stream with
 # --stream-replicas 3, and delivers every row.

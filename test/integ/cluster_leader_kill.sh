@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A three-node JetStream cluster: the stream is R3, the relay is given all
 # three URLs, and the stream's leader is killed with SIGKILL mid-run. Every
 # row is processed, each id is once in the stream, and the stall (the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Two relay processes with four connections each drain one table together:
 # every row is processed once, every id is in the stream once, and both
 # processes did part of the work.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Two outbox tables in one relay, from one config file: one is flooded, and
 # the other's events still flow meanwhile. Each table has its own stream and
 # its own series in /metrics; logs come out as JSON with a table field. The

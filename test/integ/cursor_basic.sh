@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cursor mode drains a table with headers and a bad row among many: the bad
 # row dies with its reason; its aggregate's later rows are held (status 2)
 # and then delivered by the retry lane, in order; every other row is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 22: three relays with --cursor on one ordered table while three
 # producers insert (240 aggregates, 200 rows per statement, tens of thousands
 # of rows). Relay 3 is killed with SIGKILL, later relay 1 is frozen with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 22: mariadbd killed with SIGKILL and restarted (crash recovery) while
 # one --cursor relay delivers a backlog of 20,000 rows and three producers
 # insert (private servers: the shared ones are left alone). The producers

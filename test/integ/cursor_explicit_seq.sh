@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 29, point 1: a producer that sets seq itself, below the cursors.
 # Cursor mode takes every row at or below its bucket's cursor for delivered,
 # so such a row would never be published. The schema's trigger (made by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cursor mode's retry lane reads its status-2 rows in pages of --batch rows:
 # a row whose turn has come is delivered however many rows of other
 # aggregates wait for a long backoff before it, and a row of an aggregate

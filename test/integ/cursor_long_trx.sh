@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A long transaction in cursor mode: it inserts an event, sleeps 10 s and
 # commits, while four other producers commit 20,000 rows. The rows above its
 # seq are delivered before it commits; no bucket's cursor passes its seq

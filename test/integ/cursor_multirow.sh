@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Slow multi-row inserts in cursor mode: four producers at once, each
 # running three INSERTs of 1,000 rows that take about 2 s each (a SLEEP per
 # row). Such a statement reserves its 1,000 seqs when it starts and commits

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --cursor needs the PROCESS privilege (to see in information_schema.INNODB_TRX
 # which transactions may still commit a missing seq). A relay whose user lacks
 # it exits 1 at start naming the grant to give, and publishes nothing. So does

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The operator's commands on a table in cursor mode (rows in outbox_cursor),
 # with the cursors and every row status set up by SQL:
 #   - without the cursor table, or without cursor rows for the table,

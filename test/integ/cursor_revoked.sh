@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 29, point 2: grants missing or revoked under cursor mode.
 #   - without INSERT on outbox_cursor, a --cursor --drain relay exits 1
 #     within a few seconds naming the grant (it used to retry "initialising

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # 2,000 rolled-back transactions interleaved with 2,000 committed ones, from
 # two sessions at once, while a cursor relay runs. A rolled-back insert leaves
 # its seq empty for ever: the relay must prove each such gap empty (no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 29, point 5: a counter that steps by 3 (auto_increment_increment = 3,
 # what Galera sets on a three-node cluster, each node with an offset of its
 # own). Two seqs of every three are never used, so every row read leaves a

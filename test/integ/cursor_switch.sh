@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Moving a table between --cursor and --ordered mid-stream.
 #
 # First, to --ordered from a state written by SQL: the table is left as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 29, point 1: a TRUNCATE of the outbox table restarts its
 # AUTO_INCREMENT counter while outbox_cursor keeps its positions, so new rows
 # get seq values at or below the cursors. The relay must not take them for

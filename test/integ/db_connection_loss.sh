@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 29, part 4: a lost database connection is noticed within the bound
 # the README states (10 s), whether it ran a statement or sat idle between
 # polls, and the health signals follow it. An unordered relay with three

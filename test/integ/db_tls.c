@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The MariaDB connection over TLS, on the loop: every connect verifies the
  * server, leaves the socket non-blocking, runs a query, and its longest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Dead letters through the CLI:
 #   - a row the stream refuses dies, and `dead list` shows it;
 #   - bad input (missing/extra flags, bad ids, bad table) exits 2 and changes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * An embedder whose on_fatal callback defers the stop gets its stop
  * callback, even when a worker's database connection completes after the

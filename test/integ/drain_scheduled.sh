@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 19, point 4: what --drain means for rows scheduled ahead. A drain
 # waits for the rows due now or within the longest backoff (the relay's own
 # retries always are), and reports, without waiting for them, the rows a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The duplicate-window guard: a stream whose window is shorter than the
 # relay's retry horizon (ack timeout + the longer of the maximum backoff and
 # the database's operation timeout with a reconnect) gets a warning, or a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The examples: the producer writes each order and its event in one
 # transaction; the embedding program runs the relay next to its own timer,
 # stops it, and closes its loop cleanly; the README's embedding program drains a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 5 (the stall): on a private three-node cluster with an R3
 # stream, rows flowing, the node that leads the stream is killed (SIGKILL).
 # The relay must go on through the other nodes with nothing lost and no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 5: a JetStream cluster. On a private three-node cluster:
 #   - a stream the relay creates without being told the replicas is R1: the
 #     relay must warn at start-up that the servers form a cluster and the

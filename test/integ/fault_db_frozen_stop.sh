@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 9: a hung database does not hold up a stop. A private
 # mariadbd is frozen with SIGSTOP mid-run; SIGTERM to the relay
 # (--shutdown-timeout 2000) must end it within the shutdown timeout plus a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 8: an outage of the database longer than the stream's
 # duplicate window, with commits in flight, does not duplicate silently.
 # A private mariadbd is frozen (SIGSTOP) mid-run, so that the relay's batches

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 19, point 3: the relay's user loses UPDATE on the outbox table while
 # the relay runs. That error would meet every row alike: the database's fault.
 # The relay stops claiming and publishes no row again while it holds (each id

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Issue 12, point 10, through the library: an embedder's relay meets a
  * permanent database error at start-up (login refused, unknown database,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 7 (second half): a full stream (max messages, discard new)
 # refuses every further message. That is no row's fault: the relay pauses
 # without burning attempts, says why in the log a few times at most (not

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 1: a NATS connection that nats.c closes for good is rebuilt.
 # A private nats-server with a user and password comes back once with another
 # password: nats.c's reconnects fail authentication and it closes the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 2: every server of a --nats list is tried. With the first
 # one down (nothing listens on port 1) and the second up, the relay starts,
 # drains every row, and exits 0 within a bound.

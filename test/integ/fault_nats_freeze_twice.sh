@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 4: a frozen broker costs no attempts. A private nats-server
 # is stopped with SIGSTOP for 15 s, twice, while rows are being inserted and
 # relayed. Both outages must cost nothing: every row processed, none dead,

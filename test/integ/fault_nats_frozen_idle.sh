@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 23: an idle relay probes NATS slowly (every 30 s once a tick has
 # heard the server while nothing was sent) but still notices a broker that
 # freezes while it idles. A private nats-server is stopped with SIGSTOP while

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 23: a broker frozen until the connection is declared lost, then
 # killed and started again, while rows are inserted and relayed. The relay
 # must not crash (the sanitized build aborts on a use after free or a double

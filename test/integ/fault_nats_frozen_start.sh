@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 3: nothing on the loop waits on the network. A private
 # nats-server frozen with SIGSTOP before the relay starts (its port accepts
 # connections, nothing answers): SIGTERM to the relay is handled promptly,

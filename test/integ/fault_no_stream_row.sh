@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 7 (first half): a row no stream accepts does not block the
 # table. The stream covers only '<prefix>.order.>'; one row of aggregate
 # 'invoice' sits among 300 'order' rows. "No responders" for that one subject,

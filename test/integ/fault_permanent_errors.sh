@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 10: permanent errors at start-up are not retried forever.
 # A wrong NATS password or token, a database login refused, an unknown
 # database, a missing table or a missing column: the binary exits 1 within

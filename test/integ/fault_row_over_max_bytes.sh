@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One row whose payload is larger than the stream's whole max_bytes, and one
 # whose headers (not its payload) push its message over it: no emptier stream
 # would ever take them, so it is the row's fault, not a full stream. Each goes

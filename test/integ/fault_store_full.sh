@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 19, point 1: JetStream's store fills up (a server limit of
 # max_file_store: 3MB stands in for a small disk). Every publish is then
 # refused with 503/10023 "insufficient resources": the broker's fault, not the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 29, point 4: the stream's subjects are changed under a running
 # --ordered relay (to '<prefix>other.>', as `nats stream edit` would). The stream
 # still answers, but takes none of the relay's subjects: the broker side's

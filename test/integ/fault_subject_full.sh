@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 7 ("the same for a per-message 503"): JetStream refuses one
 # message while it takes the others. The stream keeps one message per subject
 # and discards new ones per subject; 300 'order' rows each have a subject of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 12, point 6: a row the finishing UPDATE cannot write does not block its
 # batch. One row with an invalid JSON payload, inserted with the CHECK off
 # (check_constraint_checks=0), sits among 500 good rows in one batch; MariaDB

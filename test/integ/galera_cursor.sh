@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --cursor on a three-node Galera cluster (README "On a Galera cluster"):
 # a cursor relay on node 1, while on node 2 a transaction holds a seq for
 # 10 s and nodes 2 and 3 commit 20,000 rows (100 transactions of 100 rows

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The two facts cursor mode's proof across a Galera cluster rests on
 # (src/readers/gap_members.h), checked on the cluster:
 # 1. A node's AUTO_INCREMENT counter passes a seq h once it has applied h's

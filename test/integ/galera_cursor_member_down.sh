@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --cursor on Galera with one member the relay cannot reach (README "On a
 # Galera cluster", "Cursor mode on the cluster"): cursor relays on node 1;
 # on node 3 only, the relay's account is locked (in a session with

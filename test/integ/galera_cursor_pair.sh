@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --cursor on a Galera cluster, two relays: relay A on node 1 and relay B
 # on node 2, --lease-timeout 5 s, producers on all three nodes (90
 # aggregates, each written from one node; 120 transactions of 30 rows per

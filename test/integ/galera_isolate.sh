@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A node cut off from the primary component under its relay: node 3 is
 # isolated (gmcast.isolate) while producers write on nodes 1 and 2, so that
 # every statement there fails with 1047 ("WSREP has not yet prepared node

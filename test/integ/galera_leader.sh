@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --leader on a Galera cluster: a relay on node 1 and one on node 2, a
 # producer on node 3. The leadership is a row of the lease table: sampled
 # every 0.1 s, outbox_relay_leader summed over the pair is never above 1.

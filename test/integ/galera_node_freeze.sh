@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A relay given three nodes leaves a frozen node: one plain relay with --db
 # naming nodes 3, 1 and 2 (it runs on node 3), producers on nodes 1 and 2,
 # and node 3 frozen with SIGSTOP once the relay delivers. A frozen server's

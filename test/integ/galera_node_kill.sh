@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The plain mode loses nothing when a node dies under its relay: three
 # relays, one per node, producers on nodes 1 and 2, and node 3 killed with
 # SIGKILL while they run. Its relay's open transactions die with the node

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A relay given three nodes moves when its node dies: one plain relay with
 # --db naming nodes 3, 1 and 2 (it runs on node 3, the first), producers on
 # nodes 1 and 2, and node 3 killed with SIGKILL once the relay delivers.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --ordered on a three-node Galera cluster: a relay on each node (the third
 # joins while the producers write), producers on all three nodes (60
 # transactions of 30 rows each, one a 0.1 s), each aggregate written from

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --ordered on a three-node Galera cluster through the loss of a node: two
 # relays, A given nodes 2, 1, 3 and B given nodes 3, 1, 2 (each works on the
 # first), producers writing each aggregate from one node. First node 3, under

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The plain mode on a three-node Galera cluster: one relay on each node and
 # a producer on each node committing 5,000 rows (100 transactions of 50).
 # Two nodes' claims of one row meet at COMMIT, where certification makes

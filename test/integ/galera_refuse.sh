@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # On a Galera node whose members are all named (wsrep_node_incoming_address
 # set on every node, as the fixture does) cursor mode runs: its gap proof
 # asks every member (README "On a Galera cluster"). --ordered and --leader

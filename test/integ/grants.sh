@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 29, point 2: the README's "Grants" section, line by line. Each user
 # below holds exactly the grants its line of the section gives, at table
 # level, and runs its command or relay mode briefly:

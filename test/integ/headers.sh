@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What a message carries: subject <prefix>.<aggregate_type>.<event_type>,
 # Nats-Msg-Id and CloudEvents headers (with Content-Type beside
 # ce-datacontenttype), the row's headers, and the payload bytes unchanged.

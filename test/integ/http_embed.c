@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The monitoring responder through the public API, on a loop the test owns:
  * a relay drains 2,000 rows while a client on the same loop fetches /readyz

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The --http responder on the relay's loop: /metrics scraped during and after
 # a 5,000-row run agrees with the stream, the histograms fill, the process
 # metrics hold plausible values; /healthz and /readyz answer; garbage,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # /readyz follows NATS: 200 with both servers up, 503 (with a reason) within
 # 10 s of nats-server going away, 200 again within 20 s of its return;
 # /healthz answers 200 throughout.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The install rules: a consumer builds against the installed headers and
 # library both with pkg-config and with CMake's find_package(outbox), from a
 # prefix the build was not configured for.

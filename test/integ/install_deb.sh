@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The README's Debian package recipe ("A Debian package"): its cpack line run
 # as written against the suite's build (the configure line is run in a
 # folder of its own, to check it, and not built again); the package's

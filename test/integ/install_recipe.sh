@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The README's install recipes ("Installing: a prefix, ..."), run as
 # written with /opt/outbox-uvrelay and /tmp/stage moved into a scratch folder
 # and the suite's build as `build` (the settings of its configure line

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Leader mode, the leader frozen with SIGSTOP for 30 s while a producer
 # keeps writing: the standby takes over within the lease timeout (15 s, the
 # default) and delivers during the freeze; after SIGCONT the old leader

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Ordered mode, three relays with a lease timeout of 6 s (given through
 # OUTBOX_LEASE_TIMEOUT), one frozen with SIGSTOP for 30 s while a producer
 # keeps writing: the other two own all 64 buckets within the lease timeout

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 29: a frozen owner behind many idle sessions. Ordered mode, two
 # relays with a lease timeout of 6 s on a private MariaDB that also holds 200
 # idle sessions of the relay's user and 200 of another user (opened after

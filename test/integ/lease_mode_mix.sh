@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The lease timeout's three spellings are read and checked. One mode per
 # table: a relay of another mode than one already running on
 # the table exits 1 at start naming the mode it found (an unordered relay

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Leader mode, the leader cut off from MariaDB by a forwarder that stops
 # forwarding without closing anything (a network partition; NATS stays
 # reachable) for 30 s while a producer keeps writing: the standby takes

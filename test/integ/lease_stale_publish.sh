@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 29, part 6: the fence at the point of publishing. Leader mode; the
 # leader reaches MariaDB through a forwarder that is cut (a network
 # partition: nothing forwarded, nothing closed) while its batch still has

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Rows committed while the relay runs are delivered: the example producer
 # writes orders and their events in transactions while the relay polls.
 . "$(dirname "$0")/../harness/lib.sh"

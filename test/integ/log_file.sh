@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --log-file with --log-format logfmt: lines are logfmt, URL passwords never
 # appear, SIGHUP reopens the file after a rotation. An --http address that is
 # taken stops the start with exit status 2.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --log-format json from the first line to the last (issue 20), the log
 # file's fallback to stderr and SIGUSR1 (issue 19 §4):
 #   - a start-up failure (a wrong database password), a usage error and an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cleanup maintainer deletes exactly what it should: processed rows
  * whose processing is older than the retention, within the round's limit,

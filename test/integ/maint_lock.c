@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Two maintainers at once never both run DDL:
  *   - while another session holds the maintenance lock, a round is skipped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The partition maintainer against a real MariaDB:
  *   - it creates the lookahead by splitting the tail, and a second round

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The maintenance timers on a running relay's loop:
  *   - the pending sampler fills the stats (count and lag) and logs them;

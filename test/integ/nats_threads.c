@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What NATS costs in threads and thread switches: the same drain of 20,000
  * rows at 4 connections x 500, first with nats.c on its own threads

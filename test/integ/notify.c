@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outbox_relay_notify: an embedding service that commits events and
  * notifies the relay on the same loop gets them delivered at once, long

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The operator subcommands for cron and people: status, partitions --once,
 # cleanup --once. Each round does what the relay's timers do; bad input
 # exits 2 and a table that is not as expected exits 1, both changing

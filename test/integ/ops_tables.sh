@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The operator commands act on the tables a config file declares (issue 20):
 #   - with one [table] section, status, dead list, dead purge and cleanup act
 #     on that table only, never on the default table `outbox`;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Three relay processes in ordered mode share 50,000 rows over 300
 # aggregates; one is killed with SIGKILL mid-run (once 5,000 rows are
 # processed, whatever the machine's speed) and the survivors

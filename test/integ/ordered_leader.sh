@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Leader mode: three relays, one leads and the others stand by. The leader
 # is killed with SIGKILL mid-run; a standby takes over within 5 s, and the
 # whole stream is in insertion order (the producer's global sequence in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A table made before ordered delivery: the relay refuses --ordered and
 # --leader with a message that says what to run; schema --migrate prints the
 # ALTER TABLE (safe to apply twice); then the relay runs ordered. Rows that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bucket leases rebalance by themselves: a relay alone owns all 64 buckets;
 # a second one joins and gets half within a few lease rounds; when it dies
 # (SIGKILL), the first takes them back. `status` shows who owns what.

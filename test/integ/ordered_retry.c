@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Ordered mode and failures: an event waiting for its retry holds back the
  * later events of its aggregate and no other aggregate; once it is dead, the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Ids from outbox_uuid_v7() in plain SQL are not ordered within one
 # millisecond; the seq column is. Events written two per transaction, as
 # fast as one session can, while an ordered relay with 4 connections runs:

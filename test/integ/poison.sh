@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Rows the broker cannot take end dead after one attempt, with their reason,
 # while the rows around them flow:
 #   - a payload over the stream's max message size (JetStream refuses it),

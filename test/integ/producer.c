@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The producer API on a real MariaDB: ids, one round trip for many entries,
  * the caller's transaction decides, and bad entries insert nothing.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Prompt delivery, as behaviour rather than speed:
 #   - with a 10 s poll interval, a doorbell (outbox_ring from C) makes an idle
 #     relay deliver a new row within 1 s, and a burst of rings is one fetch;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * 10,000 rows relayed by the library embedded on a caller-owned loop: each id
  * exactly once in the stream, every row processed, no handle left behind.

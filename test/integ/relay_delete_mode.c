@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Processing mode OUTBOX_DELETE_PROCESSED: every row reaches the stream
  * exactly once and is deleted at ack time, leaving the table empty; the

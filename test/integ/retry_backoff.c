@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Retries with exponential backoff through a custom classifier: a row the
  * stream refuses is retried (the embedder's classifier says so), never

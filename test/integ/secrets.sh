@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # No credential ever reaches a log line or an error message. The relay and
 # the one-shot commands run with secrets in every place they accept them
 # (the URLs, --db-password, the password and token files, their OUTBOX_*

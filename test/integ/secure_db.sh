@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # MariaDB over TLS against a server started with --require-secure-transport=ON
 # and a user created REQUIRE SSL: the relay and the one-shot commands connect
 # with the CA flag, and are refused at start-up, with exit status 1 within

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TLS on both sides: 5,000 rows from a MariaDB that requires TLS to a
 # nats-server with TLS that admits an NKey user, then rows through a second
 # nats-server that admits a token. Each id is once in the stream, every row

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # scripts/servers.sh takes its ports from OUTBOX_PORT_RANGE: a three-node
 # cluster started in a 24-port range, where one port is listened on (seen as
 # taken) and one is bound without listening (seen as free, refused at bind),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Graceful stop through the API in the middle of a drain: every row is
  * either processed or still pending (never half-done), every processed row

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # SIGTERM stops the binary gracefully; a second signal stops it at once.
 # Neither loses a row.
 . "$(dirname "$0")/../harness/lib.sh"

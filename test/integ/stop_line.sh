@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Issue 29, part 4: what a stop's last line counts as given back. A relay
 # delivers a backlog through a broker frozen for a moment (rows in flight go
 # back untouched and are read again), then is stopped while the broker is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The stream checker that other tests trust: it must count what a stream
 # holds exactly.
 #   - an id stored 3 times is one distinct id and two duplicates (1,001 ids

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The systemd recipe as installed: `systemd-analyze verify` accepts the unit
 # without a warning, and the binary run the way the unit runs it (its own
 # ExecStart= line, as an unprivileged user, with the files made by the unit's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Integration tests: ob_integ_c(name timeout) for test/integ/<name>.c,
 # ob_integ_sh(name timeout) for test/integ/<name>.sh. Each uses its own
 # database, stream and subject prefix, so they run in parallel.

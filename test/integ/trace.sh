@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # W3C Trace Context end to end: rows carry traceparent and tracestate in
 # their headers, written with plain SQL and through the C producer API
 # (outbox_enqueue_traced, outbox_enqueue_many_traced); the relay publishes

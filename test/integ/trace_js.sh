@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The README's nats.js consumer continues the trace: installed from the npm
 # registry (nats, @opentelemetry/api, @opentelemetry/core) into the build
 # folder once, it reads a durable consumer of the stream the relay filled and

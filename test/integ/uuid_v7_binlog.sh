@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The schema on a server with the binary log on and
 # log_bin_trust_function_creators off (as most production servers run), for
 # a user without SUPER:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # outbox_uuid_v7(), the SQL function producers call in plain INSERTs:
 #   - every value is a UUIDv7 (version 7, RFC 9562 variant), and distinct;
 #   - its time is the insert's time (between the test's clock readings, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Assertion macros for the tests: on failure they print both values with
  * the file and line, and exit(1). A test that returns from main has passed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The unit tests' way into ob_cli_parse: an environment given as a
  * NULL-terminated table of name/value pairs, and arguments as a list.

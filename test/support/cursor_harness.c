@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The cursor reader's test harness (see cursor_harness.h). */
 #include "cursor_harness.h"
 

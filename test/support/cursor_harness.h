@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A harness for unit tests of the cursor reader (test_cursor.c): the reader
  * made against a fake publisher, a fake owner and the fake connection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A stand-in for the connection module (src/db.h) in unit tests of the
  * worker, the cursor reader and the lease: no server, no socket. Every operation the worker starts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Helpers for integration tests against the throwaway servers started by
  * scripts/servers.sh (the ctest fixture exports their addresses).

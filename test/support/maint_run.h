@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Helpers for the maintenance tests: run outbox_maint jobs to completion on
  * a test's loop, keep a copy of each result, and collect the log lines.

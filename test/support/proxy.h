@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A TCP forwarder on the test's own loop, standing between a client under
  * test and a real server: it can be absent (connections refused), present,

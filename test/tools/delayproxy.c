@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * delayproxy: a TCP proxy on loopback that holds every chunk of data, in
  * both directions, for a fixed time before passing it on: a server that is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * idlesessions: opens N sessions to MariaDB and leaves them idle (Command
  * Sleep in PROCESSLIST) until it is killed: a server crowded with idle

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * nkeygen: writes a new NKey user seed to a file (mode 0600) and prints its
  * public key, for the test servers' authorization blocks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ring: rings the relay's doorbell through the C API (outbox_ring), the way
  * a producer holding a NATS connection does after its commit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * streamcheck: reads a JetStream stream from the start and reports what it
  * holds. Tests and the benchmark use it to assert on stream contents.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * traceprod: writes events through the C producer API with a W3C trace, in
  * one autocommitted INSERT, for the trace test.

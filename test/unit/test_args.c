@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Command line and environment parsing of outbox-uvrelay. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What a connection is on: the cluster probe's rows read into an ob_cluster,
  * its description, and the refusal of the locking modes on Galera. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cluster watch's state machine without a server: a fake connection
  * (fake_db.c) whose every statement the test answers by hand. Covers the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The config file: precedence, errors naming file, line and key, several
  * tables, --print-config with secrets masked; and the log line formats. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cursor reader without servers: a fake connection (fake_db.c) whose
  * every statement the test answers by hand, a fake publisher that records

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cursor reader's retry lane without servers, as test_cursor.c drives
  * the rest of the reader (see there): status-2 rows read again when due, the

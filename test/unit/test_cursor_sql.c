@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Cursor mode's statements (src/cursor_sql.c): the read takes the rows above
  * top and in the open gaps (runs of a stride named exactly, else merged into

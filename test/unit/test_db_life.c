@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The connection policy every owner of a database connection shares:
  * the gauge and the lost counter, the backoff, the verdict on a failure,
  * and an error said once. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The order in which a connection tries the nodes of a --db URL with
  * several hosts, and when it moves. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What db.c does to its socket apart from the connection's state
  * (db/db_socket.c): the keepalive that bounds how long a dead server goes

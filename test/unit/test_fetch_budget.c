@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The byte budget of a worker's fetches: the LIMIT follows the row size. */
 #include "check.h"
 #include "fetch_budget.h"

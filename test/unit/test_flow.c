@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Flow control: capacity handed out in arrival order, one scout among the
  * idle members, waking. */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A member's connection for the gap proof (src/readers/gap_member_link.c)
  * against the fake connection: the statement runs in a causal session when

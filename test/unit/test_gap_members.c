@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The gap proof across a Galera cluster's members (src/readers/gap_members.c)
  * with fake answers: a round is proven on a member only by an answer past

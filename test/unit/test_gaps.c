@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The gap tracker of cursor mode (src/gaps.c) with a fake server clock and
  * fake reads: a gap closes when its row shows, or when a read that started

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* UUIDv7: layout, text form, and strict monotonicity within a process. */
 #include <string.h>
 #include <time.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The validating JSON scan, case by case beside MariaDB 10.11's verdict: each
  * case was run through SELECT json_valid(...) and, for the cases with bytes

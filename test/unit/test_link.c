@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The link's state machine without a server: a fake client (link_ops)
  * records what the link asks of it, and the test plays the client's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Row -> NATS message: subject rules, CloudEvents headers, row headers. */
 #include <nats/nats.h>
 

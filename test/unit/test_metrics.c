@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Prometheus text: one HELP/TYPE per family, a table label per relay,
  * cumulative histogram buckets, and snprintf-like truncation. */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cursor switch (relay/mode_switch.c) against a fake connection
  * (fake_db.c): when a failure is fatal and when it is waited out, by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NKey encoding, and how the relay's options become NATS security settings. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ordered delivery without servers: the publish order of a batch, the
  * ordered fetch statements and the migration text. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The partition maintainer's decisions, without a server. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading JetStream publish acks and error replies. */
 #include "check.h"
 #include "puback.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The ordered modes' fence (relay/relay_lease.c) at the two places a worker
  * asks it: the fetch statement and the check before each publish. The real

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pending sample's log level: an idle relay says "pending: 0" once, then
  * stays quiet however long it idles; a changing count is said at most once
  * per interval. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Schema text and the partition arithmetic behind it. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SQL text of the batch cycle. */
 #include "buf.h"
 #include "check.h"

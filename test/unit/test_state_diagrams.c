@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Every state machine in src/ is drawn at the top of its file, and every one
  * of its states has a name.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* W3C Trace Context checks: traceparent and tracestate, good and bad, and
  * how a row's headers carry them into a message or make it refused. */
 #include <nats/nats.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Database and NATS URL parsing, and redaction for logs. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The worker's batch cycle without servers: a fake connection (fake_db.c)
  * whose every operation the test completes by hand, and a fake publisher
