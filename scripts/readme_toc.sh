@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The tables of contents of README.md and of the pages of docs/ that have one,
-# made from their "## " headings (outside code blocks; not "## Contents"
-# itself), between the lines <!-- toc:start --> and <!-- toc:end -->.
+# The tables of contents of README.md, and of ARCHITECTURE.md and the pages of
+# docs/ that have one, made from their "## " headings (outside code blocks;
+# not "## Contents" itself), between the lines <!-- toc:start --> and
+# <!-- toc:end -->.
 #   scripts/readme_toc.sh           exit 1 when a table is stale
 #   scripts/readme_toc.sh --write   rewrite them
 set -euo pipefail
@@ -22,7 +23,7 @@ toc() {
 grep -q '^<!-- toc:start -->$' "$root/README.md" && grep -q '^<!-- toc:end -->$' "$root/README.md" ||
   { echo "readme_toc: no <!-- toc:start --> ... <!-- toc:end --> in README.md" >&2; exit 1; }
 stale=0 n=0
-for page in "$root/README.md" "$root"/docs/*.md; do
+for page in "$root/README.md" "$root/ARCHITECTURE.md" "$root"/docs/*.md; do
   grep -q '^<!-- toc:start -->$' "$page" || continue
   rel=${page#"$root"/}
   want=$(toc "$page")
