@@ -377,6 +377,7 @@ int ob_cmd_run(ob_cli *c, ob_logout *err_log) {
     if (ob_logout_open(&x.out, c->log_format, c->log_file) != 0) {
         ob_logout_printf(err_log, OUTBOX_LOG_ERROR, "cannot open log file %s: %s", c->log_file,
                          strerror(errno));
+        ob_logout_close(&x.out);
         return 1;
     }
     if (!ob_logout_on_stderr(&x.out))
