@@ -414,9 +414,7 @@ int ob_cmd_run(ob_cli *c, ob_logout *err_log) {
     uv_signal_start(&x.sigterm, on_signal, SIGTERM);
     uv_signal_start(&x.sighup, on_signal, SIGHUP);
     uv_signal_start(&x.sigusr1, on_signal, SIGUSR1);
-    /* From here until maybe_finished a stalled log reader costs log lines,
-     * never the loop's time. */
-    ob_logout_attach(&x.out, &x.loop);
+    ob_logout_attach(&x.out, &x.loop); /* until maybe_finished: a stalled reader costs lines */
     if (x.show_progress) {
         x.last_ms = uv_now(&x.loop);
         uv_timer_start(&x.progress, on_progress, 1000, 1000);
