@@ -122,6 +122,8 @@ ob_integ_sh(alerts_dashboard 180)
 ob_integ_sh(config_tables 300)
 ob_integ_sh(log_file 120)
 ob_integ_sh(log_json 120)
+# A frozen log reader costs log lines, not delivery.
+ob_integ_sh(log_stall 120)
 
 # Issue 12: faults the chaos suite did not cover. Each test that kills,
 # freezes or restarts a server starts its own (test/harness/private.sh).
