@@ -37,6 +37,8 @@ static const char *const usage_parts[] = {
     "of F\n"
     "  --db-password PASS    OUTBOX_DB_PASSWORD    overrides the URL's password (visible "
     "in ps)\n"
+    "  --db-option-file F    OUTBOX_DB_OPTION_FILE  a MariaDB option file to take the\n"
+    "                        password from, in place of ~/.my.cnf\n"
     "  --nats URL            OUTBOX_NATS           nats://[user:pass@|token@]host:port"
     "[,nats://...]\n"
     "  --nats-password-file F  OUTBOX_NATS_PASSWORD_FILE  password for the URL's user\n"
@@ -137,10 +139,18 @@ static const char usage_config[] =
     "  --log-file PATH       OUTBOX_LOG_FILE       append logs here; SIGHUP reopens it\n"
     "Signals: SIGTERM, SIGINT stop (a second one at once); SIGHUP reopens --log-file;\n"
     "SIGUSR1 logs the totals.\n"
-    "Precedence: flag > environment > config file > default.\n";
+    "Precedence: flag > environment > config file > default.\n"
+    "Conventions, for what those leave unset (flags > environment > files again):\n"
+    "  NATS_URL (servers, comma-separated), NATS_USER and NATS_PASSWORD, NATS_CREDS,\n"
+    "  NATS_NKEY, NATS_CERT, NATS_KEY, NATS_CA; then the nats CLI's context that\n"
+    "  NATS_CONTEXT names (~/.config/nats/context/NAME.json, or $XDG_CONFIG_HOME/nats),\n"
+    "  or, when nothing names a server, the one `nats context select` chose. A URL\n"
+    "  without a password: MYSQL_PWD, then the password of the option file\n"
+    "  (--db-option-file, else ~/.my.cnf), groups [client], [client-server],\n"
+    "  [client-mariadb], [outbox-uvrelay]. --print-config says where each came from.\n";
 
 const char *ob_cli_usage(void) {
-    static char text[8192];
+    static char text[12288];
     if (text[0] == '\0') {
         for (size_t i = 0; i < sizeof(usage_parts) / sizeof(usage_parts[0]); i++)
             strncat(text, usage_parts[i], sizeof(text) - strlen(text) - 1);
