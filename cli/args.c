@@ -186,9 +186,11 @@ int ob_cli_conventions(ob_cli *c, ob_env_fn env, void *env_data, char *err, size
         ob_conv_target t = {c, c->ntables ? &c->tables[i].relay : &c->relay,
                             c->ntables ? &c->tables[i].src : &c->src, env, env_data};
         err[0] = '\0';
-        if ((nats && ob_conv_nats(&t, err, errlen) != 0) ||
-            (db && ob_conv_db(&t, err, errlen) != 0))
-            return -1;
+        int rc = nats ? ob_conv_nats(&t, err, errlen) : 0;
+        if (rc == 0 && db)
+            rc = ob_conv_db(&t, err, errlen);
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }
@@ -230,8 +232,9 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
         return 0;
     if (ob_cli_select_table(c, err, errlen) != 0 || ob_cli_merge_tables(c, err, errlen) != 0)
         return 2;
-    if (ob_cli_conventions(c, env, env_data, err, errlen) != 0)
-        return 1;
+    int crc = ob_cli_conventions(c, env, env_data, err, errlen);
+    if (crc != 0)
+        return crc;
     if (check_parsed(c, err, errlen) != 0)
         return 2;
     if (!c->print_config && c->command != OB_CMD_SCHEMA && check_files(c, err, errlen) != 0)

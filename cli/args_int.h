@@ -87,8 +87,10 @@ int ob_cli_merge_tables(ob_cli *c, char *err, size_t errlen);
 
 /* The ecosystem's conventions (conv_nats.c, conv_mariadb.c): what they
  * fill, in one table's relay options (or the global ones without tables).
- * Each returns 0, or -1 with a message (exit 1: a file named by a variable
- * or found by convention that cannot be used is the environment's fault). */
+ * Each returns 0, or the exit status with a message, as for every file: 1
+ * when a file cannot be opened or read (missing, forbidden: the
+ * environment's fault), 2 when it is read but holds what the relay cannot
+ * use (not JSON, a key it cannot honour, a directory). */
 typedef struct ob_conv_target {
     ob_cli *c;
     outbox_relay_options *r;
@@ -105,7 +107,7 @@ const char *ob_conv_env(const ob_conv_target *t, const char *name);
 const char *ob_conv_keepf(ob_cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int ob_conv_nats(ob_conv_target *t, char *err, size_t errlen);
 int ob_conv_db(ob_conv_target *t, char *err, size_t errlen);
-/* Runs both for every table: 0 or -1 with a message. */
+/* Runs both for every table: 0, 1 or 2 as above. */
 int ob_cli_conventions(ob_cli *c, ob_env_fn env, void *env_data, char *err, size_t errlen);
 
 #endif

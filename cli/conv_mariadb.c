@@ -87,7 +87,7 @@ static int read_file(const char *path, char **buf, char *err, size_t errlen) {
         snprintf(err, errlen, "option file %s: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
-        return -1;
+        return 1;
     }
     const char *bad = !S_ISREG(st.st_mode)           ? "not a regular file"
                       : (st.st_mode & S_IWOTH)       ? "anyone may write it (MariaDB's clients "
@@ -104,7 +104,7 @@ static int read_file(const char *path, char **buf, char *err, size_t errlen) {
                  : r < 0 ? strerror(why)
                          : "changed while read");
         free(b);
-        return -1;
+        return bad ? 2 : 1;
     }
     b[r] = '\0';
     *buf = b;
@@ -129,7 +129,7 @@ static int option_line(ob_cli *c, my_file *f, const char *group, char *line, uns
         f->password = ob_cli_keep(c, v);
         f->group = group;
         explicit_bzero(v, strlen(v));
-        return f->password ? 0 : (snprintf(err, errlen, "out of memory"), -1);
+        return f->password ? 0 : (snprintf(err, errlen, "out of memory"), 1);
     }
     if (strcmp(key, "user") == 0) {
         f->user = 1;
@@ -141,7 +141,7 @@ static int option_line(ob_cli *c, my_file *f, const char *group, char *line, uns
                  "option file %s:%u: %s: the relay takes only user and password from "
                  "[outbox-uvrelay], and a password needs a value (it cannot ask for one)",
                  f->path, no, key);
-        return -1;
+        return 2;
     }
     return 0;
 }
@@ -162,13 +162,13 @@ static int parse_file(ob_cli *c, my_file *f, char *buf, char *err, size_t errlen
                      "option file %s:%u: !include and !includedir are not supported: put the "
                      "password in this file",
                      f->path, no);
-            return -1;
+            return 2;
         }
         if (*line == '[') {
             char *close = strchr(line, ']');
             if (close == NULL) {
                 snprintf(err, errlen, "option file %s:%u: a group without its ']'", f->path, no);
-                return -1;
+                return 2;
             }
             *close = '\0';
             line++;
@@ -181,19 +181,21 @@ static int parse_file(ob_cli *c, my_file *f, char *buf, char *err, size_t errlen
                     group = groups[g];
             continue;
         }
-        if (group && option_line(c, f, group, line, no, err, errlen) != 0)
-            return -1;
+        int rc = group ? option_line(c, f, group, line, no, err, errlen) : 0;
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }
 
-/* Reads the option file f->path into f: 0, or -1 with a message. */
+/* Reads the option file f->path into f: 0, or 1 or 2 with a message. */
 static int read_options(ob_cli *c, my_file *f, char *err, size_t errlen) {
     char *buf = NULL;
-    if (read_file(f->path, &buf, err, errlen) != 0)
-        return -1;
+    int rc = read_file(f->path, &buf, err, errlen);
+    if (rc != 0)
+        return rc;
     size_t n = strlen(buf);
-    int rc = parse_file(c, f, buf, err, errlen);
+    rc = parse_file(c, f, buf, err, errlen);
     explicit_bzero(buf, n);
     free(buf);
     return rc;
@@ -213,8 +215,9 @@ int ob_conv_db(ob_conv_target *t, char *err, size_t errlen) {
     ob_cli *c = t->c;
     my_file f = {c->db_option_file, NULL, NULL, 0, 0};
     /* A file named is read even when not needed: its mistakes show now. */
-    if (f.path && read_options(c, &f, err, errlen) != 0)
-        return -1;
+    int rc = f.path ? read_options(c, &f, err, errlen) : 0;
+    if (rc != 0)
+        return rc;
     int user, password;
     if (t->r->db_url == NULL || t->r->db_password != NULL)
         return 0;
@@ -231,8 +234,8 @@ int ob_conv_db(ob_conv_target *t, char *err, size_t errlen) {
         f.path = home ? ob_conv_keepf(c, "%s/.my.cnf", home) : NULL;
         if (f.path == NULL || (access(f.path, F_OK) != 0 && errno == ENOENT))
             return 0;
-        if (read_options(c, &f, err, errlen) != 0)
-            return -1;
+        if ((rc = read_options(c, &f, err, errlen)) != 0)
+            return rc;
     }
     if (f.password == NULL)
         return 0;
@@ -242,11 +245,11 @@ int ob_conv_db(ob_conv_target *t, char *err, size_t errlen) {
                  "only the password from the file; write the user in the URL "
                  "(mysql://USER@host/db)",
                  f.path, f.user_line);
-        return -1;
+        return 2;
     }
     const char *from = ob_conv_keepf(c, "option file %s [%s]", f.path, f.group);
     if (from == NULL)
-        return snprintf(err, errlen, "out of memory"), -1;
+        return snprintf(err, errlen, "out of memory"), 1;
     ob_conv_set(t, "db-password", f.password, from);
     return 0;
 }

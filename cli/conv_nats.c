@@ -87,7 +87,7 @@ static int selected_context(const ob_conv_target *t, char *out, size_t n, char *
         return 0;
     if (f == NULL) {
         snprintf(err, errlen, "nats context: cannot read %s: %s", path, strerror(errno));
-        return -1;
+        return 1;
     }
     if (fgets(out, (int)n, f) == NULL)
         out[0] = '\0';
@@ -109,7 +109,7 @@ static int context_path(const ob_conv_target *t, const char *name, char *out, si
     if (strchr(name, '/') || strcmp(name, "..") == 0 || strcmp(name, ".") == 0) {
         snprintf(err, errlen, "nats context '%s': not a context name (nor a path to a .json file)",
                  name);
-        return -1;
+        return 2;
     }
     if (nats_dir(t, dir, sizeof(dir)) != 0 ||
         (size_t)snprintf(out, n, "%s/context/%s.json", dir, name) >= n) {
@@ -117,7 +117,7 @@ static int context_path(const ob_conv_target *t, const char *name, char *out, si
                  "nats context '%s': neither XDG_CONFIG_HOME nor HOME is set, so it cannot be "
                  "found",
                  name);
-        return -1;
+        return 1;
     }
     return 0;
 }
@@ -130,7 +130,7 @@ static int load_context(ob_cli *c, const char *name, const char *path, nats_conv
     if (gone || !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "nats context '%s': cannot read %s: %s", name, path,
                  gone ? strerror(errno) : "not a regular file");
-        return -1;
+        return gone ? 1 : 2;
     }
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
@@ -139,12 +139,12 @@ static int load_context(ob_cli *c, const char *name, const char *path, nats_conv
         snprintf(err, errlen, "nats context '%s': %s is not a JSON object (line %d)", name, path,
                  root ? 1 : je.line);
         json_decref(root);
-        return -1;
+        return 2;
     }
     const char *from = ob_conv_keepf(c, "nats context %s (%s)", name, path);
     const char *key;
     json_t *v;
-    int rc = from ? 0 : -1;
+    int rc = from ? 0 : 1;
     json_object_foreach(root, key, v) {
         int f = field_of(key);
         if (rc != 0 || empty(v))
@@ -152,17 +152,17 @@ static int load_context(ob_cli *c, const char *name, const char *path, nats_conv
         if (f >= 0 && !json_is_string(v)) {
             snprintf(err, errlen, "nats context '%s' (%s): key '%s' must be a string", name, path,
                      key);
-            rc = -1;
+            rc = 2;
         } else if (f >= 0 && nc->val[f] == NULL) {
             nc->val[f] = ob_cli_keep(c, json_string_value(v));
             nc->from[f] = from;
-            rc = nc->val[f] ? 0 : -1;
+            rc = nc->val[f] ? 0 : 1;
         } else if (f < 0 && strcmp(key, harmless[0]) != 0 && strcmp(key, harmless[1]) != 0) {
             snprintf(err, errlen,
                      "nats context '%s' (%s): key '%s' is set, and outbox-uvrelay cannot honour "
                      "it: remove it from the context, or give the relay its options instead",
                      name, path, key);
-            rc = -1;
+            rc = 2;
         }
     }
     json_decref(root);
@@ -261,18 +261,18 @@ static const char *url_list(ob_cli *c, const char *in, const char *user, const c
     return kept;
 }
 
-/* The credentials of the conventions, checked. Returns 0, or -1. */
+/* The credentials of the conventions, checked. Returns 0, or 2. */
 static int check_creds(const nats_conv *nc, char *err, size_t errlen) {
     if (!nc->val[N_USER] != !nc->val[N_PASSWORD]) {
         int f = nc->val[N_USER] ? N_USER : N_PASSWORD;
         snprintf(err, errlen, "%s: a NATS %s without a %s: give both", nc->from[f], fields[f].key,
                  f == N_USER ? "password" : "user");
-        return -1;
+        return 2;
     }
     if (nc->val[N_USER] && nc->val[N_TOKEN]) {
         snprintf(err, errlen, "%s: a NATS token and a user (%s): give one", nc->from[N_TOKEN],
                  nc->from[N_USER]);
-        return -1;
+        return 2;
     }
     return 0;
 }
@@ -288,7 +288,7 @@ static int apply(ob_conv_target *t, nats_conv *nc, char *err, size_t errlen) {
     outbox_relay_options *r = t->r;
     int creds = !own_creds(r);
     if (creds && check_creds(nc, err, errlen) != 0)
-        return -1;
+        return 2;
     const char *user = creds ? nc->val[N_USER] : NULL, *token = creds ? nc->val[N_TOKEN] : NULL;
     int auth = user ? N_USER : token ? N_TOKEN : -1;
     if (r->nats_url == NULL ? nc->val[N_URL] != NULL : auth >= 0) {
@@ -300,7 +300,7 @@ static int apply(ob_conv_target *t, nats_conv *nc, char *err, size_t errlen) {
         const char *url =
             from ? url_list(t->c, base, user, nc->val[N_PASSWORD], token, from, err, errlen) : NULL;
         if (url == NULL)
-            return -1;
+            return 2;
         ob_conv_set(t, "nats", url, from);
     }
     for (int f = N_CREDS; f < N_FIELDS; f++) {
@@ -310,7 +310,7 @@ static int apply(ob_conv_target *t, nats_conv *nc, char *err, size_t errlen) {
             continue;
         const char *path = file_value(t, f, nc->val[f], nc->from[f], err, errlen);
         if (path == NULL)
-            return -1;
+            return 2;
         ob_conv_set(t, fields[f].opt, path, nc->from[f]);
     }
     return 0;
@@ -322,17 +322,18 @@ int ob_conv_nats(ob_conv_target *t, char *err, size_t errlen) {
     for (int f = 0; f < N_FIELDS; f++)
         if (fields[f].env && (nc.val[f] = ob_conv_env(t, fields[f].env)) != NULL &&
             (nc.from[f] = ob_conv_keepf(t->c, "environment %s", fields[f].env)) == NULL)
-            return snprintf(err, errlen, "out of memory"), -1;
+            return snprintf(err, errlen, "out of memory"), 1;
     const char *name = ob_conv_env(t, "NATS_CONTEXT");
     char chosen[256];
+    int rc = 0;
     if (name == NULL && t->r->nats_url == NULL && nc.val[N_URL] == NULL) {
-        if (selected_context(t, chosen, sizeof(chosen), err, errlen) != 0)
-            return -1;
+        if ((rc = selected_context(t, chosen, sizeof(chosen), err, errlen)) != 0)
+            return rc;
         name = chosen[0] ? chosen : NULL;
     }
     char path[2200];
-    if (name && (context_path(t, name, path, sizeof(path), err, errlen) != 0 ||
-                 load_context(t->c, name, path, &nc, err, errlen) != 0))
-        return -1;
+    if (name && ((rc = context_path(t, name, path, sizeof(path), err, errlen)) != 0 ||
+                 (rc = load_context(t->c, name, path, &nc, err, errlen)) != 0))
+        return rc;
     return apply(t, &nc, err, errlen);
 }

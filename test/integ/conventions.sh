@@ -4,8 +4,9 @@
 # --db-option-file, each where the relay's own options leave the setting
 # unset; the precedence (a flag beats the environment, which beats a file);
 # --print-config naming where each value came from without the secret; and
-# bad input (a missing or broken context, an unreadable option file) exits 1
-# before anything is done. One drain of two rows per case, against the
+# bad input exits before anything is done: 1 for a file that cannot be
+# read (a missing context, option file or creds file), 2 for one that holds
+# what the relay cannot use (not JSON, a key it cannot honour, a folder). One drain of two rows per case, against the
 # fixture's servers and one nats-server of its own that wants a password or
 # an NKey.
 . "$(dirname "$0")/../harness/lib.sh"
@@ -63,15 +64,17 @@ drained() {
   assert_eq "$rc" 0 "exit status: $what"
   assert_eq "$(pending)" 0 "rows pending after: $what"
 }
-# refused WHAT MESSAGE command...: exit 1 naming the cause, no row touched.
+# refused WHAT STATUS MESSAGE command...: that exit status, a message naming
+# the cause, no row touched. As for every file: 1 when it cannot be opened or
+# read, 2 when it holds what the relay cannot use.
 refused() {
-  local what=$1 msg=$2 rc=0 before; shift 2
+  local what=$1 want=$2 msg=$3 rc=0 before; shift 3
   seed $db 1 64
   before=$(pending)
   timeout -s INT 60 "$@" --drain >"$work/out" 2>&1 || rc=$?
   cat "$work/out" >>"$work/all.log"
   sed 's/^/    /' "$work/out" | tail -3
-  assert_eq "$rc" 1 "exit status: $what"
+  assert_eq "$rc" "$want" "exit status: $what"
   grep -qF -- "$msg" "$work/out" || fail "$what: the message does not say '$msg'"
   assert_eq "$(pending)" "$before" "rows pending after: $what (nothing done)"
 }
@@ -127,22 +130,22 @@ if grep -F -e "$pw" -e "$natspw" -e 'N%40ts' "$work"/pc[123]; then
 fi
 echo "ok: no secret in --print-config"
 
-echo "== bad input exits 1, before anything is done"
+echo "== bad input exits 1 (a file missing) or 2 (a file wrong), before anything is done"
 D=(--db "$OUTBOX_TEST_DB_URL$db")
-refused "NATS_CONTEXT names no context" "nats context 'nosuch': cannot read $ctxdir/nosuch.json" \
+refused "NATS_CONTEXT names no context" 1 "nats context 'nosuch': cannot read $ctxdir/nosuch.json" \
   env NATS_CONTEXT=nosuch "${B[@]}" "${D[@]}"
-refused "a context that is not JSON" "nats context 'notjson': $ctxdir/notjson.json is not a JSON" \
+refused "a context that is not JSON" 2 "nats context 'notjson': $ctxdir/notjson.json is not a JSON" \
   env NATS_CONTEXT=notjson "${B[@]}" "${D[@]}"
-refused "a context key the relay cannot honour" "key 'jetstream_domain' is set" \
+refused "a context key the relay cannot honour" 2 "key 'jetstream_domain' is set" \
   env NATS_CONTEXT=domain "${B[@]}" "${D[@]}"
-refused "NATS_CREDS names no file" "environment NATS_CREDS: cannot read '$work/user.creds'" \
+refused "NATS_CREDS names no file" 1 "environment NATS_CREDS: cannot read '$work/user.creds'" \
   env NATS_CREDS="$work/user.creds" "${B[@]}" "${D[@]}" --nats "$OUTBOX_TEST_NATS_URL"
-refused "--db-option-file names no file" "option file $work/absent.cnf: No such file" \
+refused "--db-option-file names no file" 1 "option file $work/absent.cnf: No such file" \
   "${B[@]}" --db "$dburl" --nats "$OUTBOX_TEST_NATS_URL" --db-option-file "$work/absent.cnf"
-refused "--db-option-file names a folder" "option file $work: not a regular file" \
+refused "--db-option-file names a folder" 2 "option file $work: not a regular file" \
   "${B[@]}" --db "$dburl" --nats "$OUTBOX_TEST_NATS_URL" --db-option-file "$work"
 chmod 0666 "$HOME/.my.cnf"
-refused "a ~/.my.cnf anyone may write" "anyone may write it" \
+refused "a ~/.my.cnf anyone may write" 2 "anyone may write it" \
   "${B[@]}" --db "$dburl" --nats "$OUTBOX_TEST_NATS_URL"
 
 if grep -F -e "$pw" -e "$natspw" -e 'N%40ts' -e "$(cat "$work/user.nk")" "$work/all.log"; then

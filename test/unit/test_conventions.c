@@ -44,15 +44,15 @@ static void option_file_values(void) {
     ob_cli_free(&c);
     /* Refused rather than ignored. */
     write_file(mycnf, "[client]\nuser = u\npassword = p\n");
-    CHECK_EQ(parse(&c, env, err, 4, "status", "--db", "mysql://h/d"), 1);
+    CHECK_EQ(parse(&c, env, err, 4, "status", "--db", "mysql://h/d"), 2);
     CHECK_CONTAINS(err, "names none");
     ob_cli_free(&c);
     write_file(mycnf, "!includedir /etc/mysql/conf.d\n");
-    CHECK_EQ(parse(&c, env, err, 4, "status", "--db", "mysql://u@h/d"), 1);
+    CHECK_EQ(parse(&c, env, err, 4, "status", "--db", "mysql://u@h/d"), 2);
     CHECK_CONTAINS(err, "!include");
     ob_cli_free(&c);
     write_file(mycnf, "[outbox-uvrelay]\nhost = h2\n");
-    CHECK_EQ(parse(&c, env, err, 4, "status", "--db", "mysql://u@h/d"), 1);
+    CHECK_EQ(parse(&c, env, err, 4, "status", "--db", "mysql://u@h/d"), 2);
     CHECK_CONTAINS(err, ".my.cnf:2: host");
     ob_cli_free(&c);
     /* schema connects to nothing, and reads nothing. */
@@ -118,15 +118,15 @@ static void contexts(void) {
     CHECK_STR(c.relay.nats_url, "nats://u:p%40s%3As%2C%2F@h1,nats://u:p%40s%3As%2C%2F@h2:4223");
     ob_cli_free(&c);
     write_file(path, "{\"url\": \"h1\", \"tls_first\": true}");
-    CHECK_EQ(parse(&c, env, err, 4, "--db", "mysql://u:p@h/d", "--print-config"), 1);
+    CHECK_EQ(parse(&c, env, err, 4, "--db", "mysql://u:p@h/d", "--print-config"), 2);
     CHECK_CONTAINS(err, "key 'tls_first' is set");
     ob_cli_free(&c);
     write_file(path, "{\"url\": \"h1\", \"user\": \"u\"}");
-    CHECK_EQ(parse(&c, env, err, 4, "--db", "mysql://u:p@h/d", "--print-config"), 1);
+    CHECK_EQ(parse(&c, env, err, 4, "--db", "mysql://u:p@h/d", "--print-config"), 2);
     CHECK_CONTAINS(err, "without a password");
     ob_cli_free(&c);
     write_file(path, "{\"url\": \"h1\", \"creds\": \"nsc://op/acc/user\"}");
-    CHECK_EQ(parse(&c, env, err, 4, "--db", "mysql://u:p@h/d", "--print-config"), 1);
+    CHECK_EQ(parse(&c, env, err, 4, "--db", "mysql://u:p@h/d", "--print-config"), 2);
     CHECK_CONTAINS(err, "only a file path");
     ob_cli_free(&c);
     remove(path);
