@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 enum { N_URL, N_USER, N_PASSWORD, N_TOKEN, N_CREDS, N_NKEY, N_CERT, N_KEY, N_CA, N_FIELDS };
 
@@ -96,8 +97,8 @@ static int selected_context(const ob_conv_target *t, char *out, size_t n, char *
     return 0;
 }
 
-/* The file of context `name` (a name, or a path ending in .json as the nats
- * CLI also takes), into out. */
+/* The file of context `name` (a name, or the path of a .json file: a
+ * service may keep its context beside its other settings), into out. */
 static int context_path(const ob_conv_target *t, const char *name, char *out, size_t n, char *err,
                         size_t errlen) {
     size_t len = strlen(name);
@@ -126,7 +127,7 @@ static int context_path(const ob_conv_target *t, const char *name, char *out, si
 static int load_context(ob_cli *c, const char *name, const char *path, nats_conv *nc, char *err,
                         size_t errlen) {
     struct stat st;
-    int gone = stat(path, &st) != 0;
+    int gone = stat(path, &st) != 0 || access(path, R_OK) != 0;
     if (gone || !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "nats context '%s': cannot read %s: %s", name, path,
                  gone ? strerror(errno) : "not a regular file");
