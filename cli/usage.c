@@ -140,14 +140,19 @@ static const char usage_config[] =
     "Signals: SIGTERM, SIGINT stop (a second one at once); SIGHUP reopens --log-file;\n"
     "SIGUSR1 logs the totals.\n"
     "Precedence: flag > environment > config file > default.\n"
-    "Conventions, for what those leave unset (flags > environment > files again):\n"
-    "  NATS_URL (servers, comma-separated), NATS_USER and NATS_PASSWORD, NATS_CREDS,\n"
-    "  NATS_NKEY, NATS_CERT, NATS_KEY, NATS_CA; then the nats CLI's context that\n"
-    "  NATS_CONTEXT names (~/.config/nats/context/NAME.json, or $XDG_CONFIG_HOME/nats),\n"
-    "  or, when nothing names a server, the one `nats context select` chose. A URL\n"
-    "  without a password: MYSQL_PWD, then the password of the option file\n"
-    "  (--db-option-file, else ~/.my.cnf), groups [client], [client-server],\n"
-    "  [client-mariadb], [outbox-uvrelay]. --print-config says where each came from.\n";
+    "Conventions of NATS and MariaDB, for what the above leave unset:\n"
+    "  NATS_URL              servers, comma-separated, as the nats CLI takes them\n"
+    "  NATS_USER, NATS_PASSWORD  a user and password for every server\n"
+    "  NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY, NATS_CA  files, as the nats CLI\n"
+    "                        reads them (credentials when the relay is given none)\n"
+    "  NATS_CONTEXT NAME     then a nats CLI context: ~/.config/nats/context/NAME.json\n"
+    "                        (under $XDG_CONFIG_HOME when set); without it, and when\n"
+    "                        nothing names a server, the one `nats context select` chose\n"
+    "  MYSQL_PWD             the password, for a database URL without one\n"
+    "  ~/.my.cnf             then the last password of an option file (--db-option-file,\n"
+    "                        else ~/.my.cnf) in [client], [client-server],\n"
+    "                        [client-mariadb] or [outbox-uvrelay]\n"
+    "Variables win over files; --print-config says where each value came from.\n";
 
 const char *ob_cli_usage(void) {
     static char text[12288];

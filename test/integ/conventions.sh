@@ -12,7 +12,18 @@
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/private.sh"
 db=it_conventions stream=IT_CONVENTIONS prefix=itconv
-pw='Conv#S3cret;x'
+src=$(cd "$(dirname "$0")/../.." && pwd)
+# doc_block LINE: the lines of docs/configuration.md's code block that holds LINE.
+doc_block() {
+  awk -v l="$1" '/^```/ { if (inb) { if (hit) { printf "%s", buf; exit }; inb = 0; buf = ""; hit = 0 }
+      else inb = 1; next }
+    inb { buf = buf $0 "\n"; if ($0 == l) hit = 1 }' "$src/docs/configuration.md"
+}
+recipe=$(doc_block "# the password in ~/.my.cnf, the servers in NATS_URL")
+sample=$(doc_block "# db-password is set (not shown)")
+[ -n "$recipe" ] && [ -n "$sample" ] || fail "docs/configuration.md holds the recipe and its output"
+pw=$(sed -n 's/^password = "\(.*\)"$/\1/p' <<<"$recipe") # the recipe's, for the test's user
+[ -n "$pw" ] || fail "the recipe's ~/.my.cnf holds a password"
 wrong='Wr0ngC0nv'
 natspw='N@tsC0nv,pw'
 work=$(mktemp -d)
@@ -47,7 +58,6 @@ JSON
 printf '{"url": "%s"}\n' "$dead_url" >"$ctxdir/deadctx.json"
 printf '{"url": "%s", "jetstream_domain": "hub"}\n' "$OUTBOX_TEST_NATS_URL" >"$ctxdir/domain.json"
 printf 'url = "%s"\n' "$OUTBOX_TEST_NATS_URL" >"$ctxdir/notjson.json"
-printf '[client]\nuser = conv\npassword = "%s"  # quoted: it holds a #\n' "$pw" >"$HOME/.my.cnf"
 printf '[mysqld]\npassword = x\n[outbox-uvrelay]\npassword=%s\n' "$wrong" >"$work/wrong.cnf"
 printf '[client-mariadb]\nhost = elsewhere\n[outbox-uvrelay]\npassword = "%s"\n' "$pw" \
   >"$work/relay.cnf"
@@ -98,9 +108,24 @@ drained "--nats beats NATS_URL" env NATS_URL="$dead_url" "${B[@]}" --db "$OUTBOX
 drained "NATS_URL beats the context's url" env NATS_URL="$OUTBOX_TEST_NATS_URL" \
   NATS_CONTEXT=deadctx "${B[@]}" --db "$OUTBOX_TEST_DB_URL$db"
 
-echo "== MariaDB"
-drained "the password only in ~/.my.cnf [client]" "${B[@]}" --db "$dburl" \
-  --nats "$OUTBOX_TEST_NATS_URL"
+echo "== MariaDB: docs/configuration.md's recipe, as written, then against the test servers"
+sed 's/^/    /' <<<"$recipe"
+(cd "$work" && PATH="$(dirname "$OUTBOX_TEST_RELAY"):$PATH" bash -e -c "$recipe") >"$work/pc0"
+while IFS= read -r line; do
+  grep -qxF -- "${line//\/home\/relay/$HOME}" "$work/pc0" || fail "--print-config has no line '$line'"
+done <<<"$sample"
+echo "ok: --print-config prints the documented lines"
+seed $db 2 64
+run=$(sed -e "s#nats-1.internal:4222,nats-2.internal:4222#$main_hostport,$main_hostport#" \
+  -e "s#mysql://relay@db.internal/shop#$dburl#" \
+  -e "s#--print-config#--drain --stream $stream --subject-prefix $prefix --no-progress#" <<<"$recipe")
+rc=0
+(cd "$work" && PATH="$(dirname "$OUTBOX_TEST_RELAY"):$PATH" timeout -s INT 60 bash -e -c "$run") \
+  >"$work/out" 2>&1 || rc=$?
+cat "$work/out" >>"$work/all.log"
+[ "$rc" = 0 ] || show_log "$work/out" 20
+assert_eq "$rc" 0 "exit status: the recipe, the password only in ~/.my.cnf [client]"
+assert_eq "$(pending)" 0 "rows pending after the recipe"
 drained "--db-option-file in place of ~/.my.cnf ([outbox-uvrelay])" "${B[@]}" --db "$dburl" \
   --nats "$OUTBOX_TEST_NATS_URL" --db-option-file "$work/relay.cnf"
 drained "MYSQL_PWD beats the option file" env MYSQL_PWD="$pw" "${B[@]}" --db "$dburl" \
