@@ -118,8 +118,11 @@ typedef const char *(*ob_env_fn)(const char *name, void *data);
  * the message names the path and the cause; the environment's fault, as a
  * server that is down is). --help and --version set the fields and return
  * 0. Values come from, in order of precedence: the command line, the
- * environment, the config file (--config or OUTBOX_CONFIG), the defaults. A bad config file is a
- * usage error naming the file, the line and the key. */
+ * environment, the config file (--config or OUTBOX_CONFIG), then for what
+ * those leave unset the conventions of NATS and MariaDB (NATS_URL and the
+ * other NATS_* variables, MYSQL_PWD, then a nats context and an option file:
+ * conv_nats.c, conv_mariadb.c), the defaults. A bad config file is a usage
+ * error naming the file, the line and the key. */
 int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data, char *err,
                  size_t errlen);
 void ob_cli_free(ob_cli *c);
