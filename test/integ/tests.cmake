@@ -69,6 +69,8 @@ ob_integ_sh(uuid_v7_sql 120)
 ob_integ_sh(streamcheck 300)
 ob_integ_sh(uuid_v7_binlog 180)
 ob_integ_sh(secrets 300)
+# NATS_URL, nats contexts, MYSQL_PWD and MariaDB option files (issue 35).
+ob_integ_sh(conventions 120)
 ob_integ_sh(ops_cli 120)
 ob_integ_sh(ops_tables 120)
 
