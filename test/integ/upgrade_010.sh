@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Upgrading from 0.1.0, as docs/upgrading.md says it: tables made from the
+# Upgrading from 0.1.0, as docs/upgrading.md and CHANGELOG.md say it: tables made from the
 # schema 0.1.0 printed (test/fixtures/0.1.0), plain, binary, ordered and
 # cursor, each holding rows in every state 0.1.0 leaves (delivered, pending,
 # retrying and due, dead; the cursor table's cursors mid-table with a row
@@ -21,11 +21,18 @@ declare -A fixture=([plain]=schema.sql [binary]=schema_binary.sql [ordered]=sche
   [cursor]=schema_ordered.sql)
 declare -A mode=([plain]= [binary]= [ordered]=--ordered [cursor]=--cursor)
 
-# block TITLE: the code block of docs/upgrading.md whose first line is "# TITLE".
+# block TITLE [FILE]: the code block of FILE (docs/upgrading.md) whose first
+# line is "# TITLE".
 block() {
   awk -v t="# $1" 'p && /^```$/ { exit } p { print } prev ~ /^```/ && $0 == t { p = 1 } { prev = $0 }' \
-    "$src/docs/upgrading.md"
+    "${2:-$src/docs/upgrading.md}"
 }
+# CHANGELOG.md's Upgrading block shows the same commands.
+for t in "0.1.0 to 0.2.0: a plain table" "0.1.0 to 0.2.0: an --ordered, --leader or --cursor table" \
+  "0.2.0 back to 0.1.0: the schema"; do
+  [ -n "$(block "$t")" ] && [ "$(block "$t")" = "$(block "$t" "$src/CHANGELOG.md")" ] ||
+    fail "docs/upgrading.md and CHANGELOG.md differ on \"# $t\""
+done
 # run_block TITLE DB: each line of the block, on DB (the page's database is shop).
 run_block() {
   local lines line
