@@ -15,7 +15,7 @@ db=it_upgrade010 stream=IT_UPGRADE010 prefix=itupg010
 src=$(cd "$(dirname "$0")/../.." && pwd)
 fx=$src/test/fixtures/0.1.0
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 kinds=(plain binary ordered cursor)
 declare -A fixture=([plain]=schema.sql [binary]=schema_binary.sql [ordered]=schema_ordered.sql
   [cursor]=schema_ordered.sql)
