@@ -581,6 +581,9 @@ static void timers_closed(void *data) {
  * timers close first (the readers may still need NATS while they finish),
  * then the link and the shutdown timer. */
 static void step(outbox_relay *r) {
+    /* On the lease table the lease closes after the readers (see the stop). */
+    if (r->phase == R_STOPPING && r->open_readers == 0)
+        ob_relay_lease_stop(r);
     if (r->phase == R_STOPPING && r->open_readers == 0 && !r->timers_open && !r->order.lease_open &&
         !r->watch_open) {
         set_state(r, R_CLOSING_LINK);
@@ -636,8 +639,12 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
      * readers that write under the lease to their end have it closed after
      * them (relay_cursor.c); and if it never started they own nothing and
      * have nothing to write, so they need not wait for a lease to finish
-     * with. */
-    if (!r->order.readers_hold_lease)
+     * with. On the lease table (a Galera node) every mode's lease closes
+     * after the readers: a closed connection releases nothing there, so it
+     * gives its rows up as it closes, once nothing of its own can still be
+     * published (step()); meanwhile it stays proven and the readers finish
+     * their batches as on a single server. */
+    if (!r->order.readers_hold_lease && !ob_lease_on_table(r->order.lease))
         ob_relay_lease_stop(r);
     stop_readers(r, r->order.readers_hold_lease && !r->locks_started);
     step(r); /* nothing may have been open */
