@@ -89,14 +89,13 @@ static int layout_result(outbox_maint *m, ob_job *j, int ok) {
         return 0;
     const char *dot = strchr(m->o.table, '.');
     ob_maint_done(m, j, OUTBOX_EDB,
-                  "%s cannot read the cursor table %.*s." OB_CURSOR_TABLE " (%s): %s has the "
+                  "cannot read the cursor table %.*s." OB_CURSOR_TABLE " (%s): %s has the "
                   "ordered layout, and only the cursor table tells which of its rows cursor "
                   "mode delivered; grant it with `GRANT SELECT ON %.*s." OB_CURSOR_TABLE
                   " TO '%s'@'<host>'`; nothing was changed",
-                  outbox_maint_kind_name(j->req.kind), dot ? (int)(dot - m->o.table) : -1,
-                  dot ? m->o.table : m->url.database, m->refused, m->name,
                   dot ? (int)(dot - m->o.table) : -1, dot ? m->o.table : m->url.database,
-                  m->url.user);
+                  m->refused, m->name, dot ? (int)(dot - m->o.table) : -1,
+                  dot ? m->o.table : m->url.database, m->url.user);
     return -1;
 }
 
