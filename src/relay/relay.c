@@ -193,19 +193,40 @@ static ob_cluster_mode cluster_mode(const outbox_relay *r) {
                           : OB_CLUSTER_PLAIN;
 }
 
+/* What the watch found of the node, for /readyz and the metric: a Galera
+ * node outside the primary component (or not ready) refuses every statement,
+ * so nothing is delivered through it, in any mode, whatever the relay's
+ * connections have found out (an --ordered relay whose lease no longer
+ * proves anything makes no statement at all). An answer that cannot tell
+ * changes nothing. */
+static void node_seen(outbox_relay *r, const ob_cluster *c) {
+    char why[160];
+    if (!c->known)
+        return;
+    r->stats.db_node_unready = ob_cluster_unfit(c, why, sizeof(why));
+    if (r->stats.db_node_unready)
+        snprintf(r->node_why, sizeof(r->node_why), "the database node cannot serve: %s", why);
+    else
+        r->node_why[0] = '\0';
+}
+
 /* Every answer of the watch: at start, after each reconnect, and every
- * interval. Cursor mode on a Galera node stops for good (the relay exits
- * 1); otherwise its lease starts at the first answer (the lease finds out
- * for itself whether its leases are locks or rows of the lease table). An
- * answer that cannot tell (the probe refused) lets it start too: the probe
- * reads only information_schema. */
+ * interval. Cursor mode on a Galera node whose members it cannot all name
+ * stops at the first answer (the relay exits 1); otherwise its lease starts
+ * at the first answer (the lease finds out for itself whether its leases
+ * are locks or rows of the lease table). An answer that cannot tell (the
+ * probe refused) lets it start too: the probe reads only information_schema. */
 static void on_cluster(void *data, const ob_cluster *c, int fresh) {
     (void)fresh;
     outbox_relay *r = data;
     char why[600];
+    node_seen(r, c);
     if (r->phase != R_RUNNING || r->fatal)
         return;
-    if (ob_cluster_refusal(c, cluster_mode(r), why, sizeof(why)) != NULL) {
+    /* Refused at start only: a member that joins later without a client
+     * address pauses the cursor's gaps (relay_cursor.c says it, and
+     * /readyz shows it) rather than end the relay and loop its restarts. */
+    if (!r->locks_started && ob_cluster_refusal(c, cluster_mode(r), why, sizeof(why)) != NULL) {
         relay_fatal(r, why);
         return;
     }
@@ -524,6 +545,8 @@ const char *outbox_relay_paused(const outbox_relay *r) {
     const char *why = r->link ? ob_link_refusal(r->link) : NULL;
     for (int i = 0; why == NULL && i < r->nreaders; i++)
         why = r->readers[i].self ? r->readers[i].ops->refusal(r->readers[i].self) : NULL;
+    if (why == NULL && r->node_why[0])
+        why = r->node_why;
     return why ? why : ob_relay_cursor_members_why(r);
 }
 

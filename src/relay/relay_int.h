@@ -99,6 +99,7 @@ struct outbox_relay {
      * the watch's first answer that finds one, closed after the reader. */
     ob_gap_proof *proof;
     char members_why[256]; /* why the members' proof cannot serve, for /readyz */
+    char node_why[200];    /* why the database node cannot serve (cluster watch), "" when it can */
     char *ctable;          /* the cursor table's name */
 
     /* What the database is (cluster_watch.c). The locking modes start their
