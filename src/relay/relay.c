@@ -193,19 +193,40 @@ static ob_cluster_mode cluster_mode(const outbox_relay *r) {
                           : OB_CLUSTER_PLAIN;
 }
 
+/* What the watch found of the node, for /readyz and the metric: a Galera
+ * node outside the primary component (or not ready) refuses every statement,
+ * so nothing is delivered through it, in any mode, whatever the relay's
+ * connections have found out (an --ordered relay whose lease no longer
+ * proves anything makes no statement at all). An answer that cannot tell
+ * changes nothing. */
+static void node_seen(outbox_relay *r, const ob_cluster *c) {
+    char why[160];
+    if (!c->known)
+        return;
+    r->stats.db_node_unready = ob_cluster_unfit(c, why, sizeof(why));
+    if (r->stats.db_node_unready)
+        snprintf(r->node_why, sizeof(r->node_why), "the database node cannot serve: %s", why);
+    else
+        r->node_why[0] = '\0';
+}
+
 /* Every answer of the watch: at start, after each reconnect, and every
- * interval. Cursor mode on a Galera node stops for good (the relay exits
- * 1); otherwise its lease starts at the first answer (the lease finds out
- * for itself whether its leases are locks or rows of the lease table). An
- * answer that cannot tell (the probe refused) lets it start too: the probe
- * reads only information_schema. */
+ * interval. Cursor mode on a Galera node whose members it cannot all name
+ * stops at the first answer (the relay exits 1); otherwise its lease starts
+ * at the first answer (the lease finds out for itself whether its leases
+ * are locks or rows of the lease table). An answer that cannot tell (the
+ * probe refused) lets it start too: the probe reads only information_schema. */
 static void on_cluster(void *data, const ob_cluster *c, int fresh) {
     (void)fresh;
     outbox_relay *r = data;
     char why[600];
+    node_seen(r, c);
     if (r->phase != R_RUNNING || r->fatal)
         return;
-    if (ob_cluster_refusal(c, cluster_mode(r), why, sizeof(why)) != NULL) {
+    /* Refused at start only: a member that joins later without a client
+     * address pauses the cursor's gaps (relay_cursor.c says it, and
+     * /readyz shows it) rather than end the relay and loop its restarts. */
+    if (!r->locks_started && ob_cluster_refusal(c, cluster_mode(r), why, sizeof(why)) != NULL) {
         relay_fatal(r, why);
         return;
     }
@@ -524,6 +545,8 @@ const char *outbox_relay_paused(const outbox_relay *r) {
     const char *why = r->link ? ob_link_refusal(r->link) : NULL;
     for (int i = 0; why == NULL && i < r->nreaders; i++)
         why = r->readers[i].self ? r->readers[i].ops->refusal(r->readers[i].self) : NULL;
+    if (why == NULL && r->node_why[0])
+        why = r->node_why;
     return why ? why : ob_relay_cursor_members_why(r);
 }
 
@@ -581,6 +604,9 @@ static void timers_closed(void *data) {
  * timers close first (the readers may still need NATS while they finish),
  * then the link and the shutdown timer. */
 static void step(outbox_relay *r) {
+    /* On the lease table the lease closes after the readers (see the stop). */
+    if (r->phase == R_STOPPING && r->open_readers == 0)
+        ob_relay_lease_stop(r);
     if (r->phase == R_STOPPING && r->open_readers == 0 && !r->timers_open && !r->order.lease_open &&
         !r->watch_open) {
         set_state(r, R_CLOSING_LINK);
@@ -636,8 +662,12 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
      * readers that write under the lease to their end have it closed after
      * them (relay_cursor.c); and if it never started they own nothing and
      * have nothing to write, so they need not wait for a lease to finish
-     * with. */
-    if (!r->order.readers_hold_lease)
+     * with. On the lease table (a Galera node) every mode's lease closes
+     * after the readers: a closed connection releases nothing there, so it
+     * gives its rows up as it closes, once nothing of its own can still be
+     * published (step()); meanwhile it stays proven and the readers finish
+     * their batches as on a single server. */
+    if (!r->order.readers_hold_lease && !ob_lease_on_table(r->order.lease))
         ob_relay_lease_stop(r);
     stop_readers(r, r->order.readers_hold_lease && !r->locks_started);
     step(r); /* nothing may have been open */
