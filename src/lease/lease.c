@@ -22,7 +22,8 @@
  *   any query state -lost-> CONNECT_WAIT (every lease goes with the session, at once)
  *   RESTING -------lost---> CONNECT_WAIT (the server closed the idle connection)
  *    |       other error--> RESTING (warned once per distinct error)
- *   any state ----close---> CLOSING; on the lease table, from a round: LEAVING
+ *   any state ----close---> CLOSING (on the lease table, a round's state: LEAVING)
+ *   a round's state, lease table --close--> LEAVING
  *   LEAVING ---answered---> CLOSING (the round under way first, then the leave)
  *
  * Leader mode: a standby's survey asks for the leadership lock (and lists
