@@ -48,10 +48,13 @@ typedef struct link_conn {
 } link_conn;
 
 /* A reply on the inbox, as read where it arrived: an ack, or a control
- * reply (msg kept, sequence number in ack.slot). */
+ * reply (sequence number in ack.slot). `msg` is the reply, kept while the
+ * ack's text points into it (the threaded client keeps every one until the
+ * loop has handed it on; the loop's client keeps none: NULL). */
 typedef struct inbox_reply {
     ob_ack ack;
     int control;
+    natsMsg *msg;
 } inbox_reply;
 
 /* What nats.c's threads leave for the loop. Guarded by mu. */

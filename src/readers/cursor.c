@@ -184,7 +184,8 @@ static void pump(ob_cursor *c) {
     /* Without the broker or the lease, unsent rows wait (a timer or the
      * broker's return brings the reader back here). */
     if (ob_cursor_has_unsent(b) &&
-        (!c->env.pub.ready(c->env.pub.data) || !ob_cursor_may_publish(c)) && b->outstanding == 0)
+        (!c->env.broker.ops->ready(c->env.broker.self) || !ob_cursor_may_publish(c)) &&
+        b->outstanding == 0)
         return;
     ob_pub_some(&c->pub);
     switch (ob_pub_after_answers(&c->pub)) {

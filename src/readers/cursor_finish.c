@@ -109,7 +109,7 @@ static void advance(ob_cursor *c, uint64_t mask, uint64_t seq) {
 ob_fin ob_cursor_finish_sql(ob_cursor *c) {
     ob_batch *b = &c->pub.batch;
     const ob_worker_env *e = &c->env;
-    int interrupted = e->pub.epoch(e->pub.data) != b->epoch;
+    int interrupted = e->broker.ops->epoch(e->broker.self) != b->epoch;
     ob_batch_decide(b, &e->batch, interrupted);
     if (ob_cursor_requeue(c) > 0)
         return OB_FIN_AGAIN; /* published again once the broker and the lease allow */

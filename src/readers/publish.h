@@ -6,7 +6,7 @@
  * cursor reader, cursor_int.h) and find themselves back from its flow
  * member with one step (offsetof of the embedded member).
  *
- * What publish.c does: capacity from the flow control, the publisher's
+ * What publish.c does: capacity from the flow control, the broker's
  * verdict per row, acks (whose fault each refusal is), and the ack deadline
  * that tells a silent broker (its fault: rows go back without an attempt)
  * from a row the broker did not answer while it answered others (the row's

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the relay gives its readers: the environment shared by every reader
- * of a relay (loop, log, database settings, batch settings, the publisher,
+ * of a relay (loop, log, database settings, batch settings, the broker,
  * the flow control, the counters) and the worker's owner callbacks. The
  * worker (worker.h) and the cursor reader (cursor.h) both read it, and so
  * does their publishing context (publish.h); it sits below all three.
@@ -15,49 +15,14 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "ack.h"
 #include "batch.h"
+#include "broker.h"
 #include "db.h"
 #include "flow.h"
 #include "log.h"
-#include "message.h"
 #include "outbox/relay.h"
 
 struct ob_worker;
-
-/* The way out to the broker. */
-typedef struct ob_publisher {
-    /* 1 when rows may be published. */
-    int (*ready)(void *data);
-    /* Counts losses of readiness: a batch that saw it change was interrupted. */
-    uint32_t (*epoch)(void *data);
-    /* Loop time (ms) of the last answer the broker sent, of any kind. */
-    uint64_t (*last_answer)(void *data);
-    /* Publishes `row`; its answer comes back to the reader whose publisher
-     * number is `worker` (reader.h's ack) with the same (worker, gen, slot). Returns 0, or -1 with
-     * *fail filled. */
-    int (*publish)(void *data, uint32_t worker, uint32_t gen, uint32_t slot, const ob_row *row,
-                   ob_pub_fail *fail);
-    /* The broker is not answering (no ack in time from a broker that
-     * answered nothing since): stop being ready until it answers again. */
-    void (*unavailable)(void *data, const char *why);
-    /* A publish found no responders or a 503: find out whether the broker
-     * is down (then readiness drops) or the message was at fault (then
-     * readiness is confirmed with another "up"). */
-    void (*suspect)(void *data, const char *why);
-    /* 0 while such a check is under way. */
-    int (*settled)(void *data);
-    /* JetStream refused a message as it would any (a full stream, a
-     * resource limit: the broker's fault, `why`): pause without counting
-     * attempts. */
-    void (*refused)(void *data, const char *why);
-    /* The stream's duplicate window in ms, 0 when not known yet. */
-    uint64_t (*window_ms)(void *data);
-    /* The stream's max_bytes, 0 or less when unlimited or not known (may be
-     * NULL): a payload larger than it can never be stored. */
-    int64_t (*max_bytes)(void *data);
-    void *data;
-} ob_publisher;
 
 /* The worker's owner. */
 typedef struct ob_worker_owner {
@@ -109,7 +74,7 @@ typedef struct ob_worker_env {
     uint64_t fetch_bytes; /* each worker's share of max_in_flight_bytes; 0: no byte limit */
     uint32_t poll_interval_ms;
     uint32_t ack_timeout_ms;
-    ob_publisher pub;
+    ob_broker broker; /* the way out: the broker's table and handle (broker.h) */
     ob_worker_owner owner;
     ob_flow *flow;
     outbox_stats *stats; /* counters the worker adds to */

@@ -180,7 +180,7 @@ static void next(ob_worker *w) {
         set_state(w, W_HALTED);
     } else if (w->refusing) {
         query(w, W_GRANT_PROBING, w->grant_sql.p, w->grant_sql.len);
-    } else if (!w->env->pub.ready(w->env->pub.data)) {
+    } else if (!w->env->broker.ops->ready(w->env->broker.self)) {
         set_state(w, W_BROKER_WAIT);
     } else if (o->may_publish && !o->may_publish(o->data)) {
         /* Rows claimed now would only go back: look again a poll later. */
@@ -258,7 +258,8 @@ static void finish_batch(ob_worker *w) {
     ob_batch *b = &w->pub.batch;
     uv_timer_stop(&w->timer);
     ob_flow_leave(e->flow, &w->pub.fm);
-    int interrupted = e->pub.epoch(e->pub.data) != b->epoch || !e->pub.ready(e->pub.data);
+    int interrupted =
+        e->broker.ops->epoch(e->broker.self) != b->epoch || !e->broker.ops->ready(e->broker.self);
     size_t len = ob_batch_finish_sql(b, &e->batch, interrupted);
     if (b->n_dead && b->order)
         ob_pub_log_passed(&w->pub); /* while the rows are still readable */
@@ -406,7 +407,7 @@ static void fetched(ob_worker *w) {
     if (w->env->any_fetched)
         *w->env->any_fetched = 1;
     ob_db_life_settle(&w->life);
-    int n = ob_batch_load(&w->pub.batch, next_row, w->db, e->pub.epoch(e->pub.data));
+    int n = ob_batch_load(&w->pub.batch, next_row, w->db, e->broker.ops->epoch(e->broker.self));
     ob_batch_set_binary(&w->pub.batch, ob_db_col_binary(w->db, 1, OB_COL_PAYLOAD));
     int asked = ob_fetch_budget_asked(&w->fb);
     ob_fetch_budget_seen(&w->fb, &w->pub.batch);

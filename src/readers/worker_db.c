@@ -40,7 +40,7 @@ static void warn_unmarked(ob_worker *w) {
     ob_unmarked *u = e->unmarked;
     if (u == NULL || u->rows == 0)
         return;
-    uint64_t window = e->pub.window_ms(e->pub.data);
+    uint64_t window = e->broker.ops->window_ms(e->broker.self);
     uint64_t away = uv_now(e->loop) - u->oldest_at;
     if (window > 0 && away + e->ack_timeout_ms >= window)
         OB_WARN(e->log,

@@ -54,7 +54,6 @@ struct outbox_relay {
     ob_unmarked unmarked;
     int any_fetched;
     ob_flow flow;
-    ob_link *link;
     /* The readers: `connections` workers (one in leader mode), or cursor
      * mode's one reader. Owned: each is freed with its ops' free. A
      * reader's index is its publisher number, so an ack goes to
