@@ -560,7 +560,10 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
     switch (ev) {
     case EV_ACK:
         ob_pub_take_ack(&w->pub, arg);
-        if (w->state == W_PUBLISHING) /* telling the link may have ended the batch */
+        /* Telling the broker (a refusal, a suspect answer) cannot end the
+         * batch under us: its change of readiness comes later, from the
+         * loop. The check is a guard, not load-bearing. */
+        if (w->state == W_PUBLISHING)
             after_answers(w);
         return;
     case EV_CAPACITY:
