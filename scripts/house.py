@@ -4,7 +4,10 @@
 
   scripts/house.py circles   the include graph between the folders of src/ and
                              between modules, and the calls between files;
-                             prints every circle, exits 1 if there is one
+                             prints every circle, exits 1 if there is one;
+                             and each folder's include paths in
+                             CMakeLists.txt (OUTBOX_USES_<folder>) name only
+                             folders above it in README.md's map
   scripts/house.py map       checks that README.md's map ("Inside the relay")
                              names every file of src/ under its folder; exit 1
                              names the missing or stale ones
@@ -153,6 +156,12 @@ def readme_map():
     return text[start:end] if start >= 0 else ""
 
 
+def include_paths():
+    """{folder: [folders on its include paths]} from CMakeLists.txt."""
+    text = open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8").read()
+    return {m.group(1): m.group(2).split() for m in re.finditer(r"^set\(OUTBOX_USES_(\w+) ([^)]*)\)", text, re.M)}
+
+
 MAX_FILE_LINES = 850
 MAX_FUNCTION_LINES = 80
 START = re.compile(r"^(?!typedef\b|struct\b|enum\b|union\b|extern\b)[A-Za-z_][^=;]*?\b(\w+)\s*\(")
@@ -289,9 +298,26 @@ def main(argv):
             elif a not in order or b not in order:
                 print(f"folder {a if a not in order else b} has no heading in README.md's map")
                 bad = 1
+        # Each folder's include paths (CMakeLists.txt, OUTBOX_USES_<folder>)
+        # name only folders above it, and every folder it includes from.
+        uses = include_paths()
+        for folder in order:
+            if folder not in uses:
+                print(f"folder {folder} has no include paths (OUTBOX_USES_{folder}) in CMakeLists.txt")
+                bad = 1
+                continue
+            for other in uses[folder]:
+                if other != folder and (other not in order or order.index(other) > order.index(folder)):
+                    print(f"folder {folder} has {other} on its include paths, not above it in README.md's map")
+                    bad = 1
+        for a, b in sorted(folder_graph(fs)):
+            if a in uses and b not in uses[a]:
+                print(f"folder {a} includes from {b}, not on its include paths (OUTBOX_USES_{a})")
+                bad = 1
         if not bad:
             print("no circles: neither in the include graph between modules nor in the calls between "
-                  "files; each folder includes only from those above it in README.md's map")
+                  "files; each folder includes only from those above it in README.md's map, and "
+                  "only those are on its include paths")
         return bad
     if what == "map":
         section = readme_map()
