@@ -743,9 +743,11 @@ ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *own
         return NULL;
     c->cfg = *cfg;
     c->own = *owner;
+    /* The relay's environment, with an owner of the cursor's own: none of
+     * the workers' owner callbacks (they would take the cursor for the
+     * relay), only the gate of its publishes. */
     c->env = *cfg->env;
-    c->env.owner.may_publish = ob_cursor_may_publish;
-    c->env.owner.data = c;
+    c->env.owner = (ob_reader_owner){.may_publish = ob_cursor_may_publish, .data = c};
     c->env.order = OB_ORDER_AGGREGATE;
     c->handoff_seq = UINT64_MAX;
     ob_pub_init(&c->pub, &c->env, cfg->index, "cursor", on_capacity, on_wake);

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void ob_pub_init(ob_pub *p, const ob_worker_env *env, uint32_t index, const char *name,
+void ob_pub_init(ob_pub *p, const ob_reader_env *env, uint32_t index, const char *name,
                  void (*on_capacity)(ob_flow_member *), void (*on_wake)(ob_flow_member *)) {
     p->env = env;
     p->index = index;
@@ -30,7 +30,7 @@ void ob_pub_give_back(ob_pub *p, int n) {
 }
 
 static void publish_one(ob_pub *p, int i) {
-    const ob_worker_env *e = p->env;
+    const ob_reader_env *e = p->env;
     ob_batch *b = &p->batch;
     if (e->broker.ops->publish(e->broker.self, p->index, b->gen, (uint32_t)i, &b->slots[i].row,
                                &p->pf) != 0) {
@@ -57,7 +57,7 @@ uint64_t ob_pub_ack_due_in(const ob_pub *p) {
 /* Publishes the rows that may leave now (in an ordered batch, those whose
  * aggregate has nothing earlier in flight), as far as the capacity allows. */
 static void publish_ready(ob_pub *p) {
-    const ob_worker_env *e = p->env;
+    const ob_reader_env *e = p->env;
     ob_batch *b = &p->batch;
     int i;
     while ((i = ob_batch_next_ready(b)) >= 0) {
@@ -101,7 +101,7 @@ static int failed(ob_pub *p, const ob_ack *a) {
 }
 
 void ob_pub_take_ack(ob_pub *p, const ob_ack *a) {
-    const ob_worker_env *e = p->env;
+    const ob_reader_env *e = p->env;
     ob_batch *b = &p->batch;
     if (a->gen != b->gen || a->slot >= (uint32_t)b->n ||
         b->slots[a->slot].state != OB_SLOT_INFLIGHT)
@@ -125,7 +125,7 @@ void ob_pub_take_ack(ob_pub *p, const ob_ack *a) {
  * stream's leader: the link asks whether the stream answers, and the rows
  * are charged an attempt only if it does (see ob_pub_after_answers). */
 void ob_pub_ack_deadline(ob_pub *p) {
-    const ob_worker_env *e = p->env;
+    const ob_reader_env *e = p->env;
     static const char t[] = "no ack from JetStream within the ack timeout";
     uint64_t now = uv_now(e->loop);
     if (now < e->ack_timeout_ms)
@@ -148,7 +148,7 @@ void ob_pub_ack_deadline(ob_pub *p) {
 }
 
 ob_after ob_pub_after_answers(ob_pub *p) {
-    const ob_worker_env *e = p->env;
+    const ob_reader_env *e = p->env;
     /* In an ordered batch an answer can free the next row of its aggregate. */
     if (p->batch.order)
         publish_ready(p);
@@ -163,7 +163,7 @@ ob_after ob_pub_after_answers(ob_pub *p) {
 }
 
 void ob_pub_log_passed(const ob_pub *p) {
-    const ob_worker_env *e = p->env;
+    const ob_reader_env *e = p->env;
     const ob_batch *b = &p->batch;
     for (int i = 0; i < b->n; i++) {
         const ob_slot *s = &b->slots[i];

@@ -24,7 +24,7 @@
 #include "reader_env.h"
 
 typedef struct ob_pub {
-    const ob_worker_env *env; /* the relay's publisher, flow, counters, batch settings */
+    const ob_reader_env *env; /* the relay's publisher, flow, counters, batch settings */
     uint32_t index;           /* the publisher number of this reader's publishes */
     char name[32];            /* for logs: "worker 3", "cursor" */
     ob_batch batch;           /* the batch being published */
@@ -33,7 +33,7 @@ typedef struct ob_pub {
 } ob_pub;
 
 /* Sets up p (its batch apart) for a reader whose flow callbacks are given. */
-void ob_pub_init(ob_pub *p, const ob_worker_env *env, uint32_t index, const char *name,
+void ob_pub_init(ob_pub *p, const ob_reader_env *env, uint32_t index, const char *name,
                  void (*on_capacity)(ob_flow_member *), void (*on_wake)(ob_flow_member *));
 /* Gives back in-flight capacity for n publishes. */
 void ob_pub_give_back(ob_pub *p, int n);

@@ -24,8 +24,10 @@
 
 struct ob_worker;
 
-/* The worker's owner. */
-typedef struct ob_worker_owner {
+/* A reader's owner: the relay for its workers. The cursor reader, which
+ * has an owner of its own (cursor.h), copies the environment and sets only
+ * may_publish here, with itself as `data`: every other callback is NULL. */
+typedef struct ob_reader_owner {
     /* 1 while someone waits for the table to drain: an empty fetch then
      * also asks whether any pending row is left. */
     int (*drain_wanted)(void *data);
@@ -48,7 +50,7 @@ typedef struct ob_worker_owner {
      * what it fetched (its lease was not proven recently): the batch's
      * unsent rows go back untouched. NULL: always 1. */
     int (*may_publish)(void *data);
-} ob_worker_owner;
+} ob_reader_owner;
 
 /* Rows published but left unmarked by lost connections, across a relay's
  * workers: the first worker that connects again reports them. */
@@ -57,8 +59,9 @@ typedef struct ob_unmarked {
     uint64_t oldest_at; /* loop time the oldest of them was published by */
 } ob_unmarked;
 
-/* Shared by every reader of a relay, owned by the relay. */
-typedef struct ob_worker_env {
+/* Shared by every reader of a relay, owned by the relay (the cursor reader
+ * keeps a copy with its own owner). */
+typedef struct ob_reader_env {
     uv_loop_t *loop;
     const ob_log *log;
     ob_db_config db; /* strings borrowed; they outlive the workers */
@@ -75,11 +78,11 @@ typedef struct ob_worker_env {
     uint32_t poll_interval_ms;
     uint32_t ack_timeout_ms;
     ob_broker broker; /* the way out: the broker's table and handle (broker.h) */
-    ob_worker_owner owner;
+    ob_reader_owner owner;
     ob_flow *flow;
     outbox_stats *stats; /* counters the worker adds to */
     ob_unmarked *unmarked;
     int *any_fetched; /* set once any worker of the relay completed a fetch (may be NULL) */
-} ob_worker_env;
+} ob_reader_env;
 
 #endif

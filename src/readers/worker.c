@@ -173,7 +173,7 @@ static void fetch(ob_worker *w) {
  * ask whether the database accepts the writes again, wait for the broker,
  * or claim the next batch. */
 static void next(ob_worker *w) {
-    const ob_worker_owner *o = &w->env->owner;
+    const ob_reader_owner *o = &w->env->owner;
     if (w->stop) {
         close_worker(w);
     } else if (w->halted) {
@@ -201,7 +201,7 @@ static void rollback(ob_worker *w, worker_state s) {
  * batch) wakes them, so an idle relay costs one round trip per interval (a
  * second at rest, see flow.h). */
 static void go_idle(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     if (w->stop || w->halted || ob_flow_take_wake(e->flow)) {
         next(w); /* a wake came while everyone was busy: fetch at once */
         return;
@@ -240,7 +240,7 @@ static void db_failed_act(ob_worker *w, const char *during) {
 /* The owner hears of the failure last: it may halt or stop the worker from
  * its callback, which must find the worker in its new state. */
 static void db_failed(ob_worker *w, const char *during) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     unsigned no = ob_db_errno(w->db);
     char msg[512];
     snprintf(msg, sizeof(msg), "%s", ob_db_error(w->db));
@@ -254,7 +254,7 @@ static void db_failed(ob_worker *w, const char *during) {
 
 /* Every row has its answer (or the batch was cut short): write the outcome. */
 static void finish_batch(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     ob_batch *b = &w->pub.batch;
     uv_timer_stop(&w->timer);
     ob_flow_leave(e->flow, &w->pub.fm);
@@ -274,7 +274,7 @@ static void finish_batch(ob_worker *w) {
 }
 
 static void batch_committed(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     ob_batch *b = &w->pub.batch;
     e->stats->batches++;
     ob_hist_observe(&e->stats->batch_duration,
@@ -403,7 +403,7 @@ static void isolate_next(ob_worker *w) {
  * the statement (the server rolls the transaction back) in all of them. */
 
 static void fetched(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     if (w->env->any_fetched)
         *w->env->any_fetched = 1;
     ob_db_life_settle(&w->life);
@@ -493,7 +493,7 @@ static void grant_probed(ob_worker *w) {
 }
 
 static void probed(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     int due = ob_db_next_row(w->db, 0, NULL) != NULL, woken = w->woken;
     w->woken = 0;
     if (!due && !woken) {
@@ -598,7 +598,7 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
 }
 
 static void st_poll_wait(ob_worker *w, worker_event ev) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     switch (ev) {
     case EV_TIMER:
         /* While a drain is awaited, the scout fetches: the empty fetch is
@@ -748,7 +748,7 @@ static void close_worker(ob_worker *w) {
 
 /* --- public -------------------------------------------------------------- */
 
-ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
+ob_worker *ob_worker_new(const ob_reader_env *env, int index) {
     ob_worker *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return NULL;

@@ -259,7 +259,7 @@ static int prepare_sql(outbox_relay *r) {
  * callbacks. */
 static void prepare_env(outbox_relay *r) {
     const outbox_relay_options *o = &r->o;
-    ob_worker_env *e = &r->env;
+    ob_reader_env *e = &r->env;
     e->loop = r->loop;
     e->log = &r->log;
     ob_db_url_to_config(&r->db, &e->db);
@@ -288,7 +288,7 @@ static void prepare_env(outbox_relay *r) {
     e->fetch_bytes = o->max_in_flight_bytes / (uint64_t)o->connections;
     e->poll_interval_ms = o->poll_interval_ms;
     e->ack_timeout_ms = o->ack_timeout_ms;
-    e->owner = (ob_worker_owner){.drain_wanted = owner_drain_wanted,
+    e->owner = (ob_reader_owner){.drain_wanted = owner_drain_wanted,
                                  .table_empty = owner_table_empty,
                                  .db_failed = owner_db_failed,
                                  .on_closed = owner_closed,
@@ -309,7 +309,7 @@ static void prepare_env(outbox_relay *r) {
  * cursor reader takes a copy of it). */
 static int prepare_readers(outbox_relay *r) {
     const outbox_relay_options *o = &r->o;
-    ob_worker_env *e = &r->env;
+    ob_reader_env *e = &r->env;
     /* What the database is (on a Galera node cursor mode needs its members named). */
     ob_cluster_watch_callbacks wcb = {on_cluster, on_cluster_closed, r};
     r->watch = ob_cluster_watch_new(r->loop, &e->db, &r->log, 10000, &wcb);

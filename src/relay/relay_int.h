@@ -50,7 +50,7 @@ struct outbox_relay {
     ob_buf wake;              /* the doorbell's subject */
     const char *wake_subject; /* wake.p, or NULL without a doorbell */
 
-    ob_worker_env env; /* shared by the workers */
+    ob_reader_env env; /* shared by the workers */
     ob_unmarked unmarked;
     int any_fetched;
     ob_flow flow;

@@ -129,7 +129,7 @@ static void o_closed(void *d) {
 uv_loop_t loop;
 static ob_flow flow;
 outbox_stats stats;
-static ob_worker_env env;
+static ob_reader_env env;
 char logged[4096];
 
 /* Keeps the reader's lines (info and above), the latest last. */

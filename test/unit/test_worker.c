@@ -120,7 +120,7 @@ static outbox_verdict classify(const outbox_failure *f, void *data) {
 static uv_loop_t loop;
 static ob_flow flow;
 static outbox_stats stats;
-static ob_worker_env env;
+static ob_reader_env env;
 static ob_log quiet = {NULL, NULL, OUTBOX_LOG_ERROR};
 
 /* A worker made, not started. */
@@ -148,7 +148,7 @@ static ob_worker *new_worker(void) {
     env.poll_interval_ms = 20;
     env.ack_timeout_ms = 50;
     env.broker = (ob_broker){&fake_broker, NULL};
-    env.owner = (ob_worker_owner){NULL, f_table_empty, NULL, f_closed, NULL, NULL, NULL};
+    env.owner = (ob_reader_owner){NULL, f_table_empty, NULL, f_closed, NULL, NULL, NULL};
     env.flow = &flow;
     env.stats = &stats;
     ob_flow_init(&flow, 100, 5, 20);
