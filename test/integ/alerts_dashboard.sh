@@ -30,7 +30,7 @@ done
 readme_block() {
   awk -v lang="$1" -v n="$2" '/^## / { s = ($0 == "## Alerts and dashboards") }
     c && /^```$/ { exit } c { print; next } s && $0 == "```" lang && ++k == n { c = 1 }' \
-    "$src/README.md"
+    "$src/docs/monitoring.md"
 }
 
 # The README's promtool commands, as written, from the checkout.

@@ -30,7 +30,7 @@ ob_integ_sh(install_deb 600)
 set_tests_properties(integ.install integ.examples integ.systemd_unit integ.install_recipe
   PROPERTIES RESOURCE_LOCK build_install)
 ob_integ_sh(servers_ports 180)
-# The README's table of contents lists its sections (scripts/readme_toc.sh --write
+# The tables of contents of README.md and docs/ list their sections (scripts/readme_toc.sh --write
 # rewrites it); no servers needed.
 add_test(NAME unit.readme_toc COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/readme_toc.sh)
 set_tests_properties(unit.readme_toc PROPERTIES LABELS unit TIMEOUT 60)
