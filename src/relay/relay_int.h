@@ -50,11 +50,10 @@ struct outbox_relay {
     ob_buf wake;              /* the doorbell's subject */
     const char *wake_subject; /* wake.p, or NULL without a doorbell */
 
-    ob_worker_env env; /* shared by the workers */
+    ob_reader_env env; /* shared by the workers */
     ob_unmarked unmarked;
     int any_fetched;
     ob_flow flow;
-    ob_link *link;
     /* The readers: `connections` workers (one in leader mode), or cursor
      * mode's one reader. Owned: each is freed with its ops' free. A
      * reader's index is its publisher number, so an ack goes to

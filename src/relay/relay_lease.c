@@ -230,7 +230,7 @@ int ob_relay_lease_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const
         r->order.lease = make_lease(r);
         return r->order.lease ? 0 : -1;
     }
-    ob_worker_env *e = &r->env;
+    ob_reader_env *e = &r->env;
     e->order = r->o.leader ? OB_ORDER_STRICT : OB_ORDER_AGGREGATE;
     e->owner.fetch_sql = fetch_sql;
     e->owner.may_publish = may_publish;
