@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The systemd recipe as installed: `systemd-analyze verify` accepts the unit
 # without a warning, and the binary run the way the unit runs it (its own
-# ExecStart= line, as an unprivileged user, with the files made by the unit's
+# ExecStart= line, as an unprivileged user (nobody, standing in for the
+# unit's User=, which install_deb.sh runs it as), with the files made by the unit's
 # install comments, the password read from a credential directory as
 # LoadCredential= exposes it, a log file in what LogsDirectory= makes) starts,
 # tells systemd READY=1, pings the watchdog, delivers every row, and says
@@ -28,7 +29,7 @@ rc=0; out=$(cd "$work" && SYSTEMD_LOG_COLOR=0 systemd-analyze verify "./outbox-u
 echo "$out" | sed 's/^/    /'
 assert_eq "$rc" 0 "systemd-analyze verify exit status"
 assert_eq "$out" "" "systemd-analyze verify output"
-for want in Type=notify WatchdogSec= DynamicUser=yes LogsDirectory=outbox-uvrelay \
+for want in Type=notify WatchdogSec= User=outbox-uvrelay LogsDirectory=outbox-uvrelay \
   LoadCredential=db-password:/etc/outbox-uvrelay/db-password ProtectSystem=strict; do
   grep -q "^$want" "$unit" || fail "the unit sets $want"
 done
