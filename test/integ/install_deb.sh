@@ -42,7 +42,6 @@ assert_eq "$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$work/configured/CMakeCa
   "lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)" "the library directory of the recipe's configuration"
 rm -rf "$work/configured"
 
-echo "T $(date +%T) cpack"
 # 1. The package, with the recipe's lines.
 line=$(grep '^cpack ' <<<"$recipe")
 assert_eq "$line" "cpack --config build/CPackConfig.cmake -G DEB" "the recipe's cpack line"
@@ -82,7 +81,6 @@ grep -q '^liboutbox 0 outbox-uvrelay' <<<"$(dpkg-deb -I "$deb" shlibs)" || fail 
 apt-get -s -o Debug::NoLocking=1 install "$deb" >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt-get -s install"; }
 grep -q '^Inst outbox-uvrelay' "$work/apt.log" || { cat "$work/apt.log"; fail "apt would install it"; }
 
-echo "T $(date +%T) unpack"
 # 2. Unpacked into a scratch root, and run from there.
 root=$work/root
 dpkg-deb -x "$deb" "$root"
@@ -112,7 +110,6 @@ rc=0; "$work/producer" 2>/dev/null || rc=$?
 assert_eq "$rc" 2 "a program built against the unpacked library, run without arguments"
 unset LD_LIBRARY_PATH
 
-echo "T $(date +%T) lintian"
 # 3. lintian --pedantic: no error; the warnings are those the docs explain;
 # no hardening tag (of any level); and the tags the packaging fixed stay away.
 rc=0; lintian --no-cfg --pedantic --display-info "$deb" >"$work/lintian.log" 2>"$work/lintian.err" || rc=$?
@@ -134,7 +131,6 @@ for tag in no-copyright-file debian-changelog-file-missing changelog-file-missin
 done
 echo "ok: lintian --pedantic: no error, no hardening tag, $(grep -c '^W: ' "$work/lintian.log" || true) warning(s), each explained in the docs"
 
-echo "T $(date +%T) lifecycle"
 # 4. The lifecycle, each step as the docs give it, in a throwaway root.
 # skip REASON: the rest passed, this machine cannot run the lifecycle.
 skip() { echo "skipped: the package's lifecycle: $1"; exit 77; }
@@ -234,7 +230,6 @@ service_run() {
 arch=$(dpkg --print-architecture)
 version=$(dpkg-deb -f "$deb" Version)
 prev=$work/prev
-echo "T $(date +%T) repack"
 dpkg-deb -R "$deb" "$prev"
 sed -i "s/^Version: .*/Version: $version~prev/" "$prev/DEBIAN/control"
 sed -i "1a # (the previous version's default)" "$prev/etc/outbox-uvrelay/relay.conf"
@@ -244,7 +239,6 @@ grep -q "^$sum  etc/outbox-uvrelay/relay.conf" "$prev/DEBIAN/md5sums" || fail "t
 old_deb=outbox-uvrelay_${version}~prev_$arch.deb
 dpkg-deb --root-owner-group -Zgzip -z1 -b "$prev" "$sys/pkgs/$old_deb" >/dev/null
 cp "$deb" "$sys/pkgs/"
-echo "T $(date +%T) repacked"
 chmod -R a+rX "$sys/pkgs"
 db_fresh $db
 stream_delete $stream
@@ -264,20 +258,17 @@ assert_eq "$home $shell" "/nonexistent /usr/sbin/nologin" "the user's home and s
 [ -f "$unit" ] || fail "the unit in /lib/systemd/system"
 [ ! -e "$wants" ] || fail "the unit is enabled at install"
 ! grep -qE '^(start|restart|try-restart|enable)' "$sys$calls" || fail "systemctl at install: $(cat "$sys$calls")"
-echo "T $(date +%T) verify"
 rc=0; out=$(in_root systemd-analyze verify /lib/systemd/system/outbox-uvrelay.service 2>&1) || rc=$?
 ours=$(grep 'outbox-uvrelay\.service' <<<"$out" || true)
 [ -z "$ours" ] || fail "systemd-analyze verify on the installed unit: $ours"
 echo "ok: installed, user $uid, the unit verifies, not enabled"
 
-echo "T $(date +%T) configure"
 # Configure and start.
 step_deb= step "configure and start the service"
 [ -L "$wants" ] || fail "systemctl enable made the unit's link"
 assert_eq "$(stat -c '%a %U' "$sys/etc/outbox-uvrelay/db-password")" "600 root" "the password file"
 service_run 40
 
-echo "T $(date +%T) upgrade"
 # Upgrade: the edited config kept, the new default beside it, the user, the
 # unit and its enablement kept, a running service restarted.
 edited=$(md5sum <"$conf")
@@ -290,7 +281,6 @@ assert_eq "$(in_root id -u outbox-uvrelay)" "$uid" "the user after the upgrade"
 grep -qx 'try-restart outbox-uvrelay.service' "$sys$calls" || fail "try-restart on upgrade: $(cat "$sys$calls")"
 service_run 40
 
-echo "T $(date +%T) remove"
 # Remove: stopped, the binary and the unit gone (masked), the config kept.
 step_deb= step "remove the package"
 assert_eq "$(status)" "rc $version" "the package's state after remove"
@@ -299,7 +289,6 @@ grep -qx 'stop outbox-uvrelay.service' "$sys$calls" || fail "stop on remove: $(c
 assert_eq "$(readlink "$sys/etc/systemd/system/outbox-uvrelay.service")" /dev/null "the unit masked after remove"
 [ -f "$conf" ] || fail "the config kept by remove"
 
-echo "T $(date +%T) purge"
 # Purge: nothing of the package left but its user and group.
 step_deb= step "purge the package"
 assert_eq "$(status)" "" "the package's state after purge"
@@ -308,4 +297,3 @@ left=$(cd "$sys" && find etc lib/systemd var/lib/systemd var/log -name '*outbox*
 assert_eq "$(in_root id -u outbox-uvrelay)" "$uid" "the system user kept by purge"
 assert_eq "$(field "$(stream_summary $stream)" distinct)" 80 "distinct ids the service published"
 echo "ok: the lifecycle: install, configure, start, upgrade, remove, purge"
-echo "T $(date +%T) end"
