@@ -24,8 +24,7 @@ work=$(mktemp -d); SERVICE_PID=
 # anyway); rm stays on this file system.
 trap 'kill $SERVICE_PID 2>/dev/null || true; umount -R -l "$work/ns" 2>/dev/null || true
   rm -rf --one-file-system "$work"' EXIT
-doc=$src/README.md
-[ ! -f "$src/docs/install.md" ] || doc=$src/docs/install.md
+doc=$src/docs/install.md
 # block TITLE: the docs' code block whose first line is "# TITLE".
 block() {
   awk -v t="# $1" 'p && /^```$/ { exit } p { print } prev ~ /^```/ && $0 == t { p = 1 } { prev = $0 }' "$doc"
