@@ -175,17 +175,18 @@ in_root() {
 # package file name is the one the test gives for the step, `editor FILE`
 # writes the test's settings into FILE, the password is the test server's).
 step() {
-  local lines line title=$1
+  local lines line shown title=$1
   lines=$(block "$title")
   [ -n "$lines" ] || fail "the docs' block \"# $title\""
   : >"$sys$calls"
   while IFS= read -r line; do
-    line=$(sed -E "s#\\./outbox-uvrelay_[^ ]*_$arch\\.deb#/pkgs/$step_deb#; s#'the database password'#'$pw'#" <<<"$line")
-    echo "    # $line"
+    shown=$(sed -E "s#\\./outbox-uvrelay_[^ ]*_$arch\\.deb#/pkgs/$step_deb#" <<<"$line")
+    echo "    # $shown"
+    line=${shown/"'the database password'"/"'$pw'"}
     case $line in
     "editor "*) config >"$sys${line#editor }" ;;
     *) rc=0; in_root sh -c "$line" >"$work/step.log" 2>&1 || rc=$?
-      [ "$rc" = 0 ] || { cat "$work/step.log"; fail "exit status $rc of: $line"; } ;;
+      [ "$rc" = 0 ] || { cat "$work/step.log"; fail "exit status $rc of: $shown"; } ;;
     esac
   done <<<"$lines"
   sed 's/^/    systemctl /' "$sys$calls"
