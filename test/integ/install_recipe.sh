@@ -97,9 +97,11 @@ while IFS= read -r line; do
     assert_eq "$rc" 2 "the README's find_package(outbox) program, run without arguments"
     ;;
   systemd-analyze*)
-    # (galera-arbitrator-4's garb.service, run as nobody, is warned of by every verify)
-    sed -i '/^\/lib\/systemd\/system\/garb\.service:/d' "$work/stderr"
-    [ -z "$out$(cat "$work/stderr")" ] || fail "systemd-analyze verify said: $out $(cat "$work/stderr")"
+    # Only our unit's lines: other units installed on the machine may warn
+    # (galera-arbitrator-4's garb.service, the Galera fixture's, runs as nobody).
+    said=$(grep 'outbox-uvrelay' <<<"$out
+$(cat "$work/stderr")" || true)
+    [ -z "$said" ] || fail "systemd-analyze verify said: $said"
     grep -qx "ExecStart=$prefix/bin/outbox-uvrelay run .*" \
       "$prefix/share/outbox-uvrelay/systemd/outbox-uvrelay.service" || fail "ExecStart= names the prefix's binary"
     echo "ok: the unit for $prefix verifies"
