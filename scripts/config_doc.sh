@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # The reference part of docs/configuration.md, made from the binary's own
 # texts: every option of `outbox-uvrelay --help` (through dist/help2keys.awk)
-# with its environment variable and its config-file key (each flag name
-# offered to the binary as a key); then each command's `COMMAND --help` as it
-# prints it. It is written between the lines <!-- config:start --> and
-# <!-- config:end -->. The lead's command after a merge that changed flags:
-#   scripts/config_doc.sh --write BUILD_DIR && scripts/readme_toc.sh --write
+# with its environment variable and its config-file key (dist/conf_keys.sh
+# asks the binary), then each command's `COMMAND --help` as it prints it,
+# between the lines <!-- config:start --> and <!-- config:end -->.
 #   scripts/config_doc.sh BUILD_DIR|BINARY           exit 1 when the page differs
 #   scripts/config_doc.sh --write BUILD_DIR|BINARY   rewrite the page
+# After a change of the flags or their help:
+#   scripts/config_doc.sh --write BUILD_DIR && scripts/readme_toc.sh --write
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 page=$root/docs/configuration.md
@@ -25,22 +25,7 @@ home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 run() { (cd "$home" && env -i PATH=/usr/bin:/bin HOME="$home" LC_ALL=C "$bin" "$@" </dev/null); }
 main=$(run --help)
-# The config-file keys: those --print-config writes (as a key or as a
-# comment naming it), and each other long flag name offered to the binary as
-# a key (`NAME = x` in a file): it is one unless the binary answers that the
-# key is unknown or cannot be set in a file (a bad value still makes it one).
-printed=$(run --print-config 2>/dev/null |
-  sed -n 's/^\([a-z][a-z0-9-]*\) = .*/\1/p; s/^# \([a-z][a-z0-9-]*\) is .*/\1/p; s/^# \([a-z][a-z0-9-]*\): .*/\1/p')
-keys=
-for name in $(awk -f "$root/dist/help2keys.awk" <<<"$main" | awk -F'\t' '$1 == "option" { print $2 }' |
-  grep -o -- '--[a-z][a-z0-9-]*' | sed 's/^--//' | sort -u); do
-  if ! grep -qx -- "$name" <<<"$printed"; then
-    printf '%s = x\n' "$name" >"$home/probe.conf"
-    answer=$(run --config "$home/probe.conf" --print-config 2>&1 >/dev/null || true)
-    grep -q "unknown key\|cannot be set in a config file" <<<"$answer" && continue
-  fi
-  keys+="$name"$'\n'
-done
+keys=$(bash "$root/dist/conf_keys.sh" "$bin")
 commands=$(sed -n 's/^\(usage:\)\{0,1\} *outbox-uvrelay \[\{0,1\}\([a-z][a-z-]*\).*/\2/p' <<<"$main" |
   awk '!seen[$0]++' | grep -vx run || true)
 
@@ -50,7 +35,7 @@ block() {
   echo "\`scripts/config_doc.sh --write BUILD_DIR\`; the test \`unit.config_doc\` fails when this part"
   echo "of the page differs from what the built binary prints."
   echo
-  printf '%s' "$keys" >"$home/keys"
+  printf '%s\n' "$keys" >"$home/keys"
   awk -f "$root/dist/help2keys.awk" <<<"$main" | awk -F'\t' -v keyfile="$home/keys" '
     function md(s) {
       gsub(/\\/, "\\\\", s); gsub(/\|/, "\\|", s); gsub(/\*/, "\\*", s); gsub(/</, "\\&lt;", s)
