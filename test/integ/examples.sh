@@ -79,3 +79,32 @@ rc=0
   >"$work/producer3" 2>&1 || rc=$?
 [ "$rc" != 0 ] || fail "the producer with no node up succeeded"
 grep -q "node 2 of 2 (127.0.0.1)" "$work/producer3" || fail "the message names the last node: $(cat "$work/producer3")"
+
+# README.md's first run, as written, with the test's servers and a database
+# of its own in place of shop (the stream is the default OUTBOX, as above):
+# the schema, the relay in the background, one event written in a
+# transaction; status counts it as processed, /readyz answers ready, and a
+# SIGTERM stops the relay with exit status 0.
+fdb=it_examples_first
+MDB -e "DROP DATABASE IF EXISTS $fdb; CREATE DATABASE $fdb"
+first=$(awk 'p && /^```$/ { exit } p { print } prev ~ /^```/ && $0 == "# a first run" { p = 1 } { prev = $0 }' \
+  "$src/README.md")
+assert_eq "$(wc -l <<<"$first")" 4 "lines of README.md's first run"
+first=$(sed -e "s#mysql://relay:secret@127.0.0.1:3306/shop#${OUTBOX_TEST_DB_URL}$fdb#g" \
+  -e "s#nats://127.0.0.1:4222#$OUTBOX_TEST_NATS_URL#g; s#--http 127.0.0.1:9464#--http 127.0.0.1:0#" \
+  -e "s#mariadb shop#MDB $fdb#g; s#^outbox-uvrelay #\"\$OUTBOX_TEST_RELAY\" #; s#| outbox-uvrelay #| \"\$OUTBOX_TEST_RELAY\" #" <<<"$first")
+eval "$(sed -n 1p <<<"$first")"
+line=$(sed -n 2p <<<"$first")
+[ "${line% &}" != "$line" ] || fail "the first run's relay line ends with &: $line"
+eval "${line% &} 2>\"\$work/first.log\" & first_pid=\$!"
+trap 'kill -KILL $first_pid 2>/dev/null || true; rm -rf "$work"' EXIT
+eval "$(sed -n 3p <<<"$first")"
+wait_until 30 "the first run's event processed" processed_at_least $fdb 1
+status=$(eval "$(sed -n 4p <<<"$first")")
+grep -qE '^processed +1$' <<<"$status" || fail "status after the first run: $status"
+assert_eq "$(http_code "$(http_port "$work/first.log")" /readyz)" 200 "/readyz of the first run"
+kill -TERM $first_pid
+rc=0; wait $first_pid || rc=$?
+assert_eq "$rc" 0 "exit status of the first run's relay after SIGTERM"
+assert_eq "$(field "$(stream_summary OUTBOX)" distinct)" 591 "distinct events in the stream after the first run"
+echo "ok: README.md's first run: the event processed and in the stream, /readyz ready, a clean stop"
