@@ -2,6 +2,8 @@
 # Reads `outbox-uvrelay --help` and writes one tab-separated record per line:
 #   group  TAB heading of the options below it ("Relay:", "Failures:" ...)
 #   option TAB flags TAB environment variable TAB description
+#   variable TAB names TAB description: a line for variables or files that
+#          have no flag ("  NATS_URL  servers, ..."), starting with two spaces
 #   text   TAB a line of prose between the groups ("Durations: ...")
 # An option line starts with two spaces and a dash; its columns are parted by
 # two spaces or more; the variable column is a name in capitals with an
@@ -12,7 +14,9 @@
 function flush() {
     if (flags != "")
         printf "option\t%s\t%s\t%s\n", flags, var, desc
-    flags = ""; var = ""; desc = ""
+    else if (names != "")
+        printf "variable\t%s\t%s\n", names, desc
+    flags = ""; var = ""; desc = ""; names = ""
 }
 function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
 BEGIN { synopsis = 1 }
@@ -34,7 +38,14 @@ BEGIN { synopsis = 1 }
     for (; i <= n; i++) desc = desc (desc == "" ? "" : " ") f[i]
     next
 }
-/^   +[^ -]/ && flags != "" { desc = desc (desc == "" ? "" : " ") trim($0); next }
+/^   +[^ -]/ && (flags != "" || names != "") { desc = desc (desc == "" ? "" : " ") trim($0); next }
+/^  [^ -]/ {
+    flush()
+    n = split(trim($0), f, /  +/)
+    names = f[1]
+    for (i = 2; i <= n; i++) desc = desc (desc == "" ? "" : " ") f[i]
+    next
+}
 /^[^ ].*:$/ { flush(); printf "group\t%s\n", $0; next }
 { flush(); printf "text\t%s\n", trim($0) }
 END { flush() }

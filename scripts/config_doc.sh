@@ -42,11 +42,17 @@ block() {
       gsub(/>/, "\\&gt;", s); gsub(/\[/, "\\[", s); gsub(/_/, "\\_", s)
       return s
     }
-    function head() { print "| flag | environment | config-file key | |"; print "|---|---|---|---|"; open = 1 }
-    BEGIN { while ((getline k < keyfile) > 0) key[k] = 1 }
-    $1 == "group" { if (NR > 1) print ""; h = $2; sub(/:$/, "", h); print "### " h; print ""; head(); next }
+    function head(kind) {
+      if (open == kind) return
+      if (open != "") print ""
+      if (kind == "option") { print "| flag | environment | config-file key | |"; print "|---|---|---|---|" }
+      else { print "| variable or file | |"; print "|---|---|" }
+      open = kind
+    }
+    BEGIN { while ((getline k < keyfile) > 0) key[k] = 1; open = "" }
+    $1 == "group" { if (NR > 1) print ""; h = $2; sub(/:$/, "", h); print "### " h; print ""; open = ""; next }
     $1 == "option" {
-      if (!open) { print ""; head() }
+      head("option")
       ks = ""; f = $2
       while (match(f, /--[a-z][a-z0-9-]*/)) {
         n = substr(f, RSTART + 2, RLENGTH - 2); f = substr(f, RSTART + RLENGTH)
@@ -56,7 +62,13 @@ block() {
       printf "| `%s` | %s | %s | %s |\n", fl, ($3 == "" ? "" : "`" $3 "`"), ks, md($4)
       next
     }
-    $1 == "text" { if (open) print ""; open = 0; print md($2) }'
+    $1 == "variable" {
+      head("variable")
+      nm = $2; gsub(/\|/, "\\|", nm)
+      printf "| `%s` | %s |\n", nm, md($3)
+      next
+    }
+    $1 == "text" { if (open != "") print ""; open = ""; print md($2) }'
   echo
   echo "### Commands"
   local cmd

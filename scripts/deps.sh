@@ -8,11 +8,12 @@ set -euo pipefail
 # The tests also need: python3 (scripts/house.py), prometheus (promtool), jq
 # and python3-yaml (the alert and dashboard test); dpkg-dev (dpkg-shlibdeps,
 # for the .deb's Depends), file (CPack's ELF check), lintian, man-db (man -l)
-# and bash-completion (its loader finds the installed completion).
+# and bash-completion (its loader finds the installed completion);
+# galera-4, galera-arbitrator-4 (garbd) and rsync for the Galera fixture.
 pkgs=(build-essential cmake pkg-config libuv1-dev libmariadb-dev uuid-dev libnats-dev
       libjansson-dev libinih-dev libsystemd-dev systemd curl libssl-dev openssl mariadb-server mariadb-client nats-server
       python3 prometheus jq python3-yaml dpkg-dev file lintian man-db bash-completion
-      galera-4 rsync "$@")
+      galera-4 galera-arbitrator-4 rsync "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do

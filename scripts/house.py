@@ -4,7 +4,10 @@
 
   scripts/house.py circles   the include graph between the folders of src/ and
                              between modules, and the calls between files;
-                             prints every circle, exits 1 if there is one
+                             prints every circle, exits 1 if there is one;
+                             and each folder's include paths in
+                             CMakeLists.txt (OUTBOX_USES_<folder>) name only
+                             folders above it in ARCHITECTURE.md's map
   scripts/house.py map       checks that ARCHITECTURE.md's map ("The map of src/")
                              names every file of src/ under its folder; exit 1
                              names the missing or stale ones
@@ -13,6 +16,11 @@
                              definition to its closing brace in column 0);
                              exit 1 names them
   scripts/house.py graph     prints both graphs, one edge a line
+  scripts/house.py seam BUILD  runs the build's own compile command (from
+                             BUILD/compile_commands.json) with -M on every
+                             file of src/readers and src/pipeline; exit 1
+                             names each that depends on a NATS header (the
+                             broker is reached through pipeline/broker.h)
 
 A module is a .c with its .h and its private _int.h (maint_int.h belongs to
 maint_handle.c, whose structure it is). Calls are read as text: a file calls
@@ -148,6 +156,12 @@ def readme_map():
     return text[start:end] if start >= 0 else ""
 
 
+def include_paths():
+    """{folder: [folders on its include paths]} from CMakeLists.txt."""
+    text = open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8").read()
+    return {m.group(1): m.group(2).split() for m in re.finditer(r"^set\(OUTBOX_USES_(\w+) ([^)]*)\)", text, re.M)}
+
+
 MAX_FILE_LINES = 850
 MAX_FUNCTION_LINES = 80
 START = re.compile(r"^(?!typedef\b|struct\b|enum\b|union\b|extern\b)[A-Za-z_][^=;]*?\b(\w+)\s*\(")
@@ -197,6 +211,65 @@ def sizes():
     return bad
 
 
+# Folders that reach the broker only through pipeline/broker.h.
+BROKER_FREE = ("readers", "pipeline")
+NATS_HEADER = re.compile(r"(^|/)nats/[^/]+\.h$")
+
+
+def seam(build):
+    """(file, NATS header) for each file of BROKER_FREE whose dependencies,
+    as the compiler finds them with the build's own flags, hold one."""
+    import json
+    import shlex
+    import subprocess
+
+    entries = json.load(open(os.path.join(build, "compile_commands.json"), encoding="utf-8"))
+    flags = {}
+    for e in entries:
+        path = os.path.realpath(os.path.join(e["directory"], e["file"]))
+        argv = e["arguments"] if "arguments" in e else shlex.split(e["command"])
+        out, skip = [], False
+        for a in argv:
+            if skip:
+                skip = False
+            elif a == "-o":
+                skip = True
+            elif a not in ("-c", path, e["file"]) and not a.startswith("-M"):
+                out.append(a)
+        flags.setdefault(path, (e["directory"], out))
+    jobs = []
+    bad = []
+    for folder, name, path in files():
+        if folder not in BROKER_FREE:
+            continue
+        path = os.path.realpath(path)
+        # A header is compiled alone, with the flags of a .c of its folder.
+        own = flags.get(path) or next((f for p, f in sorted(flags.items())
+                                       if os.path.dirname(p) == os.path.dirname(path)), None)
+        if own is None:
+            bad.append((f"{folder}/{name}", "no compile command in the build"))
+            continue
+        cwd, argv = own
+        lang = ["-x", "c"] if name.endswith(".h") else []
+        jobs.append((f"{folder}/{name}", cwd, argv + ["-M"] + lang + [path]))
+
+    def run(job):
+        return job[0], subprocess.run(job[2], cwd=job[1], capture_output=True, text=True)
+
+    from concurrent.futures import ThreadPoolExecutor
+    seen = 0
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for rel, r in pool.map(run, jobs):
+            if r.returncode != 0:
+                bad.append((rel, "gcc -M failed: " + r.stderr.strip()[:200]))
+                continue
+            seen += 1
+            for dep in r.stdout.replace("\\\n", " ").split()[1:]:
+                if NATS_HEADER.search(dep):
+                    bad.append((rel, dep))
+    return bad, seen
+
+
 def main(argv):
     what = argv[1] if len(argv) > 1 else "circles"
     fs = files()
@@ -225,9 +298,26 @@ def main(argv):
             elif a not in order or b not in order:
                 print(f"folder {a if a not in order else b} has no heading in ARCHITECTURE.md's map")
                 bad = 1
+        # Each folder's include paths (CMakeLists.txt, OUTBOX_USES_<folder>)
+        # name only folders above it, and every folder it includes from.
+        uses = include_paths()
+        for folder in order:
+            if folder not in uses:
+                print(f"folder {folder} has no include paths (OUTBOX_USES_{folder}) in CMakeLists.txt")
+                bad = 1
+                continue
+            for other in uses[folder]:
+                if other != folder and (other not in order or order.index(other) > order.index(folder)):
+                    print(f"folder {folder} has {other} on its include paths, not above it in ARCHITECTURE.md's map")
+                    bad = 1
+        for a, b in sorted(folder_graph(fs)):
+            if a in uses and b not in uses[a]:
+                print(f"folder {a} includes from {b}, not on its include paths (OUTBOX_USES_{a})")
+                bad = 1
         if not bad:
             print("no circles: neither in the include graph between modules nor in the calls between "
-                  "files; each folder includes only from those above it in ARCHITECTURE.md's map")
+                  "files; each folder includes only from those above it in ARCHITECTURE.md's map, and "
+                  "only those are on its include paths")
         return bad
     if what == "map":
         section = readme_map()
@@ -250,6 +340,14 @@ def main(argv):
             print(f"every file of src/ and cli/ is at most {MAX_FILE_LINES} lines, "
                   f"every function at most {MAX_FUNCTION_LINES}")
         return 1 if bad else 0
+    if what == "seam" and len(argv) > 2:
+        bad, seen = seam(argv[2])
+        for f, dep in bad:
+            print(f"src/{f}: {dep}")
+        if not bad:
+            print(f"none of the {seen} files of src/{' and src/'.join(BROKER_FREE)} depends on a "
+                  "NATS header")
+        return 1 if bad or seen == 0 else 0
     print(__doc__)
     return 2
 

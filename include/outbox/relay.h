@@ -311,6 +311,10 @@ typedef struct outbox_stats {
     /* gauge: on a Galera cluster, the other members missing from the list,
      * not connected or not Synced: their gaps wait (cursor mode) */
     uint32_t cursor_members_down;
+    /* gauge: 1 while the relay's database node, as its last probe found it,
+     * is a Galera node outside the primary component or not ready: it
+     * refuses every statement, so nothing is delivered through it */
+    int db_node_unready;
     /* --- new fields here, last --- */
 } outbox_stats;
 
@@ -377,8 +381,9 @@ OUTBOX_EXPORT const char *outbox_relay_errmsg(const outbox_relay *r);
 
 /* Why the relay pauses although its servers are up, or NULL: JetStream
  * refusing every message (a full store, a resource limit) or the database
- * refusing what every row needs (a privilege taken away). Valid until the
- * loop runs again. */
+ * refusing what every row needs (a privilege taken away), or the database
+ * node outside a Galera cluster's primary component. Valid until the loop
+ * runs again. */
 OUTBOX_EXPORT const char *outbox_relay_paused(const outbox_relay *r);
 
 #ifdef __cplusplus

@@ -108,15 +108,18 @@ int ob_cluster_differs(const ob_cluster *a, const ob_cluster *b) {
            strcmp(a->state, b->state) != 0 || strcmp(a->members, b->members) != 0;
 }
 
-/* 1 when every comma-separated entry of the list is a host:port (not AUTO,
- * not empty) and `self` is one of them. */
+/* 1 when every comma-separated entry of the list is a host:port (not AUTO)
+ * or empty, and `self` is one of them. An empty entry is a Galera
+ * Arbitrator (garbd): it has no client address, stores no data and runs no
+ * transaction, so the gap proof has nothing to ask it; a data node without
+ * wsrep_node_incoming_address reads AUTO. */
 static int names_every_member(const char *list, const char *self) {
     int found = 0;
     size_t ls = strlen(self);
     for (const char *p = list;;) {
         const char *e = strchr(p, ',');
         size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n == 0 || (n == 4 && strncmp(p, "AUTO", 4) == 0) || memchr(p, ':', n) == NULL)
+        if (n > 0 && ((n == 4 && strncmp(p, "AUTO", 4) == 0) || memchr(p, ':', n) == NULL))
             return 0;
         found |= n == ls && strncmp(p, self, n) == 0;
         if (e == NULL)

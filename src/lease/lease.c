@@ -22,7 +22,9 @@
  *   any query state -lost-> CONNECT_WAIT (every lease goes with the session, at once)
  *   RESTING -------lost---> CONNECT_WAIT (the server closed the idle connection)
  *    |       other error--> RESTING (warned once per distinct error)
- *   any state ----close---> CLOSING
+ *   any state ----close---> CLOSING (on the lease table, a round's state: LEAVING)
+ *   a round's state, lease table --close--> LEAVING
+ *   LEAVING ---answered---> CLOSING (the round under way first, then the leave)
  *
  * Leader mode: a standby's survey asks for the leadership lock (and lists
  * the idle sessions); while leading, CLAIMING checks that the lock is still
@@ -43,8 +45,8 @@
 #include "buf.h"
 #include "cluster.h"
 #include "db_life.h"
+#include "lease_locks.h"
 #include "lease_table.h"
-#include "sql.h"
 
 typedef enum lease_state {
     LS_NEW,          /* created, not started */
@@ -57,11 +59,15 @@ typedef enum lease_state {
     LS_CLAIMING,     /* waiting for GET_LOCK / RELEASE_LOCK */
     LS_RESTING,      /* waiting for the next round */
     LS_HALTED,       /* the table cannot be used; waiting for the close */
+    LS_LEAVING,      /* a clean stop on the table: waiting for its rows to go */
     LS_CLOSING       /* waiting for the timer and the connection to close */
 } lease_state;
 
 /* The most sessions of one stale holder ended: its workers and itself. */
 #define OB_MAX_KILLS 258
+
+/* A clean stop on the lease table waits this long at most for its rows to go. */
+#define OB_LEASE_LEAVE_MS 2000
 
 typedef enum lease_event {
     LSE_START,
@@ -102,6 +108,7 @@ struct ob_lease {
     unsigned long kills[OB_MAX_KILLS]; /* its sessions, workers first */
     int nkills, killed;
     uint32_t interval0; /* the configured interval between rounds */
+    int leave_tries;    /* LEAVING: the leave's statements sent */
     ob_lease_tbl tbl;   /* on a Galera node: the lease table (lease_table.h) */
 };
 
@@ -111,7 +118,7 @@ static const char *const state_names[] = {
     [LS_NEW] = "new",           [LS_CONNECTING] = "connecting", [LS_CONNECT_WAIT] = "connect-wait",
     [LS_CHECKING] = "checking", [LS_SURVEYING] = "surveying",   [LS_FENCING] = "fencing",
     [LS_KILLING] = "killing",   [LS_CLAIMING] = "claiming",     [LS_RESTING] = "resting",
-    [LS_HALTED] = "halted",     [LS_CLOSING] = "closing",
+    [LS_HALTED] = "halted",     [LS_CLOSING] = "closing",       [LS_LEAVING] = "leaving",
 };
 
 static void set_state(ob_lease *l, lease_state s) {
@@ -188,13 +195,6 @@ static void connect_db(ob_lease *l) {
     }
 }
 
-static void lock_name(ob_lease *l, char kind, int k) {
-    if (kind == 'l')
-        ob_buf_printf(&l->sql, "'%s:leader'", l->cfg.base);
-    else
-        ob_buf_printf(&l->sql, "'%s:%c%d'", l->cfg.base, kind, k);
-}
-
 static const char *mode_name(char kind) {
     return kind == 'p'   ? "unordered"
            : kind == 'm' ? "--ordered"
@@ -217,20 +217,7 @@ static int shares_buckets(char mode) {
  * locks, results 1 and 2. */
 static void mode_tail(ob_lease *l) {
     char mine = own_mode(l);
-    if (!shares_buckets(mine) && !l->mode_lock)
-        ob_buf_printf(&l->sql,
-                      "; SELECT GET_LOCK(CONCAT('%s:%c', (SELECT MIN(seq) FROM " OB_SQL_SEQ_0_TO
-                      " WHERE "
-                      "IS_FREE_LOCK(CONCAT('%s:%c', seq)))), 0)",
-                      l->cfg.base, mine, OB_BUCKETS - 1, l->cfg.base, mine);
-    else
-        ob_buf_puts(&l->sql, "; DO 0");
-    ob_buf_printf(&l->sql,
-                  "; SELECT SUM(IS_USED_LOCK(CONCAT('%s:p', seq)) IS NOT NULL), "
-                  "SUM(IS_USED_LOCK(CONCAT('%s:m', seq)) IS NOT NULL), "
-                  "SUM(IS_USED_LOCK(CONCAT('%s:s', seq)) IS NOT NULL), "
-                  "SUM(IS_USED_LOCK(CONCAT('%s:c', seq)) IS NOT NULL) FROM " OB_SQL_SEQ_0_TO,
-                  l->cfg.base, l->cfg.base, l->cfg.base, l->cfg.base, OB_BUCKETS - 1);
+    ob_lease_locks_modes(&l->sql, l->cfg.base, mine, !shares_buckets(mine) && !l->mode_lock);
 }
 
 /* Reads results 1 and 2 of a round. Returns -1 when another mode runs on
@@ -261,7 +248,7 @@ static int check_modes(ob_lease *l) {
                  "table must run in the same mode (this one: %s)",
                  l->cfg.table, mode_name(other), n, mode_name(mine));
         set_state(l, LS_HALTED);
-        ob_lease_tbl_leave(&l->tbl, l->db);
+        (void)ob_lease_tbl_leave(&l->tbl, l->db, NULL, NULL);
         l->cbs.fatal(l->cbs.data, why);
         return -1;
     }
@@ -275,28 +262,9 @@ static int check_modes(ob_lease *l) {
 }
 
 /* The holders of this table's leases among the sessions idle past the
- * stale time, as rows of a UNION whose other columns are NULL. Only the
- * holders of a bucket or of this mode's presence locks (the leadership in
- * leader mode) are read, so that no number of other idle sessions (of this
- * user, or of every user when the relay has PROCESS) can crowd a silent
- * owner out: at most one row per lock. Reading PROCESSLIST for one's own
- * user needs no privilege. */
+ * stale time, as rows of a UNION whose other columns are NULL. */
 static void idle_sessions(ob_lease *l, int nulls) {
-    ob_buf_puts(&l->sql, " UNION ALL SELECT ");
-    for (int i = 0; i < nulls; i++)
-        ob_buf_puts(&l->sql, "NULL, ");
-    ob_buf_printf(&l->sql,
-                  "ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Sleep' AND "
-                  "TIME_MS > %" PRIu32 " AND ID IN (",
-                  l->stale_ms);
-    if (l->cfg.leader)
-        ob_buf_printf(&l->sql, "SELECT IS_USED_LOCK('%s:leader')", l->cfg.base);
-    else
-        ob_buf_printf(&l->sql,
-                      "SELECT IS_USED_LOCK(CONCAT('%s:b', seq)) FROM " OB_SQL_SEQ_0_TO
-                      " UNION SELECT IS_USED_LOCK(CONCAT('%s:%c', seq)) FROM " OB_SQL_SEQ_0_TO,
-                      l->cfg.base, OB_BUCKETS - 1, l->cfg.base, own_mode(l), OB_BUCKETS - 1);
-    ob_buf_puts(&l->sql, ")");
+    ob_lease_locks_idle(&l->sql, l->cfg.base, l->cfg.leader, own_mode(l), l->stale_ms, nulls);
 }
 
 /* The start of a round: who holds what (ordered), or the leadership claim;
@@ -321,7 +289,7 @@ static void survey(ob_lease *l) {
         l->nclaims = 1;
         l->claims[0] = (claim){'l', 0};
         ob_buf_puts(&l->sql, "SELECT IS_USED_LOCK(");
-        lock_name(l, 'l', 0);
+        ob_lease_lock_name(&l->sql, l->cfg.base, 'l', 0);
         ob_buf_puts(&l->sql, ") = CONNECTION_ID()");
         mode_tail(l);
         query(l, LS_CLAIMING);
@@ -329,19 +297,16 @@ static void survey(ob_lease *l) {
     }
     if (l->cfg.leader) {
         ob_buf_puts(&l->sql, "SELECT GET_LOCK(");
-        lock_name(l, 'l', 0);
+        ob_lease_lock_name(&l->sql, l->cfg.base, 'l', 0);
         ob_buf_puts(&l->sql, ", 0), IS_USED_LOCK(");
-        lock_name(l, 'l', 0);
+        ob_lease_lock_name(&l->sql, l->cfg.base, 'l', 0);
         ob_buf_puts(&l->sql, "), NULL");
         idle_sessions(l, 2);
         mode_tail(l);
         query(l, LS_SURVEYING);
         return;
     }
-    ob_buf_printf(&l->sql,
-                  "SELECT seq, IS_USED_LOCK(CONCAT('%s:b', seq)), IS_USED_LOCK(CONCAT('%s:%c', "
-                  "seq)), NULL FROM " OB_SQL_SEQ_0_TO,
-                  l->cfg.base, l->cfg.base, own_mode(l), OB_BUCKETS - 1);
+    ob_lease_locks_survey(&l->sql, l->cfg.base, own_mode(l));
     idle_sessions(l, 3);
     mode_tail(l);
     query(l, LS_SURVEYING);
@@ -352,10 +317,7 @@ static void fence(ob_lease *l, unsigned long victim) {
     l->victim = victim;
     l->nkills = l->killed = 0;
     ob_buf_reset(&l->sql);
-    ob_buf_printf(&l->sql,
-                  "SELECT IS_USED_LOCK(CONCAT('%s:w%lu.', seq)) FROM " OB_SQL_SEQ_0_TO " WHERE "
-                  "IS_USED_LOCK(CONCAT('%s:w%lu.', seq)) IS NOT NULL",
-                  l->cfg.base, victim, OB_MAX_KILLS - 3, l->cfg.base, victim);
+    ob_lease_locks_workers(&l->sql, l->cfg.base, victim, OB_MAX_KILLS - 2);
     query(l, LS_FENCING);
 }
 
@@ -442,7 +404,11 @@ static void add_claim(ob_lease *l, char kind, int k, int release) {
     }
     ob_buf_puts(&l->sql, l->nclaims == 0 ? "SELECT " : ", ");
     ob_buf_puts(&l->sql, release ? "RELEASE_LOCK(" : "GET_LOCK(");
-    lock_name(l, kind == 'r' ? 'b' : kind == 'm' ? own_mode(l) : kind, k);
+    ob_lease_lock_name(&l->sql, l->cfg.base,
+                       kind == 'r'   ? 'b'
+                       : kind == 'm' ? own_mode(l)
+                                     : kind,
+                       k);
     ob_buf_puts(&l->sql, release ? ")" : ", 0)");
     l->claims[l->nclaims++] = (claim){(uint8_t)kind, (uint8_t)k};
 }
@@ -704,7 +670,32 @@ static void on_ok(ob_lease *l) {
     }
 }
 
+static void close_now(ob_lease *l);
+
+/* A clean stop on the table: the round under way answers, then this
+ * instance's rows go (a lost race is tried again); whatever else happens,
+ * or the time is up, it closes and its rows go stale as a killed one's. */
+static void leaving(ob_lease *l, lease_event ev) {
+    int lost = ev == LSE_DB_LOST || ev == LSE_TIMER || ob_db_lost(l->db);
+    int raced = ev == LSE_DB_FAILED && ob_db_errno(l->db) == ER_LOCK_DEADLOCK;
+    if (!lost && (l->leave_tries == 0 || raced) && l->leave_tries < 3 &&
+        ob_lease_tbl_leave(&l->tbl, l->db, on_db, l) == 0) {
+        l->leave_tries++;
+        return;
+    }
+    if (ev == LSE_DB_OK && l->leave_tries)
+        OB_INFO(l->cfg.log,
+                "lease: stopped cleanly; its buckets and presence row in %s are "
+                "given up",
+                l->tbl.name);
+    close_now(l);
+}
+
 static void dispatch(ob_lease *l, lease_event ev) {
+    if (l->state == LS_LEAVING) {
+        leaving(l, ev);
+        return;
+    }
     switch (ev) {
     case LSE_START:
         if (l->state == LS_NEW)
@@ -826,14 +817,29 @@ static void lease_closed(void *data) {
         cbs.closed(cbs.data);
 }
 
+static void close_now(ob_lease *l) {
+    set_state(l, LS_CLOSING);
+    ob_db_life_close(&l->life, &l->timer, l->db, lease_closed, l);
+    l->db = NULL;
+}
+
 void ob_lease_close(ob_lease *l) {
     if (l->state == LS_NEW) {
         lease_closed(l);
         return;
     }
     /* The owner is told nothing more: it is stopping. */
-    set_state(l, LS_CLOSING);
     l->owned = 0;
-    ob_db_life_close(&l->life, &l->timer, l->db, lease_closed, l);
-    l->db = NULL;
+    lease_state s = l->state;
+    if (!l->tbl.on || !l->tbl.registered ||
+        (s != LS_RESTING && s != LS_SURVEYING && s != LS_CLAIMING)) {
+        close_now(l);
+        return;
+    }
+    /* The owner closes it once nothing of its own can still be published:
+     * its rows go now, not after the stale time, within a bound of its own. */
+    set_state(l, LS_LEAVING);
+    uv_timer_start(&l->timer, on_timer, OB_LEASE_LEAVE_MS, 0);
+    if (s == LS_RESTING)
+        leaving(l, LSE_DB_OK);
 }

@@ -43,7 +43,8 @@
  * On a Galera node GET_LOCK, PROCESSLIST and KILL are node-local: there the
  * same leases, rounds and mode check run on rows of the lease table
  * (lease_table.h), chosen at every connect by the cluster probe; a silent
- * owner's presence row expires instead of its session being ended.
+ * owner's presence row expires instead of its session being ended, and an
+ * instance that stops cleanly deletes its own.
  *
  * Life cycle: ob_lease_new -> ob_lease_start -> ob_lease_close, which calls
  * `closed` from the last close callback and frees the lease. Every function
@@ -96,7 +97,11 @@ void ob_lease_base(char *out, const char *database, const char *table);
 ob_lease *ob_lease_new(const ob_lease_config *cfg, const ob_lease_callbacks *cbs);
 void ob_lease_start(ob_lease *l);
 /* Drops every lease (by closing the connection) and frees the lease once
- * its handles are closed, then calls `closed`. */
+ * its handles are closed, then calls `closed`. On the lease table, where a
+ * closed connection releases nothing, it first gives up this instance's
+ * rows (ob_lease_tbl_leave), waiting at most about 2 s: call it once
+ * nothing of this instance's can still be published (its readers closed),
+ * so that the others may take its buckets at their next round. */
 void ob_lease_close(ob_lease *l);
 /* Frees a lease that was never started. */
 void ob_lease_free(ob_lease *l);

@@ -230,14 +230,19 @@ static void left(ob_db *db, int ok, void *data) {
     (void)data;
 }
 
-void ob_lease_tbl_leave(ob_lease_tbl *t, ob_db *db) {
+int ob_lease_tbl_leave(ob_lease_tbl *t, ob_db *db, ob_db_cb cb, void *data) {
     if (!t->on || !t->registered)
-        return;
+        return -1;
+    /* The buckets first: a bucket whose holder's row is gone is free as
+     * well, but one set free says so to `status` at once. */
     int n = snprintf(t->leave, sizeof(t->leave),
-                     "DELETE FROM %s WHERE lease_key = '%s' AND kind = 'i' AND slot = %" PRIu64,
-                     t->name, t->key, t->me);
-    if (n > 0 && (size_t)n < sizeof(t->leave))
-        (void)ob_db_query(db, t->leave, (size_t)n, left, NULL);
+                     "UPDATE %s SET holder = NULL, epoch = epoch + 1 WHERE lease_key = '%s' AND "
+                     "kind IN ('b', 'l') AND holder = %" PRIu64 "; DELETE FROM %s WHERE "
+                     "lease_key = '%s' AND kind = 'i' AND slot = %" PRIu64,
+                     t->name, t->key, t->me, t->name, t->key, t->me);
+    if (n <= 0 || (size_t)n >= sizeof(t->leave))
+        return -1;
+    return ob_db_query(db, t->leave, (size_t)n, cb ? cb : left, data);
 }
 
 /* " AND x.slot IN (k, ...)" for the buckets of mask. */

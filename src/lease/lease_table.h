@@ -53,7 +53,7 @@ typedef struct ob_lease_tbl {
     char key[32];      /* lease_key: the lock name prefix (ob_lease_base) */
     char name[160];    /* the lease table, quoted, in the outbox table's schema */
     uint32_t stale_ms; /* this instance's row is deleted once older than this */
-    char leave[256];   /* ob_lease_tbl_leave's statement, kept while it runs */
+    char leave[512];   /* ob_lease_tbl_leave's statement, kept while it runs */
 } ob_lease_tbl;
 
 /* For `outbox-uvrelay status` on a Galera node: two statements, of which
@@ -99,10 +99,14 @@ int ob_lease_tbl_connected(ob_lease_tbl *t, ob_db *db, const ob_log *log);
 int ob_lease_tbl_failed(ob_lease_tbl *t, ob_db *db, int settled, const char *table, char *why,
                         size_t n);
 
-/* An instance refused at start (another mode runs on the table) deletes its
- * presence row, so that it leaves nothing behind; sent, not waited for
- * (the connection is idle). Nothing when not on the table. */
-void ob_lease_tbl_leave(ob_lease_tbl *t, ob_db *db);
+/* Gives up this instance's buckets and leadership and deletes its presence
+ * row, so that the others may take them at their next round rather than
+ * after the stale time: an instance refused at start (another mode runs on
+ * the table), which leaves nothing behind, and a clean stop once nothing of
+ * its own can still be published. The connection must be idle; cb may be
+ * NULL (sent, not waited for). Returns -1 when nothing was sent (not on the
+ * table, not registered, the statement refused), else 0. */
+int ob_lease_tbl_leave(ob_lease_tbl *t, ob_db *db, ob_db_cb cb, void *data);
 
 /* The claims of the buckets in `take` and the release of those in
  * `release` into sql (reset first); main result: the buckets held. */

@@ -21,11 +21,13 @@
 #include "maint_int.h"
 
 #include <mysqld_error.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buckets.h"
 #include "cursor_fit.h"
+#include "schema.h"
 
 int ob_maint_needs_cursors(outbox_maint_kind kind) {
     switch (kind) {
@@ -62,7 +64,47 @@ static int trusts_cursors(outbox_maint_kind kind) {
     return kind == OUTBOX_MAINT_CLEANUP || kind == OUTBOX_MAINT_PARTITIONS;
 }
 
+/* The cursor table refused (1142): the table's layout tells whether it can
+ * have one. The ordered schemas and `schema --migrate` make the cursor table
+ * with the seq and bucket columns; a plain table has none, and needs no
+ * grant on it. */
+static void layout_sql(outbox_maint *m) {
+    ob_buf_reset(&m->sql);
+    ob_buf_printf(&m->sql,
+                  "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE %s AND COLUMN_NAME IN "
+                  "('seq', 'bucket')",
+                  m->is_where);
+}
+
+/* The layout's answer: on the ordered layout the job cannot tell delivered
+ * rows from pending ones without the cursors, and says which grant is
+ * missing. (The relay's sample of the pending gauge goes on without them,
+ * as before: it never asks.) */
+static int layout_result(outbox_maint *m, ob_job *j, int ok) {
+    if (!ok) {
+        ob_maint_db_failed(m, j, "reading the table's columns");
+        return -1;
+    }
+    if (ob_maint_first_int(ob_db_result(m->db, 0), 0) < 2)
+        return 0;
+    const char *dot = strchr(m->o.table, '.');
+    ob_maint_done(m, j, OUTBOX_EDB,
+                  "cannot read the cursor table %.*s." OB_CURSOR_TABLE " (%s): %s has the "
+                  "ordered layout, and only the cursor table tells which of its rows cursor "
+                  "mode delivered; grant it with `GRANT SELECT ON %.*s." OB_CURSOR_TABLE
+                  " TO '%s'@'<host>'`; nothing was changed",
+                  dot ? (int)(dot - m->o.table) : -1, dot ? m->o.table : m->url.database,
+                  m->refused, m->name, dot ? (int)(dot - m->o.table) : -1,
+                  dot ? m->o.table : m->url.database, m->url.user);
+    return -1;
+}
+
 int ob_maint_cursor_probe_result(outbox_maint *m, ob_job *j, int ok) {
+    if (j->probing == 2) {
+        j->probing = 0;
+        return layout_result(m, j, ok);
+    }
+    j->probing = 0;
     j->cursored = 0;
     memset(j->cursor, 0, sizeof(j->cursor));
     j->res.cursor_mismatch = 0;
@@ -70,10 +112,18 @@ int ob_maint_cursor_probe_result(outbox_maint *m, ob_job *j, int ok) {
     if (!ok) {
         /* No cursor table, or none this user may read (a user granted the
          * outbox table alone cannot even be granted a table that does not
-         * exist): no cursors, as in the other modes. */
+         * exist): no cursors, as in the other modes, unless the table's
+         * layout says it may have some. */
         unsigned no = ob_db_errno(m->db);
-        if (no == ER_NO_SUCH_TABLE || no == ER_TABLEACCESS_DENIED_ERROR)
+        if (no == ER_NO_SUCH_TABLE ||
+            (no == ER_TABLEACCESS_DENIED_ERROR && j->req.kind == OUTBOX_MAINT_SAMPLE))
             return 0;
+        if (no == ER_TABLEACCESS_DENIED_ERROR) {
+            snprintf(m->refused, sizeof(m->refused), "%u %s", no, ob_db_error(m->db));
+            layout_sql(m);
+            j->probing = 2;
+            return ob_maint_send(m, j) == 0 ? 1 : -1;
+        }
         ob_maint_db_failed(m, j, "reading the cursors");
         return -1;
     }

@@ -388,7 +388,6 @@ static void on_db(ob_db *db, int ok, void *data) {
         }
         if (m->head->probing) {
             ob_job *j = m->head;
-            j->probing = 0;
             if (ob_maint_cursor_probe_result(m, j, ok) == 0)
                 ops_of(j->req.kind)->begin(m, j);
             return;

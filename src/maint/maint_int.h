@@ -57,7 +57,7 @@ struct ob_job {
     uint64_t batch_asked;
     uint64_t batch_left;
     /* The cursor probe (maint_cursor.c), run before the job begins. */
-    int probing;        /* waiting for the probe's answer */
+    int probing;        /* waiting for the probe's answer (1), or the layout's (2) */
     uint64_t cursored;  /* buckets of the table with a cursor row; 0: not in cursor mode */
     int64_t cursor[64]; /* their cursors (0 for the others) */
     int in_trx;         /* sends statements that open a transaction: a failure drops the
@@ -85,6 +85,7 @@ struct outbox_maint {
     char *ctable;       /* the cursor table beside it (ob_cursor_table_name) */
     char *name;         /* "schema.table" (the URL's database when unqualified), for messages */
     char *is_where;     /* "TABLE_SCHEMA = .. AND TABLE_NAME = '..'" for information_schema */
+    char refused[300];  /* the cursor table's refusal, while its layout is read */
     char lock_name[65]; /* the named lock of this table's maintenance, for messages */
     char *lock_sql;     /* the lock name as an SQL literal */
     ob_job *head, *tail;
@@ -157,9 +158,11 @@ int64_t ob_maint_first_int(MYSQL_RES *res, int64_t dflt);
 int ob_maint_needs_cursors(outbox_maint_kind kind);
 /* Sets m->sql to the probe. */
 void ob_maint_cursor_probe_sql(outbox_maint *m);
-/* Reads the probe's answer into j->cursored and j->cursor. Returns 0, or
- * -1 when the job was finished with an error (a missing cursor table is no
- * error: no cursors). */
+/* Reads the probe's answer into j->cursored and j->cursor. Returns 0, 1
+ * when it sent another statement (the cursor table refused: the table's
+ * layout is read, and the answer comes here again), or -1 when the job was
+ * finished with an error (a missing cursor table is no error: no cursors;
+ * a refused one is, on the ordered layout, naming the grant). */
 int ob_maint_cursor_probe_result(outbox_maint *m, ob_job *j, int ok);
 /* Appends "'<table>'", the cursor table's name for this table, as a literal. */
 void ob_maint_cursor_name(outbox_maint *m, ob_buf *b);

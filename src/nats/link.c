@@ -85,7 +85,10 @@ static int is_ready(link_state s) {
 
 /* Leaving readiness bumps the epoch and tells the owner; entering it tells
  * the owner too, and so does a check that ends well (CHECKING -> READY), so
- * that batches waiting for its verdict can finish. */
+ * that batches waiting for its verdict can finish. The owner is told
+ * later, from the loop (ob_link_post_ready): a change made inside a
+ * reader's call (a suspect answer, a refusal, an ack deadline) never calls
+ * the readers back inside it. */
 static void set_state(ob_link *l, link_state s) {
     link_state old = l->state;
     if (old == s)
@@ -94,13 +97,11 @@ static void set_state(ob_link *l, link_state s) {
     OB_DEBUG(l->log, "nats: %s -> %s", state_names[old], state_names[s]);
     if (is_ready(old) && !is_ready(s)) {
         l->epoch++;
-        if (l->cbs.on_ready)
-            l->cbs.on_ready(l->cbs.data, 0);
+        ob_link_post_ready(l, 0);
     } else if (s == L_READY) {
         l->failures = 0;
         l->ever_ready = 1;
-        if (l->cbs.on_ready)
-            l->cbs.on_ready(l->cbs.data, 1);
+        ob_link_post_ready(l, 1);
     }
 }
 
@@ -678,6 +679,7 @@ static void begin_close(ob_link *l) {
     uv_timer_stop(&l->timer);
     l->final = 1;
     l->ops->stop(l, l->leak_mailbox);
+    ob_link_post_close(l, timer_closed);
     uv_close((uv_handle_t *)&l->timer, timer_closed);
 }
 
@@ -754,7 +756,8 @@ int ob_link_start(ob_link *l) {
         return -1;
     uv_timer_init(l->loop, &l->timer);
     l->timer.data = l;
-    l->open_handles = n + 1;
+    ob_link_post_init(l);
+    l->open_handles = n + 2;
     dispatch(l, LE_START, NULL);
     return 0;
 }

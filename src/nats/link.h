@@ -32,25 +32,19 @@
 
 #include "log.h"
 #include "outbox/relay.h"
-#include "ack.h"
+#include "broker.h"
 #include "message.h"
 #include "url.h"
 
 typedef struct ob_link ob_link;
 
-typedef struct ob_link_callbacks {
-    /* The answer to a publish. The record is only valid during the call. */
-    void (*on_ack)(void *data, const ob_ack *ack);
-    /* Readiness changed: 1 when rows may be published, 0 when not. */
-    void (*on_ready)(void *data, int ready);
-    /* A message arrived on the wake subject (a doorbell): rows were
-     * committed. Bursts arrive as one call. */
-    void (*on_wake)(void *data);
-    /* The link cannot go on: a strict duplicate-window check failed, or the
-     * server refused the first connection for good (credentials, TLS). */
-    void (*on_fatal)(void *data, const char *why);
-    void *data;
-} ob_link_callbacks;
+/* What the link tells its owner (broker.h): acks, readiness (posted, and
+ * delivered from the loop's check phase), the doorbell, a fatal error. */
+typedef ob_broker_events ob_link_callbacks;
+
+/* The link as a broker (broker.h): the table the relay installs in its
+ * readers' environment, with the link as `self`. link_broker.c. */
+extern const ob_broker_ops ob_link_broker_ops;
 
 typedef struct ob_link_config {
     const char *url; /* as given; parsed by ob_link_new */

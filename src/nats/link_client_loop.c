@@ -68,7 +68,7 @@ static void nr_filter(natsConnection *nc, natsMsg **msg, void *closure) {
         l->nr = nr;
         l->nr_cap = cap;
     }
-    r.ack.msg = NULL;
+    r.msg = NULL;
     l->nr[l->nnr++] = r;
     natsMsg_Destroy(*msg);
     *msg = NULL;

@@ -48,10 +48,13 @@ typedef struct link_conn {
 } link_conn;
 
 /* A reply on the inbox, as read where it arrived: an ack, or a control
- * reply (msg kept, sequence number in ack.slot). */
+ * reply (sequence number in ack.slot). `msg` is the reply, kept while the
+ * ack's text points into it (the threaded client keeps every one until the
+ * loop has handed it on; the loop's client keeps none: NULL). */
 typedef struct inbox_reply {
     ob_ack ack;
     int control;
+    natsMsg *msg;
 } inbox_reply;
 
 /* What nats.c's threads leave for the loop. Guarded by mu. */
@@ -165,6 +168,13 @@ struct ob_link {
     ob_nats_security sec;
     uv_timer_t timer; /* backoff, control-request timeout and close deadline */
     int open_handles;
+    /* Readiness changes, posted by set_state and delivered to the owner
+     * from the loop's idle phase (link_post.c), in order: never inside the
+     * call that caused them (a reader's ack handler among them). */
+    uv_idle_t post;
+    int post_on; /* the handle is initialised and not closing */
+    int nposted;
+    uint8_t posted[16];
 
     int stream_create; /* the control request in flight is a create */
     uint32_t ctl_seq;
@@ -284,6 +294,14 @@ natsStatus ob_link_mailbox_subscribe(ob_link *l, link_conn *c);
 void ob_link_mailbox_on_async(uv_async_t *h);
 /* Whether connection c confirmed its close (and its subscription's). */
 int ob_link_conn_done(ob_link *l, link_conn *c);
+
+/* link_post.c: readiness posted to the owner. */
+void ob_link_post_init(ob_link *l);
+/* Posts on_ready(ready); delivered from the idle phase, after the caller returned. */
+void ob_link_post_ready(ob_link *l, int ready);
+/* Delivers what is still posted and closes the handle (the link's last
+ * handles are closing; nothing is posted after). */
+void ob_link_post_close(ob_link *l, uv_close_cb cb);
 
 /* link_reply.c: reads a reply on c's inbox into *r; -1 for a message that
  * is not ours. */

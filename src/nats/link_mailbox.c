@@ -29,7 +29,7 @@ static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
         natsMsg_Destroy(msg);
         return;
     }
-    r.ack.msg = msg; /* destroyed on the loop with the others of its burst */
+    r.msg = msg; /* destroyed on the loop with the others of its burst */
     uv_mutex_lock(&l->mb.mu);
     if (!l->mb.shut && l->mb.n == l->mb.cap) {
         size_t cap = l->mb.cap ? l->mb.cap * 2 : 1024;
@@ -43,7 +43,7 @@ static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
         /* Closing, or out of memory: the ack is dropped and its publish
          * times out and is retried. */
         uv_mutex_unlock(&l->mb.mu);
-        natsMsg_Destroy(r.ack.msg);
+        natsMsg_Destroy(r.msg);
         return;
     }
     l->mb.q[l->mb.n++] = r;
@@ -139,7 +139,7 @@ int ob_link_mailbox_init(ob_link *l) {
 void ob_link_mailbox_free(ob_link *l) {
     ob_link_spent_flush(l);
     for (size_t i = 0; i < l->mb.n; i++)
-        natsMsg_Destroy(l->mb.q[i].ack.msg);
+        natsMsg_Destroy(l->mb.q[i].msg);
     free(l->mb.q);
     free(l->spare);
     uv_mutex_destroy(&l->mb.mu);
@@ -176,7 +176,7 @@ void ob_link_mailbox_on_async(uv_async_t *h) {
     uv_mutex_unlock(&l->mb.mu);
 
     for (size_t i = 0; i < n; i++) {
-        natsMsg *m = q[i].ack.msg;
+        natsMsg *m = q[i].msg;
         if (q[i].control) {
             link_reply r = {q[i].ack.slot, natsMsg_IsNoResponders(m), natsMsg_GetData(m),
                             (size_t)natsMsg_GetDataLength(m)};

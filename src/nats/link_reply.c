@@ -37,7 +37,6 @@ static void read_puback(natsMsg *msg, ob_ack *a) {
         a->result = OB_ACKED_GARBLED;
         a->text = data ? data : "";
         a->text_len = data ? len : 0;
-        a->msg = msg;
     } else if (pa.ok) {
         a->result = pa.duplicate ? OB_ACKED_DUPLICATE : OB_ACKED_STORED;
     } else {
@@ -46,7 +45,6 @@ static void read_puback(natsMsg *msg, ob_ack *a) {
         a->err_code = pa.err_code;
         a->text = pa.desc ? pa.desc : "";
         a->text_len = pa.desc_len;
-        a->msg = msg;
     }
 }
 
@@ -63,7 +61,7 @@ int ob_link_read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r) {
         if (parse_u32(&p, end, &r->ack.slot) != 0 || p != end)
             return -1;
         r->control = 1;
-        r->ack.msg = msg;
+        r->msg = msg;
         return 0;
     }
     if (parse_u32(&p, end, &r->ack.worker) != 0 || p == end || *p++ != '.' ||

@@ -29,25 +29,7 @@
 
 #include "buf.h"
 #include "outbox/relay.h"
-
-/* One fetched row, pointing into the MYSQL_RES that holds it. */
-typedef struct ob_row {
-    const unsigned char *id; /* 16 bytes */
-    const char *aggregate_type;
-    size_t aggregate_type_len;
-    const char *aggregate_id;
-    size_t aggregate_id_len;
-    const char *event_type;
-    size_t event_type_len;
-    const char *payload;
-    size_t payload_len;
-    const char *headers; /* NULL when the column is NULL */
-    size_t headers_len;
-    const char *created_at; /* "YYYY-MM-DD HH:MM:SS.ffffff", UTC session */
-    size_t created_at_len;
-    int attempts;       /* attempt_count before this attempt */
-    int payload_binary; /* the payload column is binary (LONGBLOB): no application/json */
-} ob_row;
+#include "row.h"
 
 /* How the relay was configured to shape messages. */
 typedef struct ob_message_opts {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "puback.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Finds `"key"` followed by optional spaces and ':' in data[0..len); returns
@@ -162,4 +163,62 @@ ob_js_fault ob_js_fault_of(int code, int err_code, const char *desc, size_t desc
     if (why)
         *why = w;
     return f;
+}
+
+/* A message larger than the whole stream may hold is the row's fault: no
+ * emptier stream would take it. Its size is at least the payload and about
+ * the headers object (whose JSON text is no shorter than the header block
+ * made of it). */
+static int over_max_bytes(const ob_row *row, int64_t max) {
+    return max > 0 && row->payload_len + row->headers_len > (uint64_t)max;
+}
+
+static void error_verdict(const ob_ack *a, const ob_row *row, int64_t max_bytes, ob_verdict *v) {
+    const char *why = NULL;
+    ob_js_fault f = ob_js_fault_of(a->code, a->err_code, a->text, a->text_len, &why);
+    int too_big = f == OB_JS_FULL && over_max_bytes(row, max_bytes);
+    size_t cap = sizeof(v->text);
+    int n;
+    if (f == OB_JS_BROKER || (f == OB_JS_FULL && !too_big)) {
+        /* The pause's reason, for the log and /readyz: short. */
+        cap = 300;
+        v->blame = OB_BLAME_BROKER;
+        n = snprintf(v->text, cap, "%s (%d/%d)", why ? why : "refused", a->code, a->err_code);
+    } else {
+        v->blame = f == OB_JS_SUSPECT ? OB_BLAME_SUSPECT : OB_BLAME_ROW;
+        v->suspect = "JetStream answered with a server error";
+        v->code = a->code;
+        v->err_code = a->err_code;
+        n = snprintf(v->text, cap, "JetStream error %d/%d: %.*s%s", a->code, a->err_code,
+                     (int)(a->text_len > 900 ? 900 : a->text_len), a->text,
+                     too_big ? " (the message is larger than the stream's max_bytes)" : "");
+    }
+    v->len = n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+void ob_js_verdict(const ob_ack *a, const ob_row *row, int64_t max_bytes, ob_verdict *v) {
+    static const char nr[] = "no responders: no stream is listening on the subject";
+    v->kind = OUTBOX_FAIL_STREAM_ERROR;
+    v->code = v->err_code = 0;
+    v->suspect = NULL;
+    switch (a->result) {
+    case OB_ACKED_NO_RESPONDERS:
+        v->blame = OB_BLAME_SUSPECT;
+        v->kind = OUTBOX_FAIL_NO_RESPONDERS;
+        v->code = 503;
+        v->suspect = "no responders";
+        memcpy(v->text, nr, sizeof(nr));
+        v->len = sizeof(nr) - 1;
+        return;
+    case OB_ACKED_ERROR:
+        error_verdict(a, row, max_bytes, v);
+        return;
+    default: { /* GARBLED: not a PubAck */
+        int n = snprintf(v->text, sizeof(v->text), "unexpected reply from JetStream: %.*s",
+                         (int)(a->text_len > 200 ? 200 : a->text_len), a->text ? a->text : "");
+        v->blame = OB_BLAME_ROW;
+        v->len = n < 0 ? 0 : (size_t)n;
+        return;
+    }
+    }
 }

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "broker.h"
+
 typedef struct ob_puback {
     int ok;        /* stored (possibly as a duplicate) */
     int duplicate; /* the stream already had this Msg-Id */
@@ -42,5 +44,12 @@ typedef enum ob_js_fault {
  * may be NULL). */
 ob_js_fault ob_js_fault_of(int code, int err_code, const char *desc, size_t desc_len,
                            const char **why);
+
+/* The broker's verdict (broker.h) on a failed answer to the publish of
+ * `row`, JetStream's way: an error by the table above, where a full stream
+ * is the broker's fault unless the message alone is larger than the
+ * stream's `max_bytes` (0 or less: no limit, or not known); no responders
+ * and a 5xx error are suspect; a garbled reply is the row's. */
+void ob_js_verdict(const ob_ack *a, const ob_row *row, int64_t max_bytes, ob_verdict *v);
 
 #endif

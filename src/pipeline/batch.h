@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "buf.h"
-#include "message.h"
 #include "outbox/relay.h"
+#include "row.h"
 #include "sql.h"
 
 typedef enum ob_slot_state {

@@ -184,7 +184,8 @@ static void pump(ob_cursor *c) {
     /* Without the broker or the lease, unsent rows wait (a timer or the
      * broker's return brings the reader back here). */
     if (ob_cursor_has_unsent(b) &&
-        (!c->env.pub.ready(c->env.pub.data) || !ob_cursor_may_publish(c)) && b->outstanding == 0)
+        (!c->env.broker.ops->ready(c->env.broker.self) || !ob_cursor_may_publish(c)) &&
+        b->outstanding == 0)
         return;
     ob_pub_some(&c->pub);
     switch (ob_pub_after_answers(&c->pub)) {
@@ -742,9 +743,11 @@ ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *own
         return NULL;
     c->cfg = *cfg;
     c->own = *owner;
+    /* The relay's environment, with an owner of the cursor's own: none of
+     * the workers' owner callbacks (they would take the cursor for the
+     * relay), only the gate of its publishes. */
     c->env = *cfg->env;
-    c->env.owner.may_publish = ob_cursor_may_publish;
-    c->env.owner.data = c;
+    c->env.owner = (ob_reader_owner){.may_publish = ob_cursor_may_publish, .data = c};
     c->env.order = OB_ORDER_AGGREGATE;
     c->handoff_seq = UINT64_MAX;
     ob_pub_init(&c->pub, &c->env, cfg->index, "cursor", on_capacity, on_wake);

@@ -94,7 +94,7 @@ typedef struct ob_cursor_config {
      * publisher, flow control, counters, batch settings (max_attempts,
      * backoff, classifier), batch size, poll interval, ack timeout. Borrowed:
      * it outlives the reader. Its owner callbacks are not used. */
-    const ob_worker_env *env;
+    const ob_reader_env *env;
     const char *qtable;    /* the outbox table, quoted */
     const char *ctable;    /* the cursor table (ob_cursor_table_name) */
     const char *table;     /* the table's name as configured: the cursor rows' table_name */

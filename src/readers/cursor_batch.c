@@ -114,7 +114,7 @@ void ob_cursor_swap_in_next(ob_cursor *c) {
      * up did not (cursor.c moves cur_phase on after this). */
     c->dropped = c->next_dropped;
     c->next_dropped = 0;
-    c->pub.batch.epoch = c->env.pub.epoch(c->env.pub.data);
+    c->pub.batch.epoch = c->env.broker.ops->epoch(c->env.broker.self);
     release_lost(c);
     mark_held(c);
 }
@@ -178,7 +178,7 @@ int ob_cursor_requeue(ob_cursor *c) {
     b->next_pub = 0;
     b->n_held = 0;
     ob_batch_touched(b);
-    b->epoch = c->env.pub.epoch(c->env.pub.data);
+    b->epoch = c->env.broker.ops->epoch(c->env.broker.self);
     mark_held(c);
     c->env.stats->released += (uint64_t)n;
     return n;

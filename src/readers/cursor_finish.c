@@ -56,7 +56,7 @@ static void write_acked(ob_cursor *c) {
 /* Each failed row counts an attempt: status 2, or -1 dead at the last. */
 static void write_failed(ob_cursor *c) {
     ob_batch *b = &c->pub.batch;
-    const ob_worker_env *e = &c->env;
+    const ob_reader_env *e = &c->env;
     for (int i = 0; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
         if (s->state != OB_SLOT_FAILED || !ob_cursor_owns(c, i))
@@ -108,8 +108,8 @@ static void advance(ob_cursor *c, uint64_t mask, uint64_t seq) {
 
 ob_fin ob_cursor_finish_sql(ob_cursor *c) {
     ob_batch *b = &c->pub.batch;
-    const ob_worker_env *e = &c->env;
-    int interrupted = e->pub.epoch(e->pub.data) != b->epoch;
+    const ob_reader_env *e = &c->env;
+    int interrupted = e->broker.ops->epoch(e->broker.self) != b->epoch;
     ob_batch_decide(b, &e->batch, interrupted);
     if (ob_cursor_requeue(c) > 0)
         return OB_FIN_AGAIN; /* published again once the broker and the lease allow */

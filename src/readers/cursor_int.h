@@ -112,7 +112,7 @@ typedef struct extras {
 struct ob_cursor {
     ob_cursor_config cfg;
     ob_cursor_owner own;
-    ob_worker_env env; /* the relay's, with this reader's may_publish */
+    ob_reader_env env; /* the relay's, with this reader's may_publish */
     ob_pub pub;        /* publishing context; pub.batch is the batch being published */
     extras cur_x;      /* pub.batch's */
     ob_batch next;     /* read ahead, not yet published */

@@ -208,7 +208,7 @@ int ob_cursor_take_rows(ob_cursor *c) {
     if (row && row[0] && row[2])
         ob_gaps_mark(&c->gaps, strtoull(row[2], NULL, 10));
     read_cur rc = {c, &c->next_x, 0, 0, 0, 0, 0, 0, 0};
-    int n = ob_batch_load(&c->next, read_next, &rc, c->env.pub.epoch(c->env.pub.data));
+    int n = ob_batch_load(&c->next, read_next, &rc, c->env.broker.ops->epoch(c->env.broker.self));
     ob_batch_set_binary(&c->next, ob_db_col_binary(c->db, 1, OB_COL_PAYLOAD));
     c->next.gen = ++c->gen;
     ob_gaps_read_end(&c->gaps, rc.seen >= c->env.batch_size ? rc.last : UINT64_MAX);
@@ -332,7 +332,7 @@ static void lane_page(ob_cursor *c, ob_batch *b, int whole, uint64_t last) {
 int ob_cursor_take_lane(ob_cursor *c) {
     read_cur rc = {c, &c->cur_x, 1, 0, 0, 0, 0, -1, 0};
     ob_batch *b = &c->pub.batch;
-    int n = ob_batch_load(b, read_next, &rc, c->env.pub.epoch(c->env.pub.data));
+    int n = ob_batch_load(b, read_next, &rc, c->env.broker.ops->epoch(c->env.broker.self));
     ob_batch_set_binary(b, ob_db_col_binary(c->db, 0, OB_COL_PAYLOAD));
     b->gen = ++c->gen;
     int whole = rc.seen < c->env.batch_size, first = c->lane_from == 0;

@@ -26,6 +26,7 @@ static ob_member carry(const ob_members *old, const char *addr) {
 int ob_members_set(ob_members *ms, const char *list, int size, const char *self) {
     ob_members old = *ms;
     ms->n = 0;
+    ms->arbiters = 0;
     ms->usable = 0;
     ms->size = size;
     int seen_self = 0;
@@ -34,8 +35,15 @@ int ob_members_set(ob_members *ms, const char *list, int size, const char *self)
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         char addr[sizeof(ms->m[0].addr)];
-        if (len == 0 || len >= sizeof(addr))
+        if (len >= sizeof(addr))
             return -1;
+        if (len == 0) { /* an arbitrator: nothing to ask */
+            ms->arbiters++;
+            if (!end)
+                break;
+            p = end + 1;
+            continue;
+        }
         memcpy(addr, p, len);
         addr[len] = '\0';
         if (strcmp(addr, "AUTO") == 0)
@@ -91,7 +99,7 @@ void ob_members_answer(ob_members *ms, int i, double now_s, double oldest_s, int
 }
 
 uint64_t ob_members_proven(const ob_members *ms) {
-    if (!ms->usable || ms->size < 1 || ms->n != ms->size - 1)
+    if (!ms->usable || ms->size - ms->arbiters < 1 || ms->n != ms->size - ms->arbiters - 1)
         return 0;
     uint64_t r = ms->round;
     /* A member down keeps what it proved (those holders ended) and proves
@@ -108,7 +116,8 @@ double ob_members_due(const ob_members *ms, int i) {
 }
 
 int ob_members_missing(const ob_members *ms) {
-    int missing = ms->size > 1 + ms->n ? ms->size - 1 - ms->n : 0;
+    int data = ms->size - ms->arbiters;
+    int missing = data > 1 + ms->n ? data - 1 - ms->n : 0;
     for (int i = 0; i < ms->n; i++)
         missing += !ms->m[i].up;
     return missing;

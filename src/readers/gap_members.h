@@ -42,8 +42,10 @@
  * (fewer members than the cluster's size minus one) proves nothing: gaps
  * stay open, the cursor waits, never passes one. The list is the probe's
  * wsrep_incoming_addresses, which needs wsrep_node_incoming_address set on
- * every node (on loopback it reads AUTO otherwise): an entry AUTO or empty
- * makes the list unusable. A member that joins or leaves changes the list;
+ * every node (on loopback it reads AUTO otherwise): an entry AUTO makes the
+ * list unusable. An empty entry is a Galera Arbitrator (garbd), which is
+ * counted in the cluster's size but stores no data and runs no transaction:
+ * it holds no seq, and is left out of the proof. A member that joins or leaves changes the list;
  * ob_members_set keeps the state of the addresses that stay.
  *
  * Fencing (fact 2): on Galera the cursor's advance also writes the relay's
@@ -76,6 +78,7 @@ typedef struct ob_members {
     ob_member m[OB_MEMBERS_MAX];
     int n;          /* members other than the relay's node */
     int size;       /* the cluster's size from the probe; -1 unknown */
+    int arbiters;   /* empty entries of the list: arbitrators (garbd), counted in size */
     int usable;     /* the list names every member by address */
     uint64_t round; /* the latest round begun; rounds start at 1 */
 } ob_members;
@@ -84,9 +87,10 @@ void ob_members_init(ob_members *ms);
 
 /* Takes the probe's member list (comma-separated host:port) and the
  * cluster's size; `self` is the relay's node (its entry is left out).
- * Members that stay keep their state; new ones start down. Returns 0, or -1
- * when the list cannot serve (an entry AUTO or empty, more members than
- * OB_MEMBERS_MAX, or the relay's node not in it): usable is then 0. */
+ * Members that stay keep their state; new ones start down; empty entries
+ * are arbitrators, counted apart. Returns 0, or -1 when the list cannot
+ * serve (an entry AUTO, more members than OB_MEMBERS_MAX, or the relay's
+ * node not in it): usable is then 0. */
 int ob_members_set(ob_members *ms, const char *list, int size, const char *self);
 
 /* A read on the relay's node completed: a new round, its number. */

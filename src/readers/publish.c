@@ -1,20 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A reader's publishing context (publish.h): publishing a batch and taking
- * its answers: capacity from the flow control, the publisher's verdict per
+ * its answers: capacity from the flow control, the broker's verdict per
  * row, acks, and the ack deadline that tells a silent broker (its fault:
  * rows go back without an attempt) from a row the broker did not answer
  * while it answered others (the row's fault).
  */
 #include "publish.h"
 
-#include "puback.h"
 #include "stats.h"
 
 #include <stdio.h>
 #include <string.h>
 
-void ob_pub_init(ob_pub *p, const ob_worker_env *env, uint32_t index, const char *name,
+void ob_pub_init(ob_pub *p, const ob_reader_env *env, uint32_t index, const char *name,
                  void (*on_capacity)(ob_flow_member *), void (*on_wake)(ob_flow_member *)) {
     p->env = env;
     p->index = index;
@@ -31,9 +30,10 @@ void ob_pub_give_back(ob_pub *p, int n) {
 }
 
 static void publish_one(ob_pub *p, int i) {
-    const ob_worker_env *e = p->env;
+    const ob_reader_env *e = p->env;
     ob_batch *b = &p->batch;
-    if (e->pub.publish(e->pub.data, p->index, b->gen, (uint32_t)i, &b->slots[i].row, &p->pf) != 0) {
+    if (e->broker.ops->publish(e->broker.self, p->index, b->gen, (uint32_t)i, &b->slots[i].row,
+                               &p->pf) != 0) {
         ob_batch_fail(b, i, p->pf.kind, p->pf.code, 0, p->pf.text, p->pf.len);
         ob_stats_failure(e->stats, p->pf.kind);
         /* Refused before it left: the capacity taken for it goes back, the
@@ -57,11 +57,11 @@ uint64_t ob_pub_ack_due_in(const ob_pub *p) {
 /* Publishes the rows that may leave now (in an ordered batch, those whose
  * aggregate has nothing earlier in flight), as far as the capacity allows. */
 static void publish_ready(ob_pub *p) {
-    const ob_worker_env *e = p->env;
+    const ob_reader_env *e = p->env;
     ob_batch *b = &p->batch;
     int i;
     while ((i = ob_batch_next_ready(b)) >= 0) {
-        if (!e->pub.ready(e->pub.data) ||
+        if (!e->broker.ops->ready(e->broker.self) ||
             (e->owner.may_publish && !e->owner.may_publish(e->owner.data))) {
             /* the broker went away, or the lease may have */
             ob_pub_give_back(p, ob_batch_release_open(b));
@@ -78,74 +78,41 @@ int ob_pub_some(ob_pub *p) {
     return ob_batch_complete(&p->batch);
 }
 
-/* A message larger than the whole stream may hold is the row's fault: no
- * emptier stream would take it. Its size is at least the payload and about
- * the headers object (whose JSON text is no shorter than the header block
- * made of it). */
-static int over_max_bytes(const ob_worker_env *e, const ob_row *row) {
-    int64_t max = e->pub.max_bytes ? e->pub.max_bytes(e->pub.data) : 0;
-    return max > 0 && row->payload_len + row->headers_len > (uint64_t)max;
-}
-
-/* JetStream refused the message (see ob_js_fault_of in puback.c for whose
- * fault each refusal is). Returns 1 when the slot was in flight. */
-static int refused(ob_pub *p, const ob_ack *a) {
-    const ob_worker_env *e = p->env;
+/* A failed answer: the broker says whose fault it is (broker.h). The
+ * broker's own (a full stream, a resource limit) releases the row without
+ * an attempt and pauses the broker; the row's, or one not known yet, costs
+ * the row an attempt, and a suspect one asks the broker whether it answers.
+ * Returns 1 when the slot was in flight. */
+static int failed(ob_pub *p, const ob_ack *a) {
+    const ob_broker *k = &p->env->broker;
     ob_batch *b = &p->batch;
-    const char *why = NULL;
-    ob_js_fault f = ob_js_fault_of(a->code, a->err_code, a->text, a->text_len, &why);
-    int too_big = f == OB_JS_FULL && over_max_bytes(e, &b->slots[a->slot].row);
-    if (f == OB_JS_BROKER || (f == OB_JS_FULL && !too_big)) {
-        /* The broker's fault, not the row's: no attempt is counted. */
-        char t[300];
-        snprintf(t, sizeof(t), "%s (%d/%d)", why ? why : "refused", a->code, a->err_code);
+    ob_verdict v;
+    k->ops->verdict(k->self, a, &b->slots[a->slot].row, &v);
+    if (v.blame == OB_BLAME_BROKER) {
         int was = ob_batch_release(b, (int)a->slot);
-        e->pub.refused(e->pub.data, t);
+        k->ops->refused(k->self, v.text);
         return was;
     }
-    char t[OB_LAST_ERROR_MAX];
-    int n = snprintf(t, sizeof(t), "JetStream error %d/%d: %.*s%s", a->code, a->err_code,
-                     (int)(a->text_len > 900 ? 900 : a->text_len), a->text,
-                     too_big ? " (the message is larger than the stream's max_bytes)" : "");
-    int was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, a->code, a->err_code, t,
-                            (size_t)n);
-    ob_stats_failure(e->stats, OUTBOX_FAIL_STREAM_ERROR);
-    if (f == OB_JS_SUSPECT)
-        e->pub.suspect(e->pub.data, "JetStream answered with a server error");
+    int was = ob_batch_fail(b, (int)a->slot, v.kind, v.code, v.err_code, v.text, v.len);
+    ob_stats_failure(p->env->stats, v.kind);
+    if (v.blame == OB_BLAME_SUSPECT)
+        k->ops->suspect(k->self, v.suspect);
     return was;
 }
 
 void ob_pub_take_ack(ob_pub *p, const ob_ack *a) {
-    const ob_worker_env *e = p->env;
+    const ob_reader_env *e = p->env;
     ob_batch *b = &p->batch;
     if (a->gen != b->gen || a->slot >= (uint32_t)b->n ||
         b->slots[a->slot].state != OB_SLOT_INFLIGHT)
         return; /* a late answer for an earlier batch or an expired publish */
-    char t[OB_LAST_ERROR_MAX];
-    int n, was = 0;
-    switch (a->result) {
-    case OB_ACKED_STORED:
-    case OB_ACKED_DUPLICATE:
+    int was;
+    if (a->result == OB_ACKED_STORED || a->result == OB_ACKED_DUPLICATE) {
         was = ob_batch_acked(b, (int)a->slot, a->result == OB_ACKED_DUPLICATE);
         ob_hist_observe(&e->stats->delivery_lag,
                         ob_wall_s() - ob_row_created_s(&b->slots[a->slot].row));
-        break;
-    case OB_ACKED_NO_RESPONDERS: {
-        static const char nr[] = "no responders: no stream is listening on the subject";
-        was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, nr, sizeof(nr) - 1);
-        ob_stats_failure(e->stats, OUTBOX_FAIL_NO_RESPONDERS);
-        e->pub.suspect(e->pub.data, "no responders");
-        break;
-    }
-    case OB_ACKED_ERROR:
-        was = refused(p, a);
-        break;
-    case OB_ACKED_GARBLED:
-        n = snprintf(t, sizeof(t), "unexpected reply from JetStream: %.*s",
-                     (int)(a->text_len > 200 ? 200 : a->text_len), a->text);
-        was = ob_batch_fail(b, (int)a->slot, OUTBOX_FAIL_STREAM_ERROR, 0, 0, t, (size_t)n);
-        ob_stats_failure(e->stats, OUTBOX_FAIL_STREAM_ERROR);
-        break;
+    } else {
+        was = failed(p, a);
     }
     ob_pub_give_back(p, was);
 }
@@ -158,7 +125,7 @@ void ob_pub_take_ack(ob_pub *p, const ob_ack *a) {
  * stream's leader: the link asks whether the stream answers, and the rows
  * are charged an attempt only if it does (see ob_pub_after_answers). */
 void ob_pub_ack_deadline(ob_pub *p) {
-    const ob_worker_env *e = p->env;
+    const ob_reader_env *e = p->env;
     static const char t[] = "no ack from JetStream within the ack timeout";
     uint64_t now = uv_now(e->loop);
     if (now < e->ack_timeout_ms)
@@ -167,7 +134,7 @@ void ob_pub_ack_deadline(ob_pub *p) {
     uint64_t oldest = ob_batch_oldest_inflight(&p->batch);
     if (oldest == UINT64_MAX || oldest > before)
         return; /* early (the oldest was answered since the timer was armed): nothing expired */
-    uint64_t heard = e->pub.last_answer(e->pub.data);
+    uint64_t heard = e->broker.ops->last_answer(e->broker.self);
     int silent = heard < oldest;
     int expired = ob_batch_expire(&p->batch, before, silent, t, sizeof(t) - 1);
     if (!silent)
@@ -175,13 +142,13 @@ void ob_pub_ack_deadline(ob_pub *p) {
             ob_stats_failure(e->stats, OUTBOX_FAIL_ACK_TIMEOUT);
     ob_pub_give_back(p, expired);
     if (silent)
-        e->pub.unavailable(e->pub.data, "no answer within the ack timeout");
+        e->broker.ops->unavailable(e->broker.self, "no answer within the ack timeout");
     else if (expired > 0)
-        e->pub.suspect(e->pub.data, "no ack within the ack timeout");
+        e->broker.ops->suspect(e->broker.self, "no ack within the ack timeout");
 }
 
 ob_after ob_pub_after_answers(ob_pub *p) {
-    const ob_worker_env *e = p->env;
+    const ob_reader_env *e = p->env;
     /* In an ordered batch an answer can free the next row of its aggregate. */
     if (p->batch.order)
         publish_ready(p);
@@ -190,13 +157,13 @@ ob_after ob_pub_after_answers(ob_pub *p) {
     /* A row failed in a way that may be the broker's (no responders, a
      * server error, no ack): wait for the link's verdict, which comes as
      * broker up (the rows' fault) or broker down (an outage: no attempts). */
-    if (ob_batch_suspect(&p->batch) && !e->pub.settled(e->pub.data))
+    if (ob_batch_suspect(&p->batch) && !e->broker.ops->settled(e->broker.self))
         return OB_AFTER_VERDICT;
     return OB_AFTER_FINISH;
 }
 
 void ob_pub_log_passed(const ob_pub *p) {
-    const ob_worker_env *e = p->env;
+    const ob_reader_env *e = p->env;
     const ob_batch *b = &p->batch;
     for (int i = 0; i < b->n; i++) {
         const ob_slot *s = &b->slots[i];

@@ -6,7 +6,7 @@
  * cursor reader, cursor_int.h) and find themselves back from its flow
  * member with one step (offsetof of the embedded member).
  *
- * What publish.c does: capacity from the flow control, the publisher's
+ * What publish.c does: capacity from the flow control, the broker's
  * verdict per row, acks (whose fault each refusal is), and the ack deadline
  * that tells a silent broker (its fault: rows go back without an attempt)
  * from a row the broker did not answer while it answered others (the row's
@@ -24,7 +24,7 @@
 #include "reader_env.h"
 
 typedef struct ob_pub {
-    const ob_worker_env *env; /* the relay's publisher, flow, counters, batch settings */
+    const ob_reader_env *env; /* the relay's publisher, flow, counters, batch settings */
     uint32_t index;           /* the publisher number of this reader's publishes */
     char name[32];            /* for logs: "worker 3", "cursor" */
     ob_batch batch;           /* the batch being published */
@@ -33,7 +33,7 @@ typedef struct ob_pub {
 } ob_pub;
 
 /* Sets up p (its batch apart) for a reader whose flow callbacks are given. */
-void ob_pub_init(ob_pub *p, const ob_worker_env *env, uint32_t index, const char *name,
+void ob_pub_init(ob_pub *p, const ob_reader_env *env, uint32_t index, const char *name,
                  void (*on_capacity)(ob_flow_member *), void (*on_wake)(ob_flow_member *));
 /* Gives back in-flight capacity for n publishes. */
 void ob_pub_give_back(ob_pub *p, int n);

@@ -22,7 +22,7 @@
 #ifndef OB_READER_H
 #define OB_READER_H
 
-#include "ack.h"
+#include "broker.h"
 
 typedef struct ob_reader_ops {
     /* Puts the reader's handles on the loop; it starts reading. */

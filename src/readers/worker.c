@@ -173,14 +173,14 @@ static void fetch(ob_worker *w) {
  * ask whether the database accepts the writes again, wait for the broker,
  * or claim the next batch. */
 static void next(ob_worker *w) {
-    const ob_worker_owner *o = &w->env->owner;
+    const ob_reader_owner *o = &w->env->owner;
     if (w->stop) {
         close_worker(w);
     } else if (w->halted) {
         set_state(w, W_HALTED);
     } else if (w->refusing) {
         query(w, W_GRANT_PROBING, w->grant_sql.p, w->grant_sql.len);
-    } else if (!w->env->pub.ready(w->env->pub.data)) {
+    } else if (!w->env->broker.ops->ready(w->env->broker.self)) {
         set_state(w, W_BROKER_WAIT);
     } else if (o->may_publish && !o->may_publish(o->data)) {
         /* Rows claimed now would only go back: look again a poll later. */
@@ -201,7 +201,7 @@ static void rollback(ob_worker *w, worker_state s) {
  * batch) wakes them, so an idle relay costs one round trip per interval (a
  * second at rest, see flow.h). */
 static void go_idle(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     if (w->stop || w->halted || ob_flow_take_wake(e->flow)) {
         next(w); /* a wake came while everyone was busy: fetch at once */
         return;
@@ -240,7 +240,7 @@ static void db_failed_act(ob_worker *w, const char *during) {
 /* The owner hears of the failure last: it may halt or stop the worker from
  * its callback, which must find the worker in its new state. */
 static void db_failed(ob_worker *w, const char *during) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     unsigned no = ob_db_errno(w->db);
     char msg[512];
     snprintf(msg, sizeof(msg), "%s", ob_db_error(w->db));
@@ -254,11 +254,12 @@ static void db_failed(ob_worker *w, const char *during) {
 
 /* Every row has its answer (or the batch was cut short): write the outcome. */
 static void finish_batch(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     ob_batch *b = &w->pub.batch;
     uv_timer_stop(&w->timer);
     ob_flow_leave(e->flow, &w->pub.fm);
-    int interrupted = e->pub.epoch(e->pub.data) != b->epoch || !e->pub.ready(e->pub.data);
+    int interrupted =
+        e->broker.ops->epoch(e->broker.self) != b->epoch || !e->broker.ops->ready(e->broker.self);
     size_t len = ob_batch_finish_sql(b, &e->batch, interrupted);
     if (b->n_dead && b->order)
         ob_pub_log_passed(&w->pub); /* while the rows are still readable */
@@ -273,7 +274,7 @@ static void finish_batch(ob_worker *w) {
 }
 
 static void batch_committed(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     ob_batch *b = &w->pub.batch;
     e->stats->batches++;
     ob_hist_observe(&e->stats->batch_duration,
@@ -402,11 +403,11 @@ static void isolate_next(ob_worker *w) {
  * the statement (the server rolls the transaction back) in all of them. */
 
 static void fetched(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     if (w->env->any_fetched)
         *w->env->any_fetched = 1;
     ob_db_life_settle(&w->life);
-    int n = ob_batch_load(&w->pub.batch, next_row, w->db, e->pub.epoch(e->pub.data));
+    int n = ob_batch_load(&w->pub.batch, next_row, w->db, e->broker.ops->epoch(e->broker.self));
     ob_batch_set_binary(&w->pub.batch, ob_db_col_binary(w->db, 1, OB_COL_PAYLOAD));
     int asked = ob_fetch_budget_asked(&w->fb);
     ob_fetch_budget_seen(&w->fb, &w->pub.batch);
@@ -492,7 +493,7 @@ static void grant_probed(ob_worker *w) {
 }
 
 static void probed(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     int due = ob_db_next_row(w->db, 0, NULL) != NULL, woken = w->woken;
     w->woken = 0;
     if (!due && !woken) {
@@ -559,7 +560,10 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
     switch (ev) {
     case EV_ACK:
         ob_pub_take_ack(&w->pub, arg);
-        if (w->state == W_PUBLISHING) /* telling the link may have ended the batch */
+        /* Telling the broker (a refusal, a suspect answer) cannot end the
+         * batch under us: its change of readiness comes later, from the
+         * loop. The check is a guard, not load-bearing. */
+        if (w->state == W_PUBLISHING)
             after_answers(w);
         return;
     case EV_CAPACITY:
@@ -594,7 +598,7 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
 }
 
 static void st_poll_wait(ob_worker *w, worker_event ev) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     switch (ev) {
     case EV_TIMER:
         /* While a drain is awaited, the scout fetches: the empty fetch is
@@ -744,7 +748,7 @@ static void close_worker(ob_worker *w) {
 
 /* --- public -------------------------------------------------------------- */
 
-ob_worker *ob_worker_new(const ob_worker_env *env, int index) {
+ob_worker *ob_worker_new(const ob_reader_env *env, int index) {
     ob_worker *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return NULL;

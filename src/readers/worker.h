@@ -27,7 +27,7 @@
 typedef struct ob_worker ob_worker;
 
 /* Returns NULL when out of memory. `env` must outlive the worker. */
-ob_worker *ob_worker_new(const ob_worker_env *env, int index);
+ob_worker *ob_worker_new(const ob_reader_env *env, int index);
 void ob_worker_start(ob_worker *w);
 /* The broker became ready (1) or not (0). */
 void ob_worker_broker(ob_worker *w, int ready);

@@ -36,11 +36,11 @@ void ob_worker_db_down(ob_worker *w) {
  * again. Past the stream's duplicate window the stream cannot tell the copy
  * from the original: say how many, once. */
 static void warn_unmarked(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     ob_unmarked *u = e->unmarked;
     if (u == NULL || u->rows == 0)
         return;
-    uint64_t window = e->pub.window_ms(e->pub.data);
+    uint64_t window = e->broker.ops->window_ms(e->broker.self);
     uint64_t away = uv_now(e->loop) - u->oldest_at;
     if (window > 0 && away + e->ack_timeout_ms >= window)
         OB_WARN(e->log,
@@ -62,7 +62,7 @@ int ob_worker_row_level(ob_worker *w) {
 /* A database operation failed: classify it by whose fault it is, say so
  * and count it; worker.c acts on the verdict. */
 ob_fault ob_worker_classify(ob_worker *w, const char *during) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     unsigned no = ob_db_errno(w->db);
     e->stats->db_errors++;
     if (ob_db_lost(w->db)) {
@@ -107,7 +107,7 @@ ob_fault ob_worker_classify(ob_worker *w, const char *during) {
 
 const char *ob_worker_fetch_sql(ob_worker *w, size_t *len) {
     w->fetch_sent_at = uv_now(w->env->loop);
-    const ob_worker_owner *o = &w->env->owner;
+    const ob_reader_owner *o = &w->env->owner;
     if (o->fetch_sql) { /* ordered: the owned buckets' statement */
         const char *sql;
         *len = o->fetch_sql(o->data, w->pub.index, ob_fetch_budget_next(&w->fb), &sql);
@@ -130,7 +130,7 @@ const char *ob_worker_fetch_sql(ob_worker *w, size_t *len) {
  * rows are due (within the longest backoff), how many are scheduled later
  * and when the first of those is. */
 void ob_worker_drain_row(ob_worker *w) {
-    const ob_worker_env *e = w->env;
+    const ob_reader_env *e = w->env;
     char **row = ob_db_next_row(w->db, 1, NULL);
     if (row && row[0] && strcmp(row[0], "0") == 0) {
         if (e->owner.table_empty)
@@ -163,7 +163,7 @@ size_t ob_worker_refused_row_sql(ob_worker *w) {
 }
 
 int ob_worker_grant_sql(ob_worker *w) {
-    const ob_worker_env *env = w->env;
+    const ob_reader_env *env = w->env;
     /* Writes nothing, yet needs every privilege the finishing statements
      * need (reading a column in SET needs SELECT on it). */
     ob_buf_printf(&w->grant_sql,

@@ -57,7 +57,7 @@ typedef enum worker_event {
 } worker_event;
 
 struct ob_worker {
-    const ob_worker_env *env;
+    const ob_reader_env *env;
     ob_pub pub; /* the batch, its flow membership, its name and publisher number */
     worker_state state;
     ob_db *db;

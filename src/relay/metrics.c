@@ -202,6 +202,12 @@ static void cursor_families(ob_buf *b, const outbox_stats *stats, const char *co
     for (size_t i = 0; i < n; i++)
         sample_u64(b, members.name, table_of(tables, i), NULL,
                    (uint64_t)stats[i].cursor_members_down);
+    static const family node = {"outbox_relay_database_node_unready", "gauge",
+                                "1 while the database node is a Galera node outside the primary "
+                                "component or not ready (nothing is delivered through it)."};
+    head(b, &node);
+    for (size_t i = 0; i < n; i++)
+        sample_u64(b, node.name, table_of(tables, i), NULL, (uint64_t)stats[i].db_node_unready);
 }
 
 void ob_metrics_write(ob_buf *b, const outbox_stats *stats, const char *const *tables, size_t n) {

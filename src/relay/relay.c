@@ -40,48 +40,7 @@ static void set_state(outbox_relay *r, relay_phase p) {
     r->phase = p;
 }
 
-/* --- the seams: link and owner callbacks for the workers ----------------- */
-
-static int pub_ready(void *data) {
-    return ob_link_ready(((outbox_relay *)data)->link);
-}
-
-static uint32_t pub_epoch(void *data) {
-    return ob_link_epoch(((outbox_relay *)data)->link);
-}
-
-static uint64_t pub_last_answer(void *data) {
-    return ob_link_last_answer(((outbox_relay *)data)->link);
-}
-
-static int pub_publish(void *data, uint32_t worker, uint32_t gen, uint32_t slot, const ob_row *row,
-                       ob_pub_fail *fail) {
-    return ob_link_publish(((outbox_relay *)data)->link, worker, gen, slot, row, fail);
-}
-
-static void pub_unavailable(void *data, const char *why) {
-    ob_link_unavailable(((outbox_relay *)data)->link, why);
-}
-
-static void pub_suspect(void *data, const char *why) {
-    ob_link_suspect(((outbox_relay *)data)->link, why);
-}
-
-static int pub_settled(void *data) {
-    return ob_link_settled(((outbox_relay *)data)->link);
-}
-
-static void pub_refused(void *data, const char *why) {
-    ob_link_refused(((outbox_relay *)data)->link, why);
-}
-
-static uint64_t pub_window_ms(void *data) {
-    return ob_link_window_ms(((outbox_relay *)data)->link);
-}
-
-static int64_t pub_max_bytes(void *data) {
-    return ob_link_max_bytes(((outbox_relay *)data)->link);
-}
+/* --- the owner callbacks for the readers --------------------------------- */
 
 static int owner_drain_wanted(void *data) {
     outbox_relay *r = data;
@@ -154,7 +113,7 @@ static void on_link_ready(void *data, int ready) {
     if (!ready) {
         /* A refusal that lasts (a full store) pauses the link again at each
          * try until a message is stored: one outage, not one per try. */
-        uint32_t episode = ob_link_refusal_episode(r->link);
+        uint32_t episode = r->env.broker.ops->refusal_episode(r->env.broker.self);
         if (episode == 0 || episode != r->refusal_counted)
             r->stats.broker_outages++;
         r->refusal_counted = episode;
@@ -193,19 +152,40 @@ static ob_cluster_mode cluster_mode(const outbox_relay *r) {
                           : OB_CLUSTER_PLAIN;
 }
 
+/* What the watch found of the node, for /readyz and the metric: a Galera
+ * node outside the primary component (or not ready) refuses every statement,
+ * so nothing is delivered through it, in any mode, whatever the relay's
+ * connections have found out (an --ordered relay whose lease no longer
+ * proves anything makes no statement at all). An answer that cannot tell
+ * changes nothing. */
+static void node_seen(outbox_relay *r, const ob_cluster *c) {
+    char why[160];
+    if (!c->known)
+        return;
+    r->stats.db_node_unready = ob_cluster_unfit(c, why, sizeof(why));
+    if (r->stats.db_node_unready)
+        snprintf(r->node_why, sizeof(r->node_why), "the database node cannot serve: %s", why);
+    else
+        r->node_why[0] = '\0';
+}
+
 /* Every answer of the watch: at start, after each reconnect, and every
- * interval. Cursor mode on a Galera node stops for good (the relay exits
- * 1); otherwise its lease starts at the first answer (the lease finds out
- * for itself whether its leases are locks or rows of the lease table). An
- * answer that cannot tell (the probe refused) lets it start too: the probe
- * reads only information_schema. */
+ * interval. Cursor mode on a Galera node whose members it cannot all name
+ * stops at the first answer (the relay exits 1); otherwise its lease starts
+ * at the first answer (the lease finds out for itself whether its leases
+ * are locks or rows of the lease table). An answer that cannot tell (the
+ * probe refused) lets it start too: the probe reads only information_schema. */
 static void on_cluster(void *data, const ob_cluster *c, int fresh) {
     (void)fresh;
     outbox_relay *r = data;
     char why[600];
+    node_seen(r, c);
     if (r->phase != R_RUNNING || r->fatal)
         return;
-    if (ob_cluster_refusal(c, cluster_mode(r), why, sizeof(why)) != NULL) {
+    /* Refused at start only: a member that joins later without a client
+     * address pauses the cursor's gaps (relay_cursor.c says it, and
+     * /readyz shows it) rather than end the relay and loop its restarts. */
+    if (!r->locks_started && ob_cluster_refusal(c, cluster_mode(r), why, sizeof(why)) != NULL) {
         relay_fatal(r, why);
         return;
     }
@@ -233,6 +213,12 @@ void ob_relay_fatal(outbox_relay *r, const char *why) {
 }
 
 /* --- creation ------------------------------------------------------------ */
+
+/* Closes the broker (if it was made), then calls cb with the relay. */
+static void broker_close(outbox_relay *r, void (*cb)(void *data)) {
+    if (r->env.broker.self)
+        r->env.broker.ops->close(r->env.broker.self, cb, r);
+}
 
 static void relay_free(outbox_relay *r) {
     if (r == NULL)
@@ -294,7 +280,7 @@ static int prepare_sql(outbox_relay *r) {
  * callbacks. */
 static void prepare_env(outbox_relay *r) {
     const outbox_relay_options *o = &r->o;
-    ob_worker_env *e = &r->env;
+    ob_reader_env *e = &r->env;
     e->loop = r->loop;
     e->log = &r->log;
     ob_db_url_to_config(&r->db, &e->db);
@@ -323,18 +309,7 @@ static void prepare_env(outbox_relay *r) {
     e->fetch_bytes = o->max_in_flight_bytes / (uint64_t)o->connections;
     e->poll_interval_ms = o->poll_interval_ms;
     e->ack_timeout_ms = o->ack_timeout_ms;
-    e->pub = (ob_publisher){.ready = pub_ready,
-                            .epoch = pub_epoch,
-                            .last_answer = pub_last_answer,
-                            .publish = pub_publish,
-                            .unavailable = pub_unavailable,
-                            .suspect = pub_suspect,
-                            .settled = pub_settled,
-                            .refused = pub_refused,
-                            .window_ms = pub_window_ms,
-                            .max_bytes = pub_max_bytes,
-                            .data = r};
-    e->owner = (ob_worker_owner){.drain_wanted = owner_drain_wanted,
+    e->owner = (ob_reader_owner){.drain_wanted = owner_drain_wanted,
                                  .table_empty = owner_table_empty,
                                  .db_failed = owner_db_failed,
                                  .on_closed = owner_closed,
@@ -351,12 +326,11 @@ static void prepare_env(outbox_relay *r) {
     r->wake_subject = r->wake.p;
 }
 
-static int prepare(outbox_relay *r) {
+/* The readers, once the broker is installed in their environment (the
+ * cursor reader takes a copy of it). */
+static int prepare_readers(outbox_relay *r) {
     const outbox_relay_options *o = &r->o;
-    if (prepare_sql(r) != 0)
-        return -1;
-    prepare_env(r);
-    ob_worker_env *e = &r->env;
+    ob_reader_env *e = &r->env;
     /* What the database is (on a Galera node cursor mode needs its members named). */
     ob_cluster_watch_callbacks wcb = {on_cluster, on_cluster_closed, r};
     r->watch = ob_cluster_watch_new(r->loop, &e->db, &r->log, 10000, &wcb);
@@ -431,22 +405,29 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
     r->log.level = o->log_level;
     r->stats.pending = -1;
     r->stats.oldest_pending_ms = -1;
-    if (ob_relay_copy_options(r, o) != 0 || prepare(r) != 0) {
+    if (ob_relay_copy_options(r, o) != 0 || prepare_sql(r) != 0) {
         relay_free(r);
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");
     }
-    r->link = make_link(r, err, sizeof(err));
-    if (r->link == NULL) {
+    prepare_env(r);
+    /* The broker: NATS JetStream, installed in the readers' environment. */
+    ob_link *link = make_link(r, err, sizeof(err));
+    if (link == NULL) {
         relay_free(r);
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
     }
-    if (o->pending_sample_ms || o->partition_check_ms || o->cleanup_check_ms) {
+    r->env.broker = (ob_broker){&ob_link_broker_ops, link};
+    rc = prepare_readers(r) != 0 ? ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory")
+                                 : OUTBOX_OK;
+    if (rc == OUTBOX_OK && (o->pending_sample_ms || o->partition_check_ms || o->cleanup_check_ms)) {
         r->timers = ob_timers_new(loop, &r->o, &r->log, &r->stats, err, sizeof(err));
-        if (r->timers == NULL) {
-            ob_link_close(r->link, NULL, NULL);
-            relay_free(r);
-            return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
-        }
+        if (r->timers == NULL)
+            rc = ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
+    }
+    if (rc != OUTBOX_OK) {
+        broker_close(r, NULL);
+        relay_free(r);
+        return rc;
     }
     *out = r;
     return OUTBOX_OK;
@@ -476,7 +457,7 @@ int outbox_relay_start(outbox_relay *r) {
     r->shutdown_timer.data = r;
     r->shutdown_timer_open = 1;
     r->link_open = 1;
-    ob_link_start(r->link);
+    r->env.broker.ops->start(r->env.broker.self);
     for (int i = 0; i < r->nreaders; i++) {
         r->open_readers++;
         r->readers[i].ops->start(r->readers[i].self);
@@ -521,9 +502,12 @@ const char *outbox_relay_errmsg(const outbox_relay *r) {
 }
 
 const char *outbox_relay_paused(const outbox_relay *r) {
-    const char *why = r->link ? ob_link_refusal(r->link) : NULL;
+    const ob_broker *k = &r->env.broker;
+    const char *why = k->self ? k->ops->refusal(k->self) : NULL;
     for (int i = 0; why == NULL && i < r->nreaders; i++)
         why = r->readers[i].self ? r->readers[i].ops->refusal(r->readers[i].self) : NULL;
+    if (why == NULL && r->node_why[0])
+        why = r->node_why;
     return why ? why : ob_relay_cursor_members_why(r);
 }
 
@@ -566,7 +550,7 @@ static void shutdown_timer_closed(uv_handle_t *h) {
 
 static void link_closed(void *data) {
     outbox_relay *r = data;
-    r->link = NULL;
+    r->env.broker.self = NULL;
     r->link_open = 0;
     step(r);
 }
@@ -581,11 +565,14 @@ static void timers_closed(void *data) {
  * timers close first (the readers may still need NATS while they finish),
  * then the link and the shutdown timer. */
 static void step(outbox_relay *r) {
+    /* On the lease table the lease closes after the readers (see the stop). */
+    if (r->phase == R_STOPPING && r->open_readers == 0)
+        ob_relay_lease_stop(r);
     if (r->phase == R_STOPPING && r->open_readers == 0 && !r->timers_open && !r->order.lease_open &&
         !r->watch_open) {
         set_state(r, R_CLOSING_LINK);
         uv_close((uv_handle_t *)&r->shutdown_timer, shutdown_timer_closed);
-        ob_link_close(r->link, link_closed, r);
+        broker_close(r, link_closed);
         return; /* the close callbacks come back here */
     }
     if (r->phase == R_CLOSING_LINK && !r->link_open && !r->shutdown_timer_open) {
@@ -636,8 +623,12 @@ int outbox_relay_stop(outbox_relay *r, outbox_relay_stop_cb cb, void *data) {
      * readers that write under the lease to their end have it closed after
      * them (relay_cursor.c); and if it never started they own nothing and
      * have nothing to write, so they need not wait for a lease to finish
-     * with. */
-    if (!r->order.readers_hold_lease)
+     * with. On the lease table (a Galera node) every mode's lease closes
+     * after the readers: a closed connection releases nothing there, so it
+     * gives its rows up as it closes, once nothing of its own can still be
+     * published (step()); meanwhile it stays proven and the readers finish
+     * their batches as on a single server. */
+    if (!r->order.readers_hold_lease && !ob_lease_on_table(r->order.lease))
         ob_relay_lease_stop(r);
     stop_readers(r, r->order.readers_hold_lease && !r->locks_started);
     step(r); /* nothing may have been open */
@@ -652,8 +643,8 @@ int outbox_relay_destroy(outbox_relay *r) {
                  "relay is still on the loop: stop it and destroy it from the stop callback");
         return OUTBOX_ESTATE;
     }
-    if (r->phase == R_CREATED && r->link)
-        ob_link_close(r->link, NULL, NULL);
+    if (r->phase == R_CREATED)
+        broker_close(r, NULL);
     relay_free(r);
     return OUTBOX_OK;
 }

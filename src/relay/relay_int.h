@@ -50,11 +50,10 @@ struct outbox_relay {
     ob_buf wake;              /* the doorbell's subject */
     const char *wake_subject; /* wake.p, or NULL without a doorbell */
 
-    ob_worker_env env; /* shared by the workers */
+    ob_reader_env env; /* shared by the workers */
     ob_unmarked unmarked;
     int any_fetched;
     ob_flow flow;
-    ob_link *link;
     /* The readers: `connections` workers (one in leader mode), or cursor
      * mode's one reader. Owned: each is freed with its ops' free. A
      * reader's index is its publisher number, so an ack goes to
@@ -67,12 +66,13 @@ struct outbox_relay {
     /* Ordered and leader modes (relay_lease.c). */
     struct {
         ob_lease *lease;
-        int lease_open;  /* started and not yet closed */
-        uint64_t *share; /* per worker: the buckets it reads */
-        ob_buf *sql;     /* per worker: its fetch statement */
-        int *built;      /* per worker: the row limit sql was built for, 0 to rebuild */
-        unsigned *turn;  /* per worker: the round robin over its buckets */
-        char base[32];   /* the lease's lock name prefix */
+        int lease_open;    /* started and not yet closed */
+        int lease_stopped; /* ob_relay_lease_stop was called (it runs once) */
+        uint64_t *share;   /* per worker: the buckets it reads */
+        ob_buf *sql;       /* per worker: its fetch statement */
+        int *built;        /* per worker: the row limit sql was built for, 0 to rebuild */
+        unsigned *turn;    /* per worker: the round robin over its buckets */
+        char base[32];     /* the lease's lock name prefix */
         /* Ordered modes: buckets leaving cursor mode (relay_lease.c). */
         struct ob_cursor_switch *sw;
         uint64_t owned; /* the buckets the lease gives */
@@ -98,6 +98,7 @@ struct outbox_relay {
      * the watch's first answer that finds one, closed after the reader. */
     ob_gap_proof *proof;
     char members_why[256]; /* why the members' proof cannot serve, for /readyz */
+    char node_why[200];    /* why the database node cannot serve (cluster watch), "" when it can */
     char *ctable;          /* the cursor table's name */
 
     /* What the database is (cluster_watch.c). The locking modes start their

@@ -169,8 +169,8 @@ static void make_switch(outbox_relay *r) {
 
 /* Before each publish. A stopping relay finishes its batches: its lease is
  * closing, but its workers' row locks still hold the rows. Not on a Galera
- * node, where row locks are the node's own: there what the stop has not
- * published goes back, for the relay that takes the buckets. */
+ * node, where row locks are the node's own: there the lease stays open
+ * until the readers close (relay.c), and only while it is proven. */
 static int may_publish(void *data) {
     outbox_relay *r = data;
     return (r->phase >= R_STOPPING && !r->order.on_table) || ob_lease_valid(r->order.lease);
@@ -230,7 +230,7 @@ int ob_relay_lease_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const
         r->order.lease = make_lease(r);
         return r->order.lease ? 0 : -1;
     }
-    ob_worker_env *e = &r->env;
+    ob_reader_env *e = &r->env;
     e->order = r->o.leader ? OB_ORDER_STRICT : OB_ORDER_AGGREGATE;
     e->owner.fetch_sql = fetch_sql;
     e->owner.may_publish = may_publish;
@@ -260,6 +260,9 @@ void ob_relay_lease_start(outbox_relay *r) {
 }
 
 void ob_relay_lease_stop(outbox_relay *r) {
+    if (r->order.lease_stopped)
+        return;
+    r->order.lease_stopped = 1;
     if (r->order.lease_open && r->order.sw)
         ob_cursor_switch_close(r->order.sw);
     if (r->order.lease_open && r->order.lease)

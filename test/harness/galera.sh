@@ -253,3 +253,37 @@ galera_synced() {
   done
   fail "node $1 is not back, Synced in a cluster of 3"
 }
+
+# galera_garbd LOG: a Galera Arbitrator (garbd, package galera-arbitrator-4,
+# or OUTBOX_TEST_GARBD) joins the fixture's cluster in the background, its
+# output in LOG and its pid in GARBD_PID; waits up to 60 s for a cluster of
+# 4. galera_garbd_stop ends it and waits for a cluster of 3 again.
+galera_garbd() {
+  local log=$1 bin=${OUTBOX_TEST_GARBD:-$(command -v garbd || true)} peers port m i
+  [ -n "$bin" ] || fail "garbd (package galera-arbitrator-4, scripts/deps.sh)"
+  . "$OUTBOX_TEST_GALERA_DIR/gports"
+  for m in 1 2 3; do eval "peers+=\${peers:+,}127.0.0.1:\$gcomm_g$m"; done
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$bin" --address "gcomm://$peers" --group outbox-test \
+    --options "gmcast.listen_addr=tcp://127.0.0.1:$port" >"$log" 2>&1 &
+  GARBD_PID=$!
+  for i in $(seq 1 600); do
+    [ "$(GROOT 1 -e "SHOW STATUS LIKE 'wsrep_cluster_size'" | cut -f2)" = 4 ] && return 0
+    sleep 0.1
+  done
+  cat "$log" >&2
+  fail "the arbitrator did not join the cluster"
+}
+
+galera_garbd_stop() {
+  local i
+  [ -n "${GARBD_PID:-}" ] || return 0
+  kill -INT "$GARBD_PID" 2>/dev/null || true
+  wait "$GARBD_PID" 2>/dev/null || true
+  GARBD_PID=
+  for i in $(seq 1 600); do
+    [ "$(GROOT 1 -e "SHOW STATUS LIKE 'wsrep_cluster_size'" | cut -f2)" = 3 ] && return 0
+    sleep 0.1
+  done
+  fail "the cluster is not back to 3 nodes after the arbitrator left"
+}

@@ -5,13 +5,17 @@
 # each). Every committed row, the held one included (it commits at the
 # end), ends processed and once in the stream, no aggregate out of order,
 # and the cursors end at the last row. Then a held transaction rolled back:
-# its gap closes (the relay drains) and nothing is lost.
+# its gap closes (the relay drains) and nothing is lost. Then a Galera
+# Arbitrator (garbd) joins: its entry in wsrep_incoming_addresses is empty,
+# and it is no data member; the running relay goes on (it used to exit 1),
+# a second one starts on node 2, and a row committed then is delivered.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/galera.sh"
 db=it_galera_cursor stream=IT_GALERA_CURSOR prefix=itgc
 work=$(mktemp -d)
-pids=() holder=
+pids=() holder= GARBD_PID=
 cleanup() {
+  [ -z "$GARBD_PID" ] || galera_garbd_stop || true
   [ -z "${show:-}" ] || tail -40 "$work/relay.log" | sed 's/^/    relay: /'
   [ -z "$holder" ] || kill -KILL "$holder" 2>/dev/null || true
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
@@ -69,13 +73,33 @@ m=$(metrics $port)
 assert_eq "$(metric_value "$m" 'outbox_relay_cursor_gap_age_seconds{table="outbox"}')" 0 \
   "age of the oldest open gap at the end"
 
-kill -TERM "${pids[0]}"
-rc=0
-wait "${pids[0]}" || rc=$?
+galera_garbd "$work/garbd.log"
+echo "    wsrep_incoming_addresses with the arbitrator: '$(GROOT 1 -e "SHOW STATUS LIKE 'wsrep_incoming_addresses'" | cut -f2)'"
+wait_until 30 "the relay saw the arbitrator join" grep -q 'Galera cluster of 4 nodes' "$work/relay.log"
+grep -m1 'Galera cluster of 4 nodes' "$work/relay.log" | sed 's/^/    /'
+galera_relay 2 "$work/relay2.log" $db $stream $prefix --cursor --http 127.0.0.1:0
+pids+=($RELAY_PID)
+port2=$(http_port "$work/relay2.log")
+wait_until 30 "the second cursor relay owns buckets" \
+  metric_at_least $port2 'outbox_relay_buckets_owned{table="outbox"}' 1
+kill -0 "${pids[0]}" || fail "the first cursor relay exited while the arbitrator is in the cluster"
+GSQL 3 $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload)
+  SELECT outbox_uuid_v7(), 'order', CONCAT('garbd-', seq), 'created', '{}' FROM seq_1_to_64"
+both_published() { # N: the two relays have acked N rows or more
+  [ $(($(metric_sum "$(metrics $port)" outbox_relay_published_total) +
+    $(metric_sum "$(metrics $port2)" outbox_relay_published_total))) -ge "$1" ]
+}
+wait_until 30 "the rows committed with the arbitrator in the cluster published" both_published 20066
+for p in "${pids[@]}"; do
+  kill -TERM "$p"
+  rc=0
+  wait "$p" || rc=$?
+  assert_eq "$rc" 0 "exit status of a cursor relay"
+done
 pids=()
-assert_eq "$rc" 0 "exit status of the cursor relay"
+galera_garbd_stop
 show=
-galera_stream_once $db $stream 20002 "$work"
+galera_stream_once $db $stream 20066 "$work"
 out=$(streamcheck --stream $stream --subject '>' --check-order agg_seq) ||
   { echo "$out"; fail "an aggregate out of order"; }
 echo "$out" | grep order_violations

@@ -7,7 +7,11 @@
 # relays): outbox_relay_buckets_owned summed over
 # the relays, sampled every 0.1 s (slower on a loaded machine), never exceeds
 # 64, nor does the sum of the shares the relays log at each change. Every row ends
-# processed and once in the stream, no aggregate out of order.
+# processed and once in the stream, no aggregate out of order. Then a clean
+# stop hands over at once: a relay started right after another stopped with
+# SIGTERM owns the 64 buckets long before the stopped one's row could go
+# stale, and the mode switch (stop every relay, start the other mode) runs
+# without "already relayed".
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/galera.sh"
 db=it_galera_ordered stream=IT_GALERA_ORDERED prefix=itgo
@@ -86,3 +90,50 @@ galera_end $db $stream 5400 "$work"
 out=$(streamcheck --stream $stream --subject '>' --check-order agg_seq) ||
   { echo "$out"; fail "an aggregate out of order"; }
 echo "$out" | grep order_violations
+
+# A clean stop hands over at once: the stopped relay gives its buckets and
+# its presence row up as it exits, so that a relay started at once on
+# another node owns all 64 at its next round. With --lease-timeout 60000
+# the row left behind would go stale only after 40 s; the wait below ends
+# long before.
+galera_relay 1 "$work/first.log" $db $stream $prefix --ordered --lease-timeout 60000 \
+  --http 127.0.0.1:0
+pids+=($RELAY_PID)
+first=$RELAY_PID
+wait_until 30 "the first relay owns 64 buckets" metric_at_least "$(http_port "$work/first.log")" \
+  "$series" 64
+t_term=$(date +%s.%N)
+kill -TERM $first
+rc=0
+wait $first || rc=$?
+assert_eq "$rc" 0 "exit status of the relay stopped cleanly"
+t_exit=$(date +%s.%N)
+grep 'stopped cleanly' "$work/first.log" | sed 's/^/    /' ||
+  { cat "$work/first.log" >&2; fail "the relay stopped cleanly did not give its rows up"; }
+galera_relay 2 "$work/next.log" $db $stream $prefix --ordered --lease-timeout 60000 \
+  --http 127.0.0.1:0
+pids+=($RELAY_PID)
+next=$RELAY_PID
+wait_until 20 "64 buckets owned by the relay started after a clean stop" \
+  metric_at_least "$(http_port "$work/next.log")" "$series" 64
+t_own=$(date -d "$(grep -m1 'lease: 64 of 64 buckets owned' "$work/next.log" | cut -d' ' -f1)" +%s.%N)
+awk -v a="$t_term" -v b="$t_exit" -v c="$t_own" 'BEGIN {
+  printf "hand-over: 64 buckets owned on node 2 %.2f s after SIGTERM on node 1 (%.2f s after its exit)\n",
+    c - a, c - b }'
+
+# The mode switch (stop every relay, start the other mode) at once: the
+# --ordered relay stops, an unordered one drains (the mode check passed),
+# then an --ordered one again.
+kill -TERM $next
+rc=0
+wait $next || rc=$?
+assert_eq "$rc" 0 "exit status of the second relay stopped cleanly"
+galera_relay 3 "$work/plain.log" $db $stream $prefix --drain
+rc=0
+wait $RELAY_PID || rc=$?
+[ "$rc" = 0 ] || { cat "$work/plain.log" >&2; fail "an unordered relay started after the --ordered one stopped exited $rc"; }
+galera_relay 1 "$work/again.log" $db $stream $prefix --ordered --drain
+rc=0
+wait $RELAY_PID || rc=$?
+[ "$rc" = 0 ] || { cat "$work/again.log" >&2; fail "an --ordered relay started after the unordered one stopped exited $rc"; }
+echo "mode switch on Galera: --ordered stopped, unordered drained, --ordered drained (each exit 0)"

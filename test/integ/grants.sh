@@ -117,6 +117,19 @@ rc=0; drain_as g_cursor $db --cursor || rc=$?
 assert_eq "$rc" 0 "cursor relay as g_cursor"
 no_warnings "the cursor relay"
 assert_eq "$(messages)" 100 "messages after the cursor relay"
+# --- partitions on the cursor mode table: without SELECT on outbox_cursor
+# its rows cannot be told delivered; the command says which grant is missing
+# (it used to keep every expired partition as "holding pending rows", exit 0).
+MDB -e "GRANT SELECT, ALTER, DROP ON $db.outbox TO 'g_parts'@'127.0.0.1'"
+rc=0; out=$(as g_parts $db partitions --once 2>&1) || rc=$?
+assert_eq "$rc" 1 "exit status of partitions on a cursor mode table without SELECT on outbox_cursor"
+echo "$out" | grep -q "GRANT SELECT ON $db.outbox_cursor TO 'g_parts'@'<host>'" ||
+  { echo "$out"; fail "partitions did not name the missing grant"; }
+echo "$out" | sed 's/^/    /'
+MDB -e "GRANT SELECT ON $db.outbox_cursor TO 'g_parts'@'127.0.0.1'"
+rc=0; out=$(as g_parts $db partitions --once 2>&1) || rc=$?
+if echo "$out" | grep -q 'GRANT'; then echo "$out"; fail "partitions with SELECT on outbox_cursor still names a grant"; fi
+echo "    with the grant: $out"
 rc=0; out=$(as g_status $db status 2>&1) || rc=$?
 assert_eq "$rc" 0 "status as g_status in cursor mode"
 assert_eq "$(echo "$out" | sed -n 's/^cursor mode  *//p')" "64 of 64 buckets have a cursor" "status in cursor mode"

@@ -110,6 +110,8 @@ while IFS= read -r line; do
     assert_eq "$rc" 2 "the README's find_package(outbox) program, run without arguments"
     ;;
   systemd-analyze*)
+    # (galera-arbitrator-4's garb.service, run as nobody, is warned of by every verify)
+    sed -i '/^\/lib\/systemd\/system\/garb\.service:/d' "$work/stderr"
     [ -z "$out$(cat "$work/stderr")" ] || fail "systemd-analyze verify said: $out $(cat "$work/stderr")"
     grep -qx "ExecStart=$prefix/bin/outbox-uvrelay run .*" \
       "$prefix/share/outbox-uvrelay/systemd/outbox-uvrelay.service" || fail "ExecStart= names the prefix's binary"

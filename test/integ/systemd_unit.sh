@@ -25,6 +25,9 @@ cp "$share/outbox-uvrelay.service" "$unit"
 grep -q "^ExecStart=$bin run " "$unit" || fail "ExecStart= names $bin: $(grep ^ExecStart= "$unit")"
 command -v systemd-analyze >/dev/null || fail "systemd-analyze (package systemd, scripts/deps.sh)"
 rc=0; out=$(cd "$work" && SYSTEMD_LOG_COLOR=0 systemd-analyze verify "./outbox-uvrelay.service" 2>&1) || rc=$?
+# Every verify also warns of another package's unit: galera-arbitrator-4's
+# garb.service (the Galera fixture's garbd) runs as nobody. Not this unit's.
+out=$(echo "$out" | grep -v '^/lib/systemd/system/garb\.service:' || true)
 echo "$out" | sed 's/^/    /'
 assert_eq "$rc" 0 "systemd-analyze verify exit status"
 assert_eq "$out" "" "systemd-analyze verify output"

@@ -69,6 +69,8 @@ ob_integ_sh(uuid_v7_sql 120)
 ob_integ_sh(streamcheck 300)
 ob_integ_sh(uuid_v7_binlog 180)
 ob_integ_sh(secrets 300)
+# NATS_URL, nats contexts, MYSQL_PWD and MariaDB option files (issue 35).
+ob_integ_sh(conventions 120)
 ob_integ_sh(ops_cli 120)
 ob_integ_sh(ops_tables 120)
 
@@ -122,6 +124,8 @@ ob_integ_sh(alerts_dashboard 180)
 ob_integ_sh(config_tables 300)
 ob_integ_sh(log_file 120)
 ob_integ_sh(log_json 120)
+# A frozen log reader costs log lines, not delivery.
+ob_integ_sh(log_stall 120)
 
 # Issue 12: faults the chaos suite did not cover. Each test that kills,
 # freezes or restarts a server starts its own (test/harness/private.sh).

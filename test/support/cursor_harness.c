@@ -7,20 +7,21 @@
 #include <string.h>
 
 #include "check.h"
+#include "puback.h"
 
 /* --- the fake publisher -------------------------------------------------- */
 
 fake_pub fp;
 
-static int f_ready(void *d) {
+static int f_ready(const void *d) {
     (void)d;
     return fp.ready;
 }
-static uint32_t f_epoch(void *d) {
+static uint32_t f_epoch(const void *d) {
     (void)d;
     return fp.epoch;
 }
-static uint64_t f_last_answer(void *d) {
+static uint64_t f_last_answer(const void *d) {
     (void)d;
     return 0;
 }
@@ -58,7 +59,7 @@ static void f_suspect(void *d, const char *why) {
     (void)d;
     (void)why;
 }
-static int f_settled(void *d) {
+static int f_settled(const void *d) {
     (void)d;
     return 1;
 }
@@ -66,10 +67,27 @@ static void f_refused(void *d, const char *why) {
     (void)d;
     (void)why;
 }
-static uint64_t f_window(void *d) {
+static uint64_t f_window(const void *d) {
     (void)d;
     return 120000;
 }
+/* The verdict the relay's broker gives: JetStream's table (puback.c). */
+static void f_verdict(const void *d, const ob_ack *a, const ob_row *row, ob_verdict *v) {
+    (void)d;
+    ob_js_verdict(a, row, 0, v);
+}
+
+static const ob_broker_ops fake_broker = {.ready = f_ready,
+                                          .epoch = f_epoch,
+                                          .last_answer = f_last_answer,
+                                          .window_ms = f_window,
+                                          .publish = f_publish,
+                                          .verdict = f_verdict,
+                                          .unavailable = f_unavailable,
+                                          .suspect = f_suspect,
+                                          .settled = f_settled,
+                                          .refused = f_refused};
+
 static outbox_verdict classify(const outbox_failure *f, void *data) {
     (void)f;
     (void)data;
@@ -111,7 +129,7 @@ static void o_closed(void *d) {
 uv_loop_t loop;
 static ob_flow flow;
 outbox_stats stats;
-static ob_worker_env env;
+static ob_reader_env env;
 char logged[4096];
 
 /* Keeps the reader's lines (info and above), the latest last. */
@@ -153,15 +171,7 @@ const ob_reader *make_reader(void) {
     env.batch_size = 10;
     env.poll_interval_ms = 20;
     env.ack_timeout_ms = 60000;
-    env.pub = (ob_publisher){.ready = f_ready,
-                             .epoch = f_epoch,
-                             .last_answer = f_last_answer,
-                             .publish = f_publish,
-                             .unavailable = f_unavailable,
-                             .suspect = f_suspect,
-                             .settled = f_settled,
-                             .refused = f_refused,
-                             .window_ms = f_window};
+    env.broker = (ob_broker){&fake_broker, NULL};
     env.flow = &flow;
     env.stats = &stats;
     ob_flow_init(&flow, 100, 5, 20);

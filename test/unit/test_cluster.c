@@ -83,6 +83,13 @@ static void cursor_mode_needs_the_members_named_on_galera(void) {
     CHECK(strstr(why, "does not name every member") != NULL);
     ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.2:3306,10.0.0.3:3306,10.0.0.1:3306");
     CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == NULL);
+    /* an arbitrator (garbd) lists an empty entry: it runs no transaction */
+    ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.2:3306,,10.0.0.1:3306");
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == NULL);
+    ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.1:3306,");
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == NULL);
+    ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.2:3306,,AUTO,10.0.0.1:3306");
+    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == why);
     /* the relay's node missing from the list */
     ob_cluster_set(&c, "WSREP_NODE_INCOMING_ADDRESS", "10.0.0.9:3306");
     CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == why);

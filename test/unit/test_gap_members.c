@@ -12,8 +12,9 @@
 #define NONE -1.0
 
 static void the_list(void) {
-    ob_members ms;
+    ob_members ms, ar;
     ob_members_init(&ms);
+    ob_members_init(&ar);
     CHECK_EQ(ob_members_set(&ms, "10.0.0.1:3306,10.0.0.2:3306,10.0.0.3:3306", 3, "10.0.0.2:3306"),
              0);
     CHECK_EQ(ms.n, 2);
@@ -24,13 +25,27 @@ static void the_list(void) {
     CHECK_EQ(ob_members_set(&ms, "AUTO,AUTO,AUTO", 3, "10.0.0.2:3306"), -1);
     CHECK_EQ(ms.usable, 0);
     CHECK_EQ(ob_members_proven(&ms), 0);
-    CHECK_EQ(ob_members_set(&ms, "10.0.0.1:3306,,10.0.0.2:3306", 3, "10.0.0.2:3306"), -1);
     /* the relay's node must be one of them */
     CHECK_EQ(ob_members_set(&ms, "10.0.0.1:3306,10.0.0.3:3306", 2, "10.0.0.2:3306"), -1);
     /* a one-node cluster: nothing to ask, every round proven */
     CHECK_EQ(ob_members_set(&ms, "10.0.0.2:3306", 1, "10.0.0.2:3306"), 0);
     CHECK_EQ(ob_members_begin(&ms), 1);
     CHECK_EQ(ob_members_proven(&ms), 1);
+    /* an empty entry is an arbitrator (garbd): counted in the size, asked
+     * nothing; the other data member is still needed for a proof */
+    CHECK_EQ(ob_members_set(&ar, "10.0.0.1:3306,,10.0.0.2:3306", 3, "10.0.0.2:3306"), 0);
+    CHECK_EQ(ar.n, 1);
+    CHECK_EQ(ar.arbiters, 1);
+    CHECK_EQ(ob_members_missing(&ar), 1); /* 10.0.0.1 not connected yet */
+    CHECK_EQ(ob_members_set(&ar, "10.0.0.2:3306,", 2, "10.0.0.2:3306"), 0);
+    CHECK_EQ(ar.n, 0);
+    CHECK_EQ(ob_members_missing(&ar), 0);
+    CHECK_EQ(ob_members_begin(&ar), 1);
+    CHECK_EQ(ob_members_proven(&ar), 1); /* one data node and an arbitrator */
+    /* a data member left out of the list while the size counts it */
+    CHECK_EQ(ob_members_set(&ar, "10.0.0.2:3306,", 3, "10.0.0.2:3306"), 0);
+    CHECK_EQ(ob_members_missing(&ar), 1);
+    CHECK_EQ(ob_members_proven(&ar), 0);
 }
 
 /* One statement on member i: sent now, answered at now_s. */

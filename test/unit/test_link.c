@@ -149,6 +149,13 @@ static void o_log(outbox_log_level level, const char *msg, void *data) {
 }
 
 static uv_loop_t loop;
+
+/* What the owner has been told: readiness comes posted, delivered by the
+ * loop (link_post.c), so the loop turns once first. */
+static const owner *told(void) {
+    uv_run(&loop, UV_RUN_NOWAIT);
+    return &ow;
+}
 static ob_log lg = {o_log, NULL, OUTBOX_LOG_DEBUG};
 
 static ob_link *make(uint64_t horizon_ms, int strict) {
@@ -208,7 +215,7 @@ static ob_link *make_ready(void) {
     reply(l, INFO_OK);
     CHECK_EQ(l->state, L_READY);
     CHECK(ob_link_ready(l));
-    CHECK_EQ(ow.ready, 1);
+    CHECK_EQ(told()->ready, 1);
     CHECK_EQ(ob_link_window_ms(l), 120000);
     return l;
 }
@@ -305,13 +312,29 @@ static void test_checking(void) {
     CHECK(strstr(ow.log, "nats: ready -> checking") != NULL);
     ob_link_suspect(l, "no responders"); /* a second one while checking: ignored */
     CHECK_EQ(l->state, L_CHECKING);
-    int calls = ow.ready_calls;
+    int calls = told()->ready_calls;
     reply(l, INFO_OK);
     CHECK_EQ(l->state, L_READY);
     CHECK(ob_link_settled(l));
-    CHECK_EQ(ow.ready_calls, calls + 1); /* batches waiting for the verdict go on */
+    CHECK_EQ(told()->ready_calls, calls + 1); /* batches waiting for the verdict go on */
     CHECK_EQ(ob_link_epoch(l), epoch);
     CHECK(strstr(ow.log, "nats: checking -> ready") != NULL);
+    close_link(l);
+}
+
+/* A change of readiness made inside the owner's call (a refusal from a
+ * reader's ack handler) is not told inside it: it is posted, and the loop
+ * delivers it, in order, after the call returned. */
+static void test_ready_posted(void) {
+    ob_link *l = make_ready();
+    int calls = told()->ready_calls;
+    ob_link_refused(l, "maximum bytes exceeded");
+    CHECK_EQ(l->state, L_STREAM_WAIT);
+    CHECK(!ob_link_ready(l));
+    CHECK_EQ(ow.ready_calls, calls); /* not yet: the caller has not returned */
+    CHECK_EQ(ow.ready, 1);
+    CHECK_EQ(told()->ready_calls, calls + 1);
+    CHECK_EQ(ow.ready, 0);
     close_link(l);
 }
 
@@ -321,7 +344,7 @@ static void test_checking_timeout(void) {
     uint32_t epoch = ob_link_epoch(l);
     ob_link_suspect(l, "503");
     RUN_UNTIL(l->state == L_STREAM_WAIT, 4000);
-    CHECK_EQ(ow.ready, 0);
+    CHECK_EQ(told()->ready, 0);
     CHECK_EQ(ob_link_epoch(l), epoch + 1);
     close_link(l);
 }
@@ -335,7 +358,7 @@ static void test_full(void) {
     CHECK_EQ(l->full, 1);
     CHECK_EQ(l->full_streak, 1);
     CHECK_EQ(ob_link_refusal_episode(l), 1);
-    CHECK_EQ(ow.ready, 0);
+    CHECK_EQ(told()->ready, 0);
     RUN_UNTIL(l->state == L_STREAM, 3000);
     reply(l, INFO_OK);
     ob_link_suspect(l, "503");
@@ -384,7 +407,7 @@ static void test_unlisted(void) {
     ob_link_suspect(l, "no responders");
     reply(l, INFO_OTHER);
     CHECK_EQ(l->state, L_STREAM_WAIT);
-    CHECK_EQ(ow.ready, 0);
+    CHECK_EQ(told()->ready, 0);
     CHECK_EQ(ob_link_epoch(l), epoch + 1);
     CHECK(ob_link_refusal(l) != NULL);
     CHECK(strstr(ob_link_refusal(l), "stream S lists no subject the relay publishes to") != NULL);
@@ -400,7 +423,7 @@ static void test_unlisted(void) {
     RUN_UNTIL(l->state == L_STREAM, 3000);
     reply(l, INFO_OK);
     CHECK_EQ(l->state, L_READY);
-    CHECK_EQ(ow.ready, 1);
+    CHECK_EQ(told()->ready, 1);
     CHECK(ob_link_refusal(l) == NULL);
     CHECK_EQ(ob_link_refusal_episode(l), 0);
     CHECK(strstr(ow.log, "takes 'outbox.>' again; resuming") != NULL);
@@ -412,7 +435,7 @@ static void test_reconnect(void) {
     ob_link *l = make_ready();
     l->sink->conn_event(l, 1, 0, 0);
     CHECK_EQ(l->state, L_DOWN);
-    CHECK_EQ(ow.ready, 0);
+    CHECK_EQ(told()->ready, 0);
     int before = fc.requests;
     l->sink->conn_event(l, 0, 1, 0);
     CHECK_EQ(l->state, L_STREAM);
@@ -502,6 +525,7 @@ int main(void) {
     test_checking();
     test_checking_timeout();
     test_full();
+    test_ready_posted();
     test_unlisted();
     test_reconnect();
     test_closed_for_good();

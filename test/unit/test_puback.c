@@ -55,6 +55,46 @@ static void classify(void) {
     }
 }
 
+/* The broker's verdict on failed answers (broker.h), JetStream's way:
+ * whose fault, how the row fails, and what the broker is asked. */
+static void verdicts(void) {
+    ob_row row;
+    memset(&row, 0, sizeof(row));
+    row.payload_len = 50;
+    ob_verdict v;
+    ob_ack nr = {.result = OB_ACKED_NO_RESPONDERS};
+    ob_js_verdict(&nr, &row, 0, &v);
+    CHECK_EQ(v.blame, OB_BLAME_SUSPECT);
+    CHECK_EQ(v.kind, OUTBOX_FAIL_NO_RESPONDERS);
+    CHECK_EQ(v.code, 503);
+    CHECK_STR(v.suspect, "no responders");
+    CHECK(strstr(v.text, "no stream is listening") != NULL);
+    CHECK_EQ(v.len, strlen(v.text));
+    static const char full[] = "maximum bytes exceeded";
+    ob_ack a = {.result = OB_ACKED_ERROR,
+                .code = 503,
+                .err_code = 10077,
+                .text = full,
+                .text_len = sizeof(full) - 1};
+    ob_js_verdict(&a, &row, 1000, &v); /* a full stream: the broker's */
+    CHECK_EQ(v.blame, OB_BLAME_BROKER);
+    CHECK_STR(v.text, "the stream is full (max_bytes) (503/10077)");
+    ob_js_verdict(&a, &row, 10, &v); /* larger than the whole stream: the row's */
+    CHECK_EQ(v.blame, OB_BLAME_ROW);
+    CHECK_EQ(v.kind, OUTBOX_FAIL_STREAM_ERROR);
+    CHECK_EQ(v.err_code, 10077);
+    CHECK(strstr(v.text, "larger than the stream's max_bytes") != NULL);
+    static const char odd[] = "out of order";
+    ob_ack s = {.result = OB_ACKED_ERROR, .code = 500, .err_code = 1, .text = odd, .text_len = 12};
+    ob_js_verdict(&s, &row, 0, &v); /* a server error not in the table */
+    CHECK_EQ(v.blame, OB_BLAME_SUSPECT);
+    CHECK_STR(v.text, "JetStream error 500/1: out of order");
+    ob_ack g = {.result = OB_ACKED_GARBLED, .text = "hello", .text_len = 5};
+    ob_js_verdict(&g, &row, 0, &v);
+    CHECK_EQ(v.blame, OB_BLAME_ROW);
+    CHECK_STR(v.text, "unexpected reply from JetStream: hello");
+}
+
 int main(void) {
     classify();
     ob_puback pa;
@@ -84,6 +124,7 @@ int main(void) {
     parse("{\"stream\":\"X\",\"seq\":\"oops\"}", &pa, -1);
     parse("garbage", &pa, -1);
     CHECK_EQ(ob_puback_parse(NULL, 0, &pa), -1);
+    verdicts();
     puts("test_puback: ok");
     return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "fake_db.h"
+#include "puback.h"
 #include "worker.h"
 
 typedef struct fake_pub {
@@ -22,19 +23,20 @@ typedef struct fake_pub {
     char refused_why[300];
     int closed;
     int table_empty;
+    int64_t max_bytes; /* the stream's, for the verdict on a refusal; 0: no limit */
 } fake_pub;
 
 static fake_pub fp;
 
-static int f_ready(void *d) {
+static int f_ready(const void *d) {
     (void)d;
     return fp.ready;
 }
-static uint32_t f_epoch(void *d) {
+static uint32_t f_epoch(const void *d) {
     (void)d;
     return fp.epoch;
 }
-static uint64_t f_last_answer(void *d) {
+static uint64_t f_last_answer(const void *d) {
     (void)d;
     return fp.last_answer;
 }
@@ -67,7 +69,7 @@ static void f_suspect(void *d, const char *why) {
     fp.suspect++;
     fp.checking = 1;
 }
-static int f_settled(void *d) {
+static int f_settled(const void *d) {
     (void)d;
     return !fp.checking;
 }
@@ -76,10 +78,25 @@ static void f_refused(void *d, const char *why) {
     fp.full++;
     snprintf(fp.refused_why, sizeof(fp.refused_why), "%s", why);
 }
-static uint64_t f_window(void *d) {
+static uint64_t f_window(const void *d) {
     (void)d;
     return 120000;
 }
+/* The verdict the relay's broker gives: JetStream's table (puback.c). */
+static void f_verdict(const void *d, const ob_ack *a, const ob_row *row, ob_verdict *v) {
+    (void)d;
+    ob_js_verdict(a, row, fp.max_bytes, v);
+}
+static const ob_broker_ops fake_broker = {.ready = f_ready,
+                                          .epoch = f_epoch,
+                                          .last_answer = f_last_answer,
+                                          .window_ms = f_window,
+                                          .publish = f_publish,
+                                          .verdict = f_verdict,
+                                          .unavailable = f_unavailable,
+                                          .suspect = f_suspect,
+                                          .settled = f_settled,
+                                          .refused = f_refused};
 static void f_closed(void *d, ob_worker *w) {
     (void)d;
     (void)w;
@@ -103,7 +120,7 @@ static outbox_verdict classify(const outbox_failure *f, void *data) {
 static uv_loop_t loop;
 static ob_flow flow;
 static outbox_stats stats;
-static ob_worker_env env;
+static ob_reader_env env;
 static ob_log quiet = {NULL, NULL, OUTBOX_LOG_ERROR};
 
 /* A worker made, not started. */
@@ -130,16 +147,8 @@ static ob_worker *new_worker(void) {
     env.batch_size = 10;
     env.poll_interval_ms = 20;
     env.ack_timeout_ms = 50;
-    env.pub = (ob_publisher){.ready = f_ready,
-                             .epoch = f_epoch,
-                             .last_answer = f_last_answer,
-                             .publish = f_publish,
-                             .unavailable = f_unavailable,
-                             .suspect = f_suspect,
-                             .settled = f_settled,
-                             .refused = f_refused,
-                             .window_ms = f_window};
-    env.owner = (ob_worker_owner){NULL, f_table_empty, NULL, f_closed, NULL, NULL, NULL};
+    env.broker = (ob_broker){&fake_broker, NULL};
+    env.owner = (ob_reader_owner){NULL, f_table_empty, NULL, f_closed, NULL, NULL, NULL};
     env.flow = &flow;
     env.stats = &stats;
     ob_flow_init(&flow, 100, 5, 20);
@@ -569,14 +578,9 @@ static void a_full_stream_costs_no_attempts(void) {
 }
 
 /* A payload larger than the stream's max_bytes never fits: the row's fault. */
-static int64_t f_max_bytes(void *d) {
-    (void)d;
-    return 1;
-}
-
 static void a_payload_larger_than_the_stream_is_the_rows_fault(void) {
     ob_worker *w = make_worker();
-    env.pub.max_bytes = f_max_bytes;
+    fp.max_bytes = 1;
     add_rows(fake_db_last(), 1);
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
     static const char full[] = "maximum bytes exceeded";
@@ -592,7 +596,6 @@ static void a_payload_larger_than_the_stream_is_the_rows_fault(void) {
     CHECK_EQ(fp.suspect, 0);
     expect_sql("UPDATE `outbox` SET");
     CHECK_CONTAINS(fake_db_sql(fake_db_last()), "attempt_count = attempt_count + 1");
-    env.pub.max_bytes = NULL;
     close_worker(w);
 }
 
@@ -639,14 +642,9 @@ static void broker_refusals_cost_no_attempts(void) {
 
 /* A row whose headers, not its payload, make it larger than the stream's
  * max_bytes never fits either. */
-static int64_t f_max_bytes_100(void *d) {
-    (void)d;
-    return 100;
-}
-
 static void headers_larger_than_the_stream_are_the_rows_fault(void) {
     ob_worker *w = make_worker();
-    env.pub.max_bytes = f_max_bytes_100;
+    fp.max_bytes = 100;
     char id[16] = {0};
     id[15] = 1;
     char headers[200];
@@ -668,7 +666,6 @@ static void headers_larger_than_the_stream_are_the_rows_fault(void) {
     expect_sql("UPDATE `outbox` SET attempt_count = attempt_count + 1");
     fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
     CHECK_EQ(stats.failed, 1);
-    env.pub.max_bytes = NULL;
     close_worker(w);
 }
 
