@@ -43,7 +43,10 @@ section sets what differs from the keys above it. The one\-shot commands
 (\fBstatus\fR, \fBdead\fR, \fBcleanup\fR, \fBpartitions\fR, \fBschema\fR) act on
 each declared table, or on the one \fB\-\-table\fR names.
 .PP
-Precedence: flag > environment > config file > default. A key set twice, an
+Precedence: flag > environment > config file > default; what none of them
+sets may come from the conventions of the \fBnats\fR and \fBmariadb\fR clients
+(\fBNATS_URL\fR, a nats context, \fBMYSQL_PWD\fR, an option file), as
+\fBoutbox\-uvrelay\fR(1) lists them. A key set twice, an
 unknown key or section, a bad value or a line that is not \fIkey\fR = \fIvalue\fR
 stops the relay before anything starts, with exit status 2 and a message
 naming the file, the line and the key. A file that cannot be read exits with
