@@ -84,8 +84,9 @@ int main(int argc, char **argv) {
     } else if (c.print_config) {
         ob_cli_print_config(&c, stdout);
     } else if (c.version) {
-        printf("outbox-uvrelay %s (libuv %s, nats.c %s, MariaDB Connector/C %s)\n",
-               outbox_version(), uv_version_string(), nats_GetVersion(), mysql_get_client_info());
+        printf("outbox-uvrelay %s (commit %s; libuv %s, nats.c %s, MariaDB Connector/C %s)\n",
+               outbox_version(), outbox_version_commit(), uv_version_string(), nats_GetVersion(),
+               mysql_get_client_info());
     } else {
         switch (c.command) {
         case OB_CMD_RUN:

@@ -13,10 +13,9 @@
 extern "C" {
 #endif
 
-#define OUTBOX_VERSION_MAJOR 0
-#define OUTBOX_VERSION_MINOR 1
-#define OUTBOX_VERSION_PATCH 0
-#define OUTBOX_VERSION_STRING "0.1.0"
+/* OUTBOX_VERSION_MAJOR, _MINOR, _PATCH and _STRING, made by the build from
+ * the project's version. */
+#include "outbox/version.h"
 
 /* Marks the public API. The library is built with hidden visibility, so a
  * shared build exports these functions and nothing else. */
@@ -51,8 +50,15 @@ typedef enum outbox_status {
 /* A static, human-readable description of a status code. Never NULL. */
 OUTBOX_EXPORT const char *outbox_strerror(int status);
 
-/* The library's version string, e.g. "0.1.0". */
+/* The library's version string, e.g. "0.2.0": OUTBOX_VERSION_STRING of the
+ * build, which may differ from the header a program was compiled with. */
 OUTBOX_EXPORT const char *outbox_version(void);
+
+/* The commit the library was built from, as `git describe` printed it at
+ * build time (a tag and the commits since, or a short hash, "-dirty" when
+ * the tree had changes), or "unknown" when built outside a git checkout.
+ * A static string. Since 0.2.0. */
+OUTBOX_EXPORT const char *outbox_version_commit(void);
 
 typedef enum outbox_log_level {
     OUTBOX_LOG_ERROR = 0,

@@ -155,7 +155,9 @@ typedef struct outbox_maint_job {
     /* DEAD_PURGE: only rows created more than this long ago (0: any age). */
     uint64_t older_than_ms;
     /* CURSOR_RESET: reset the cursors even when they agree with the table's
-     * counter (0: only when they do not, see cursor_mismatch). */
+     * counter (0: only when they do not, see cursor_mismatch). Read for that
+     * kind only, so a program built before the field (0.1.0) may hand a
+     * shorter struct for the others. */
     int all;
 } outbox_maint_job;
 

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What include/outbox/common.h declares that is not logging (src/log.c):
- * outbox_strerror and outbox_version.
+ * outbox_strerror, outbox_version and outbox_version_commit.
  */
 #include "outbox/common.h"
+
+/* OB_BUILD_COMMIT, written into the build folder by cmake/build_commit.cmake. */
+#include "build_commit.h"
 
 const char *outbox_strerror(int status) {
     switch ((outbox_status)status) {
@@ -37,4 +40,8 @@ const char *outbox_strerror(int status) {
 
 const char *outbox_version(void) {
     return OUTBOX_VERSION_STRING;
+}
+
+const char *outbox_version_commit(void) {
+    return OB_BUILD_COMMIT;
 }

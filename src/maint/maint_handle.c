@@ -27,6 +27,7 @@
 
 #include <mysqld_error.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,7 +442,12 @@ int outbox_maint_run(outbox_maint *m, const outbox_maint_job *job, outbox_maint_
     ob_job *j = calloc(1, sizeof(*j));
     if (j == NULL)
         return OUTBOX_ENOMEM;
-    j->req = *job;
+    /* `all` came in 0.2.0, last: a program built against 0.1.0's header
+     * hands a shorter job, read only as far as the fields its kind has. */
+    if (job->kind == OUTBOX_MAINT_CURSOR_RESET)
+        j->req = *job;
+    else
+        memcpy(&j->req, job, offsetof(outbox_maint_job, all));
     if (job->id) {
         j->id = *job->id;
         j->req.id = &j->id;

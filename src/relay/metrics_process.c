@@ -111,6 +111,8 @@ void ob_metrics_process(ob_buf *b) {
         ob_buf_printf(b, "process_start_time_seconds %.3f\n", start);
     }
     family(b, "outbox_relay_build_info", "gauge",
-           "Always 1; the version label is the library's version.");
-    ob_buf_printf(b, "outbox_relay_build_info{version=\"%s\"} 1\n", outbox_version());
+           "Always 1; the labels are the library's version and the commit it was built from.");
+    /* revision, as Prometheus's own *_build_info names the commit. */
+    ob_buf_printf(b, "outbox_relay_build_info{version=\"%s\",revision=\"%s\"} 1\n",
+                  outbox_version(), outbox_version_commit());
 }

@@ -114,7 +114,22 @@ assert_eq "$rc" 0 "--help exit status"
 grep -q "^usage: outbox-uvrelay" "$work/out" || fail "--help prints usage"
 rc=0; "$bin" --version >"$work/out" || rc=$?
 assert_eq "$rc" 0 "--version exit status"
-grep -q "^outbox-uvrelay 0\." "$work/out" || fail "--version prints the version"
+# The version is the project's (CMakeLists.txt), the commit the tree's: a
+# commit of this checkout (git describe: vX.Y.Z-N-gHASH or HASH, maybe
+# -dirty), "unknown" only outside one.
+want=$(sed -n 's/^project(outbox-uvrelay VERSION \([0-9.]*\) .*/\1/p' "$src/CMakeLists.txt")
+read -r name version rest <"$work/out"
+assert_eq "$name $version" "outbox-uvrelay $want" "--version's version"
+commit=$(sed -n 's/^(commit \([^;]*\);.*/\1/p' <<<"$rest")
+[ -n "$commit" ] || fail "--version names the commit: $rest"
+if [ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" = "$src" ]; then
+  hash=${commit%-dirty}
+  hash=${hash##*-g}
+  git -C "$src" cat-file -e "$hash^{commit}" || fail "--version's commit $commit is not of $src"
+else
+  assert_eq "$commit" unknown "--version's commit outside a git checkout"
+fi
+echo "ok: --version says $version, commit $commit"
 
 # Unreachable database and NATS: logged, retried with backoff, and SIGTERM
 # still ends the process cleanly.

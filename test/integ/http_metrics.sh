@@ -77,10 +77,14 @@ own=$(ls /proc/$RELAY_PID/fd | wc -l)
 [ "$fds" -lt "$(value process_max_fds)" ] || fail "process_open_fds below process_max_fds"
 cpu=$(value process_cpu_seconds_total)
 awk -v c="$cpu" 'BEGIN { exit !(c > 0 && c < 600) }' || fail "process_cpu_seconds_total $cpu"
-version=$("$OUTBOX_TEST_RELAY" --version | awk '{ print $2; exit }')
-grep -qx "outbox_relay_build_info{version=\"$version\"} 1" "$work/metrics.txt" ||
-  fail "build info with version $version: $(grep build_info "$work/metrics.txt")"
-echo "ok: start $start, rss $rss, fds $fds (relay $own), cpu $cpu s, version $version"
+# The build info carries what --version prints: the version and the commit.
+line=$("$OUTBOX_TEST_RELAY" --version)
+version=$(awk '{ print $2; exit }' <<<"$line")
+commit=$(sed -n 's/^[^(]*(commit \([^;]*\);.*/\1/p' <<<"$line")
+[ -n "$commit" ] || fail "--version names the commit: $line"
+grep -qx "outbox_relay_build_info{version=\"$version\",revision=\"$commit\"} 1" "$work/metrics.txt" ||
+  fail "build info with version $version, revision $commit: $(grep build_info "$work/metrics.txt")"
+echo "ok: start $start, rss $rss, fds $fds (relay $own), cpu $cpu s, version $version ($commit)"
 # The byte budget's gauges: something was held, never more than the default
 # budget (32 MiB), and the peak is at least what is held now.
 held=$(value 'outbox_relay_claimed_bytes{table="outbox"}')
