@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Writes summary.md (and headline.md, the table the README shows) from the
+# Writes summary.md (and headline.md, the table docs/benchmark.md shows) from the
 # CSV files and meta.env of one benchmark run.
 #   bench/report.sh RESULTS_DIR
 set -euo pipefail

@@ -188,7 +188,7 @@ size_t ob_cli_env_names(const char **out, size_t max) {
     return k;
 }
 
-/* The sane range of the bounded numbers (the README lists them); the others
+/* The sane range of the bounded numbers (docs/configuration.md lists them); the others
  * take any positive int (T_INT) or any uint32_t (T_U32). */
 static const struct {
     const char *name;

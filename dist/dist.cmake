@@ -22,7 +22,7 @@ if(OUTBOX_HARDEN)
   endforeach()
 endif()
 
-# The man page, written at build time from the binary's own --help texts
+# The man pages, written at build time from the binary's own --help texts
 # (dist/man.sh), so it lists exactly the commands and flags the binary takes;
 # gzipped, as Debian installs man pages (man reads either).
 # A cross build cannot run the binary: it has no man page.
@@ -38,6 +38,18 @@ if(OUTBOX_MAN AND NOT CMAKE_CROSSCOMPILING)
     COMMENT "Writing the man page outbox-uvrelay.1" VERBATIM)
   add_custom_target(outbox-man ALL DEPENDS ${OUTBOX_MAN_PAGE})
   install(FILES ${OUTBOX_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  # outbox-uvrelay.conf(5), the config file's keys as the binary takes them
+  # (dist/man_conf.sh).
+  set(OUTBOX_MAN_CONF ${CMAKE_CURRENT_BINARY_DIR}/outbox-uvrelay.conf.5.gz)
+  add_custom_command(OUTPUT ${OUTBOX_MAN_CONF}
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/dist/man_conf.sh $<TARGET_FILE:outbox-uvrelay>
+      ${PROJECT_VERSION} ${CMAKE_CURRENT_BINARY_DIR}/outbox-uvrelay.conf.5
+    COMMAND gzip -9nf ${CMAKE_CURRENT_BINARY_DIR}/outbox-uvrelay.conf.5
+    DEPENDS outbox-uvrelay ${CMAKE_CURRENT_SOURCE_DIR}/dist/man_conf.sh
+      ${CMAKE_CURRENT_SOURCE_DIR}/dist/conf_keys.sh ${CMAKE_CURRENT_SOURCE_DIR}/dist/help2keys.awk
+    COMMENT "Writing the man page outbox-uvrelay.conf.5" VERBATIM)
+  add_custom_target(outbox-man-conf ALL DEPENDS ${OUTBOX_MAN_CONF})
+  install(FILES ${OUTBOX_MAN_CONF} DESTINATION ${CMAKE_INSTALL_MANDIR}/man5)
 endif()
 
 # Completion for bash, where bash-completion looks for it by command name.
@@ -52,8 +64,8 @@ set(OUTBOX_UNIT_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
 set(OUTBOX_UNIT_DIR \"${CMAKE_INSTALL_DATADIR}/outbox-uvrelay/systemd\")")
 install(SCRIPT dist/install_unit.cmake)
 
-# The manual, its copyright notice and the changelog (gzipped, as Debian
-# policy wants them in a package).
+# The manual (README.md and the pages of docs/), its copyright notice and the
+# changelog (gzipped, as Debian policy wants them in a package).
 set(OUTBOX_CHANGELOG_GZ ${CMAKE_CURRENT_BINARY_DIR}/changelog.gz)
 add_custom_command(OUTPUT ${OUTBOX_CHANGELOG_GZ}
   COMMAND gzip -9nc ${CMAKE_CURRENT_SOURCE_DIR}/dist/changelog > ${OUTBOX_CHANGELOG_GZ}
@@ -61,6 +73,7 @@ add_custom_command(OUTPUT ${OUTBOX_CHANGELOG_GZ}
   COMMENT "Compressing the changelog")
 add_custom_target(outbox-changelog ALL DEPENDS ${OUTBOX_CHANGELOG_GZ})
 install(FILES README.md dist/copyright ${OUTBOX_CHANGELOG_GZ} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs FILES_MATCHING PATTERN "*.md")
 
 # The last install rule: BUILD/outbox-installed.txt lists the files this
 # install wrote (dist/record_install.cmake), for `cmake --build BUILD --target

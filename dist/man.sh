@@ -58,8 +58,11 @@ installation prefix, beside the unit \fIoutbox\-uvrelay.service\fR.
 .I share/outbox\-uvrelay/sql/
 Example table definitions (\fBoutbox\-uvrelay schema\fR prints the current ones).
 .SH SEE ALSO
-The README of outbox\-uvrelay, installed as
-\fIshare/doc/outbox\-uvrelay/README.md\fR, is the manual: producing events,
-ordering, metrics, maintenance, failures and tuning.
+\fBoutbox\-uvrelay.conf\fR(5), the config file's keys.
+.PP
+The manual, installed in \fIshare/doc/outbox\-uvrelay/\fR: \fIREADME.md\fR, then
+a page per task in \fIdocs/\fR: installing, upgrading, configuration, the modes
+and ordering, producing events, operations, monitoring and alerts, security
+and grants, failures, tuning and sizing, Galera, embedding.
 ROFF
 mv "$out.tmp" "$out"

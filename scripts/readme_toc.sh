@@ -13,11 +13,11 @@ write=0
 
 # GitHub's anchors: lower case, punctuation dropped, spaces to hyphens.
 toc() {
-  awk '/^```/ { fence = !fence; next } !fence && /^## / && $0 != "## Contents" { sub(/^## /, ""); print }' "$1" |
-    while IFS= read -r h; do
-      a=$(printf '%s' "$h" | tr '[:upper:]' '[:lower:]' | sed 's/[^a-z0-9 _-]//g; s/ /-/g')
-      printf -- '- [%s](#%s)\n' "$(printf '%s' "$h" | tr -d '`')" "$a"
-    done
+  LC_ALL=C awk '/^```/ { fence = !fence; next }
+    !fence && /^## / && $0 != "## Contents" {
+      h = substr($0, 4); a = tolower(h); gsub(/[^a-z0-9 _-]/, "", a); gsub(/ /, "-", a)
+      gsub(/`/, "", h); printf "- [%s](#%s)\n", h, a
+    }' "$1"
 }
 
 grep -q '^<!-- toc:start -->$' "$root/README.md" && grep -q '^<!-- toc:end -->$' "$root/README.md" ||

@@ -223,7 +223,7 @@ typedef struct outbox_maint_result {
     unsigned long leader_holder;
 
     /* SAMPLE, STATUS: nonzero when the table has rows in the cursor table
-     * (cursor mode, --cursor; see the README, "Operating the relay"). Then
+     * (cursor mode, --cursor; see docs/operations.md). Then
      * `pending` counts, per bucket, the rows with status 0 above the
      * bucket's cursor and the rows with status 2, and `processed` also
      * counts the rows with status 0 at or below their bucket's cursor. */

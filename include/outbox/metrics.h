@@ -6,7 +6,7 @@
  *
  * Names: every metric starts with outbox_relay_, counters end in _total,
  * durations are in seconds. Each relay's series carry a table label when a
- * table name is given. The README lists every metric.
+ * table name is given. docs/monitoring.md lists every metric.
  */
 #ifndef OUTBOX_METRICS_H
 #define OUTBOX_METRICS_H

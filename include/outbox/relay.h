@@ -115,7 +115,7 @@ typedef struct outbox_relay_options {
     /* --- where --- */
     /* db_url may name several nodes, mysql://user:pass@h1:p1,h2:p2/db: each
      * connection tries them in order and moves to the next when its node is
-     * lost, refuses it (1047) or falls silent (README, "On a Galera cluster"). */
+     * lost, refuses it (1047) or falls silent (docs/galera.md). */
     const char *db_url;         /* mysql://user:pass@host:port/db[?socket=/path] (required) */
     const char *db_password;    /* overrides the URL's password when not NULL */
     const char *nats_url;       /* nats://[user:pass@]host:port[,nats://...] (required) */
@@ -131,8 +131,8 @@ typedef struct outbox_relay_options {
     int batch_size;            /* rows per fetch (500) */
     uint32_t poll_interval_ms; /* idle polling: the longest wait between polls within a minute
                                   of rows (100); at rest max(this, 1000) */
-    uint32_t poll_min_ms;      /* the shortest, used while rows keep coming (5); see the
-                                  README's "Prompt delivery" */
+    uint32_t poll_min_ms;      /* the shortest, used while rows keep coming (5); see
+                                  docs/producing.md, "Prompt delivery" */
     uint32_t max_in_flight;    /* unacked publishes across all connections (8192) */
     uint32_t ack_timeout_ms;   /* a publish without ack by then has failed (5000) */
 
@@ -191,7 +191,7 @@ typedef struct outbox_relay_options {
     /* --- TLS to MariaDB. Whenever TLS is on the server's certificate is
      * verified; a connection that fails the check is refused. Connector/C
      * performs the handshake with a blocking wait bounded by the connect
-     * timeout, once per connection (see the README). --- */
+     * timeout, once per connection (see docs/security.md). --- */
     int db_tls;                /* require TLS, verify against the system CA store (0) */
     const char *db_tls_ca;     /* PEM file of the CAs to trust; implies db_tls */
     const char *db_tls_cert;   /* client certificate (PEM); implies db_tls */
@@ -241,8 +241,8 @@ typedef struct outbox_relay_options {
      * `schema --migrate`): a delivered row is never written. Needs the
      * ordering columns and the PROCESS privilege (to see which transactions
      * may still commit a missing seq); shares the buckets through the same
-     * leases as `ordered`, with which it cannot be combined. See the
-     * README, "Cursor mode". (0) */
+     * leases as `ordered`, with which it cannot be combined. See
+     * docs/modes.md, "Cursor mode". (0) */
     int cursor;
     /* --- NATS --- */
     /* Where nats.c reads and writes: on the relay's loop, or on nats.c's

@@ -5,7 +5,7 @@
  * poll. Separate from outbox.h because it needs nats.c's header.
  *
  * Producers in other languages publish an empty core NATS message to
- * "outbox_wake.<table>" (or the relay's --wake-subject); see the README.
+ * "outbox_wake.<table>" (or the relay's --wake-subject); see docs/producing.md.
  */
 #ifndef OUTBOX_RING_H
 #define OUTBOX_RING_H

@@ -93,7 +93,7 @@ const char *ob_db_error_hint(unsigned e) {
     case ER_COLUMNACCESS_DENIED_ERROR:
         return " (grant the relay's user the privilege named, on the table named; on the outbox "
                "table it needs SELECT and UPDATE, and DELETE with --delete-processed: GRANT "
-               "SELECT, UPDATE ON <database>.<table> TO <user>; the README's Grants lists what "
+               "SELECT, UPDATE ON <database>.<table> TO <user>; docs/security.md lists what "
                "each mode and command needs)";
     case ER_OPTION_PREVENTS_STATEMENT:
     case ER_READ_ONLY_MODE:

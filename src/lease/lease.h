@@ -19,7 +19,7 @@
  *
  * Order never depends on the leases: a fetch reads a bucket's pending rows
  * with locking reads in seq order, so two instances that both think they own
- * a bucket take turns on its rows (see the README, "Ordering"). Leases only
+ * a bucket take turns on its rows (see docs/modes.md). Leases only
  * keep instances from waiting on each other. Not on a Galera node, where row
  * locks are node-local: there order rests on the table leases and fencing.
  *

@@ -159,7 +159,7 @@ int ob_maint_cursor_probe_result(outbox_maint *m, ob_job *j, int ok) {
 
 /* CURSOR_RESET: the table's cursors go back to 0, when they disagree with
  * the table (or always, with `all`). A cursor relay reads the table again
- * from its start; see the README for what that re-sends. */
+ * from its start; see docs/modes.md for what that re-sends. */
 void ob_job_cursor_reset_begin(outbox_maint *m, ob_job *j) {
     if (!j->cursored || !(j->res.cursor_mismatch || j->req.all)) {
         OB_INFO(&m->log, "cursor-reset: the cursors of %s %s: nothing was reset", m->name,

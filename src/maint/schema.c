@@ -70,7 +70,7 @@ static uint64_t now_ms(void) {
     return (uint64_t)ts.tv_sec * 1000ULL + (uint64_t)ts.tv_nsec / 1000000ULL;
 }
 
-/* What ordered delivery needs (see the README, "Ordering"): a sequence the
+/* What ordered delivery needs (see docs/modes.md): a sequence the
  * server assigns at insert, so that events of one transaction, of one
  * millisecond and of any id generator keep their insertion order; the
  * aggregate's hash bucket, the unit that relay instances own; indexes that

@@ -30,7 +30,7 @@ typedef struct ob_puback {
 int ob_puback_parse(const char *data, size_t len, ob_puback *out);
 
 /* Whose fault JetStream's refusal of a publish is (the table in puback.c,
- * and the README's "When things fail"). */
+ * and docs/failures.md). */
 typedef enum ob_js_fault {
     OB_JS_ROW,    /* the message's: the row goes through its attempts to dead */
     OB_JS_BROKER, /* the broker's: every row would meet it alike; pause, no attempt */

@@ -4,7 +4,7 @@
  * one read may still commit. Pure bookkeeping over the reads' results and
  * the server's clock, unit-tested with a fake clock (test/unit/test_gaps.c).
  *
- * Why a gap can be closed (the proof the README's "Cursor mode" repeats):
+ * Why a gap can be closed (the proof docs/modes.md repeats):
  *
  *   seq is an AUTO_INCREMENT value, assigned in time order at insert. When a
  *   read R sees seq h committed and seq g < h missing, the transaction that

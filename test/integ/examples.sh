@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The examples: the producer writes each order and its event in one
 # transaction; the embedding program runs the relay next to its own timer,
-# stops it, and closes its loop cleanly; the README's embedding program drains a
+# stops it, and closes its loop cleanly; docs/embedding.md's program drains a
 # table. They use the default stream OUTBOX
 # and subjects outbox.>, which no other test uses.
 . "$(dirname "$0")/../harness/lib.sh"
@@ -40,17 +40,17 @@ assert_eq "$(sql $db "SELECT COUNT(*) FROM outbox WHERE aggregate_id LIKE 'servi
 summary=$(stream_summary OUTBOX)
 assert_eq "$(field "$summary" distinct)" 340 "distinct events in the stream"
 
-# The README's embedding program, compiled from the README's text with the
+# docs/embedding.md's program, compiled from its text with the
 # command its comment gives (against an install in a fresh prefix), relays a
 # table's pending rows, prints its outbox_stats and ends with a clean loop.
 src=$(cd "$(dirname "$0")/../.." && pwd)
 awk '/^# Embedding the relay in a libuv program/ { s = 1 } s && /^```c$/ { c = 1; next }
   c && /^```$/ { exit } c { print }' "$src/docs/embedding.md" >"$work/drain.c"
-head -1 "$work/drain.c" | grep -q '^/\* drain.c: ' || fail "the README's program found: $(head -3 "$work/drain.c")"
+head -1 "$work/drain.c" | grep -q '^/\* drain.c: ' || fail "docs/embedding.md's program found: $(head -3 "$work/drain.c")"
 cmake --install "$OUTBOX_TEST_BUILD" --prefix "$work/prefix" >/dev/null
 export PKG_CONFIG_PATH=$(dirname "$(find "$work/prefix" -name outbox.pc)")
 build=$(sed -n 's/^ \*   \(cc drain.c .*\)$/\1/p' "$work/drain.c")
-assert_eq "$build" 'cc drain.c $(pkg-config --cflags --libs outbox) -o drain' "the README's build line"
+assert_eq "$build" 'cc drain.c $(pkg-config --cflags --libs outbox) -o drain' "docs/embedding.md's build line"
 (cd "$work" && eval "${build/cc /cc -Wall -Wextra -Werror ${OUTBOX_TEST_CFLAGS:-} }")
 db_fresh it_readme
 seed it_readme 250 256
@@ -59,13 +59,13 @@ rc=0
 "$work/drain" "${OUTBOX_TEST_DB_URL}it_readme" "$OUTBOX_TEST_NATS_URL" >"$work/drain.out" \
   2>"$work/drain.log" || rc=$?
 cat "$work/drain.out"
-assert_eq "$rc" 0 "the README's program: exit status"
-assert_eq "$(cat "$work/drain.out")" "acked 250, dead 0, retried 0" "the README's program: its outbox_stats"
+assert_eq "$rc" 0 "docs/embedding.md's program: exit status"
+assert_eq "$(cat "$work/drain.out")" "acked 250, dead 0, retried 0" "docs/embedding.md's program: its outbox_stats"
 grep -q '^info: ' "$work/drain.log" || fail "the log callback got the relay's lines"
-assert_eq "$(sql it_readme 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 250 "rows relayed by the README's program"
+assert_eq "$(sql it_readme 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 250 "rows relayed by docs/embedding.md's program"
 assert_eq "$(field "$(stream_summary OUTBOX)" distinct)" 590 "distinct events in the stream"
 rc=0; "$work/drain" >/dev/null 2>&1 || rc=$?
-assert_eq "$rc" 2 "the README's program without arguments"
+assert_eq "$rc" 2 "docs/embedding.md's program without arguments"
 
 db_fresh it_examples_nodes
 # outbox_connect with several nodes: the first that accepts, in order (a
@@ -79,3 +79,32 @@ rc=0
   >"$work/producer3" 2>&1 || rc=$?
 [ "$rc" != 0 ] || fail "the producer with no node up succeeded"
 grep -q "node 2 of 2 (127.0.0.1)" "$work/producer3" || fail "the message names the last node: $(cat "$work/producer3")"
+
+# README.md's first run, as written, with the test's servers and a database
+# of its own in place of shop (the stream is the default OUTBOX, as above):
+# the schema, the relay in the background, one event written in a
+# transaction; status counts it as processed, /readyz answers ready, and a
+# SIGTERM stops the relay with exit status 0.
+fdb=it_examples_first
+MDB -e "DROP DATABASE IF EXISTS $fdb; CREATE DATABASE $fdb"
+first=$(awk 'p && /^```$/ { exit } p { print } prev ~ /^```/ && $0 == "# a first run" { p = 1 } { prev = $0 }' \
+  "$src/README.md")
+assert_eq "$(wc -l <<<"$first")" 4 "lines of README.md's first run"
+first=$(sed -e "s#mysql://relay:secret@127.0.0.1:3306/shop#${OUTBOX_TEST_DB_URL}$fdb#g" \
+  -e "s#nats://127.0.0.1:4222#$OUTBOX_TEST_NATS_URL#g; s#--http 127.0.0.1:9464#--http 127.0.0.1:0#" \
+  -e "s#mariadb shop#MDB $fdb#g; s#^outbox-uvrelay #\"\$OUTBOX_TEST_RELAY\" #; s#| outbox-uvrelay #| \"\$OUTBOX_TEST_RELAY\" #" <<<"$first")
+eval "$(sed -n 1p <<<"$first")"
+line=$(sed -n 2p <<<"$first")
+[ "${line% &}" != "$line" ] || fail "the first run's relay line ends with &: $line"
+eval "${line% &} 2>\"\$work/first.log\" & first_pid=\$!"
+trap 'kill -KILL $first_pid 2>/dev/null || true; rm -rf "$work"' EXIT
+eval "$(sed -n 3p <<<"$first")"
+wait_until 30 "the first run's event processed" processed_at_least $fdb 1
+status=$(eval "$(sed -n 4p <<<"$first")")
+grep -qE '^processed +1$' <<<"$status" || fail "status after the first run: $status"
+assert_eq "$(http_code "$(http_port "$work/first.log")" /readyz)" 200 "/readyz of the first run"
+kill -TERM $first_pid
+rc=0; wait $first_pid || rc=$?
+assert_eq "$rc" 0 "exit status of the first run's relay after SIGTERM"
+assert_eq "$(field "$(stream_summary OUTBOX)" distinct)" 591 "distinct events in the stream after the first run"
+echo "ok: README.md's first run: the event processed and in the stream, /readyz ready, a clean stop"

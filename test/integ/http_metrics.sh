@@ -31,6 +31,13 @@ echo "ok: $scrapes scrapes during the run, the last saw $prev published"
 # commit is counted once its answer is in).
 published_all() { [ "$(metric_sum "$(metrics $port)" outbox_relay_published_total)" -ge 5000 ]; }
 wait_until 30 "published_total reaches 5000" published_all
+# The database sessions docs/tuning.md counts for a relay: --connections N
+# + 3 (the lease, the database watch, maintenance, which --http's pending
+# sample runs). The count's own session has no database.
+sessions() { MDB -N -B -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '$db'"; }
+two_plus_three() { [ "$(sessions)" = 5 ]; }
+wait_until 30 "5 database sessions for --connections 2" two_plus_three
+echo "ok: 5 database sessions for --connections 2, as docs/tuning.md says"
 headers=$(curl -s -m 5 -D - -o "$work/metrics.txt" "http://127.0.0.1:$port/metrics")
 grep -qi '^content-type: text/plain; version=0.0.4' <<<"$headers" ||
   fail "content type of /metrics: $headers"

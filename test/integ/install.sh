@@ -10,9 +10,9 @@ pc=$(find "$work/prefix" -name outbox.pc)
 [ -n "$pc" ] || fail "outbox.pc installed"
 export PKG_CONFIG_PATH=$(dirname "$pc")
 flags=${OUTBOX_TEST_CFLAGS:-}
-# The line the README gives, word for word: it links the shared library.
+# The line docs/embedding.md gives, word for word: it links the shared library.
 line=$(grep -o '`pkg-config --cflags --libs outbox`' "$src/docs/embedding.md" | head -1 | tr -d '`')
-assert_eq "$line" "pkg-config --cflags --libs outbox" "the README's pkg-config line"
+assert_eq "$line" "pkg-config --cflags --libs outbox" "docs/embedding.md's pkg-config line"
 cc -Wall -Wextra -Werror $flags "$src/examples/producer.c" $($line) -o "$work/producer"
 libdir=$(pkg-config --variable=libdir outbox)
 deps=$(ldd "$work/producer") # read whole: grep -q would cut ldd short under pipefail

@@ -55,7 +55,8 @@ for f in ./usr/bin/outbox-uvrelay ./usr/lib/liboutbox.so.0 ./usr/lib/liboutbox.a
   ./usr/share/man/man1/outbox-uvrelay.1.gz ./usr/share/bash-completion/completions/outbox-uvrelay \
   ./lib/systemd/system/outbox-uvrelay.service ./etc/outbox-uvrelay/relay.conf \
   ./usr/share/outbox-uvrelay/sql/outbox.sql ./usr/share/doc/outbox-uvrelay/copyright \
-  ./usr/share/doc/outbox-uvrelay/changelog.gz ./usr/share/doc/outbox-uvrelay/README.md; do
+  ./usr/share/doc/outbox-uvrelay/changelog.gz ./usr/share/doc/outbox-uvrelay/README.md \
+  ./usr/share/man/man5/outbox-uvrelay.conf.5.gz ./usr/share/doc/outbox-uvrelay/docs/configuration.md; do
   grep -qxF "$f" <<<"$contents" || fail "in the package: $f"
 done
 echo "ok: the package holds $(grep -c '[^/]$' <<<"$contents") files, every one the docs name"

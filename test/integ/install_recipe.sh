@@ -56,10 +56,11 @@ for f in bin/outbox-uvrelay lib/liboutbox.so.0 lib/liboutbox.a include/outbox/ou
   lib/pkgconfig/outbox.pc lib/cmake/outbox/outbox-config.cmake share/man/man1/outbox-uvrelay.1.gz \
   share/bash-completion/completions/outbox-uvrelay share/outbox-uvrelay/systemd/outbox-uvrelay.service \
   share/outbox-uvrelay/systemd/outbox-uvrelay.conf share/outbox-uvrelay/sql/outbox.sql \
+  share/man/man5/outbox-uvrelay.conf.5.gz share/doc/outbox-uvrelay/docs/configuration.md \
   share/doc/outbox-uvrelay/README.md share/doc/outbox-uvrelay/copyright share/doc/outbox-uvrelay/changelog.gz; do
   [ -e "$prefix/$f" ] || fail "installed: $f"
 done
-echo "ok: every file of the README's table is installed"
+echo "ok: every file of the table of docs/install.md is installed"
 
 # 2. Use it, line by line.
 mkdir "$work/app"
@@ -77,6 +78,18 @@ while IFS= read -r line; do
   run "$line"
   case $line in
   *"--help") grep -q '^usage: outbox-uvrelay' <<<"$out" || fail "the installed binary's --help" ;;
+  *"man -l"*/man5/*)
+    # outbox-uvrelay.conf(5): renders without a warning and names every key
+    # the binary takes in a config file.
+    [ ! -s "$work/stderr" ] || { cat "$work/stderr"; fail "man -l wrote on stderr"; }
+    warn=$(MANWIDTH=80 man --warnings -l "$prefix/share/man/man5/outbox-uvrelay.conf.5.gz" 2>&1 >/dev/null)
+    [ -z "$warn" ] || fail "man --warnings (5): $warn"
+    keys=$(bash "$src/dist/conf_keys.sh" "$prefix/bin/outbox-uvrelay")
+    for k in $keys; do
+      grep -qE "(^ +|, )$k = " <<<"$out" || fail "outbox-uvrelay.conf(5) names the key $k"
+    done
+    echo "ok: outbox-uvrelay.conf(5) renders without a warning, $(wc -l <<<"$out") lines, $(wc -w <<<"$keys") keys"
+    ;;
   *"man -l"*)
     [ ! -s "$work/stderr" ] || { cat "$work/stderr"; fail "man -l wrote on stderr"; }
     warn=$(MANWIDTH=80 man --warnings -l "$prefix/share/man/man1/outbox-uvrelay.1.gz" 2>&1 >/dev/null)

@@ -2,7 +2,7 @@
 # Prompt delivery, as behaviour rather than speed:
 #   - with a 10 s poll interval, a doorbell (outbox_ring from C) makes an idle
 #     relay deliver a new row within 1 s, and a burst of rings is one fetch;
-#     so does the README's doorbell from bash alone;
+#     so does docs/producing.md's doorbell from bash alone;
 #   - a scheduled row (next_attempt_at in the future) is not delivered before
 #     its time and is delivered soon after it;
 #   - at rest (a quiet minute, default polling: the scout probes about once a
@@ -57,11 +57,11 @@ echo "ok: a burst of 50 rings delivered the 5 rows"
 
 kill $r; wait $r || true; r=
 
-# The README's shell doorbell (bash alone, no NATS client), as written but
+# docs/producing.md's shell doorbell (bash alone, no NATS client), as written but
 # for the server's port, to a relay as idle as the first.
 src=$(cd "$(dirname "$0")/../.." && pwd)
 line=$(grep -m1 '^  exec 3<>/dev/tcp/127.0.0.1/4222 ' "$src/docs/producing.md" | sed 's/^  //')
-[ -n "$line" ] || fail "the README's shell doorbell found"
+[ -n "$line" ] || fail "docs/producing.md's shell doorbell found"
 nport=${OUTBOX_TEST_NATS_URL##*:}
 relay_bg "$work/relay1.log" $db $stream $prefix --poll-interval 10s --connections 2 \
   --http 127.0.0.1:0 --log-level debug
@@ -74,7 +74,7 @@ sleep 1
 assert_eq "$(processed)" 6 "nothing delivered before the shell doorbell (10 s poll)"
 (eval "${line//127.0.0.1\/4222/127.0.0.1\/$nport}") || fail "the shell doorbell: exit status $?"
 wait_processed 7 5 || { cat "$work/relay1.log"; fail "the shell doorbell did not make the relay fetch"; }
-echo "ok: the README's shell doorbell delivered the row"
+echo "ok: docs/producing.md's shell doorbell delivered the row"
 kill $r; wait $r || true; r=
 
 # Scheduled delivery: next_attempt_at in the future.

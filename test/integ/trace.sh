@@ -6,7 +6,7 @@
 # none for rows without. A malformed traceparent or tracestate is the row's
 # fault: the row goes dead with the reason and its neighbours are delivered.
 # The producer API refuses a malformed one at once, writing nothing. The
-# README's consumer, compiled from the README's text, reads the headers
+# consumer of docs/producing.md, compiled from its text, reads the headers
 # back from the stream.
 . "$(dirname "$0")/../harness/lib.sh"
 db=it_trace stream=IT_TRACE prefix=ittrace
@@ -91,16 +91,16 @@ assert_eq "$(grep -c '^header traceparent: ' "$work/dump")" 7 "messages with a t
 assert_eq "$(grep -c '^header tracestate: ' "$work/dump")" 4 "messages with a tracestate"
 assert_eq "$(count "header x-tenant: acme")" 5 "the entries' own headers beside the trace"
 
-# The README's consumer, compiled from the README's text with the command its
+# docs/producing.md's consumer, compiled from its text with the command its
 # comment gives, prints each message's trace.
 src=$(cd "$(dirname "$0")/../.." && pwd)
 awk '/^## Carrying the trace/ { s = 1 } s && /^```c$/ { n++; if (n == 2) { c = 1; next } }
   c && /^```$/ { exit } c { print }' "$src/docs/producing.md" >"$work/trace_consumer.c"
 head -1 "$work/trace_consumer.c" | grep -q '^/\* trace_consumer.c: ' ||
-  fail "the README's consumer found: $(head -3 "$work/trace_consumer.c")"
+  fail "docs/producing.md's consumer found: $(head -3 "$work/trace_consumer.c")"
 build=$(sed -n 's/^ \*   \(cc trace_consumer.c .*\)$/\1/p' "$work/trace_consumer.c")
 assert_eq "$build" 'cc trace_consumer.c $(pkg-config --cflags --libs libnats) -o trace_consumer' \
-  "the README's build line"
+  "docs/producing.md's build line"
 (cd "$work" && eval "${build/cc /cc -Wall -Wextra -Werror ${OUTBOX_TEST_CFLAGS:-} }")
 "$work/trace_consumer" "$OUTBOX_TEST_NATS_URL" $stream "$prefix.>" >"$work/consumed"
 cat "$work/consumed"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# The README's nats.js consumer continues the trace: installed from the npm
+# docs/producing.md's nats.js consumer continues the trace: installed from the npm
 # registry (nats, @opentelemetry/api, @opentelemetry/core) into the build
 # folder once, it reads a durable consumer of the stream the relay filled and
 # starts each span as the child of the row's traceparent; a row without one
@@ -31,7 +31,7 @@ for h in "JSON_OBJECT('traceparent', '$tp1', 'tracestate', 'rojo=1')" "NULL" \
 done
 relay $db $stream $prefix --drain 2>"$work/relay.log" || { cat "$work/relay.log"; fail "relay --drain"; }
 
-# A durable consumer named as in the README, then the README's program with
+# A durable consumer named as in docs/producing.md, then docs/producing.md's program with
 # the test's server and stream.
 url=$OUTBOX_TEST_NATS_URL
 cat >"$js/setup-$stream.mjs" <<JS
@@ -45,7 +45,7 @@ timeout 30 node "$js/setup-$stream.mjs"
 src=$(cd "$(dirname "$0")/../.." && pwd)
 awk '/^In Node with nats.js/ { s = 1 } s && /^```js$/ { c = 1; next } c && /^```$/ { exit } c { print }' \
   "$src/docs/producing.md" >"$work/consumer.mjs"
-grep -q 'W3CTraceContextPropagator' "$work/consumer.mjs" || fail "the README's consumer found"
+grep -q 'W3CTraceContextPropagator' "$work/consumer.mjs" || fail "docs/producing.md's consumer found"
 sed "s#nats://127.0.0.1:4222#$url#; s#\"OUTBOX\"#\"$stream\"#" "$work/consumer.mjs" \
   >"$js/consumer-$stream.mjs"
 node "$js/consumer-$stream.mjs" >"$work/out" 2>"$work/err" &
@@ -59,4 +59,4 @@ kill $p 2>/dev/null || true; wait $p 2>/dev/null || true; p=
 cat "$work/out" "$work/err"
 assert_eq "$(cat "$work/out")" "$prefix.order.created ${tp1:3:32}
 $prefix.order.created 00000000000000000000000000000000
-$prefix.order.created ${tp2:3:32}" "the traces the README's consumer continues"
+$prefix.order.created ${tp2:3:32}" "the traces docs/producing.md's consumer continues"
