@@ -271,8 +271,8 @@ static int checks_first(ob_cursor *c, uint64_t now) {
             send_probe(c, 1);
         return 1;
     }
-    if (now < c->fit_at)
-        return 0;
+    if (now < c->fit_at && c->fitted)
+        return 0; /* before the first comparison passed, nothing else is sent */
     send_fit(c);
     return 1;
 }

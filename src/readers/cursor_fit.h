@@ -28,15 +28,52 @@
 /* How often a running reader compares the counter with the cursors. */
 #define OB_CURSOR_FIT_EVERY_MS 1000
 
-/* The statements: the table's highest cursor (one row, NULL without one)
- * and its AUTO_INCREMENT counter (one row, NULL when unknown). `table` is
- * the table's name as configured (passed ob_sql_check_table). */
-void ob_cursor_fit_sql(ob_buf *b, const char *table, const char *ctable);
+/* The names the statements use: the table as configured (passed
+ * ob_sql_check_table), quoted, and its cursor table; trust_seq, the
+ * operator's word that no producer writes seq (--cursor-trust-seq). */
+typedef struct ob_cursor_fit_names {
+    const char *table, *qtable, *ctable;
+    int trust_seq;
+} ob_cursor_fit_names;
+
+/* The statements: the table's highest cursor (one row, NULL without one),
+ * its AUTO_INCREMENT counter (one row, NULL when unknown), the stamp's
+ * check (ob_cursor_stamp_check_sql) and, unless trust_seq, the table's
+ * BEFORE INSERT triggers. */
+void ob_cursor_fit_sql(ob_buf *b, const ob_cursor_fit_names *t);
 
 /* Reads their answer: 1 when the highest cursor is at or above the counter
  * (or above `read_top`, the highest seq the reader has read and still
- * trusts, 0 none), with the reason in `why`; else 0. */
-int ob_cursor_fit_result(ob_db *db, uint64_t read_top, const char *table, char *why, size_t n);
+ * trusts, 0 none), the stamp's witness was replaced, or no trigger sets
+ * seq, with the reason in `why`; else 0. *stamped: the table has a stamp. */
+int ob_cursor_fit_result(ob_db *db, const ob_cursor_fit_names *t, uint64_t read_top, int *stamped,
+                         char *why, size_t n);
+
+/*
+ * The stamp: what tells the table the cursors were written for from a
+ * table put in its place with as many rows or more (the counter tells the
+ * others). It is one row of the cursor table that names a witness: a
+ * delivered row of the table, by its seq and a hash of its id. A table
+ * truncated, restored or swapped in has another row at that seq, or none
+ * while it has rows below it; the table the cursors were written for keeps
+ * the witness (cleanup spares it) or, emptied below it by partitions
+ * dropped, has no row below it either. Cursor relays make it with a cursor
+ * move while the table has none; cursor-reset sets its seq to 0 (none).
+ */
+
+/* One row: the stamp's seq, whether a row is at it, whether that row is
+ * the witness, and the highest seq at or below it (NULL none); no row
+ * without a stamp. */
+void ob_cursor_stamp_check_sql(ob_buf *b, const ob_cursor_fit_names *t);
+/* Takes that row (NULL none): 1 when the witness was replaced, with why;
+ * *stamped, there is a stamp. */
+int ob_cursor_stamp_result(char **row, const char *table, int *stamped, char *why, size_t n);
+/* A statement that makes the stamp, with the highest delivered row at or
+ * below `seq` (a cursor just written) as its witness, unless the table has
+ * one. */
+void ob_cursor_stamp_sql(ob_buf *b, const ob_cursor_fit_names *t, uint64_t seq);
+/* "table_name > .. AND bucket = -1": the stamp's rows, for a WHERE. */
+void ob_cursor_stamp_where(ob_buf *b, const char *table);
 
 /* The reason, for the relay's log and /readyz and the operator's jobs:
  * what happened and the command that repairs it. */
