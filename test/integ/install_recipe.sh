@@ -97,7 +97,7 @@ while IFS= read -r line; do
     assert_eq "$rc" 2 "the README's find_package(outbox) program, run without arguments"
     ;;
   systemd-analyze*)
-    [ -z "$out$(cat "$work/stderr")" ] || fail "systemd-analyze verify said: $out $(cat "$work/stderr")"
+    [ -z "$(printf '%s\n' "$out" "$(cat "$work/stderr")" | verify_ours outbox-uvrelay.service)" ] || fail "systemd-analyze verify said: $out $(cat "$work/stderr")"
     grep -qx "ExecStart=$prefix/bin/outbox-uvrelay run .*" \
       "$prefix/share/outbox-uvrelay/systemd/outbox-uvrelay.service" || fail "ExecStart= names the prefix's binary"
     echo "ok: the unit for $prefix verifies"
