@@ -4,6 +4,7 @@
 #include "args_int.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,9 @@ static int check_parsed(ob_cli *c, char *err, size_t errlen) {
         return -1;
     }
     if (c->command == OB_CMD_RUN && c->ntables == 0 && c->relay.nats_url == NULL) {
-        snprintf(err, errlen, "--nats is required (or OUTBOX_NATS): nats://host:port");
+        snprintf(err, errlen,
+                 "--nats is required (or OUTBOX_NATS, NATS_URL, a nats context): "
+                 "nats://host:port");
         return -1;
     }
     return 0;
@@ -135,13 +138,59 @@ static int check_files(ob_cli *c, char *err, size_t errlen) {
             const char *path =
                 *(const char *const *)(c->ntables ? ob_opt_table_field(&c->tables[i], o)
                                                   : (char *)c + o->off);
+            const ob_cli_sources *src = c->ntables ? &c->tables[i].src : &c->src;
+            const char *conv = src->origin[k] == OB_FROM_CONV ? src->conv[k] : NULL;
             if (path != NULL && access(path, R_OK) != 0) {
-                snprintf(err, errlen, "%s%s%s--%s: cannot read '%s': %s",
+                snprintf(err, errlen, "%s%s%s%s%s: cannot read '%s': %s",
                          c->ntables ? "table [" : "", c->ntables ? c->tables[i].name : "",
-                         c->ntables ? "]: " : "", o->name, path, strerror(errno));
+                         c->ntables ? "]: " : "", conv ? conv : "--", conv ? "" : o->name, path,
+                         strerror(errno));
                 return -1;
             }
         }
+    }
+    return 0;
+}
+
+void ob_conv_set(ob_conv_target *t, const char *name, const char *value, const char *from) {
+    const opt *o = ob_opt_find(name, strlen(name));
+    size_t k = ob_opt_index(o);
+    *(const char **)((char *)t->r + (o->off - offsetof(ob_cli, relay))) = value;
+    t->src->origin[k] = OB_FROM_CONV;
+    t->src->conv[k] = from;
+}
+
+const char *ob_conv_env(const ob_conv_target *t, const char *name) {
+    const char *v = t->env ? t->env(name, t->env_data) : NULL;
+    return v && *v ? v : NULL;
+}
+
+const char *ob_conv_keepf(ob_cli *c, const char *fmt, ...) {
+    char text[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    return n < 0 || (size_t)n >= sizeof(text) ? NULL : ob_cli_keep(c, text);
+}
+
+/* The conventions fill each table's options (or the global ones without
+ * tables) after the relay's own sources are merged: a table whose section
+ * gives a password takes none from ~/.my.cnf. NATS matters to the relay
+ * only, the database to every command but schema. */
+int ob_cli_conventions(ob_cli *c, ob_env_fn env, void *env_data, char *err, size_t errlen) {
+    int n = c->ntables ? c->ntables : 1;
+    int nats = c->command == OB_CMD_RUN || c->print_config;
+    int db = c->command != OB_CMD_SCHEMA || c->print_config;
+    for (int i = 0; i < n; i++) {
+        ob_conv_target t = {c, c->ntables ? &c->tables[i].relay : &c->relay,
+                            c->ntables ? &c->tables[i].src : &c->src, env, env_data};
+        err[0] = '\0';
+        int rc = nats ? ob_conv_nats(&t, err, errlen) : 0;
+        if (rc == 0 && db)
+            rc = ob_conv_db(&t, err, errlen);
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }
@@ -181,8 +230,12 @@ int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data
     }
     if (c->help || c->version)
         return 0;
-    if (ob_cli_select_table(c, err, errlen) != 0 || ob_cli_merge_tables(c, err, errlen) != 0 ||
-        check_parsed(c, err, errlen) != 0)
+    if (ob_cli_select_table(c, err, errlen) != 0 || ob_cli_merge_tables(c, err, errlen) != 0)
+        return 2;
+    int crc = ob_cli_conventions(c, env, env_data, err, errlen);
+    if (crc != 0)
+        return crc;
+    if (check_parsed(c, err, errlen) != 0)
         return 2;
     if (!c->print_config && c->command != OB_CMD_SCHEMA && check_files(c, err, errlen) != 0)
         return 1;

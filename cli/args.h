@@ -35,9 +35,13 @@ typedef enum ob_log_format {
     OB_LOG_JSON,     /* {"ts":"...","level":"info","table":"orders","msg":"message"} */
 } ob_log_format;
 
-/* Where an option's value came from; a higher origin wins. */
+/* Where an option's value came from; a higher origin wins. The relay's own
+ * sources (flag, environment, config file) win over the ecosystem's
+ * conventions (NATS_URL, a nats context, MYSQL_PWD, a MariaDB option file:
+ * docs/configuration.md), which only fill what those leave unset. */
 typedef enum ob_cli_origin {
     OB_FROM_DEFAULT = 0,
+    OB_FROM_CONV, /* a convention of NATS or MariaDB; sources.conv says which */
     OB_FROM_FILE,
     OB_FROM_ENV,
     OB_FROM_FLAG,
@@ -46,6 +50,7 @@ typedef enum ob_cli_origin {
 typedef struct ob_cli_sources {
     unsigned char origin[OB_CLI_MAX_OPTS]; /* ob_cli_origin, per option of the table */
     unsigned line[OB_CLI_MAX_OPTS];        /* the config file's line, for OB_FROM_FILE */
+    const char *conv[OB_CLI_MAX_OPTS];     /* for OB_FROM_CONV: "environment NATS_URL", ... */
 } ob_cli_sources;
 
 /* One [table NAME] section of a config file: the relay options of one table.
@@ -83,7 +88,8 @@ typedef struct ob_cli {
     int all;        /* dead replay --all */
     int json;       /* status, dead list: JSON lines on stdout */
     /* configuration file, monitoring and logs */
-    const char *config; /* --config FILE */
+    const char *config;         /* --config FILE */
+    const char *db_option_file; /* --db-option-file FILE: a MariaDB option file */
     int print_config;
     const char *http;     /* --http ADDR:PORT */
     const char *log_file; /* --log-file PATH, reopened on SIGHUP */
@@ -112,8 +118,11 @@ typedef const char *(*ob_env_fn)(const char *name, void *data);
  * the message names the path and the cause; the environment's fault, as a
  * server that is down is). --help and --version set the fields and return
  * 0. Values come from, in order of precedence: the command line, the
- * environment, the config file (--config or OUTBOX_CONFIG), the defaults. A bad config file is a
- * usage error naming the file, the line and the key. */
+ * environment, the config file (--config or OUTBOX_CONFIG), then for what
+ * those leave unset the conventions of NATS and MariaDB (NATS_URL and the
+ * other NATS_* variables, MYSQL_PWD, then a nats context and an option file:
+ * conv_nats.c, conv_mariadb.c), the defaults. A bad config file is a usage
+ * error naming the file, the line and the key. */
 int ob_cli_parse(ob_cli *c, int argc, char **argv, ob_env_fn env, void *env_data, char *err,
                  size_t errlen);
 void ob_cli_free(ob_cli *c);

@@ -85,4 +85,29 @@ int ob_cli_load_config(ob_cli *c, const char *path, char *err, size_t errlen);
 int ob_cli_select_table(ob_cli *c, char *err, size_t errlen);
 int ob_cli_merge_tables(ob_cli *c, char *err, size_t errlen);
 
+/* The ecosystem's conventions (conv_nats.c, conv_mariadb.c): what they
+ * fill, in one table's relay options (or the global ones without tables).
+ * Each returns 0, or the exit status with a message, as for every file: 1
+ * when a file cannot be opened or read (missing, forbidden: the
+ * environment's fault), 2 when it is read but holds what the relay cannot
+ * use (not JSON, a key it cannot honour, a directory). */
+typedef struct ob_conv_target {
+    ob_cli *c;
+    outbox_relay_options *r;
+    ob_cli_sources *src;
+    ob_env_fn env;
+    void *env_data;
+} ob_conv_target;
+/* Sets the string option `name` to `value` (kept by the caller), from the
+ * convention `from`. */
+void ob_conv_set(ob_conv_target *t, const char *name, const char *value, const char *from);
+/* The value of a variable of the environment; NULL when unset or empty. */
+const char *ob_conv_env(const ob_conv_target *t, const char *name);
+/* A copy of the formatted text that lives as long as the ob_cli. */
+const char *ob_conv_keepf(ob_cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int ob_conv_nats(ob_conv_target *t, char *err, size_t errlen);
+int ob_conv_db(ob_conv_target *t, char *err, size_t errlen);
+/* Runs both for every table: 0, 1 or 2 as above. */
+int ob_cli_conventions(ob_cli *c, ob_env_fn env, void *env_data, char *err, size_t errlen);
+
 #endif

@@ -58,7 +58,7 @@ struct run_ctx {
 
 static void clear_progress(run_ctx *x) {
     if (x->line_shown) {
-        fputs("\r\033[K", stderr);
+        ob_logout_raw(&x->out, "\r\033[K");
         x->line_shown = 0;
     }
 }
@@ -66,14 +66,14 @@ static void clear_progress(run_ctx *x) {
 static void log_line(outbox_log_level level, const char *msg, void *data) {
     run_table *t = data;
     run_ctx *x = t->x;
-    if (x->out.f == stderr)
+    if (ob_logout_on_stderr(&x->out))
         clear_progress(x);
     ob_logout_write(&x->out, level, t->label, msg);
 }
 
 /* The binary's own lines (not a relay's). */
 static void log_main(run_ctx *x, outbox_log_level level, const char *msg) {
-    if (x->out.f == stderr)
+    if (ob_logout_on_stderr(&x->out))
         clear_progress(x);
     ob_logout_write(&x->out, level, NULL, msg);
 }
@@ -120,14 +120,15 @@ static void on_progress(uv_timer_t *t) {
     if (s.buckets_total)
         snprintf(share, sizeof(share), "  buckets %u/%u%s", s.buckets_owned, s.buckets_total,
                  s.leader ? " (leading)" : "");
-    fprintf(stderr,
-            "\r\033[K%8.0f msg/s  acked %llu  dead %llu  retried %llu  pending %s  lag %lld ms  "
-            "in flight %u%s%s",
-            rate, (unsigned long long)s.acked, (unsigned long long)s.dead,
-            (unsigned long long)s.failed, pending,
-            (long long)(s.oldest_pending_ms < 0 ? 0 : s.oldest_pending_ms), s.in_flight, share,
-            s.broker_ready ? "" : "  [NATS not ready]");
-    fflush(stderr);
+    char line[400];
+    snprintf(line, sizeof(line),
+             "\r\033[K%8.0f msg/s  acked %llu  dead %llu  retried %llu  pending %s  lag %lld ms  "
+             "in flight %u%s%s",
+             rate, (unsigned long long)s.acked, (unsigned long long)s.dead,
+             (unsigned long long)s.failed, pending,
+             (long long)(s.oldest_pending_ms < 0 ? 0 : s.oldest_pending_ms), s.in_flight, share,
+             s.broker_ready ? "" : "  [NATS not ready]");
+    ob_logout_raw(&x->out, line);
     x->line_shown = 1;
     x->last = s;
     x->last_ms = now;
@@ -145,9 +146,11 @@ static void maybe_finished(run_ctx *x) {
     x->closed = 1;
     if (x->line_shown) {
         on_progress(&x->progress);
-        fputc('\n', stderr);
+        ob_logout_raw(&x->out, "\n");
         x->line_shown = 0;
     }
+    /* What the log's reader has not taken yet waits for ob_logout_close. */
+    ob_logout_detach(&x->out);
     uv_close((uv_handle_t *)&x->sigint, close_cb);
     uv_close((uv_handle_t *)&x->sigterm, close_cb);
     uv_close((uv_handle_t *)&x->sighup, close_cb);
@@ -348,6 +351,12 @@ static int create_all(ob_cli *c, run_ctx *x, char *err, size_t errlen, int *http
                 label = c->relay.table;
             rc = outbox_http_add_relay(x->http, x->tables[i].relay, label);
         }
+        if (rc == OUTBOX_OK)
+            rc = outbox_http_add_counter(x->http, "outbox_relay_log_dropped_total",
+                                         "Log lines the binary dropped (or lost) because its log "
+                                         "output did not keep up; one line says how many once it "
+                                         "caught up.",
+                                         &x->out.dropped_total);
         if (rc == OUTBOX_OK) {
             rc = outbox_http_start(x->http, err, errlen);
             *http_failed = rc != OUTBOX_OK;
@@ -368,9 +377,10 @@ int ob_cmd_run(ob_cli *c, ob_logout *err_log) {
     if (ob_logout_open(&x.out, c->log_format, c->log_file) != 0) {
         ob_logout_printf(err_log, OUTBOX_LOG_ERROR, "cannot open log file %s: %s", c->log_file,
                          strerror(errno));
+        ob_logout_close(&x.out);
         return 1;
     }
-    if (x.out.f != stderr)
+    if (!ob_logout_on_stderr(&x.out))
         x.show_progress = 0;
     x.ntables = c->ntables ? c->ntables : 1;
     x.tables = calloc((size_t)x.ntables, sizeof(*x.tables));
@@ -404,6 +414,7 @@ int ob_cmd_run(ob_cli *c, ob_logout *err_log) {
     uv_signal_start(&x.sigterm, on_signal, SIGTERM);
     uv_signal_start(&x.sighup, on_signal, SIGHUP);
     uv_signal_start(&x.sigusr1, on_signal, SIGUSR1);
+    ob_logout_attach(&x.out, &x.loop); /* until maybe_finished: a stalled reader costs lines */
     if (x.show_progress) {
         x.last_ms = uv_now(&x.loop);
         uv_timer_start(&x.progress, on_progress, 1000, 1000);

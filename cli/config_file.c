@@ -322,6 +322,7 @@ int ob_cli_merge_tables(ob_cli *c, char *err, size_t errlen) {
             memcpy(ob_opt_table_field(t, o), (char *)c + o->off, ob_opt_size(o));
             t->src.origin[k] = c->src.origin[k];
             t->src.line[k] = c->src.line[k];
+            t->src.conv[k] = c->src.conv[k];
         }
     }
     for (int i = 0; i < c->ntables; i++)

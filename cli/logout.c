@@ -2,37 +2,79 @@
 #include "logout.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-static FILE *open_file(const char *path) {
-    FILE *f = fopen(path, "a");
-    if (f)
-        setvbuf(f, NULL, _IOLBF, 0);
-    return f;
+enum {
+    WAIT_MS = 1000,      /* without a loop: how long a line waits for the reader */
+    CLOSE_WAIT_MS = 2000 /* at close: how long what waits may take */
+};
+
+static void say_dropped(ob_logsink *s, uint64_t n, void *data);
+
+/* A file of our own: O_NONBLOCK so that a FIFO without a reader is refused
+ * rather than waited for (it means nothing to a regular file). */
+static int open_file(ob_logout *l) {
+    int fd = open(l->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0666);
+    if (fd < 0)
+        return -1;
+    if (ob_logsink_init(&l->file, fd, 1, &l->dropped_total, say_dropped, l) != 0) {
+        close(fd);
+        errno = ENOMEM;
+        return -1;
+    }
+    if (l->loop)
+        ob_logsink_attach(&l->file, l->loop);
+    return fd;
+}
+
+static void close_file(ob_logout *l, int wait_ms) {
+    if (l->file_fd < 0)
+        return;
+    ob_logsink_detach(&l->file);
+    ob_logsink_close(&l->file, wait_ms);
+    close(l->file_fd);
+    l->file_fd = -1;
 }
 
 int ob_logout_open(ob_logout *l, ob_log_format format, const char *path) {
+    memset(l, 0, sizeof(*l));
     l->format = format;
     l->path = path;
-    l->f = stderr;
-    l->failing = 0;
+    l->file_fd = -1;
+    ob_logsink_init(&l->err, STDERR_FILENO, 0, &l->dropped_total, say_dropped, l);
     if (path == NULL)
         return 0;
-    FILE *f = open_file(path);
-    if (f == NULL)
+    l->file_fd = open_file(l);
+    return l->file_fd < 0 ? -1 : 0;
+}
+
+int ob_logout_attach(ob_logout *l, uv_loop_t *loop) {
+    l->loop = loop;
+    if (l->file_fd >= 0 && ob_logsink_attach(&l->file, loop) != 0)
         return -1;
-    l->f = f;
-    return 0;
+    return ob_logsink_attach(&l->err, loop);
+}
+
+void ob_logout_detach(ob_logout *l) {
+    ob_logsink_detach(&l->err);
+    if (l->file_fd >= 0)
+        ob_logsink_detach(&l->file);
+    l->loop = NULL;
+}
+
+int ob_logout_on_stderr(const ob_logout *l) {
+    return l->file_fd < 0;
 }
 
 /* The file failed (why: errno): lines go to stderr from now on, and stderr
  * says so once, until a reopen works. */
 static void fall_back(ob_logout *l, const char *what, int why) {
-    if (l->f && l->f != stderr)
-        fclose(l->f);
-    l->f = stderr;
+    close_file(l, 0);
     if (l->failing)
         return;
     l->failing = 1;
@@ -45,16 +87,15 @@ static void fall_back(ob_logout *l, const char *what, int why) {
 int ob_logout_reopen(ob_logout *l) {
     if (l->path == NULL)
         return 0;
-    FILE *f = open_file(l->path);
-    if (f == NULL) {
+    close_file(l, 0);
+    int fd = open_file(l);
+    if (fd < 0) {
         int why = errno;
         fall_back(l, "cannot reopen", why);
         errno = why;
         return -1;
     }
-    if (l->f && l->f != stderr)
-        fclose(l->f);
-    l->f = f;
+    l->file_fd = fd;
     if (l->failing)
         ob_logout_printf(l, OUTBOX_LOG_INFO, "log file %s reopened; logging there again", l->path);
     l->failing = 0;
@@ -62,9 +103,9 @@ int ob_logout_reopen(ob_logout *l) {
 }
 
 void ob_logout_close(ob_logout *l) {
-    if (l->f && l->f != stderr)
-        fclose(l->f);
-    l->f = NULL;
+    ob_logout_detach(l);
+    close_file(l, CLOSE_WAIT_MS);
+    ob_logsink_close(&l->err, CLOSE_WAIT_MS);
 }
 
 /* Appends `s` quoted: logfmt and JSON share the escapes for ", \ and
@@ -173,25 +214,56 @@ void ob_logout_format(ob_log_format format, const char *ts, outbox_log_level lev
         snprintf(out, n, "%s %-5s %s", ts, lv, msg);
 }
 
-void ob_logout_write(ob_logout *l, outbox_log_level level, const char *table, const char *msg) {
+/* Formats one line with the time now, newline included; returns its length. */
+static size_t format_now(const ob_logout *l, outbox_log_level level, const char *table,
+                         const outbox_log_fields *f, const char *msg, char *line, size_t n) {
     struct timespec now;
     struct tm tm;
-    char ts[64], clean[1200], line[3200];
+    char ts[64];
     clock_gettime(CLOCK_REALTIME, &now);
     gmtime_r(&now.tv_sec, &tm);
     snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
              tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
              (long)(now.tv_nsec / 1000000) % 1000);
-    ob_cli_redact(msg, clean, sizeof(clean));
-    ob_logout_format(l->format, ts, level, table, outbox_log_fields_current(), clean, line,
-                     sizeof(line));
-    FILE *f = l->f ? l->f : stderr;
-    if ((fputs(line, f) == EOF || fputc('\n', f) == EOF || fflush(f) != 0) && f != stderr) {
+    ob_logout_format(l->format, ts, level, table, f, msg, line, n - 1);
+    size_t len = strlen(line);
+    line[len++] = '\n';
+    line[len] = '\0';
+    return len;
+}
+
+/* The reader of `s` caught up after `n` lines were dropped: one line says so,
+ * on the same output. */
+static void say_dropped(ob_logsink *s, uint64_t n, void *data) {
+    char msg[200], line[400];
+    snprintf(msg, sizeof(msg),
+             "log output: %llu line(s) dropped, the log's reader did not keep up "
+             "(outbox_relay_log_dropped_total)",
+             (unsigned long long)n);
+    size_t len = format_now(data, OUTBOX_LOG_WARN, NULL, NULL, msg, line, sizeof(line));
+    ob_logsink_put(s, line, len, 1, WAIT_MS);
+}
+
+/* To the file, or to stderr; a file that fails hands its line to stderr. */
+static void emit(ob_logout *l, const char *p, size_t n) {
+    if (l->file_fd >= 0) {
+        if (ob_logsink_put(&l->file, p, n, 1, WAIT_MS) >= 0)
+            return;
         /* The line is not lost: it goes to stderr after the notice. */
-        fall_back(l, "cannot write", errno);
-        fputs(line, stderr);
-        fputc('\n', stderr);
+        fall_back(l, "cannot write", l->file.failed);
     }
+    ob_logsink_put(&l->err, p, n, 1, WAIT_MS);
+}
+
+void ob_logout_raw(ob_logout *l, const char *text) {
+    ob_logsink_put(&l->err, text, strlen(text), 0, 0);
+}
+
+void ob_logout_write(ob_logout *l, outbox_log_level level, const char *table, const char *msg) {
+    char clean[1200], line[3200];
+    ob_cli_redact(msg, clean, sizeof(clean));
+    size_t n = format_now(l, level, table, outbox_log_fields_current(), clean, line, sizeof(line));
+    emit(l, line, n);
 }
 
 void ob_logout_printf(ob_logout *l, outbox_log_level level, const char *fmt, ...) {
@@ -210,8 +282,14 @@ void ob_logout_fail(ob_logout *l, int hint, const char *fmt, ...) {
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (l == NULL || l->format == OB_LOG_TEXT) {
-        fprintf(stderr, "outbox-uvrelay: %s\n%s", msg,
-                hint ? "Try 'outbox-uvrelay --help'.\n" : "");
+        char text[1200];
+        int n = snprintf(text, sizeof(text), "outbox-uvrelay: %s\n%s", msg,
+                         hint ? "Try 'outbox-uvrelay --help'.\n" : "");
+        if (l == NULL)
+            fputs(text, stderr);
+        else
+            ob_logsink_put(&l->err, text, n < (int)sizeof(text) ? (size_t)n : sizeof(text) - 1, 1,
+                           WAIT_MS);
         return;
     }
     if (hint)

@@ -72,6 +72,7 @@ int main(int argc, char **argv) {
          * (exit 1, no pointer to --help). */
         ob_logout_open(&log, c.log_format ? c.log_format : guess_format(argc, argv), NULL);
         ob_logout_fail(&log, prc == 2, "%s", err);
+        ob_logout_close(&log);
         ob_cli_free(&c);
         return prc;
     }
@@ -98,6 +99,7 @@ int main(int argc, char **argv) {
             break;
         }
     }
+    ob_logout_close(&log);
     ob_cli_free(&c);
     return rc;
 }

@@ -11,6 +11,7 @@ const opt ob_opts[] = {
     {"db", "OUTBOX_DB", T_STR, R(db_url), 0},
     {"db-password", "OUTBOX_DB_PASSWORD", T_STR, R(db_password), 0},
     {"db-password-file", "OUTBOX_DB_PASSWORD_FILE", T_FILE, R(db_password), 0},
+    {"db-option-file", "OUTBOX_DB_OPTION_FILE", T_STR, C(db_option_file), 0},
     {"nats", "OUTBOX_NATS", T_STR, R(nats_url), 0},
     /* TLS and credentials */
     {"db-tls", "OUTBOX_DB_TLS", T_FLAG, R(db_tls), 1},
@@ -150,9 +151,9 @@ void *ob_opt_table_field(ob_cli_table *t, const opt *o) {
 
 int ob_opt_path(const opt *o) {
     static const char *const read[] = {
-        "db-password-file", "db-tls-ca",       "db-tls-cert",        "db-tls-key",
-        "nats-tls-ca",      "nats-tls-cert",   "nats-tls-key",       "nats-creds",
-        "nats-nkey",        "nats-token-file", "nats-password-file",
+        "db-password-file", "db-option-file", "db-tls-ca",       "db-tls-cert",
+        "db-tls-key",       "nats-tls-ca",    "nats-tls-cert",   "nats-tls-key",
+        "nats-creds",       "nats-nkey",      "nats-token-file", "nats-password-file",
     };
     for (size_t i = 0; i < sizeof(read) / sizeof(read[0]); i++)
         if (strcmp(o->name, read[i]) == 0)

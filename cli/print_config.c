@@ -135,6 +135,10 @@ static void print_origin(const ob_cli *c, const opt *o, const ob_cli_sources *sr
     case OB_FROM_DEFAULT:
         fputs("default", out);
         break;
+    case OB_FROM_CONV:
+        fprintf(out, "%s (read there again at start, so not set here)",
+                src->conv[k] ? src->conv[k] : "a convention");
+        break;
     case OB_FROM_FILE:
         fprintf(out, "%s:%u", c->config ? c->config : "config", src->line[k]);
         break;
@@ -242,6 +246,18 @@ static void print_opt(const ob_cli *c, const opt *o, const void *field, const ob
     fputs("# ", out);
     print_origin(c, from, src, out);
     fputc('\n', out);
+    if (src->origin[ob_opt_index(o)] == OB_FROM_CONV) {
+        /* A comment only: the printed file, read back, takes it from the
+         * same place again; a secret is never shown. */
+        if (is_secret(o)) {
+            fprintf(out, "# %s is set (not shown)\n", o->name);
+            return;
+        }
+        fprintf(out, "# %s = ", o->name);
+        print_value(o, field, out);
+        fputc('\n', out);
+        return;
+    }
     if (print_special(c, o, field, table, out))
         return;
     fprintf(out, "%s = ", o->name);
@@ -252,7 +268,9 @@ static void print_opt(const ob_cli *c, const opt *o, const void *field, const ob
 void ob_cli_print_config(const ob_cli *c, FILE *out) {
     fprintf(out, "# outbox-uvrelay: the effective configuration, readable as a config file;\n"
                  "# secrets are not shown (a URL's password is ***: give it again).\n"
-                 "# Precedence: flag > environment > config file > default.\n[relay]\n");
+                 "# Precedence: flag > environment > config file > the conventions of NATS\n"
+                 "# and MariaDB (NATS_* variables and MYSQL_PWD > a nats context and an option\n"
+                 "# file) > default.\n[relay]\n");
     for (size_t k = 0; k < ob_nopts; k++) {
         const opt *o = &ob_opts[k];
         if (!ob_opt_file_settable(o) || (c->ntables && ob_opt_is_relay(o)))

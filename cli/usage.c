@@ -37,6 +37,8 @@ static const char *const usage_parts[] = {
     "of F\n"
     "  --db-password PASS    OUTBOX_DB_PASSWORD    overrides the URL's password (visible "
     "in ps)\n"
+    "  --db-option-file F    OUTBOX_DB_OPTION_FILE  a MariaDB option file to take the\n"
+    "                        password from, in place of ~/.my.cnf\n"
     "  --nats URL            OUTBOX_NATS           nats://[user:pass@|token@]host:port"
     "[,nats://...]\n"
     "  --nats-password-file F  OUTBOX_NATS_PASSWORD_FILE  password for the URL's user\n"
@@ -139,10 +141,23 @@ static const char usage_config[] =
     "  --log-file PATH       OUTBOX_LOG_FILE       append logs here; SIGHUP reopens it\n"
     "Signals: SIGTERM, SIGINT stop (a second one at once); SIGHUP reopens --log-file;\n"
     "SIGUSR1 logs the totals.\n"
-    "Precedence: flag > environment > config file > default.\n";
+    "Precedence: flag > environment > config file > default.\n"
+    "Conventions of NATS and MariaDB, for what the above leave unset:\n"
+    "  NATS_URL              servers, comma-separated, as the nats CLI takes them\n"
+    "  NATS_USER, NATS_PASSWORD  a user and password for every server\n"
+    "  NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY, NATS_CA  files, as the nats CLI\n"
+    "                        reads them (credentials when the relay is given none)\n"
+    "  NATS_CONTEXT NAME     then a nats CLI context: ~/.config/nats/context/NAME.json\n"
+    "                        (under $XDG_CONFIG_HOME when set); without it, and when\n"
+    "                        nothing names a server, the one `nats context select` chose\n"
+    "  MYSQL_PWD             the password, for a database URL without one\n"
+    "  ~/.my.cnf             then the last password of an option file (--db-option-file,\n"
+    "                        else ~/.my.cnf) in [client], [client-server],\n"
+    "                        [client-mariadb] or [outbox-uvrelay]\n"
+    "Variables win over files; --print-config says where each value came from.\n";
 
 const char *ob_cli_usage(void) {
-    static char text[8192];
+    static char text[12288];
     if (text[0] == '\0') {
         for (size_t i = 0; i < sizeof(usage_parts) / sizeof(usage_parts[0]); i++)
             strncat(text, usage_parts[i], sizeof(text) - strlen(text) - 1);

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The shape of src/ and cli/: circles, the README's map, the sizes of files and functions.
+"""The shape of src/ and cli/: circles, ARCHITECTURE.md's map, the sizes of files and functions.
 
   scripts/house.py circles   the include graph between the folders of src/ and
                              between modules, and the calls between files;
                              prints every circle, exits 1 if there is one
-  scripts/house.py map       checks that README.md's map ("Inside the relay")
+  scripts/house.py map       checks that ARCHITECTURE.md's map ("The map of src/")
                              names every file of src/ under its folder; exit 1
                              names the missing or stale ones
   scripts/house.py sizes     files of src/ and cli/ over 850 lines, and
@@ -142,8 +142,8 @@ def circles(edges):
 
 
 def readme_map():
-    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
-    start = text.find("\n## Inside the relay")
+    text = open(os.path.join(ROOT, "ARCHITECTURE.md"), encoding="utf-8").read()
+    start = text.find("\n## The map of src/")
     end = text.find("\n## ", start + 1)
     return text[start:end] if start >= 0 else ""
 
@@ -215,19 +215,19 @@ def main(argv):
             for comp in circles(edges):
                 print(f"{kind} circle: {' <-> '.join(comp)}")
                 bad = 1
-        # The README's map lists the folders so that each includes only from
+        # ARCHITECTURE.md's map lists the folders so that each includes only from
         # those above it: check that order too.
         order = re.findall(r"\*\*`src/([a-z]+)/`\*\*", readme_map())
         for a, b in sorted(folder_graph(fs)):
             if a in order and b in order and order.index(b) > order.index(a):
-                print(f"folder {a} includes from {b}, listed below it in README.md's map")
+                print(f"folder {a} includes from {b}, listed below it in ARCHITECTURE.md's map")
                 bad = 1
             elif a not in order or b not in order:
-                print(f"folder {a if a not in order else b} has no heading in README.md's map")
+                print(f"folder {a if a not in order else b} has no heading in ARCHITECTURE.md's map")
                 bad = 1
         if not bad:
             print("no circles: neither in the include graph between modules nor in the calls between "
-                  "files; each folder includes only from those above it in README.md's map")
+                  "files; each folder includes only from those above it in ARCHITECTURE.md's map")
         return bad
     if what == "map":
         section = readme_map()
@@ -236,11 +236,11 @@ def main(argv):
         missing = sorted(real - named)
         stale = sorted(named - real)
         for f in missing:
-            print(f"README.md's map (Inside the relay) lacks src/{f}")
+            print(f"ARCHITECTURE.md's map (The map of src/) lacks src/{f}")
         for f in stale:
-            print(f"README.md's map names src/{f}, which does not exist")
+            print(f"ARCHITECTURE.md's map names src/{f}, which does not exist")
         if not missing and not stale:
-            print(f"README.md's map names each of the {len(real)} files of src/")
+            print(f"ARCHITECTURE.md's map names each of the {len(real)} files of src/")
         return 1 if missing or stale else 0
     if what == "sizes":
         bad = sizes()

@@ -1,37 +1,45 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The README's table of contents, made from its "## " headings (outside code
-# blocks; not "## Contents" itself), between the lines <!-- toc:start -->
-# and <!-- toc:end -->.
-#   scripts/readme_toc.sh           exit 1 when the README's table is stale
-#   scripts/readme_toc.sh --write   rewrite it
+# The tables of contents of README.md, and of ARCHITECTURE.md and the pages of
+# docs/ that have one, made from their "## " headings (outside code blocks;
+# not "## Contents" itself), between the lines <!-- toc:start --> and
+# <!-- toc:end -->.
+#   scripts/readme_toc.sh           exit 1 when a table is stale
+#   scripts/readme_toc.sh --write   rewrite them
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-readme=$root/README.md
+write=0
+[ "${1:-}" = --write ] && write=1
 
 # GitHub's anchors: lower case, punctuation dropped, spaces to hyphens.
 toc() {
-  awk '/^```/ { fence = !fence; next } !fence && /^## / && $0 != "## Contents" { sub(/^## /, ""); print }' "$readme" |
+  awk '/^```/ { fence = !fence; next } !fence && /^## / && $0 != "## Contents" { sub(/^## /, ""); print }' "$1" |
     while IFS= read -r h; do
       a=$(printf '%s' "$h" | tr '[:upper:]' '[:lower:]' | sed 's/[^a-z0-9 _-]//g; s/ /-/g')
       printf -- '- [%s](#%s)\n' "$(printf '%s' "$h" | tr -d '`')" "$a"
     done
 }
 
-grep -q '^<!-- toc:start -->$' "$readme" && grep -q '^<!-- toc:end -->$' "$readme" ||
+grep -q '^<!-- toc:start -->$' "$root/README.md" && grep -q '^<!-- toc:end -->$' "$root/README.md" ||
   { echo "readme_toc: no <!-- toc:start --> ... <!-- toc:end --> in README.md" >&2; exit 1; }
-want=$(toc)
-have=$(sed -n '/^<!-- toc:start -->$/,/^<!-- toc:end -->$/p' "$readme" | sed '1d;$d')
-if [ "${1:-}" = --write ]; then
-  tmp=$(mktemp)
-  awk -v toc="$want" '/^<!-- toc:start -->$/ { print; print toc; skip = 1; next }
-    /^<!-- toc:end -->$/ { skip = 0 } !skip { print }' "$readme" >"$tmp"
-  cat "$tmp" >"$readme" && rm -f "$tmp"
-  exit 0
-fi
-if [ "$want" != "$have" ]; then
-  echo "readme_toc: the README's table of contents is stale (scripts/readme_toc.sh --write):" >&2
-  diff <(echo "$have") <(echo "$want") >&2 || true
-  exit 1
-fi
-echo "ok: the README's table of contents lists its $(grep -c . <<<"$want") sections"
+stale=0 n=0
+for page in "$root/README.md" "$root/ARCHITECTURE.md" "$root"/docs/*.md; do
+  grep -q '^<!-- toc:start -->$' "$page" || continue
+  rel=${page#"$root"/}
+  want=$(toc "$page")
+  have=$(sed -n '/^<!-- toc:start -->$/,/^<!-- toc:end -->$/p' "$page" | sed '1d;$d')
+  n=$((n + 1))
+  if [ $write = 1 ]; then
+    tmp=$(mktemp)
+    awk -v toc="$want" '/^<!-- toc:start -->$/ { print; print toc; skip = 1; next }
+      /^<!-- toc:end -->$/ { skip = 0 } !skip { print }' "$page" >"$tmp"
+    cat "$tmp" >"$page" && rm -f "$tmp"
+  elif [ "$want" != "$have" ]; then
+    echo "readme_toc: the table of contents of $rel is stale (scripts/readme_toc.sh --write):" >&2
+    diff <(echo "$have") <(echo "$want") >&2 || true
+    stale=1
+  fi
+done
+[ $write = 1 ] && exit 0
+[ $stale = 0 ] || exit 1
+echo "ok: the tables of contents of $n page(s) list their sections"

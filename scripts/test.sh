@@ -27,7 +27,7 @@ echo "== build with ASan + UBSan"
 echo "== every test, sanitized"
 # A test that fails is run once more before the suite fails: on two shared
 # cores a few timing-sensitive tests have failed about once in three full
-# runs (README, "Tests"); a test that fails twice fails the suite, and ctest
+# runs (docs/testing.md); a test that fails twice fails the suite, and ctest
 # prints each failed try.
 (cd "$root/build/test-asan" && ctest --output-on-failure -j2 --timeout 600 --repeat until-pass:2)
 

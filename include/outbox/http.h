@@ -18,6 +18,7 @@
  *   outbox_http_options_init(&o); o.listen = "127.0.0.1:9464";
  *   outbox_http_create(&h, loop, &o, err, len);   copies the options
  *   outbox_http_add_relay(h, relay, "orders");    once per relay, before start
+ *   outbox_http_add_counter(h, name, help, &v);   optional: the embedder's counters
  *   outbox_http_start(h, err, len);               binds and listens
  *   ... uv_run(loop) ...
  *   outbox_http_stop(h, cb, data);                closes every handle, then cb
@@ -63,6 +64,15 @@ OUTBOX_EXPORT int outbox_http_create(outbox_http **out, uv_loop_t *loop,
 /* Serves the stats of `r` under the table label `table` (copied; NULL or ""
  * leaves the label out). Only before start. */
 OUTBOX_EXPORT int outbox_http_add_relay(outbox_http *h, outbox_relay *r, const char *table);
+
+/* Serves one more counter on /metrics, after the relays' and the process's
+ * series: `name` (a metric name, no labels) with the HELP text `help` (one
+ * line, no backslash), both copied; its value is read from *value at each
+ * scrape, on the loop thread, so the caller keeps `value` valid until the
+ * stop callback. Only before start. OUTBOX_EINVAL for a name or help the
+ * text format cannot carry. */
+OUTBOX_EXPORT int outbox_http_add_counter(outbox_http *h, const char *name, const char *help,
+                                          const uint64_t *value);
 
 /* Binds, listens and starts serving. OUTBOX_EINVAL when the address cannot
  * be bound (in use, not local), with the reason in errbuf; the responder is

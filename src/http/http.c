@@ -20,6 +20,7 @@
  * options and allocation for three fixed GET paths; a responder that only
  * knows those paths is shorter than the glue it would need.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,12 @@ typedef struct bound_relay {
     char *table;
 } bound_relay;
 
+/* A counter of the embedder's (outbox_http_add_counter). */
+typedef struct extra_counter {
+    char *name, *help;
+    const uint64_t *value;
+} extra_counter;
+
 struct outbox_http {
     uv_loop_t *loop;
     outbox_http_options o;
@@ -77,6 +84,8 @@ struct outbox_http {
     outbox_stats *snap;
     const char **labels;
     size_t nrelays;
+    extra_counter *counters;
+    size_t ncounters;
     client *clients; /* open connections, a doubly linked list */
     uint32_t nclients;
     ob_buf body; /* scratch for the metrics text, reused */
@@ -195,6 +204,39 @@ int outbox_http_add_relay(outbox_http *h, outbox_relay *r, const char *table) {
     rel[h->nrelays].table = t;
     labels[h->nrelays] = t;
     h->nrelays = n;
+    return OUTBOX_OK;
+}
+
+/* A metric name of the text format, and a help text on one line. */
+static int valid_counter(const char *name, const char *help) {
+    if (name == NULL || help == NULL || !(isalpha((unsigned char)*name) || *name == '_'))
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != ':')
+            return 0;
+    return strchr(help, '\n') == NULL && strchr(help, '\\') == NULL;
+}
+
+int outbox_http_add_counter(outbox_http *h, const char *name, const char *help,
+                            const uint64_t *value) {
+    if (h->started)
+        return OUTBOX_ESTATE;
+    if (value == NULL || !valid_counter(name, help))
+        return OUTBOX_EINVAL;
+    extra_counter *c = realloc(h->counters, (h->ncounters + 1) * sizeof(*c));
+    if (c == NULL)
+        return OUTBOX_ENOMEM;
+    h->counters = c;
+    c = &h->counters[h->ncounters];
+    c->name = strdup(name);
+    c->help = strdup(help);
+    c->value = value;
+    if (c->name == NULL || c->help == NULL) {
+        free(c->name);
+        free(c->help);
+        return OUTBOX_ENOMEM;
+    }
+    h->ncounters++;
     return OUTBOX_OK;
 }
 
@@ -337,6 +379,13 @@ static void serve_metrics(client *c, int head_only) {
     ob_buf_reset(&h->body);
     ob_metrics_write(&h->body, h->snap, h->labels, h->nrelays);
     ob_metrics_process(&h->body);
+    for (size_t i = 0; i < h->ncounters; i++) {
+        const extra_counter *k = &h->counters[i];
+        ob_buf_printf(&h->body, "# HELP %s %s\n# TYPE %s counter\n%s ", k->name, k->help, k->name,
+                      k->name);
+        ob_buf_u64(&h->body, *k->value);
+        ob_buf_putc(&h->body, '\n');
+    }
     if (h->body.oom) {
         ob_buf_free(&h->body);
         client_close(c);
@@ -581,6 +630,11 @@ int outbox_http_destroy(outbox_http *h) {
     free(h->relays);
     free(h->snap);
     free(h->labels);
+    for (size_t i = 0; i < h->ncounters; i++) {
+        free(h->counters[i].name);
+        free(h->counters[i].help);
+    }
+    free(h->counters);
     ob_buf_free(&h->body);
     free(h->listen);
     free(h);

@@ -30,7 +30,7 @@ done
 readme_block() {
   awk -v lang="$1" -v n="$2" '/^## / { s = ($0 == "## Alerts and dashboards") }
     c && /^```$/ { exit } c { print; next } s && $0 == "```" lang && ++k == n { c = 1 }' \
-    "$src/README.md"
+    "$src/docs/monitoring.md"
 }
 
 # The README's promtool commands, as written, from the checkout.
@@ -128,9 +128,9 @@ grep -q '^outbox_relay_oldest_pending_age_seconds{' "$work/metrics.txt" ||
 # Every metric named is exported, with its labels.
 jq -r '(.panels[].targets[]?.expr), (.templating.list[] | select(.type == "query") | .definition)' \
   "$dash" >"$work/dashboard.exprs"
-python3 - "$work/metrics.txt" "$rules" "$unit" "$work/dashboard.exprs" <<'PY' ||
+python3 - "$work/metrics.txt" "$rules" "$unit" "$work/dashboard.exprs" "$dash" <<'PY' ||
 import re, sys, yaml
-metrics, rules, unit, dash = sys.argv[1:]
+metrics, rules, unit, dash, dash_json = sys.argv[1:]
 sample = re.compile(r'^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})? ')
 pair = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
 exported = {}  # name -> list of label dicts, as /metrics writes them
@@ -175,10 +175,36 @@ for test in yaml.safe_load(open(unit))['tests']:
         for k, v in labels.items():
             if k != 'table' and not any(l.get(k) == v for l in exported.get(name, [])):
                 bad.append('test series %s: %s="%s" is not written' % (s['series'], k, v))
+# The metrics that say delivery or the cursors stopped (docs/monitoring.md's
+# runbook lists them): each is read by an alert, directly or through a
+# recording rule; every alert has a runbook and is named on the dashboard.
+stops = ['up', 'outbox_relay_up', 'outbox_relay_published_total', 'outbox_relay_failures_total',
+         'outbox_relay_dead_total', 'outbox_relay_oldest_pending_age_seconds',
+         'outbox_relay_buckets_owned', 'outbox_relay_leader', 'outbox_relay_cursor_gap_age_seconds',
+         'outbox_relay_cursor_mismatch', 'outbox_relay_cursor_members_down']
+def metrics_of(e):
+    found = set()
+    for t in re.findall(r'[A-Za-z_:][A-Za-z0-9_:]*', re.sub(r'"[^"]*"', '""', e)):
+        if t in records:
+            found |= metrics_of(next(r['expr'] for g in groups for r in g['rules']
+                                     if r.get('record') == t))
+        elif t.startswith('outbox_relay_') or t == 'up':
+            found.add(t)
+    return found
+alerts = [r for g in groups for r in g['rules'] if 'alert' in r]
+alerted = set().union(*(metrics_of(r['expr']) for r in alerts))
+bad += ['%s means a stop and no alert reads it' % m for m in stops if m not in alerted]
+panels = open(dash_json).read()
+for r in alerts:
+    if not r.get('annotations', {}).get('runbook'):
+        bad.append('alert %s: no runbook annotation' % r['alert'])
+    if r['alert'] not in panels:
+        bad.append('alert %s: no panel of the dashboard names it' % r['alert'])
 for b in bad:
     print('FAIL: ' + b)
 print('ok: %d expressions name %d metrics, all exported or recorded; %d unit-test series shaped '
-      'as /metrics writes them' % (len(exprs), len(names), series))
+      'as /metrics writes them; %d alerts, each with a runbook and a panel, cover the %d metrics '
+      'that mean a stop' % (len(exprs), len(names), series, len(alerts), len(stops)))
 unused = sorted(n for n in exported if n.startswith('outbox_relay_') and not n.endswith(
     ('_bucket', '_sum', '_count')) and n not in names)
 print('not shown or alerted on: %s' % (', '.join(unused) or 'none'))

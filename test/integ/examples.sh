@@ -44,8 +44,8 @@ assert_eq "$(field "$summary" distinct)" 340 "distinct events in the stream"
 # command its comment gives (against an install in a fresh prefix), relays a
 # table's pending rows, prints its outbox_stats and ends with a clean loop.
 src=$(cd "$(dirname "$0")/../.." && pwd)
-awk '/^## Embedding the relay in a libuv program/ { s = 1 } s && /^```c$/ { c = 1; next }
-  c && /^```$/ { exit } c { print }' "$src/README.md" >"$work/drain.c"
+awk '/^# Embedding the relay in a libuv program/ { s = 1 } s && /^```c$/ { c = 1; next }
+  c && /^```$/ { exit } c { print }' "$src/docs/embedding.md" >"$work/drain.c"
 head -1 "$work/drain.c" | grep -q '^/\* drain.c: ' || fail "the README's program found: $(head -3 "$work/drain.c")"
 cmake --install "$OUTBOX_TEST_BUILD" --prefix "$work/prefix" >/dev/null
 export PKG_CONFIG_PATH=$(dirname "$(find "$work/prefix" -name outbox.pc)")

@@ -2,7 +2,8 @@
 /*
  * The monitoring responder through the public API, on a loop the test owns:
  * a relay drains 2,000 rows while a client on the same loop fetches /readyz
- * and /metrics; the rendered metrics agree with the stats; stopping the
+ * and /metrics; the rendered metrics agree with the stats, and a counter of
+ * the embedder's (outbox_http_add_counter) is served after them; stopping the
  * responder with a client still connected closes everything, and the loop
  * closes with no handle left.
  */
@@ -111,11 +112,19 @@ int main(void) {
     outbox_http *h;
     CHECK_EQ(outbox_http_create(&h, &loop, &ho, err, sizeof(err)), OUTBOX_OK);
     CHECK_EQ(outbox_http_add_relay(h, r, "orders"), OUTBOX_OK);
+    /* The embedder's own counter, read at each scrape. */
+    uint64_t mine = 0;
+    CHECK_EQ(outbox_http_add_counter(h, "app lines", "Lines.", &mine), OUTBOX_EINVAL);
+    CHECK_EQ(outbox_http_add_counter(h, "app_lines_total", "Two\nlines.", &mine), OUTBOX_EINVAL);
+    CHECK_EQ(outbox_http_add_counter(h, "app_lines_total", "Lines.", NULL), OUTBOX_EINVAL);
+    CHECK_EQ(outbox_http_add_counter(h, "app_lines_total", "Lines.", &mine), OUTBOX_OK);
     CHECK_EQ(outbox_http_port(h), -1);
     CHECK_EQ(outbox_http_start(h, err, sizeof(err)), OUTBOX_OK);
     int port = outbox_http_port(h);
     CHECK(port > 0);
     CHECK_EQ(outbox_http_add_relay(h, r, "late"), OUTBOX_ESTATE);
+    CHECK_EQ(outbox_http_add_counter(h, "late_total", "Late.", &mine), OUTBOX_ESTATE);
+    mine = 42;
 
     /* A second responder on the taken port: its start fails, and it can be
      * destroyed at once, without a turn of the loop. */
@@ -147,6 +156,8 @@ int main(void) {
     CHECK_EQ(ti_run_until(&loop, &f.done, 10000), 0);
     CHECK_CONTAINS(f.reply, "Content-Type: text/plain; version=0.0.4");
     CHECK_CONTAINS(f.reply, "\r\n\r\n# HELP outbox_relay_published_total ");
+    CHECK_CONTAINS(f.reply, "# HELP app_lines_total Lines.\n# TYPE app_lines_total counter\n"
+                            "app_lines_total 42\n");
     CHECK_CONTAINS(f.reply,
                    "outbox_relay_published_total{table=\"orders\",result=\"stored\"} 2000\n");
 

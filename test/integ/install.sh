@@ -11,7 +11,7 @@ pc=$(find "$work/prefix" -name outbox.pc)
 export PKG_CONFIG_PATH=$(dirname "$pc")
 flags=${OUTBOX_TEST_CFLAGS:-}
 # The line the README gives, word for word: it links the shared library.
-line=$(grep -o '`pkg-config --cflags --libs outbox`' "$src/README.md" | head -1 | tr -d '`')
+line=$(grep -o '`pkg-config --cflags --libs outbox`' "$src/docs/embedding.md" | head -1 | tr -d '`')
 assert_eq "$line" "pkg-config --cflags --libs outbox" "the README's pkg-config line"
 cc -Wall -Wextra -Werror $flags "$src/examples/producer.c" $($line) -o "$work/producer"
 libdir=$(pkg-config --variable=libdir outbox)

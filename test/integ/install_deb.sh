@@ -13,7 +13,7 @@ db=it_install_deb stream=IT_INSTALL_DEB prefix=itdeb
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 
 recipe=$(awk -v t="# a Debian package" 'p && /^```$/ { exit } p { print } prev ~ /^```/ && $0 == t { p = 1 } { prev = $0 }' \
-  "$src/README.md")
+  "$src/docs/install.md")
 assert_eq "$(wc -l <<<"$recipe")" 4 "lines of the package recipe"
 configure=$(sed -n 's/^cmake -S \. -B build /cmake -S . -B configured /p' <<<"$recipe")
 [ -n "$configure" ] || fail "the recipe's configure line"
@@ -96,7 +96,7 @@ explained="package-name-doesnt-match-sonames link-to-shared-library-in-wrong-pac
   pkg-config-unavailable-for-cross-compilation"
 for tag in $(sed -n 's/^W: [^ ]*: \([a-z0-9-]*\).*/\1/p' "$work/lintian.log" | sort -u); do
   grep -qw -- "$tag" <<<"$explained" || fail "lintian warning the README does not explain: $tag"
-  grep -q "\`$tag" "$src/README.md" || fail "the README names the warning $tag"
+  grep -q "\`$tag" "$src/docs/install.md" || fail "the README names the warning $tag"
 done
 for tag in no-copyright-file debian-changelog-file-missing changelog-file-missing-in-native-package \
   binary-without-manpage uncompressed-manual-page lacks-ldconfig-trigger description-synopsis-is-duplicated \

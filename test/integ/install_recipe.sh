@@ -18,7 +18,7 @@ prefix=$work/opt/outbox-uvrelay
 # block TITLE: the README's code block whose first line is "# TITLE".
 block() {
   awk -v t="# $1" 'p && /^```$/ { exit } p { print } prev ~ /^```/ && $0 == t { p = 1 } { prev = $0 }' \
-    "$src/README.md"
+    "$src/docs/install.md"
 }
 # A README line with its paths moved into the scratch folder.
 rewrite() {
@@ -157,7 +157,7 @@ done
 echo "ok: the uninstall removed every file and our directories"
 
 # 5. The staged install the README gives, its unit naming the real prefix.
-line=$(grep -o '`DESTDIR=/tmp/stage cmake --install build --prefix /usr`' "$src/README.md" | tr -d '`')
+line=$(grep -o '`DESTDIR=/tmp/stage cmake --install build --prefix /usr`' "$src/docs/install.md" | tr -d '`')
 [ -n "$line" ] || fail "the README's DESTDIR line"
 run "$line"
 [ -x "$work/stage/usr/bin/outbox-uvrelay" ] || fail "staged under DESTDIR"

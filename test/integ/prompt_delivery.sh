@@ -60,7 +60,7 @@ kill $r; wait $r || true; r=
 # The README's shell doorbell (bash alone, no NATS client), as written but
 # for the server's port, to a relay as idle as the first.
 src=$(cd "$(dirname "$0")/../.." && pwd)
-line=$(grep -m1 '^  exec 3<>/dev/tcp/127.0.0.1/4222 ' "$src/README.md" | sed 's/^  //')
+line=$(grep -m1 '^  exec 3<>/dev/tcp/127.0.0.1/4222 ' "$src/docs/producing.md" | sed 's/^  //')
 [ -n "$line" ] || fail "the README's shell doorbell found"
 nport=${OUTBOX_TEST_NATS_URL##*:}
 relay_bg "$work/relay1.log" $db $stream $prefix --poll-interval 10s --connections 2 \

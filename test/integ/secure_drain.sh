@@ -56,7 +56,7 @@ assert_eq "$rc" 0 "relay exit status (NKey)"
 assert_eq "$(ssql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1')" 5000 "processed rows"
 grep -q "TLS TLS_" "$work/nkey.log" || fail "the database connections use TLS"
 grep -q "nats: connected to .*(nats.c on its own threads)" "$work/nkey.log" ||
-  fail "over TLS nats.c keeps its own reader thread (README, Inside the relay)"
+  fail "over TLS nats.c keeps its own reader thread (docs/internals.md)"
 check_stream "$OUTBOX_TEST_SECURE_NKEY_URL" --nkey "$OUTBOX_TEST_SECURE_NKEY_SEED"
 no_secret "$work/nkey.out"
 no_secret "$work/nkey.log"

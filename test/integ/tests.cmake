@@ -30,7 +30,7 @@ ob_integ_sh(install_deb 600)
 set_tests_properties(integ.install integ.examples integ.systemd_unit integ.install_recipe
   PROPERTIES RESOURCE_LOCK build_install)
 ob_integ_sh(servers_ports 180)
-# The README's table of contents lists its sections (scripts/readme_toc.sh --write
+# The tables of contents of README.md and docs/ list their sections (scripts/readme_toc.sh --write
 # rewrites it); no servers needed.
 add_test(NAME unit.readme_toc COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/readme_toc.sh)
 set_tests_properties(unit.readme_toc PROPERTIES LABELS unit TIMEOUT 60)
@@ -69,6 +69,8 @@ ob_integ_sh(uuid_v7_sql 120)
 ob_integ_sh(streamcheck 300)
 ob_integ_sh(uuid_v7_binlog 180)
 ob_integ_sh(secrets 300)
+# NATS_URL, nats contexts, MYSQL_PWD and MariaDB option files (issue 35).
+ob_integ_sh(conventions 120)
 ob_integ_sh(ops_cli 120)
 ob_integ_sh(ops_tables 120)
 
@@ -122,6 +124,8 @@ ob_integ_sh(alerts_dashboard 180)
 ob_integ_sh(config_tables 300)
 ob_integ_sh(log_file 120)
 ob_integ_sh(log_json 120)
+# A frozen log reader costs log lines, not delivery.
+ob_integ_sh(log_stall 120)
 
 # Issue 12: faults the chaos suite did not cover. Each test that kills,
 # freezes or restarts a server starts its own (test/harness/private.sh).

@@ -94,8 +94,8 @@ assert_eq "$(count "header x-tenant: acme")" 5 "the entries' own headers beside 
 # The README's consumer, compiled from the README's text with the command its
 # comment gives, prints each message's trace.
 src=$(cd "$(dirname "$0")/../.." && pwd)
-awk '/^### Carrying the trace/ { s = 1 } s && /^```c$/ { n++; if (n == 2) { c = 1; next } }
-  c && /^```$/ { exit } c { print }' "$src/README.md" >"$work/trace_consumer.c"
+awk '/^## Carrying the trace/ { s = 1 } s && /^```c$/ { n++; if (n == 2) { c = 1; next } }
+  c && /^```$/ { exit } c { print }' "$src/docs/producing.md" >"$work/trace_consumer.c"
 head -1 "$work/trace_consumer.c" | grep -q '^/\* trace_consumer.c: ' ||
   fail "the README's consumer found: $(head -3 "$work/trace_consumer.c")"
 build=$(sed -n 's/^ \*   \(cc trace_consumer.c .*\)$/\1/p' "$work/trace_consumer.c")

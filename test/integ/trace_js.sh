@@ -44,7 +44,7 @@ JS
 timeout 30 node "$js/setup-$stream.mjs"
 src=$(cd "$(dirname "$0")/../.." && pwd)
 awk '/^In Node with nats.js/ { s = 1 } s && /^```js$/ { c = 1; next } c && /^```$/ { exit } c { print }' \
-  "$src/README.md" >"$work/consumer.mjs"
+  "$src/docs/producing.md" >"$work/consumer.mjs"
 grep -q 'W3CTraceContextPropagator' "$work/consumer.mjs" || fail "the README's consumer found"
 sed "s#nats://127.0.0.1:4222#$url#; s#\"OUTBOX\"#\"$stream\"#" "$work/consumer.mjs" \
   >"$js/consumer-$stream.mjs"

@@ -280,9 +280,16 @@ static void check_names(const machine *m, const src_file *f, long set_state_at) 
              m->nstates);
 }
 
-/* The comment the file starts with, as [*start, *end); 0 when there is none. */
+/* The comment the file starts with, past its licence line, as [*start, *end);
+ * 0 when there is none. */
 static int top_comment(const src_file *f, const char **start, const char **end) {
     const char *p = skip_space(f->text);
+    if (strncmp(p, "/* SPDX-License-Identifier:", 27) == 0) {
+        const char *after = strstr(p, "*/");
+        if (after == NULL)
+            return 0;
+        p = skip_space(after + 2);
+    }
     if (strncmp(p, "/*", 2) != 0)
         return 0;
     const char *e = strstr(p + 2, "*/");
