@@ -89,8 +89,8 @@ static void delivered_in_cursor_mode(outbox_maint *m, ob_buf *b) {
     ob_buf_puts(b, " IS NULL))");
     /* The stamp's witness stays: the relays tell by it that the table is
      * the one their cursors were written for (cursor_fit.h). */
-    ob_buf_printf(b, " AND seq NOT IN (SELECT seq FROM %s WHERE ", m->ctable);
-    ob_cursor_stamp_where(b, m->o.table);
+    ob_buf_puts(b, " AND seq NOT IN (");
+    ob_cursor_witness_seq_sql(b, m->ctable, m->o.table);
     ob_buf_puts(b, ")");
 }
 

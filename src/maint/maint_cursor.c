@@ -128,12 +128,10 @@ void ob_job_cursor_reset_begin(outbox_maint *m, ob_job *j) {
         return;
     }
     ob_buf_reset(&m->sql);
-    ob_buf_printf(&m->sql, "UPDATE %s SET seq = 0 WHERE table_name = ", m->ctable);
-    ob_maint_cursor_name(m, &m->sql);
-    /* The stamp goes too: the next cursor move makes one for the table as
+    /* The witness goes too: the next cursor move names one of the table as
      * it is now (cursor_fit.h). */
-    ob_buf_printf(&m->sql, "; UPDATE %s SET seq = 0 WHERE ", m->ctable);
-    ob_cursor_stamp_where(&m->sql, m->o.table);
+    ob_buf_printf(&m->sql, "UPDATE %s SET seq = 0, witness = NULL WHERE table_name = ", m->ctable);
+    ob_maint_cursor_name(m, &m->sql);
     j->step = 1;
     ob_maint_send(m, j);
 }

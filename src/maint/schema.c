@@ -106,6 +106,7 @@ static void cursor_table_ddl(ob_buf *b, const char *table) {
                 "    table_name  VARCHAR(192)    NOT NULL,\n"
                 "    bucket      SMALLINT        NOT NULL,\n"
                 "    seq         BIGINT UNSIGNED NOT NULL,\n"
+                "    witness     VARCHAR(64)     NULL,\n"
                 "    updated_at  TIMESTAMP(6)    NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON "
                 "UPDATE CURRENT_TIMESTAMP(6),\n"
                 "    PRIMARY KEY (table_name, bucket)\n"
@@ -208,6 +209,11 @@ int outbox_schema_migrate_ddl(const char *table, char **out, char *errbuf, size_
                     "    ADD INDEX IF NOT EXISTS " OB_BUCKET_INDEX ",\n"
                     "    ADD INDEX IF NOT EXISTS " OB_WAIT_INDEX ";\n");
     cursor_table_ddl(&b, table);
+    /* A cursor table of an earlier release: the witness by which relays
+     * tell the table its cursors were written for (cursor_fit.h). */
+    ob_buf_puts(&b, "ALTER TABLE ");
+    ob_cursor_table_name(&b, table);
+    ob_buf_puts(&b, " ADD COLUMN IF NOT EXISTS witness VARCHAR(64) NULL AFTER seq;\n");
     lease_table_ddl(&b, table);
     seq_trigger_ddl(&b, table, 1);
     if (b.oom) {

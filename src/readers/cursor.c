@@ -581,7 +581,8 @@ static void db_failed(ob_cursor *c) {
         db_lost(c);
         return;
     }
-    if (c->state == CR_PROBING && ob_db_life_verdict(&c->life, no) == OB_DB_FATAL) {
+    if ((c->state == CR_PROBING && ob_db_life_verdict(&c->life, no) == OB_DB_FATAL) ||
+        (c->state == CR_FITTING && no == ER_BAD_FIELD_ERROR)) {
         probe_failed(c, no);
         return;
     }

@@ -92,6 +92,9 @@ int ob_cursor_fit_taken(ob_cursor *c, char *why, size_t n) {
         c->active = 0;
         c->handoff = 0;
         c->resync = 1;
+    } else if (bad) {
+        /* Still at odds, maybe for another reason: /readyz says the last. */
+        snprintf(c->misfit_why, sizeof(c->misfit_why), "%s", why);
     } else if (!bad && c->misfit) {
         OB_INFO(c->env.log, "cursor: table %s and its cursors agree again: reading from them",
                 c->cfg.table);
@@ -150,6 +153,12 @@ void ob_cursor_probe_why(const ob_cursor *c, unsigned no, char *why, size_t n) {
                               c->cfg.db_user ? c->cfg.db_user : "user");
         snprintf(why, n, "--cursor: the database refuses a grant it needs (%u %s): %s", no,
                  ob_db_error(c->db), grants);
+    } else if (no == ER_BAD_FIELD_ERROR) {
+        snprintf(why, n,
+                 "--cursor: the cursor table %s has no witness column (%u %s): it was made by "
+                 "an earlier release; add it with: outbox-uvrelay schema --migrate --table %s | "
+                 "mariadb <database>",
+                 c->cfg.ctable, no, ob_db_error(c->db), c->cfg.table);
     } else if (no == ER_NO_SUCH_TABLE) {
         snprintf(why, n,
                  "--cursor needs the cursor table %s (%u %s); create it with: outbox-uvrelay "

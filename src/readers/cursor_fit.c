@@ -40,37 +40,35 @@ void ob_cursor_fit_sql(ob_buf *b, const ob_cursor_fit_names *t) {
     ob_buf_printf(b, " AND EVENT_OBJECT_TABLE = '%s'", dot ? dot + 1 : t->table);
 }
 
-/* The stamp's rows in the cursor table: table_name "<table>#<md5 of the
- * witness's id>", bucket -1, seq the witness's seq (0 once cursor-reset ran).
- * No statement that reads the cursors (table_name = '<table>') sees them. */
-static void stamp_where(ob_buf *b, const char *table, const char *alias) {
-    ob_buf_printf(b, "%stable_name > '%s#' AND %stable_name < '%s$' AND %sbucket = -1", alias,
-                  table, alias, table, alias);
-}
-
+/* The table's witness: "<seq>:<md5 of id>" in the witness column of its
+ * cursor rows (each row that has one holds the same), NULL before the
+ * first cursor move and after cursor-reset. */
 void ob_cursor_stamp_check_sql(ob_buf *b, const ob_cursor_fit_names *t) {
     ob_buf_printf(b,
-                  "SELECT s.seq, EXISTS (SELECT 1 FROM %s o WHERE o.seq = s.seq), EXISTS "
-                  "(SELECT 1 FROM %s o WHERE o.seq = s.seq AND CAST(MD5(o.id) AS BINARY) = "
-                  "CAST(SUBSTRING(s.table_name, %u) AS BINARY)), (SELECT MAX(o.seq) FROM %s o "
-                  "WHERE o.seq <= s.seq) FROM %s s WHERE ",
-                  t->qtable, t->qtable, (unsigned)strlen(t->table) + 2, t->qtable, t->ctable);
-    stamp_where(b, t->table, "s.");
-    ob_buf_puts(b, " AND s.seq > 0 ORDER BY s.seq DESC LIMIT 1");
+                  "SELECT s.q, EXISTS (SELECT 1 FROM %s o WHERE o.seq = s.q), EXISTS (SELECT 1 "
+                  "FROM %s o WHERE o.seq = s.q AND CAST(MD5(o.id) AS BINARY) = CAST(s.h AS "
+                  "BINARY)), EXISTS (SELECT 1 FROM %s o WHERE o.seq <= s.q) FROM (SELECT "
+                  "CAST(SUBSTRING_INDEX(witness, ':', 1) AS UNSIGNED) AS q, "
+                  "SUBSTRING_INDEX(witness, ':', -1) AS h FROM %s WHERE table_name = '%s' AND "
+                  "witness IS NOT NULL LIMIT 1) s",
+                  t->qtable, t->qtable, t->qtable, t->ctable, t->table);
 }
 
 void ob_cursor_stamp_sql(ob_buf *b, const ob_cursor_fit_names *t, uint64_t seq) {
     ob_buf_printf(b,
-                  "INSERT INTO %s (table_name, bucket, seq) SELECT CONCAT('%s#', MD5(o.id)), -1, "
-                  "o.seq FROM %s o WHERE o.seq = (SELECT MAX(seq) FROM %s WHERE status IN (0, 1) "
-                  "AND seq <= %llu) AND NOT EXISTS (SELECT 1 FROM %s s WHERE ",
-                  t->ctable, t->table, t->qtable, t->qtable, (unsigned long long)seq, t->ctable);
-    stamp_where(b, t->table, "s.");
-    ob_buf_puts(b, " AND s.seq > 0) LIMIT 1 ON DUPLICATE KEY UPDATE seq = VALUES(seq)");
+                  "UPDATE %s SET witness = (SELECT CONCAT(o.seq, ':', MD5(o.id)) FROM %s o WHERE "
+                  "o.seq = (SELECT MAX(seq) FROM %s WHERE status = 0 AND seq <= %llu) LIMIT 1) "
+                  "WHERE table_name = '%s' AND witness IS NULL AND (SELECT COUNT(*) FROM (SELECT "
+                  "1 FROM %s WHERE table_name = '%s' AND witness IS NOT NULL) w_) = 0",
+                  t->ctable, t->qtable, t->qtable, (unsigned long long)seq, t->table, t->ctable,
+                  t->table);
 }
 
-void ob_cursor_stamp_where(ob_buf *b, const char *table) {
-    stamp_where(b, table, "");
+void ob_cursor_witness_seq_sql(ob_buf *b, const char *ctable, const char *table) {
+    ob_buf_printf(b,
+                  "SELECT CAST(SUBSTRING_INDEX(witness, ':', 1) AS UNSIGNED) FROM %s WHERE "
+                  "table_name = '%s' AND witness IS NOT NULL",
+                  ctable, table);
 }
 
 int ob_cursor_stamp_result(char **row, const char *table, int *stamped, char *why, size_t n) {
@@ -80,7 +78,7 @@ int ob_cursor_stamp_result(char **row, const char *table, int *stamped, char *wh
     *stamped = 1;
     int present = row[1] && strcmp(row[1], "1") == 0;
     int same = row[2] && strcmp(row[2], "1") == 0;
-    if (same || (!present && row[3] == NULL))
+    if (same || (!present && !(row[3] && strcmp(row[3], "1") == 0)))
         return 0; /* the witness, or no row at or below it: nothing was put below */
     snprintf(why, n,
              "the row at seq %s of table %s, which its cursors were checked against, %s: the "

@@ -52,28 +52,28 @@ int ob_cursor_fit_result(ob_db *db, const ob_cursor_fit_names *t, uint64_t read_
 /*
  * The stamp: what tells the table the cursors were written for from a
  * table put in its place with as many rows or more (the counter tells the
- * others). It is one row of the cursor table that names a witness: a
- * delivered row of the table, by its seq and a hash of its id. A table
+ * others). The witness column of the table's cursor rows names a witness,
+ * "<seq>:<md5 of its id>": a delivered row of the table. A table
  * truncated, restored or swapped in has another row at that seq, or none
  * while it has rows below it; the table the cursors were written for keeps
  * the witness (cleanup spares it) or, emptied below it by partitions
- * dropped, has no row below it either. Cursor relays make it with a cursor
- * move while the table has none; cursor-reset sets its seq to 0 (none).
+ * dropped, has no row below it either. Cursor relays write it with a
+ * cursor move while the table has none; cursor-reset clears it.
  */
 
-/* One row: the stamp's seq, whether a row is at it, whether that row is
- * the witness, and the highest seq at or below it (NULL none); no row
- * without a stamp. */
+/* One row: the witness's seq, whether a row is at it, whether that row is
+ * the witness, and whether a row is at or below it (each 1 or 0); no row
+ * without a witness. Each is one dive into an index of seq. */
 void ob_cursor_stamp_check_sql(ob_buf *b, const ob_cursor_fit_names *t);
 /* Takes that row (NULL none): 1 when the witness was replaced, with why;
- * *stamped, there is a stamp. */
+ * *stamped, there is a witness. */
 int ob_cursor_stamp_result(char **row, const char *table, int *stamped, char *why, size_t n);
-/* A statement that makes the stamp, with the highest delivered row at or
- * below `seq` (a cursor just written) as its witness, unless the table has
- * one. */
+/* A statement that names the witness, the highest row of status 0 at or
+ * below `seq` (a cursor just written: a delivered row), unless the table
+ * has one. */
 void ob_cursor_stamp_sql(ob_buf *b, const ob_cursor_fit_names *t, uint64_t seq);
-/* "table_name > .. AND bucket = -1": the stamp's rows, for a WHERE. */
-void ob_cursor_stamp_where(ob_buf *b, const char *table);
+/* A SELECT of the witness's seq, for a NOT IN. */
+void ob_cursor_witness_seq_sql(ob_buf *b, const char *ctable, const char *table);
 
 /* The reason, for the relay's log and /readyz and the operator's jobs:
  * what happened and the command that repairs it. */

@@ -93,6 +93,9 @@ static void seq_trigger(void) {
     CHECK(strstr(ddl, "DROP TRIGGER") == NULL);
     free(ddl);
     CHECK_EQ(outbox_schema_migrate_ddl("app.outbox", &ddl, err, sizeof(err)), OUTBOX_OK);
+    /* A cursor table of an earlier release gets the witness column. */
+    CHECK_CONTAINS(ddl, "ALTER TABLE `app`.outbox_cursor ADD COLUMN IF NOT EXISTS witness "
+                        "VARCHAR(64) NULL AFTER seq;");
     CHECK_CONTAINS(ddl, "DROP TRIGGER IF EXISTS `app`.`outbox_seq`;\nCREATE TRIGGER IF NOT "
                         "EXISTS `app`.`outbox_seq` BEFORE INSERT ON `app`.`outbox` FOR EACH ROW "
                         "SET NEW.seq = NULL;");
