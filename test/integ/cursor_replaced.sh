@@ -58,6 +58,8 @@ seed $db 30 128
 refused "a table truncated and refilled with more rows" "$replaced"
 rc=0; out=$(ops status 2>&1) || rc=$?
 assert_eq "$rc" 1 "exit status of status"
+grep -q "^cursor mismatch   the row the cursors name as their witness was replaced" <<<"$out" ||
+  fail "status does not report the witness replaced"
 rc=0; out=$(ops cleanup --once --older-than 0s 2>&1) || rc=$?
 echo "$out" | sed 's/^/    /'
 assert_eq "$rc" 1 "exit status of cleanup"
