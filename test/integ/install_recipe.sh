@@ -136,7 +136,7 @@ out=$(XDG_DATA_DIRS="$prefix/share:/usr/share" PATH="$prefix/bin:$PATH" bash -c 
   done <<<"$0"
   echo "checked: $n"' "$lists" "$prefix")
 echo "$out" | sed 's/^/    /'
-assert_eq "$(sed -n 's/^--cu: //p' <<<"$out")" "--cursor" "completion of --cu"
+assert_eq "$(sed -n 's/^--cu: //p' <<<"$out")" "--cursor --cursor-trust-seq" "completion of --cu"
 assert_eq "$(sed -n 's/^sch: //p' <<<"$out")" "schema" "completion of sch"
 assert_eq "$(sed -n 's/^cur: //p' <<<"$out")" "cursor-reset" "completion of cur"
 assert_eq "$(sed -n 's/^nats-client: //p' <<<"$out")" "auto loop threads" "completion after --nats-client"
