@@ -8,7 +8,7 @@
  *                   | fail --> CONNECT_WAIT --timer--> CONNECTING
  *   PROBING (and the grants) --ok--> FITTING (counter and cursors, cursor_fit.h)
  *   FITTING --ok--> IDLE;  no PROCESS, no cursor table, a grant missing, the
- *      cursors above the table's counter --> HALTED (fatal)
+ *      cursors above the counter or the witness replaced, no seq trigger --> HALTED
  *   IDLE: picks the next statement (kick), in this order:
  *     the current batch ANSWERED: its writes, cursor -> FINISHING --> IDLE
  *     about once a second ----------------------------> FITTING --> IDLE

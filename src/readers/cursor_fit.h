@@ -10,11 +10,14 @@
  * an emptied table, a restore that recreates it, a cursor table copied from
  * another server) hands out again values at or below the cursors, and the
  * rows that get them would be taken for delivered. A counter at or below a
- * cursor can only come from such a reset, so the reader compares the two at
- * start (and refuses to run) and about once a second while it runs (and
- * stops publishing and moving that table's cursors), and the operator's
- * jobs compare them before they trust a cursor. `outbox-uvrelay
- * cursor-reset` repairs it (maint_cursor.c).
+ * cursor can only come from such a reset; a reset followed by as many rows
+ * as before, or a table swapped in, shows in the witness (the stamp,
+ * below). The reader checks both at start (and refuses to run) and about
+ * once a second while it runs (and stops publishing and moving that
+ * table's cursors), and the operator's jobs check them before they trust a
+ * cursor. `outbox-uvrelay cursor-reset` repairs it (maint_cursor.c). The
+ * same check requires the trigger that makes seq the server's
+ * (schema.c), unless the operator vouches for the producers.
  */
 #ifndef OB_CURSOR_FIT_H
 #define OB_CURSOR_FIT_H
