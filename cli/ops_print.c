@@ -131,11 +131,15 @@ static void print_status(const ob_ops_out *out, const outbox_maint_result *r) {
     else
         printf("maintenance lock  free\n");
     print_owners(r);
-    if (r->cursor_mismatch)
+    if (r->cursor_mismatch && r->cursor_top >= r->next_seq)
         printf("cursor mismatch   the highest cursor %lld is at or above the table's "
                "AUTO_INCREMENT counter %lld: every row with status 0 counts as pending until "
                "cursor-reset\n",
                (long long)r->cursor_top, (long long)r->next_seq);
+    else if (r->cursor_mismatch)
+        printf("cursor mismatch   the row the cursors name as their witness was replaced (the "
+               "table was truncated, swapped or restored): every row with status 0 counts as "
+               "pending until cursor-reset\n");
     print_cursors(r);
     if (r->npartitions == 0) {
         printf("partitions        none (not partitioned)\n");

@@ -66,6 +66,7 @@ const opt ob_opts[] = {
     {"ordered", "OUTBOX_ORDERED", T_FLAG, R(ordered), 1},
     {"leader", "OUTBOX_LEADER", T_FLAG, R(leader), 1},
     {"cursor", "OUTBOX_CURSOR", T_FLAG, R(cursor), 1},
+    {"cursor-trust-seq", "OUTBOX_CURSOR_TRUST_SEQ", T_FLAG, R(cursor_trust_seq), 1},
     {"lease-timeout", "OUTBOX_LEASE_TIMEOUT", T_MS32, R(lease_timeout_ms), 0},
     {"partitioned", NULL, T_FLAG, C(partitioned), 1},
     {"migrate", NULL, T_FLAG, C(migrate), 1},

@@ -90,6 +90,8 @@ static const char *const usage_parts[] = {
     "                        order; the others stand by\n"
     "  --cursor              OUTBOX_CURSOR         as --ordered, reading without locks and\n"
     "                        writing only failed rows (needs PROCESS and outbox_cursor)\n"
+    "  --cursor-trust-seq    OUTBOX_CURSOR_TRUST_SEQ  no producer writes seq: run without\n"
+    "                        the trigger that sets it (else --cursor refuses to start)\n"
     "  --lease-timeout D     OUTBOX_LEASE_TIMEOUT  a silent owner's share moves within D (15s)\n"
     "Failures:\n"
     "  --max-attempts N      OUTBOX_MAX_ATTEMPTS   attempts before a row is dead (5)\n"

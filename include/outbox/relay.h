@@ -249,6 +249,10 @@ typedef struct outbox_relay_options {
      * threads (see outbox_nats_client; the connect line of the log says
      * which). (OUTBOX_NATS_CLIENT_AUTO: the loop, but threads over TLS) */
     outbox_nats_client nats_client;
+    /* Cursor mode: the operator's word that no producer writes seq, so that
+     * the relay runs without the BEFORE INSERT trigger that `schema` makes
+     * to set it (without either it refuses to start). (0) */
+    int cursor_trust_seq;
     /* --- new fields here, last: a caller built before them gets their
      * defaults. --- */
 } outbox_relay_options;

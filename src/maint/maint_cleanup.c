@@ -25,6 +25,7 @@
  * it walks the (status, id) index from its oldest entry and stops at the
  * cutoff instead of reading every processed row; dead rows are few.
  */
+#include "cursor_fit.h"
 #include "maint_int.h"
 
 #include "schema.h"
@@ -86,6 +87,11 @@ static void delivered_in_cursor_mode(outbox_maint *m, ob_buf *b) {
     ob_buf_puts(b, " OR (status = 1 AND ");
     ob_maint_cursor_of_row(m, b);
     ob_buf_puts(b, " IS NULL))");
+    /* The stamp's witness stays: the relays tell by it that the table is
+     * the one their cursors were written for (cursor_fit.h). */
+    ob_buf_puts(b, " AND seq NOT IN (");
+    ob_cursor_witness_seq_sql(b, m->ctable, m->o.table);
+    ob_buf_puts(b, ")");
 }
 
 static void start_dead(outbox_maint *m, ob_job *j) {

@@ -54,8 +54,10 @@ void ob_maint_cursor_probe_sql(outbox_maint *m) {
     ob_buf_reset(&m->sql);
     ob_buf_printf(&m->sql, "SELECT bucket, seq FROM %s WHERE table_name = ", m->ctable);
     ob_maint_cursor_name(m, &m->sql);
-    ob_buf_printf(&m->sql, "; SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE %s",
+    ob_buf_printf(&m->sql, "; SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE %s; ",
                   m->is_where);
+    ob_cursor_fit_names t = {m->o.table, m->qtable, m->ctable, 1};
+    ob_cursor_stamp_check_sql(&m->sql, &t);
 }
 
 /* Jobs that take a row at or below its cursor for delivered, and act on it
@@ -141,6 +143,14 @@ int ob_maint_cursor_probe_result(outbox_maint *m, ob_job *j, int ok) {
     j->res.next_seq = ob_maint_first_int(ob_db_result(m->db, 1), -1);
     j->res.cursor_mismatch =
         j->cursored && j->res.next_seq >= 0 && j->res.cursor_top >= j->res.next_seq;
+    char why[700];
+    int stamped, replaced = 0;
+    if (!j->res.cursor_mismatch && j->cursored) {
+        res = ob_db_result(m->db, 2);
+        replaced = ob_cursor_stamp_result(res ? mysql_fetch_row(res) : NULL, m->o.table, &stamped,
+                                          why, sizeof(why));
+        j->res.cursor_mismatch = replaced;
+    }
     if (j->res.cursor_mismatch &&
         (j->req.kind == OUTBOX_MAINT_STATUS || j->req.kind == OUTBOX_MAINT_SAMPLE)) {
         /* Counted as without cursors: every row with status 0 is pending,
@@ -148,9 +158,9 @@ int ob_maint_cursor_probe_result(outbox_maint *m, ob_job *j, int ok) {
         j->cursored = 0;
     }
     if (j->res.cursor_mismatch && trusts_cursors(j->req.kind)) {
-        char why[600];
-        ob_cursor_mismatch_why(why, sizeof(why), m->o.table, (uint64_t)j->res.cursor_top,
-                               (uint64_t)j->res.next_seq);
+        if (!replaced)
+            ob_cursor_mismatch_why(why, sizeof(why), m->o.table, (uint64_t)j->res.cursor_top,
+                                   (uint64_t)j->res.next_seq);
         ob_maint_done(m, j, OUTBOX_ESCHEMA, "%s; nothing was deleted", why);
         return -1;
     }
@@ -168,7 +178,9 @@ void ob_job_cursor_reset_begin(outbox_maint *m, ob_job *j) {
         return;
     }
     ob_buf_reset(&m->sql);
-    ob_buf_printf(&m->sql, "UPDATE %s SET seq = 0 WHERE table_name = ", m->ctable);
+    /* The witness goes too: the next cursor move names one of the table as
+     * it is now (cursor_fit.h). */
+    ob_buf_printf(&m->sql, "UPDATE %s SET seq = 0, witness = NULL WHERE table_name = ", m->ctable);
     ob_maint_cursor_name(m, &m->sql);
     j->step = 1;
     ob_maint_send(m, j);

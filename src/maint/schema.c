@@ -106,6 +106,7 @@ static void cursor_table_ddl(ob_buf *b, const char *table) {
                 "    table_name  VARCHAR(192)    NOT NULL,\n"
                 "    bucket      SMALLINT        NOT NULL,\n"
                 "    seq         BIGINT UNSIGNED NOT NULL,\n"
+                "    witness     VARCHAR(64)     NULL,\n"
                 "    updated_at  TIMESTAMP(6)    NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON "
                 "UPDATE CURRENT_TIMESTAMP(6),\n"
                 "    PRIMARY KEY (table_name, bucket)\n"
@@ -142,23 +143,35 @@ static void lease_table_ddl(ob_buf *b, const char *table) {
  * NO_AUTO_VALUE_ON_ZERO), so that a row is never written below a cursor.
  * One statement without a body, so that it runs as piped to the mariadb
  * client and through the C API alike. */
-static void seq_trigger_ddl(ob_buf *b, const char *table) {
+/* The trigger's name, in the table's schema: at most 64 characters, the
+ * table's (cut to 60) and _seq. */
+static void trigger_name(ob_buf *b, const char *table) {
     const char *dot = strchr(table, '.');
-    const char *name = dot ? dot + 1 : table;
-    ob_buf_puts(b, "\n-- seq is the server's: a value an INSERT gives is replaced by the next of "
-                   "the\n-- counter (cursor mode takes rows at or below a cursor for delivered). "
-                   "Creating\n-- a trigger needs the TRIGGER privilege, and with the binary log "
-                   "on SUPER\n-- unless log_bin_trust_function_creators=1 (error 1419): then "
-                   "everything\n-- above is made, and someone with SUPER runs `schema --migrate` "
-                   "for this.\n"
-                   "CREATE TRIGGER IF NOT EXISTS ");
     if (dot) {
         ob_buf_putc(b, '`');
         ob_buf_append(b, table, (size_t)(dot - table));
         ob_buf_puts(b, "`.");
     }
-    /* A name of at most 64 characters: the table's (cut to 60) and _seq. */
-    ob_buf_printf(b, "`%.60s_seq` BEFORE INSERT ON ", name);
+    ob_buf_printf(b, "`%.60s_seq`", dot ? dot + 1 : table);
+}
+
+static void seq_trigger_ddl(ob_buf *b, const char *table, int replace) {
+    ob_buf_puts(b, "\n-- seq is the server's: a value an INSERT gives is replaced by the next of "
+                   "the\n-- counter (cursor mode takes rows at or below a cursor for delivered). "
+                   "Creating\n-- a trigger needs the TRIGGER privilege, and with the binary log "
+                   "on SUPER\n-- unless log_bin_trust_function_creators=1 (error 1419): then "
+                   "everything\n-- above is made, and someone with SUPER runs `schema --migrate` "
+                   "for this.\n");
+    if (replace) {
+        /* A trigger's name is unique in its schema: after a RENAME TABLE
+         * swap the old table keeps it, and the new one would get none. */
+        ob_buf_puts(b, "DROP TRIGGER IF EXISTS ");
+        trigger_name(b, table);
+        ob_buf_puts(b, ";\n");
+    }
+    ob_buf_puts(b, "CREATE TRIGGER IF NOT EXISTS ");
+    trigger_name(b, table);
+    ob_buf_puts(b, " BEFORE INSERT ON ");
     ob_sql_quote_table(b, table);
     ob_buf_puts(b, " FOR EACH ROW SET NEW.seq = NULL;\n");
 }
@@ -196,8 +209,13 @@ int outbox_schema_migrate_ddl(const char *table, char **out, char *errbuf, size_
                     "    ADD INDEX IF NOT EXISTS " OB_BUCKET_INDEX ",\n"
                     "    ADD INDEX IF NOT EXISTS " OB_WAIT_INDEX ";\n");
     cursor_table_ddl(&b, table);
+    /* A cursor table of an earlier release: the witness by which relays
+     * tell the table its cursors were written for (cursor_fit.h). */
+    ob_buf_puts(&b, "ALTER TABLE ");
+    ob_cursor_table_name(&b, table);
+    ob_buf_puts(&b, " ADD COLUMN IF NOT EXISTS witness VARCHAR(64) NULL AFTER seq;\n");
     lease_table_ddl(&b, table);
-    seq_trigger_ddl(&b, table);
+    seq_trigger_ddl(&b, table, 1);
     if (b.oom) {
         ob_buf_free(&b);
         return OUTBOX_ENOMEM;
@@ -310,7 +328,7 @@ int outbox_schema_ddl(const outbox_schema_options *o, char **out, char *errbuf, 
     /* Last: on a server with the binary log and without SUPER it fails
      * (error 1419) after everything else was made. */
     if (o->ordered)
-        seq_trigger_ddl(&b, o->table);
+        seq_trigger_ddl(&b, o->table, 0);
     if (b.oom) {
         ob_buf_free(&b);
         return OUTBOX_ENOMEM;

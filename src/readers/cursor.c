@@ -8,7 +8,7 @@
  *                   | fail --> CONNECT_WAIT --timer--> CONNECTING
  *   PROBING (and the grants) --ok--> FITTING (counter and cursors, cursor_fit.h)
  *   FITTING --ok--> IDLE;  no PROCESS, no cursor table, a grant missing, the
- *      cursors above the table's counter --> HALTED (fatal)
+ *      cursors above the counter or the witness replaced, no seq trigger --> HALTED
  *   IDLE: picks the next statement (kick), in this order:
  *     the current batch ANSWERED: its writes, cursor -> FINISHING --> IDLE
  *     about once a second ----------------------------> FITTING --> IDLE
@@ -272,8 +272,8 @@ static int checks_first(ob_cursor *c, uint64_t now) {
             send_probe(c, 1);
         return 1;
     }
-    if (now < c->fit_at)
-        return 0;
+    if (now < c->fit_at && c->fitted)
+        return 0; /* before the first comparison passed, nothing else is sent */
     send_fit(c);
     return 1;
 }
@@ -582,7 +582,8 @@ static void db_failed(ob_cursor *c) {
         db_lost(c);
         return;
     }
-    if (c->state == CR_PROBING && ob_db_life_verdict(&c->life, no) == OB_DB_FATAL) {
+    if ((c->state == CR_PROBING && ob_db_life_verdict(&c->life, no) == OB_DB_FATAL) ||
+        (c->state == CR_FITTING && no == ER_BAD_FIELD_ERROR)) {
         probe_failed(c, no);
         return;
     }

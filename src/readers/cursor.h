@@ -108,6 +108,9 @@ typedef struct ob_cursor_config {
      * reader. */
     ob_gap_proof *proof;
     const struct ob_lease *lease;
+    /* The operator's word that no producer writes seq: the reader does not
+     * require a trigger that sets it (cursor_fit.h). */
+    int trust_seq;
 } ob_cursor_config;
 
 /* Returns NULL when out of memory. Strings are borrowed: they outlive the

@@ -25,7 +25,8 @@ void ob_cursor_probe_sql(ob_cursor *c, int grants_only) {
 void ob_cursor_next_fit_sql(ob_cursor *c) {
     c->fit_at = uv_now(c->env.loop) + OB_CURSOR_FIT_EVERY_MS;
     ob_buf_reset(&c->sql);
-    ob_cursor_fit_sql(&c->sql, c->cfg.table, c->cfg.ctable);
+    ob_cursor_fit_names t = ob_cursor_names(c);
+    ob_cursor_fit_sql(&c->sql, &t);
 }
 
 /* The probe passed again: every grant is back. */
@@ -78,8 +79,9 @@ const char *ob_cursor_paused(const ob_cursor *c) {
  * never end; while running, the reader publishes and writes nothing until
  * they agree again. */
 int ob_cursor_fit_taken(ob_cursor *c, char *why, size_t n) {
-    int bad = ob_cursor_fit_result(c->db, c->active && !c->misfit ? c->gaps.top : 0, c->cfg.table,
-                                   why, n);
+    ob_cursor_fit_names t = ob_cursor_names(c);
+    int bad = ob_cursor_fit_result(c->db, &t, c->active && !c->misfit ? c->gaps.top : 0,
+                                   &c->stamped, why, n);
     if (bad && (!c->fitted || c->own.drain_wanted(c->own.data)))
         return 1;
     c->fitted = 1;
@@ -90,10 +92,11 @@ int ob_cursor_fit_taken(ob_cursor *c, char *why, size_t n) {
         c->active = 0;
         c->handoff = 0;
         c->resync = 1;
+    } else if (bad) {
+        /* Still at odds, maybe for another reason: /readyz says the last. */
+        snprintf(c->misfit_why, sizeof(c->misfit_why), "%s", why);
     } else if (!bad && c->misfit) {
-        OB_INFO(c->env.log,
-                "cursor: the cursors of table %s are below its counter again: "
-                "reading from them",
+        OB_INFO(c->env.log, "cursor: table %s and its cursors agree again: reading from them",
                 c->cfg.table);
         c->misfit = 0;
         c->resync = 1;
@@ -150,6 +153,12 @@ void ob_cursor_probe_why(const ob_cursor *c, unsigned no, char *why, size_t n) {
                               c->cfg.db_user ? c->cfg.db_user : "user");
         snprintf(why, n, "--cursor: the database refuses a grant it needs (%u %s): %s", no,
                  ob_db_error(c->db), grants);
+    } else if (no == ER_BAD_FIELD_ERROR) {
+        snprintf(why, n,
+                 "--cursor: the cursor table %s has no witness column (%u %s): it was made by "
+                 "an earlier release; add it with: outbox-uvrelay schema --migrate --table %s | "
+                 "mariadb <database>",
+                 c->cfg.ctable, no, ob_db_error(c->db), c->cfg.table);
     } else if (no == ER_NO_SUCH_TABLE) {
         snprintf(why, n,
                  "--cursor needs the cursor table %s (%u %s); create it with: outbox-uvrelay "

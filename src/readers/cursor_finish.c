@@ -104,6 +104,12 @@ static void advance(ob_cursor *c, uint64_t mask, uint64_t seq) {
         ob_members_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, lt, key, me, mask, seq);
     else
         ob_cursor_sql_advance(&c->sql, c->cfg.ctable, c->cfg.table, mask, seq);
+    if (!c->stamped) {
+        /* The table has no stamp yet: this move makes one (cursor_fit.h). */
+        ob_cursor_fit_names t = ob_cursor_names(c);
+        ob_buf_puts(&c->sql, "; ");
+        ob_cursor_stamp_sql(&c->sql, &t, seq);
+    }
 }
 
 ob_fin ob_cursor_finish_sql(ob_cursor *c) {

@@ -14,6 +14,7 @@
 
 #include "buckets.h"
 #include "cursor.h"
+#include "cursor_fit.h"
 #include "cursor_held.h"
 #include "db_life.h"
 #include "gaps.h"
@@ -171,13 +172,20 @@ struct ob_cursor {
     /* Checked assumptions (cursor_fit.h) and refused grants. */
     uint64_t fit_at;     /* loop time of the next comparison of counter and cursors */
     int fitted;          /* the first comparison passed */
-    int misfit;          /* the last one found a cursor at or above the counter */
+    int misfit;          /* the last one found the table and its cursors at odds */
+    int stamped;         /* the table has a stamp (cursor_fit.h): cursor moves make none */
     int refusing;        /* the server refuses a write: nothing is published */
     uint64_t refuse_at;  /* loop time of the next probe of the grants */
     int no_process;      /* INNODB_TRX refused: no gap closes, the cursors stay */
     uint64_t process_at; /* loop time of the next gap check that tries it again */
     char misfit_why[700], refused_why[400], process_why[300];
 };
+
+/* The names cursor_fit.h's statements use. */
+static inline ob_cursor_fit_names ob_cursor_names(const ob_cursor *c) {
+    ob_cursor_fit_names t = {c->cfg.table, c->cfg.qtable, c->cfg.ctable, c->cfg.trust_seq};
+    return t;
+}
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b) {
     return a < b ? a : b;

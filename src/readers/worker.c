@@ -172,6 +172,9 @@ static void fetch(ob_worker *w) {
 /* The one place that decides what follows a finished step: close, halt,
  * ask whether the database accepts the writes again, wait for the broker,
  * or claim the next batch. */
+/* A worker without the lease's leave looks again at least this often. */
+#define LEASE_LOOK_MS 100
+
 static void next(ob_worker *w) {
     const ob_reader_owner *o = &w->env->owner;
     if (w->stop) {
@@ -183,9 +186,13 @@ static void next(ob_worker *w) {
     } else if (!w->env->broker.ops->ready(w->env->broker.self)) {
         set_state(w, W_BROKER_WAIT);
     } else if (o->may_publish && !o->may_publish(o->data)) {
-        /* Rows claimed now would only go back: look again a poll later. */
+        /* Rows claimed now would only go back: look again a poll later, and
+         * soon at start, when the lease's first look ends within
+         * milliseconds and nothing tells this worker (a notify rung
+         * meanwhile waited a whole poll interval). */
         set_state(w, W_LEASE_WAIT);
-        start_timer(w, w->env->poll_interval_ms);
+        start_timer(w, w->env->poll_interval_ms < LEASE_LOOK_MS ? w->env->poll_interval_ms
+                                                                : LEASE_LOOK_MS);
     } else {
         fetch(w);
     }

@@ -138,6 +138,7 @@ int ob_relay_cursor_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, cons
                                                                       : o->backoff_base_ms) +
                     1000;
     cc.index = 0;
+    cc.trust_seq = o->cursor_trust_seq;
     ob_cursor_owner co = {
         c_lease_valid, c_lease_session, c_drain_wanted, c_drained, c_fatal, c_closed, r};
     r->readers = calloc(1, sizeof(*r->readers));

@@ -38,14 +38,23 @@ published() { # N: the relay has at least N rows acked by JetStream
 cursors_at_end() {
   [ "$(GSQL 1 $db 'SELECT (SELECT MIN(seq) FROM outbox_cursor) >= (SELECT MAX(seq) FROM outbox)')" = 1 ]
 }
-trx_open() { grep -q . <(GROOT 2 -e "SELECT 1 FROM information_schema.INNODB_TRX LIMIT 1"); }
+# (a holder that ended before its transaction was seen says why: issue 37
+# saw "not within 10 s: the held transaction is open" and nothing more)
+trx_open() {
+  grep -q . <(GROOT 2 -e "SELECT 1 FROM information_schema.INNODB_TRX LIMIT 1" 2>>"$work/trx.err") &&
+    return 0
+  kill -0 "$holder" 2>/dev/null && return 1
+  sed 's/^/    holder: /' "$work/hold.err" "$work/trx.err" >&2
+  fail "the held transaction ended before it was seen open"
+}
 
 # hold END: on node 2 a transaction takes a seq, waits 10 s, then ENDs.
 hold() {
+  : >"$work/trx.err"
   GROOT 2 $db -e "START TRANSACTION;
     INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, headers)
     VALUES (outbox_uuid_v7(), 'order', 'held-$1', 'changed', '{}', JSON_OBJECT('agg_seq', '1'));
-    DO SLEEP(10); $1" &
+    DO SLEEP(10); $1" >"$work/hold.err" 2>&1 &
   holder=$!
   wait_until 10 "the held transaction is open" trx_open
 }

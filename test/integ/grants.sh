@@ -134,7 +134,8 @@ rc=0; out=$(as g_status $db status 2>&1) || rc=$?
 assert_eq "$rc" 0 "status as g_status in cursor mode"
 assert_eq "$(echo "$out" | sed -n 's/^cursor mode  *//p')" "64 of 64 buckets have a cursor" "status in cursor mode"
 sleep 1.1
-assert_eq "$(as g_cleanup $db cleanup --once --older-than 1s 2>/dev/null)" "cleanup: 40 row(s) deleted (40 processed, 0 dead)" \
+# (one delivered row stays: the witness of the table's cursors)
+assert_eq "$(as g_cleanup $db cleanup --once --older-than 1s 2>/dev/null)" "cleanup: 39 row(s) deleted (39 processed, 0 dead)" \
   "cleanup as g_cleanup in cursor mode"
 
 # --- cursor-reset: SELECT on the table, SELECT, UPDATE on outbox_cursor.

@@ -2,7 +2,9 @@
 /*
  * outbox_relay_notify: an embedding service that commits events and
  * notifies the relay on the same loop gets them delivered at once, long
- * before the relay's (10 s) poll.
+ * before the relay's poll: with a poll interval of an hour, the relay reads
+ * the empty table once at start and would not read it again within the
+ * test, so a row delivered at all was delivered by the notify.
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,7 +31,11 @@ static void on_step(uv_timer_t *t) {
     outbox_stats st;
     outbox_relay_stats(c->r, &st);
     if (c->phase == 0) {
-        /* The relay is idle now: commit one event and notify. */
+        /* Once the relay is connected to both, commit one event and
+         * notify (a worker that waits for the lease's first look takes the
+         * ring as soon as the look ends). */
+        if (st.db_connected < 1 || !st.broker_ready)
+            return;
         ti_seed(c->m, "outbox", 1, 1, 64);
         c->notified_at = uv_now(t->loop);
         outbox_relay_notify(c->r);
@@ -54,18 +60,18 @@ int main(void) {
     uv_loop_init(&loop);
     outbox_relay_options o;
     ti_relay_options(&o, db, stream, "itnotify");
-    o.poll_interval_ms = 10000;
+    o.poll_interval_ms = 3600000;
     o.wake_subject = "";
     char err[256];
     CHECK_EQ(outbox_relay_create(&c.r, &loop, &o, err, sizeof(err)), OUTBOX_OK);
     CHECK_EQ(outbox_relay_start(c.r), OUTBOX_OK);
     uv_timer_init(&loop, &c.step);
     c.step.data = &c;
-    uv_timer_start(&c.step, on_step, 1500, 0);
-    CHECK_EQ(ti_run_until(&loop, &c.done, 5000), 0);
+    uv_timer_start(&c.step, on_step, 5, 5);
+    /* A generous deadline: a loaded machine is slow, not wrong. */
+    CHECK_EQ(ti_run_until(&loop, &c.done, 30000), 0);
     uint64_t ms = c.delivered_at - c.notified_at;
-    printf("ok: delivered %llu ms after the notify (poll interval 10 s)\n", (unsigned long long)ms);
-    CHECK_INT(ms, <, 1000);
+    printf("ok: delivered %llu ms after the notify (poll interval 1 h)\n", (unsigned long long)ms);
     CHECK_EQ(outbox_relay_stop(c.r, on_stopped, &c), OUTBOX_OK);
     CHECK_EQ(ti_run_until(&loop, &c.stopped, 10000), 0);
     uv_close((uv_handle_t *)&c.step, NULL);

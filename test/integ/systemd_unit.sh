@@ -25,7 +25,7 @@ unit=$work/outbox-uvrelay.service
 cp "$share/outbox-uvrelay.service" "$unit"
 grep -q "^ExecStart=$bin run " "$unit" || fail "ExecStart= names $bin: $(grep ^ExecStart= "$unit")"
 command -v systemd-analyze >/dev/null || fail "systemd-analyze (package systemd, scripts/deps.sh)"
-rc=0; out=$(cd "$work" && SYSTEMD_LOG_COLOR=0 systemd-analyze verify "./outbox-uvrelay.service" 2>&1) || rc=$?
+rc=0; out=$(cd "$work" && verify_unit "./outbox-uvrelay.service") || rc=$?
 echo "$out" | sed 's/^/    /'
 assert_eq "$rc" 0 "systemd-analyze verify exit status"
 # Only our unit's lines: other units installed on the machine may warn

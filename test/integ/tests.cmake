@@ -196,6 +196,7 @@ ob_integ_sh(cursor_lane_pages 120)
 # Issue 29: what cursor mode assumes, it checks: a table reset under its
 # cursors, a seq set by the producer, grants missing or revoked.
 ob_integ_sh(cursor_truncate 120)
+ob_integ_sh(cursor_replaced 120)
 ob_integ_sh(cursor_explicit_seq 60)
 ob_integ_sh(cursor_revoked 120)
 # The README's "Grants", line by line, each with a user holding exactly them.

@@ -107,19 +107,54 @@ static void writes(void) {
  * grants. */
 static void assumptions(void) {
     ob_buf b = OB_BUF_INIT;
-    ob_cursor_fit_sql(&b, "app.outbox", "`app`.outbox_cursor");
-    CHECK_STR(b.p, "SELECT MAX(seq) FROM `app`.outbox_cursor WHERE table_name = 'app.outbox'; "
-                   "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
-                   "'app' AND TABLE_NAME = 'outbox'");
+    ob_cursor_fit_names app = {"app.outbox", "`app`.`outbox`", "`app`.outbox_cursor", 0};
+    ob_cursor_fit_sql(&b, &app);
+    CHECK_CONTAINS(b.p, "SELECT MAX(seq) FROM `app`.outbox_cursor WHERE table_name = 'app.outbox'; "
+                        "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
+                        "'app' AND TABLE_NAME = 'outbox'; SELECT s.q, ");
+    /* The witness: in the cursor rows, each check one dive into an index of seq. */
+    CHECK_CONTAINS(b.p, "FROM (SELECT CAST(SUBSTRING_INDEX(witness, ':', 1) AS UNSIGNED) AS q, "
+                        "SUBSTRING_INDEX(witness, ':', -1) AS h FROM `app`.outbox_cursor WHERE "
+                        "table_name = 'app.outbox' AND witness IS NOT NULL LIMIT 1) s");
+    CHECK_CONTAINS(b.p, "EXISTS (SELECT 1 FROM `app`.`outbox` o WHERE o.seq <= s.q)");
+    /* The trigger that sets seq, unless the operator vouches for the producers. */
+    CHECK_CONTAINS(b.p, "FROM information_schema.TRIGGERS WHERE EVENT_MANIPULATION = 'INSERT' AND "
+                        "ACTION_TIMING = 'BEFORE' AND EVENT_OBJECT_SCHEMA = 'app' AND "
+                        "EVENT_OBJECT_TABLE = 'outbox'");
     ob_buf_reset(&b);
-    ob_cursor_fit_sql(&b, "outbox", "outbox_cursor");
+    ob_cursor_fit_names plain = {"outbox", "`outbox`", "outbox_cursor", 1};
+    ob_cursor_fit_sql(&b, &plain);
     CHECK_CONTAINS(b.p, "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'outbox'");
+    CHECK(strstr(b.p, "TRIGGERS") == NULL);
+    ob_buf_reset(&b);
+    ob_cursor_stamp_sql(&b, &plain, 300);
+    CHECK_STR(b.p, "UPDATE outbox_cursor SET witness = (SELECT CONCAT(o.seq, ':', MD5(o.id)) FROM "
+                   "`outbox` o WHERE o.seq = (SELECT MAX(seq) FROM `outbox` WHERE status = 0 AND "
+                   "seq <= 300) LIMIT 1) WHERE table_name = 'outbox' AND witness IS NULL AND "
+                   "(SELECT COUNT(*) FROM (SELECT 1 FROM outbox_cursor WHERE table_name = "
+                   "'outbox' AND witness IS NOT NULL) w_) = 0");
     ob_buf_reset(&b);
     ob_cursor_grants_sql(&b, "`outbox`", "outbox_cursor");
     CHECK_STR(b.p, "UPDATE `outbox` SET status = status WHERE 1 = 0; INSERT INTO outbox_cursor "
                    "(table_name, bucket, seq) SELECT '', 0, 0 FROM DUAL WHERE 1 = 0; UPDATE "
                    "outbox_cursor SET seq = seq WHERE 1 = 0");
     ob_buf_free(&b);
+    /* The stamp's verdicts: the witness at its seq, another row there, no
+     * row there while rows below remain (a table put in its place), none
+     * at or below it at all (emptied by partitions dropped: the same table). */
+    char w[700];
+    int stamped = 9;
+    CHECK(ob_cursor_stamp_result(NULL, "outbox", &stamped, w, sizeof(w)) == 0 && stamped == 0);
+    char *same[] = {"300", "1", "1", "300"}, *other[] = {"300", "1", "0", "300"};
+    char *gone[] = {"300", "0", "0", "1"}, *empty[] = {"300", "0", "0", "0"};
+    CHECK(ob_cursor_stamp_result(same, "outbox", &stamped, w, sizeof(w)) == 0 && stamped == 1);
+    CHECK(ob_cursor_stamp_result(empty, "outbox", &stamped, w, sizeof(w)) == 0 && stamped == 1);
+    CHECK(ob_cursor_stamp_result(other, "outbox", &stamped, w, sizeof(w)) == 1);
+    CHECK_CONTAINS(w, "the row at seq 300 of table outbox, which its cursors were checked "
+                      "against, is another row");
+    CHECK_CONTAINS(w, "outbox-uvrelay cursor-reset --table outbox");
+    CHECK(ob_cursor_stamp_result(gone, "outbox", &stamped, w, sizeof(w)) == 1);
+    CHECK_CONTAINS(w, "is gone while rows below it remain");
     char t[600];
     ob_cursor_mismatch_why(t, sizeof(t), "outbox", 300, 256);
     CHECK_CONTAINS(t, "(up to seq 300) are at or above its AUTO_INCREMENT counter (256)");
