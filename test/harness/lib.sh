@@ -168,8 +168,10 @@ restart_mid_run() {
 # log line (the tests listen on port 0, which picks a free one).
 http_port() {
   local log=$1 i p
-  for i in $(seq 1 100); do
-    p=$(sed -n 's/.*http: serving .* (port \([0-9]*\)).*/\1/p' "$log" | head -1)
+  # The log may not exist yet: the shell that started the relay in the
+  # background makes it, and may not have run yet on a loaded machine.
+  for i in $(seq 1 300); do
+    p=$(sed -n 's/.*http: serving .* (port \([0-9]*\)).*/\1/p' "$log" 2>/dev/null | head -1 || true)
     [ -n "$p" ] && { echo "$p"; return 0; }
     sleep 0.1
   done
