@@ -14,6 +14,9 @@
 #include "stats.h"
 #include "worker_int.h"
 
+/* A run of transaction conflicts is said at most this often. */
+#define OB_CONFLICT_SAY_MS 60000
+
 /* The batch's published rows will not be marked: the connection that held
  * their transaction is gone. Counted for the warning on reconnect. */
 void ob_worker_note_unmarked(ob_worker *w) {
@@ -95,9 +98,21 @@ ob_fault ob_worker_classify(ob_worker *w, const char *during) {
         return OB_FAULT_REFUSED;
     }
     if (no == ER_LOCK_DEADLOCK || no == ER_LOCK_WAIT_TIMEOUT) {
-        /* InnoDB rolled the transaction back; go again at once. */
-        OB_WARN(e->log, "%s: transaction conflict while %s (%u %s); retrying the batch",
-                w->pub.name, during, no, ob_db_error(w->db));
+        /* InnoDB (or Galera's certification) rolled the transaction back; go
+         * again at once. Conflicts come in runs (ordered workers waiting on
+         * one another's locks, producers on several nodes): said at most
+         * once a minute, with the count of those not said. */
+        uint64_t now = uv_now(e->loop);
+        if (w->conflict_said != 0 && now - w->conflict_said < OB_CONFLICT_SAY_MS) {
+            w->conflicts_unsaid++;
+            return OB_FAULT_CONFLICT;
+        }
+        OB_WARN(e->log,
+                "%s: transaction conflict while %s (%u %s); retrying the batch "
+                "(%u more since the last such line; said at most once a minute)",
+                w->pub.name, during, no, ob_db_error(w->db), w->conflicts_unsaid);
+        w->conflict_said = now == 0 ? 1 : now;
+        w->conflicts_unsaid = 0;
         return OB_FAULT_CONFLICT;
     }
     OB_ERROR(e->log, "%s: database error while %s: %u %s%s", w->pub.name, during, no,

@@ -68,13 +68,15 @@ struct ob_worker {
     int halted;
     ob_fetch_budget fb; /* the LIMIT of the next fetch, from the byte budget */
     uint64_t batch_published_at;
-    uint64_t fetch_sent_at; /* loop time the batch's fetch was sent */
-    int woken;              /* a wake came while the scout's probe was under way */
-    int iso;                /* the slot being written while isolating */
-    int drain_said;         /* the rows a drain waits for were logged since the last rows came */
-    int refusing;           /* the database refuses what every row needs; claim nothing */
-    char refusal[400];      /* why, while refusing */
-    ob_buf grant_sql;       /* the statement that writes nothing but needs every write privilege */
+    uint64_t fetch_sent_at;    /* loop time the batch's fetch was sent */
+    int woken;                 /* a wake came while the scout's probe was under way */
+    int iso;                   /* the slot being written while isolating */
+    int drain_said;            /* the rows a drain waits for were logged since the last rows came */
+    int refusing;              /* the database refuses what every row needs; claim nothing */
+    char refusal[400];         /* why, while refusing */
+    uint64_t conflict_said;    /* loop time of the last conflict line said, 0 never */
+    unsigned conflicts_unsaid; /* conflicts retried since, not said */
+    ob_buf grant_sql; /* the statement that writes nothing but needs every write privilege */
 };
 
 /* worker_db.c, called by worker.c only (never the other way): the

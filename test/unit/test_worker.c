@@ -450,6 +450,33 @@ static void a_deadlock_retries_at_once(void) {
     close_worker(w);
 }
 
+static int conflict_warnings;
+
+static void count_conflict_warnings(outbox_log_level level, const char *msg, void *data) {
+    (void)data;
+    if (level == OUTBOX_LOG_WARN && strstr(msg, "transaction conflict"))
+        conflict_warnings++;
+}
+
+/* A run of conflicts (ordered workers waiting on each other's locks,
+ * certification on Galera) is said once, not once per batch retried. */
+static void a_run_of_conflicts_is_said_once(void) {
+    ob_worker *w = make_worker(); /* (its setup makes the log quiet) */
+    ob_log counting = {count_conflict_warnings, NULL, OUTBOX_LOG_WARN};
+    env.log = &counting;
+    conflict_warnings = 0;
+    for (int i = 0; i < 3; i++) {
+        fake_db_complete(fake_db_last(), 0, i % 2 ? ER_LOCK_WAIT_TIMEOUT : ER_LOCK_DEADLOCK,
+                         "Deadlock found", 0);
+        expect_sql("ROLLBACK");
+        fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+        expect_sql("START TRANSACTION");
+    }
+    CHECK_EQ(conflict_warnings, 1);
+    close_worker(w);
+    env.log = &quiet;
+}
+
 static void a_halt_parks_the_worker_until_the_stop(void) {
     ob_worker *w = make_worker();
     ob_worker_halt(w);
@@ -984,6 +1011,7 @@ int main(void) {
     a_graceful_stop_ends_the_batch_then_closes();
     the_reader_table_drives_the_worker();
     a_deadlock_retries_at_once();
+    a_run_of_conflicts_is_said_once();
     a_halt_parks_the_worker_until_the_stop();
     an_empty_fetch_makes_the_worker_the_scout();
     a_row_the_database_refuses_is_isolated();
