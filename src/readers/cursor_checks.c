@@ -111,21 +111,26 @@ int ob_cursor_fit_taken(ob_cursor *c, char *why, size_t n) {
  * is given back (by cursor.c) and the cursors are loaded again once the
  * grants are. */
 int ob_cursor_refusal(ob_cursor *c, unsigned no, const char *during, char *why, size_t n) {
-    char grants[400];
-    ob_cursor_grants_text(grants, sizeof(grants), c->cfg.table,
-                          c->cfg.db_user ? c->cfg.db_user : "user");
+    /* What mends it: a read-only server wants the primary, not a grant. */
+    char grants[400], fix[440];
+    if (no == ER_OPTION_PREVENTS_STATEMENT || no == ER_READ_ONLY_MODE ||
+        no == ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION) {
+        snprintf(fix, sizeof(fix), "the server is read-only: point the relay at the primary");
+    } else {
+        ob_cursor_grants_text(grants, sizeof(grants), c->cfg.table,
+                              c->cfg.db_user ? c->cfg.db_user : "user");
+        snprintf(fix, sizeof(fix), "cursor mode needs: %s", grants);
+    }
     if (!c->fitted || c->own.drain_wanted(c->own.data)) {
-        snprintf(why, n,
-                 "cursor: the database refuses the reader's %s statement: %u %s; "
-                 "cursor mode needs: %s",
-                 during, no, ob_db_error(c->db), grants);
+        snprintf(why, n, "cursor: the database refuses the reader's %s statement: %u %s; %s",
+                 during, no, ob_db_error(c->db), fix);
         return 1;
     }
     if (!c->refusing)
         OB_ERROR(c->env.log,
                  "cursor: the database refuses the reader's %s statement: %u %s; publishing "
-                 "nothing until it accepts the writes again (cursor mode needs: %s)",
-                 during, no, ob_db_error(c->db), grants);
+                 "nothing until it accepts the writes again (%s)",
+                 during, no, ob_db_error(c->db), fix);
     snprintf(c->refused_why, sizeof(c->refused_why),
              "the database refuses the relay's writes: %u %s", no, ob_db_error(c->db));
     c->refusing = 1;

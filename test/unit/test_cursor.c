@@ -627,6 +627,26 @@ static void a_bucket_without_a_cursor_starts_once_its_mark_is_proven(void) {
 
 /* --- a refused write ------------------------------------------------------ */
 
+/* A read-only server (1290) is no missing grant: the refusal names the fix. */
+static void a_read_only_server_is_not_a_grant(void) {
+    make_reader();
+    start_reading(0x3, 10);
+    fp.fail_seq = 11;
+    read_clock(NULL, 0);
+    outbox_row(1, 11, 0, "a", "0", NULL);
+    ok_read();
+    serve_until(S_FINISH);
+    own.drain_wanted = 1; /* under a drain a refusal ends the run, saying why */
+    fake_db_complete(db(), 0, ER_OPTION_PREVENTS_STATEMENT,
+                     "The MariaDB server is running with the --read-only option", 0);
+    CHECK_EQ(own.fatal, 1);
+    CHECK(strstr(own.why, "read-only: point the relay at the primary") != NULL);
+    CHECK(strstr(own.why, "GRANT") == NULL);
+    own.drain_wanted = 0;
+    fp.fail_seq = 0;
+    close_reader();
+}
+
 static void a_refused_write_publishes_nothing_until_the_grants_are_back(void) {
     make_reader();
     start_reading(0x3, 10);
@@ -709,6 +729,7 @@ int main(void) {
     a_connection_lost_mid_statement_reads_again_from_the_cursor();
     a_bucket_without_a_cursor_starts_once_its_mark_is_proven();
     a_refused_write_publishes_nothing_until_the_grants_are_back();
+    a_read_only_server_is_not_a_grant();
     a_graceful_stop_finishes_the_batch_and_writes_the_cursor();
     harness_end();
     CHECK_EQ(uv_loop_close(&loop), 0);
