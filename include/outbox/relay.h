@@ -385,8 +385,10 @@ OUTBOX_EXPORT const char *outbox_relay_errmsg(const outbox_relay *r);
 
 /* Why the relay pauses although its servers are up, or NULL: JetStream
  * refusing every message (a full store, a resource limit) or the database
- * refusing what every row needs (a privilege taken away), or the database
- * node outside a Galera cluster's primary component. Valid until the loop
+ * refusing what every row needs (a privilege taken away), the NATS server
+ * refusing the relay's connection after a first success (its credentials
+ * changed), or the database node outside a Galera cluster's primary
+ * component. Valid until the loop
  * runs again. */
 OUTBOX_EXPORT const char *outbox_relay_paused(const outbox_relay *r);
 

@@ -392,6 +392,24 @@ static void connected_common(ob_link *l, link_event ev) {
     }
 }
 
+/* A connect failed, after a first success when refused: tried again. A
+ * refusal (credentials, TLS) is said once until its reason changes, and
+ * named on /readyz (ob_link_refusal) until a connect succeeds. */
+static void connect_failed(ob_link *l, int refused, const char *why) {
+    if (!refused) {
+        l->login_why[0] = '\0';
+        OB_WARN(l->log, "nats: cannot connect to %s: %s; retrying", l->url_text, why);
+    } else if (strstr(l->login_why, why) == NULL) {
+        OB_WARN(l->log,
+                "nats: cannot connect to %s: %s; the server refuses the relay, retrying "
+                "(said once until the reason changes)",
+                l->url_text, why);
+        snprintf(l->login_why, sizeof(l->login_why), "NATS refuses the relay's connection: %s",
+                 why);
+    }
+    wait_then(l, L_CONNECT_WAIT);
+}
+
 static void st_connecting(ob_link *l, link_event ev, const void *arg) {
     switch (ev) {
     case LE_CONNECTED:
@@ -403,6 +421,7 @@ static void st_connecting(ob_link *l, link_event ev, const void *arg) {
         }
         OB_INFO(l->log, "nats: connected to %s (%s)", l->url_text,
                 l->ops->name ? l->ops->name : "a client");
+        l->login_why[0] = '\0';
         request_stream(l, 0);
         return;
     case LE_CONNECT_REFUSED:
@@ -417,8 +436,7 @@ static void st_connecting(ob_link *l, link_event ev, const void *arg) {
             fatal(l, why);
             return;
         }
-        OB_WARN(l->log, "nats: cannot connect to %s: %s; retrying", l->url_text, (const char *)arg);
-        wait_then(l, L_CONNECT_WAIT);
+        connect_failed(l, ev == LE_CONNECT_REFUSED, arg);
         return;
     case LE_CLOSE:
         set_state(l, L_CLOSING); /* connect_done comes back to CLOSING */
@@ -779,6 +797,8 @@ void ob_link_refused(ob_link *l, const char *why) {
 }
 
 const char *ob_link_refusal(const ob_link *l) {
+    if (l->login_why[0])
+        return l->login_why;
     return l->unlisted ? l->unlisted_why : l->full ? l->refused : NULL;
 }
 

@@ -193,9 +193,10 @@ struct ob_link {
     uint32_t refusals;  /* refusal episodes begun (a `full` or `unlisted` not set before) */
     int unlisted;       /* the stream lists no subject the relay publishes to: paused */
     char unlisted_why[320];
-    int say_ready;    /* the next "stream is ready" is worth an info line */
-    int final;        /* the last handles are closing; free when none is left */
-    int leak_mailbox; /* nats.c did not confirm its close: never free what it may touch */
+    char login_why[320]; /* the server refuses the connection after a first success: why */
+    int say_ready;       /* the next "stream is ready" is worth an info line */
+    int final;           /* the last handles are closing; free when none is left */
+    int leak_mailbox;    /* nats.c did not confirm its close: never free what it may touch */
     void (*close_cb)(void *data);
     void *close_data;
 

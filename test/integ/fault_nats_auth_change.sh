@@ -47,6 +47,17 @@ echo "ok: close logged after $(($(date +%s) - t0)) s: $(grep -E "$refused" "$wor
 sleep 3 # new connections are refused meanwhile: retried, not fatal
 kill -0 $RELAY_PID 2>/dev/null || { show_log "$work/relay.log"; fail "the relay exited on an auth error after a good start"; }
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 0')" 500 "rows pending while refused"
+# /readyz names the refusal, not a generic "NATS not ready"; said once in the log.
+for i in $(seq 1 100); do
+  reason=$(curl -s -m 5 "http://127.0.0.1:$hport/readyz" || true)
+  grep -q 'NATS refuses the relay' <<<"$reason" && break
+  sleep 0.2
+done
+assert_eq "$(http_code $hport /readyz)" 503 "/readyz while NATS refuses the relay"
+grep -q 'NATS refuses the relay.*Authorization' <<<"$reason" ||
+  { show_log "$work/relay.log"; fail "/readyz does not name the refusal: '$reason'"; }
+[ "$(grep -c 'the server refuses the relay, retrying' "$work/relay.log")" -le 1 ] ||
+  { show_log "$work/relay.log"; fail "the refusal is said more than once"; }
 
 # Back with the right password: the relay builds a new connection by itself.
 pnats_stop "$work/nats"
