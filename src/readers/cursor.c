@@ -829,7 +829,8 @@ void ob_cursor_ack(ob_cursor *c, const ob_ack *a) {
 }
 
 void ob_cursor_broker(ob_cursor *c, int ready) {
-    (void)ready;
+    if (ready)
+        ob_pub_say_unanswered(&c->pub);
     dispatch(c, CE_KICK);
 }
 

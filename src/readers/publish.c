@@ -124,6 +124,38 @@ void ob_pub_take_ack(ob_pub *p, const ob_ack *a) {
  * told. A broker that answers others but not these may be electing the
  * stream's leader: the link asks whether the stream answers, and the rows
  * are charged an attempt only if it does (see ob_pub_after_answers). */
+static void note_unanswered(ob_pub *p, int rows, uint64_t oldest) {
+    ob_unmarked *u = p->env->unanswered;
+    if (u == NULL || rows <= 0)
+        return;
+    if (u->rows == 0 || oldest < u->oldest_at)
+        u->oldest_at = oldest;
+    u->rows += rows;
+}
+
+void ob_pub_note_unanswered(ob_pub *p) {
+    int rows = 0;
+    for (int i = 0; i < p->batch.n; i++)
+        rows += p->batch.slots[i].state == OB_SLOT_INFLIGHT;
+    note_unanswered(p, rows, ob_batch_oldest_inflight(&p->batch));
+}
+
+void ob_pub_say_unanswered(ob_pub *p) {
+    const ob_reader_env *e = p->env;
+    ob_unmarked *u = e->unanswered;
+    if (u == NULL || u->rows == 0)
+        return;
+    uint64_t window = e->broker.ops->window_ms(e->broker.self);
+    uint64_t away = uv_now(e->loop) - u->oldest_at;
+    if (window > 0 && away >= window)
+        OB_WARN(e->log,
+                "%d row(s) published up to %llu ms ago got no answer before the broker's outage; "
+                "that is longer than the stream's duplicate window (%llu ms): they are published "
+                "again and may be stored twice",
+                u->rows, (unsigned long long)away, (unsigned long long)window);
+    u->rows = 0;
+}
+
 void ob_pub_ack_deadline(ob_pub *p) {
     const ob_reader_env *e = p->env;
     static const char t[] = "no ack from JetStream within the ack timeout";
@@ -137,6 +169,8 @@ void ob_pub_ack_deadline(ob_pub *p) {
     uint64_t heard = e->broker.ops->last_answer(e->broker.self);
     int silent = heard < oldest;
     int expired = ob_batch_expire(&p->batch, before, silent, t, sizeof(t) - 1);
+    if (silent)
+        note_unanswered(p, expired, oldest);
     if (!silent)
         for (int i = 0; i < expired; i++)
             ob_stats_failure(e->stats, OUTBOX_FAIL_ACK_TIMEOUT);

@@ -48,6 +48,14 @@ uint64_t ob_pub_ack_due_in(const ob_pub *p);
 void ob_pub_take_ack(ob_pub *p, const ob_ack *a);
 /* The ack deadline passed for the oldest publishes. */
 void ob_pub_ack_deadline(ob_pub *p);
+
+/* The batch's rows in flight lose their answer to a broker's outage: they
+ * go out again once it is back (counted for ob_pub_say_unanswered). */
+void ob_pub_note_unanswered(ob_pub *p);
+
+/* The broker is back: rows an outage left unanswered for longer than the
+ * stream's duplicate window may be stored twice; say how many, once. */
+void ob_pub_say_unanswered(ob_pub *p);
 /* What follows answers (or the link's verdict). */
 typedef enum ob_after {
     OB_AFTER_ACKS,    /* rows still in flight or unsent: keep the ack deadline armed */

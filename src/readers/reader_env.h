@@ -52,8 +52,9 @@ typedef struct ob_reader_owner {
     int (*may_publish)(void *data);
 } ob_reader_owner;
 
-/* Rows published but left unmarked by lost connections, across a relay's
- * workers: the first worker that connects again reports them. */
+/* Rows published but left unmarked by lost connections (or unanswered by
+ * a broker's outage), across a relay's readers: the first reader that
+ * connects again (that is told the broker is back) reports them. */
 typedef struct ob_unmarked {
     int rows;
     uint64_t oldest_at; /* loop time the oldest of them was published by */
@@ -82,7 +83,8 @@ typedef struct ob_reader_env {
     ob_flow *flow;
     outbox_stats *stats; /* counters the worker adds to */
     ob_unmarked *unmarked;
-    int *any_fetched; /* set once any worker of the relay completed a fetch (may be NULL) */
+    ob_unmarked *unanswered; /* published rows an outage of the broker left unanswered */
+    int *any_fetched;        /* set once any worker of the relay completed a fetch (may be NULL) */
 } ob_reader_env;
 
 #endif

@@ -267,6 +267,8 @@ static void finish_batch(ob_worker *w) {
     ob_flow_leave(e->flow, &w->pub.fm);
     int interrupted =
         e->broker.ops->epoch(e->broker.self) != b->epoch || !e->broker.ops->ready(e->broker.self);
+    if (interrupted)
+        ob_pub_note_unanswered(&w->pub);
     size_t len = ob_batch_finish_sql(b, &e->batch, interrupted);
     if (b->n_dead && b->order)
         ob_pub_log_passed(&w->pub); /* while the rows are still readable */
@@ -802,6 +804,8 @@ void ob_worker_start(ob_worker *w) {
 }
 
 void ob_worker_broker(ob_worker *w, int ready) {
+    if (ready)
+        ob_pub_say_unanswered(&w->pub);
     dispatch(w, ready ? EV_BROKER_UP : EV_BROKER_DOWN, NULL);
 }
 

@@ -317,6 +317,7 @@ static void prepare_env(outbox_relay *r) {
     e->flow = &r->flow;
     e->stats = &r->stats;
     e->unmarked = &r->unmarked;
+    e->unanswered = &r->unanswered;
     e->any_fetched = &r->any_fetched;
     ob_flow_init(&r->flow, o->max_in_flight, o->poll_min_ms, o->poll_interval_ms);
     if (o->wake_subject == NULL)

@@ -52,6 +52,7 @@ struct outbox_relay {
 
     ob_reader_env env; /* shared by the workers */
     ob_unmarked unmarked;
+    ob_unmarked unanswered;
     int any_fetched;
     ob_flow flow;
     /* The readers: `connections` workers (one in leader mode), or cursor

@@ -155,6 +155,7 @@ ob_integ_sh(fault_subject_full 120)
 ob_integ_sh(fault_row_over_max_bytes 120)
 ob_integ_sh(fault_db_frozen_stop 180)
 ob_integ_sh(fault_db_outage_dup_window 180)
+ob_integ_sh(fault_nats_outage_dup_window 180)
 # Issue 29: a connection killed, mariadbd killed: noticed within 10 s, health follows.
 ob_integ_sh(db_connection_loss 180)
 ob_integ_sh(stop_line 120)
