@@ -140,20 +140,21 @@ void ob_pub_note_unanswered(ob_pub *p) {
     note_unanswered(p, rows, ob_batch_oldest_inflight(&p->batch));
 }
 
-void ob_pub_say_unanswered(ob_pub *p) {
-    const ob_reader_env *e = p->env;
-    ob_unmarked *u = e->unanswered;
+void ob_unmarked_say(const ob_reader_env *e, ob_unmarked *u, uint64_t slack_ms, const char *cause) {
     if (u == NULL || u->rows == 0)
         return;
     uint64_t window = e->broker.ops->window_ms(e->broker.self);
     uint64_t away = uv_now(e->loop) - u->oldest_at;
-    if (window > 0 && away >= window)
+    if (window > 0 && away + slack_ms >= window)
         OB_WARN(e->log,
-                "%d row(s) published up to %llu ms ago got no answer before the broker's outage; "
-                "that is longer than the stream's duplicate window (%llu ms): they are published "
-                "again and may be stored twice",
-                u->rows, (unsigned long long)away, (unsigned long long)window);
+                "%d row(s) published up to %llu ms ago %s; that is longer than the stream's "
+                "duplicate window (%llu ms): they are published again and may be stored twice",
+                u->rows, (unsigned long long)away, cause, (unsigned long long)window);
     u->rows = 0;
+}
+
+void ob_pub_say_unanswered(ob_pub *p) {
+    ob_unmarked_say(p->env, p->env->unanswered, 0, "got no answer before the broker's outage");
 }
 
 void ob_pub_ack_deadline(ob_pub *p) {

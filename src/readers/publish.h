@@ -56,6 +56,11 @@ void ob_pub_note_unanswered(ob_pub *p);
 /* The broker is back: rows an outage left unanswered for longer than the
  * stream's duplicate window may be stored twice; say how many, once. */
 void ob_pub_say_unanswered(ob_pub *p);
+
+/* Says, once, that the u->rows published rows (by a lost database connection
+ * left unmarked, or by a broker's outage unanswered: cause) go out again past
+ * the stream's duplicate window, if they do (slack_ms added to their age). */
+void ob_unmarked_say(const ob_reader_env *e, ob_unmarked *u, uint64_t slack_ms, const char *cause);
 /* What follows answers (or the link's verdict). */
 typedef enum ob_after {
     OB_AFTER_ACKS,    /* rows still in flight or unsent: keep the ack deadline armed */

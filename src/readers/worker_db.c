@@ -40,18 +40,8 @@ void ob_worker_db_down(ob_worker *w) {
  * from the original: say how many, once. */
 static void warn_unmarked(ob_worker *w) {
     const ob_reader_env *e = w->env;
-    ob_unmarked *u = e->unmarked;
-    if (u == NULL || u->rows == 0)
-        return;
-    uint64_t window = e->broker.ops->window_ms(e->broker.self);
-    uint64_t away = uv_now(e->loop) - u->oldest_at;
-    if (window > 0 && away + e->ack_timeout_ms >= window)
-        OB_WARN(e->log,
-                "%d row(s) published up to %llu ms ago were not marked before the database "
-                "connection was lost; that is longer than the stream's duplicate window (%llu "
-                "ms): they will be published again and may be stored twice",
-                u->rows, (unsigned long long)away, (unsigned long long)window);
-    u->rows = 0;
+    ob_unmarked_say(e, e->unmarked, e->ack_timeout_ms,
+                    "were not marked before the database connection was lost");
 }
 
 /* A statement's failure that may be one row's: not a lost connection, a

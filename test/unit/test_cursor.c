@@ -627,15 +627,21 @@ static void a_bucket_without_a_cursor_starts_once_its_mark_is_proven(void) {
 
 /* --- a refused write ------------------------------------------------------ */
 
-/* A read-only server (1290) is no missing grant: the refusal names the fix. */
-static void a_read_only_server_is_not_a_grant(void) {
+/* A reader whose row 11 fails, up to the write of that failure and of the
+ * cursor, which the case then answers. */
+static void until_the_failures_write(void) {
     make_reader();
     start_reading(0x3, 10);
     fp.fail_seq = 11;
     read_clock(NULL, 0);
     outbox_row(1, 11, 0, "a", "0", NULL);
     ok_read();
-    serve_until(S_FINISH);
+    serve_until(S_FINISH); /* the failure's write, and the cursor's */
+}
+
+/* A read-only server (1290) is no missing grant: the refusal names the fix. */
+static void a_read_only_server_is_not_a_grant(void) {
+    until_the_failures_write();
     own.drain_wanted = 1; /* under a drain a refusal ends the run, saying why */
     fake_db_complete(db(), 0, ER_OPTION_PREVENTS_STATEMENT,
                      "The MariaDB server is running with the --read-only option", 0);
@@ -648,13 +654,7 @@ static void a_read_only_server_is_not_a_grant(void) {
 }
 
 static void a_refused_write_publishes_nothing_until_the_grants_are_back(void) {
-    make_reader();
-    start_reading(0x3, 10);
-    fp.fail_seq = 11;
-    read_clock(NULL, 0);
-    outbox_row(1, 11, 0, "a", "0", NULL);
-    ok_read();
-    serve_until(S_FINISH); /* the failure's write, and the cursor's */
+    until_the_failures_write();
     int sent = nadv;
     fake_db_complete(db(), 0, ER_TABLEACCESS_DENIED_ERROR, "UPDATE command denied", 0);
     CHECK_EQ(own.fatal, 0);
