@@ -83,6 +83,7 @@ static uint64_t now_ms(void) {
 #define OB_SCHEMA_ORDER_COLUMNS "    " OB_SEQ_COLUMN ",\n    " OB_BUCKET_COLUMN ",\n"
 #define OB_SEQ_INDEX "idx_seq (seq)"
 #define OB_STATUS_SEQ_INDEX "idx_status_seq (status, seq)"
+/* Cursor mode names it in a hint (OB_CURSOR_BUCKET_INDEX, cursor_sql.h). */
 #define OB_BUCKET_INDEX "idx_bucket_seq (bucket, status, seq)"
 #define OB_WAIT_INDEX "idx_aggregate_wait (aggregate_type, aggregate_id, status, next_attempt_at)"
 #define OB_SCHEMA_ORDER_INDEXES                                                                    \

@@ -615,7 +615,7 @@ static void db_ok(ob_cursor *c) {
     case CR_PROBING:
         ob_db_life_settle(&c->life);
         c->resync = 1;
-        ob_cursor_grants_back(c);
+        ob_cursor_probe_taken(c);
         send_fit(c);
         return;
     case CR_FITTING:

@@ -13,13 +13,40 @@
 #include "cursor_int.h"
 #include "cursor_sql.h"
 
+/* The probe passed again: every grant is back. */
+static void grants_back(ob_cursor *c) {
+    if (!c->refusing)
+        return;
+    OB_INFO(c->env.log, "cursor: the database accepts the reader's writes again");
+    c->refusing = 0;
+}
+
+/* Results 0 and 1: PROCESS and the cursor table; 2: the bucket index. */
 void ob_cursor_probe_sql(ob_cursor *c, int grants_only) {
     ob_buf_reset(&c->sql);
+    c->probe_full = !grants_only;
     if (!grants_only) {
         ob_cursor_sql_probe(&c->sql, c->cfg.ctable);
         ob_buf_puts(&c->sql, "; ");
+        ob_cursor_index_sql(&c->sql, c->cfg.table, OB_CURSOR_BUCKET_INDEX, "bucket");
+        ob_buf_puts(&c->sql, "; ");
     }
     ob_cursor_grants_sql(&c->sql, c->cfg.qtable, c->cfg.ctable);
+}
+
+void ob_cursor_probe_taken(ob_cursor *c) {
+    if (c->probe_full) {
+        char **row = ob_db_next_row(c->db, 2, NULL);
+        c->bucket_index = row && row[0] && strcmp(row[0], "0") != 0;
+        if (!c->bucket_index && !c->index_said)
+            OB_WARN(c->env.log,
+                    "cursor: table %s has no index " OB_CURSOR_BUCKET_INDEX " (bucket, status, "
+                    "seq), which outbox-uvrelay schema gives it: a bucket's first cursor and its "
+                    "retries are found by reading the table",
+                    c->cfg.table);
+        c->index_said = !c->bucket_index;
+    }
+    grants_back(c);
 }
 
 void ob_cursor_next_fit_sql(ob_cursor *c) {
@@ -27,14 +54,6 @@ void ob_cursor_next_fit_sql(ob_cursor *c) {
     ob_buf_reset(&c->sql);
     ob_cursor_fit_names t = ob_cursor_names(c);
     ob_cursor_fit_sql(&c->sql, &t);
-}
-
-/* The probe passed again: every grant is back. */
-void ob_cursor_grants_back(ob_cursor *c) {
-    if (!c->refusing)
-        return;
-    OB_INFO(c->env.log, "cursor: the database accepts the reader's writes again");
-    c->refusing = 0;
 }
 
 void ob_cursor_process_back(ob_cursor *c) {

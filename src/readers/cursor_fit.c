@@ -19,6 +19,13 @@ static void table_where(ob_buf *b, const char *table) {
     ob_buf_printf(b, " AND TABLE_NAME = '%s'", table);
 }
 
+void ob_cursor_index_sql(ob_buf *b, const char *table, const char *index, const char *first) {
+    ob_buf_puts(b, "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE ");
+    table_where(b, table);
+    ob_buf_printf(b, " AND INDEX_NAME = '%s' AND SEQ_IN_INDEX = 1 AND COLUMN_NAME = '%s'", index,
+                  first);
+}
+
 /* The cursors are read first: a cursor never passes a seq already handed
  * out, so one read before the counter is below it, whatever commits in
  * between. */

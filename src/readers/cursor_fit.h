@@ -44,6 +44,9 @@ typedef struct ob_cursor_fit_names {
  * check (ob_cursor_stamp_check_sql) and, unless trust_seq, the table's
  * BEFORE INSERT triggers. */
 void ob_cursor_fit_sql(ob_buf *b, const ob_cursor_fit_names *t);
+/* One row: 1 when table has an index named `index` that starts with column
+ * `first`, else 0. */
+void ob_cursor_index_sql(ob_buf *b, const char *table, const char *index, const char *first);
 
 /* Reads their answer: 1 when the highest cursor is at or above the counter
  * (or above `read_top`, the highest seq the reader has read and still

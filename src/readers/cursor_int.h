@@ -174,6 +174,9 @@ struct ob_cursor {
     int fitted;          /* the first comparison passed */
     int misfit;          /* the last one found the table and its cursors at odds */
     int stamped;         /* the table has a stamp (cursor_fit.h): cursor moves make none */
+    int probe_full;      /* the last probe was the start-up one, not the grants alone */
+    int bucket_index;    /* the table has OB_CURSOR_BUCKET_INDEX (cursor_sql.h) */
+    int index_said;      /* its absence was said */
     int refusing;        /* the server refuses a write: nothing is published */
     uint64_t refuse_at;  /* loop time of the next probe of the grants */
     int no_process;      /* INNODB_TRX refused: no gap closes, the cursors stay */
@@ -244,8 +247,9 @@ void ob_cursor_probe_sql(ob_cursor *c, int grants_only);
  * one due a second later. */
 void ob_cursor_next_fit_sql(ob_cursor *c);
 
-/* The probe passed again: every grant is back. */
-void ob_cursor_grants_back(ob_cursor *c);
+/* The probe passed: what it found of the table's indexes is taken, and
+ * every grant is back. */
+void ob_cursor_probe_taken(ob_cursor *c);
 /* A gap check passed: INNODB_TRX can be read again. */
 void ob_cursor_process_back(ob_cursor *c);
 /* INNODB_TRX refused (error no) on a running reader: said once. */

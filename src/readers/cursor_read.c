@@ -115,7 +115,8 @@ int ob_cursor_take_check(ob_cursor *c) {
     if (c->cfg.proof && ob_gap_proof_proven(c->cfg.proof) < c->init_round)
         return 0; /* the members are asked again until they prove it */
     ob_buf_reset(&c->sql);
-    ob_cursor_sql_init(&c->sql, c->cfg.qtable, c->cfg.ctable, c->cfg.table, c->init, c->init_max);
+    ob_cursor_sql_init(&c->sql, c->cfg.qtable, c->cfg.ctable, c->cfg.table, c->init, c->init_max,
+                       c->bucket_index);
     return 1;
 }
 

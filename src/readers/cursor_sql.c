@@ -44,7 +44,7 @@ void ob_cursor_sql_mark(ob_buf *b, const char *qtable) {
 }
 
 void ob_cursor_sql_init(ob_buf *b, const char *qtable, const char *ctable, const char *table,
-                        uint64_t mask, uint64_t max) {
+                        uint64_t mask, uint64_t max, int hint) {
     ob_buf_puts(b, "UPDATE ");
     ob_buf_puts(b, qtable);
     ob_buf_puts(b, " SET status = 2 WHERE bucket IN ");
@@ -58,8 +58,12 @@ void ob_cursor_sql_init(ob_buf *b, const char *qtable, const char *ctable, const
                   "FROM ",
                   table);
     ob_buf_puts(b, qtable);
+    if (hint)
+        ob_buf_puts(b, " o FORCE INDEX (" OB_CURSOR_BUCKET_INDEX ")");
+    else
+        ob_buf_puts(b, " o");
     ob_buf_printf(b,
-                  " o WHERE o.bucket = s_.seq AND o.status = 0 AND o.seq <= %llu), %llu) "
+                  " WHERE o.bucket = s_.seq AND o.status = 0 AND o.seq <= %llu), %llu) "
                   "FROM " OB_SQL_SEQ_0_TO " WHERE s_.seq IN ",
                   (unsigned long long)max, (unsigned long long)max, OB_BUCKETS - 1);
     ob_cursor_sql_buckets(b, mask);

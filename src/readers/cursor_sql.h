@@ -38,11 +38,17 @@ void ob_cursor_sql_probe(ob_buf *b, const char *ctable);
 void ob_cursor_sql_check(ob_buf *b);
 /* A bucket's initialisation, first step: the server's clock and MAX(seq). */
 void ob_cursor_sql_mark(ob_buf *b, const char *qtable);
+/* The index of (bucket, status, seq) that `schema` gives a table with seq. */
+#define OB_CURSOR_BUCKET_INDEX "idx_bucket_seq"
 /* Its last step, once every seq <= max is resolved: rows waiting for an
  * ordered retry become status 2, and each bucket of `mask` gets a cursor
- * row (lowest pending seq - 1, or max), unless it has one. */
+ * row (lowest pending seq - 1, or max), unless it has one. With `hint`, the
+ * lowest pending seq of each bucket is looked up in OB_CURSOR_BUCKET_INDEX
+ * by name: statistics left stale by a TRUNCATE or a bulk load can make the
+ * server pick the index of (status, seq) instead and read every pending row
+ * once per bucket (64 times the table). */
 void ob_cursor_sql_init(ob_buf *b, const char *qtable, const char *ctable, const char *table,
-                        uint64_t mask, uint64_t max);
+                        uint64_t mask, uint64_t max, int hint);
 /* The owned buckets' cursors (result 0: bucket, seq) and the aggregates
  * with status-2 rows (result 1), after taking the fencing lock `lock`
  * (quoted; NULL: none) in a statement of its own. */
