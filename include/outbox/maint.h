@@ -191,7 +191,11 @@ typedef struct outbox_maint_result {
      * reason retrying cannot cure (TLS, certificate, credentials, unknown
      * database); OUTBOX_ESTATE when the handle closed before the job ran. */
     int status;
-    const char *message; /* what went wrong; "" on success */
+    /* what went wrong; "" on success, but for SAMPLE (plain and ordered
+     * tables), which names there a table re-created or renamed since the
+     * handle's last sample (its CREATE_TIME changed) and the tables renamed
+     * or created in the same second, the other side of a swap */
+    const char *message;
 
     /* SAMPLE, STATUS: -1 when unknown. */
     int64_t pending;

@@ -319,6 +319,10 @@ typedef struct outbox_stats {
      * is a Galera node outside the primary component or not ready: it
      * refuses every statement, so nothing is delivered through it */
     int db_node_unready;
+    /* times the pending sample found the table re-created or renamed (its
+     * CREATE_TIME changed: a RENAME TABLE swap, a table dropped and created
+     * again): rows left in a table swapped out are not delivered */
+    uint64_t table_replaced;
     /* --- new fields here, last --- */
 } outbox_stats;
 

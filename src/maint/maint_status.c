@@ -9,6 +9,7 @@
  */
 #include "maint_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,44 @@ static int64_t oldest_ms(MYSQL_RES *res, int64_t pending) {
     return pending > 0 && us > 0 ? us / 1000 : 0;
 }
 
+/* The table's CREATE_TIME, which a RENAME TABLE or a new table changes; once it changed since the
+ * last sample, the tables of the schema created or renamed in that same second (the other side of
+ * a swap). The names are looked up only then: a schema may hold many. */
+static void append_created(outbox_maint *m, ob_buf *b) {
+    ob_buf_puts(b, "SELECT UNIX_TIMESTAMP(t.CREATE_TIME), ");
+    if (m->created)
+        ob_buf_printf(b,
+                      "IF(UNIX_TIMESTAMP(t.CREATE_TIME) <> %lld, (SELECT GROUP_CONCAT(o.TABLE_NAME "
+                      "ORDER BY o.TABLE_NAME SEPARATOR ', ') FROM information_schema.TABLES o "
+                      "WHERE o.TABLE_SCHEMA = t.TABLE_SCHEMA AND o.TABLE_NAME <> t.TABLE_NAME AND "
+                      "o.CREATE_TIME = t.CREATE_TIME AND o.TABLE_TYPE = 'BASE TABLE'), NULL)",
+                      (long long)m->created);
+    else
+        ob_buf_puts(b, "NULL");
+    ob_buf_puts(b, " FROM information_schema.TABLES t WHERE ");
+    ob_buf_puts(b, m->is_where);
+}
+
+/* Says a table replaced since the last sample in `out`; 0 when it was not. */
+static int take_created(outbox_maint *m, MYSQL_RES *res, char *out, size_t n) {
+    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+    int64_t now = row && row[0] ? strtoll(row[0], NULL, 10) : 0;
+    int64_t was = m->created;
+    if (now)
+        m->created = now;
+    if (!was || !now || now == was)
+        return 0;
+    const char *with = row[1] && row[1][0] ? row[1] : NULL;
+    snprintf(out, n,
+             "table %s was re-created or renamed (its CREATE_TIME changed: a RENAME TABLE swap, "
+             "or the table dropped and created again)%s%.200s: rows committed into the table it "
+             "replaced are not delivered from there; if it was swapped, look for rows of status 0 "
+             "in the old table and insert them into %s",
+             m->name, with ? "; renamed or created in the same second: " : "", with ? with : "",
+             m->name);
+    return 1;
+}
+
 void ob_job_sample_begin(outbox_maint *m, ob_job *j) {
     ob_buf_reset(&m->sql);
     j->step = STEP_QUERY;
@@ -47,6 +86,8 @@ void ob_job_sample_begin(outbox_maint *m, ob_job *j) {
     ob_buf_puts(&m->sql, m->qtable);
     ob_buf_puts(&m->sql, " WHERE status = 0; ");
     append_oldest(m, &m->sql);
+    ob_buf_puts(&m->sql, "; ");
+    append_created(m, &m->sql);
     ob_maint_send(m, j);
 }
 
@@ -60,7 +101,11 @@ void ob_job_sample_step(outbox_maint *m, ob_job *j, int ok) {
     else
         j->res.pending = ob_maint_first_int(ob_db_result(m->db, 0), -1);
     j->res.oldest_pending_ms = oldest_ms(ob_db_result(m->db, 1), j->res.pending);
-    ob_maint_done(m, j, OUTBOX_OK, NULL);
+    char replaced[sizeof(j->msg)];
+    if (!j->cursored && take_created(m, ob_db_result(m->db, 2), replaced, sizeof(replaced)))
+        ob_maint_done(m, j, OUTBOX_OK, "%s", replaced);
+    else
+        ob_maint_done(m, j, OUTBOX_OK, NULL);
 }
 
 void ob_job_status_begin(outbox_maint *m, ob_job *j) {

@@ -85,6 +85,7 @@ enum scalar {
     S_LEADER,
     S_CLAIMED_BYTES,
     S_CLAIMED_BYTES_PEAK,
+    S_TABLE_REPLACED,
     S_COUNT
 };
 
@@ -111,6 +112,9 @@ static const family scalars[S_COUNT] = {
      "Bytes of claimed rows held, as --max-in-flight-bytes counts them."},
     {"outbox_relay_claimed_bytes_peak", "gauge",
      "The highest outbox_relay_claimed_bytes since start."},
+    {"outbox_relay_table_replaced_total", "counter",
+     "Times the table was found re-created or renamed (a RENAME TABLE swap, a table dropped "
+     "and created again): rows left in a table swapped out are not delivered."},
 };
 
 static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
@@ -145,6 +149,8 @@ static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
         return s->claimed_bytes;
     case S_CLAIMED_BYTES_PEAK:
         return s->claimed_bytes_peak;
+    case S_TABLE_REPLACED:
+        return s->table_replaced;
     case S_COUNT:
         break;
     }

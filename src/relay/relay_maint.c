@@ -72,6 +72,11 @@ static void on_sample(ob_timers *t, const outbox_maint_result *res) {
         ob_sample_log_info(&t->sample_log, now, res->pending) ? OUTBOX_LOG_INFO : OUTBOX_LOG_DEBUG;
     ob_logf(t->log, level, "pending: %lld row(s), oldest %lld ms", (long long)res->pending,
             (long long)res->oldest_pending_ms);
+    if (res->message && res->message[0]) {
+        /* The table was replaced since the last sample (maint.h). */
+        t->stats->table_replaced++;
+        OB_WARN(t->log, "%s", res->message);
+    }
 }
 
 static void on_job(outbox_maint *h, const outbox_maint_result *res, void *data) {

@@ -187,6 +187,7 @@ ob_integ_sh(lease_many_sessions 180)
 ob_integ_sh(lease_stale_publish 240)
 # Cursor mode: reads without locks, a durable cursor per bucket, seq gaps.
 ob_integ_sh(cursor_basic 120)
+ob_integ_sh(plain_swap 90)
 ob_integ_sh(cursor_no_process 120)
 ob_integ_sh(cursor_long_trx 120)
 ob_integ_sh(cursor_rollbacks 120)
