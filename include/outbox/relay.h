@@ -319,6 +319,10 @@ typedef struct outbox_stats {
      * is a Galera node outside the primary component or not ready: it
      * refuses every statement, so nothing is delivered through it */
     int db_node_unready;
+    /* gauge: 1 while the stream, once seen, is missing (deleted under the
+     * relay): nothing is published until it exists again */
+    int stream_missing;
+    uint64_t stream_losses; /* times the stream seen was found missing */
     /* --- new fields here, last --- */
 } outbox_stats;
 
