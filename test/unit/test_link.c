@@ -489,6 +489,24 @@ static void test_deleted(void) {
     close_link(l);
 }
 
+/* A publish answered "stream not found" (puback.c: the broker's) pauses as
+ * a refusal; the stream asked about is missing: the deletion's pause, which
+ * the refusal does not outlive. */
+static void test_deleted_refused(void) {
+    ob_link *l = make_ready();
+    ob_link_refused(l, "the stream is not found (404/10059)");
+    CHECK_EQ(l->state, L_STREAM_WAIT);
+    CHECK_EQ(l->full, 1);
+    RUN_UNTIL(l->state == L_STREAM, 3000);
+    reply(l, NOT_FOUND);
+    CHECK_EQ(l->state, L_STREAM_WAIT);
+    CHECK_EQ(l->full, 0);
+    CHECK_EQ(ob_link_stream_missing(l), 1);
+    CHECK(strstr(ob_link_refusal(l), "was deleted while the relay ran") != NULL);
+    CHECK_STR(fc.last_subj, "$JS.API.STREAM.INFO.S");
+    close_link(l);
+}
+
 /* Disconnect, reconnect: readiness ends and the stream is asked again. */
 static void test_reconnect(void) {
     ob_link *l = make_ready();
@@ -587,6 +605,7 @@ int main(void) {
     test_ready_posted();
     test_unlisted();
     test_deleted();
+    test_deleted_refused();
     test_reconnect();
     test_closed_for_good();
     test_refused_first();
