@@ -447,14 +447,21 @@ static void sink_control(ob_link *l, const link_reply *r) {
 }
 
 /* Acks go straight to the owner: they belong to its batches, not to the
- * link's state (a stored one only ends a full stream's streak). */
+ * link's state (a stored one only ends a full stream's streak, and its
+ * sequence may show the stream made again). */
 static void sink_ack(ob_link *l, const ob_ack *a) {
     l->last_answer = uv_now(l->loop);
     if (l->state == L_CLOSING || l->cbs.on_ack == NULL)
         return;
-    if (a->result == OB_ACKED_STORED)
+    int remade = 0;
+    if (a->result == OB_ACKED_STORED) {
         l->full = l->full_streak = 0;
+        remade = ob_link_stream_stored(l, a->seq);
+    }
     l->cbs.on_ack(l->cbs.data, a);
+    /* A stream made again is read again (its subjects, its window). */
+    if (remade && l->state == L_READY)
+        dispatch(l, LE_SUSPECT, "the stream's sequence went back");
 }
 
 static void sink_wake(ob_link *l) {

@@ -198,6 +198,7 @@ struct ob_link {
     uint32_t losses;       /* times the stream seen was found missing */
     char missing_why[200]; /* for /readyz */
     char stream_was[400];  /* the stream's settings as last read, for the operator */
+    uint64_t top_seq;      /* the highest sequence a stored ack gave since the stream was seen */
     char login_why[320];   /* the server refuses the connection after a first success: why */
     int say_ready;         /* the next "stream is ready" is worth an info line */
     int final;             /* the last handles are closing; free when none is left */
@@ -329,6 +330,11 @@ void ob_link_stream_request(const ob_link *l, int create, char *subj, size_t n, 
  * what it learnt of the stream in l, logs what is worth it, and says what
  * follows; why (of n bytes) gets the reason of LS_FATAL. */
 link_stream_next ob_link_stream_reply(ob_link *l, const link_reply *msg, char *why, size_t n);
+
+/* A message was stored at sequence seq. Returns 1 when the sequence went
+ * back: the stream was deleted and made again between two publishes (said
+ * once, counted as a loss). */
+int ob_link_stream_stored(ob_link *l, uint64_t seq);
 
 /* link_publish.c */
 /* Destroys the published messages kept back. */

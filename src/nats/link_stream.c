@@ -177,6 +177,7 @@ static link_stream_next pause_missing(ob_link *l) {
                  l->cfg.stream, l->stream_was[0] ? l->stream_was : "its settings not read");
         l->missing = 1;
         l->losses++;
+        l->top_seq = 0; /* a stream made again starts over */
         l->refusals++;
         l->unlisted = 0; /* the stream is gone: that is the reason now */
         l->full = l->full_streak = 0;
@@ -300,4 +301,25 @@ link_stream_next ob_link_stream_reply(ob_link *l, const link_reply *msg, char *w
     }
     json_decref(root);
     return next;
+}
+
+/* One connection's messages are stored in the order they are published,
+ * so the sequences its stored acks give only grow (a duplicate's is the
+ * first copy's: not read here). A sequence below the highest one seen means
+ * a stream other than the one that stored the earlier messages: deleted and
+ * made again (or restored from a backup) between two publishes, too fast
+ * for a publish to find it missing. */
+int ob_link_stream_stored(ob_link *l, uint64_t seq) {
+    if (seq >= l->top_seq) {
+        l->top_seq = seq;
+        return 0;
+    }
+    OB_ERROR(l->log,
+             "nats: stream %s was made again while the relay ran (its sequence went back from "
+             "%llu to %llu): the events it held before are gone unless it was restored; rebuild "
+             "it from the outbox (docs/operations.md, \"The stream was deleted\")",
+             l->cfg.stream, (unsigned long long)l->top_seq, (unsigned long long)seq);
+    l->losses++;
+    l->top_seq = seq;
+    return 1;
 }

@@ -42,6 +42,7 @@ typedef struct ob_ack {
     int code, err_code;
     const char *text; /* ERROR: the description; GARBLED: the reply; else NULL */
     size_t text_len;
+    uint64_t seq; /* STORED, DUPLICATE: the message's sequence in the stream */
 } ob_ack;
 
 /* Why a publish did not leave. */

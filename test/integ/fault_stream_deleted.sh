@@ -11,7 +11,8 @@
 # the rows stay pending). Once the operator gives it back its subjects, the
 # relay resumes by itself, and the rebuild of docs/operations.md sends the
 # rows delivered before: each of the 120 rows once in the new stream, whose
-# settings are still the operator's.
+# settings are still the operator's. Deleted and made again between two
+# publishes, the stream's sequence going back tells the loss.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/private.sh"
 db=it_fault_deleted stream=IT_FAULT_DELETED prefix=itfdel
@@ -83,13 +84,26 @@ echo "rebuild: $rebuild"
 [ -n "$rebuild" ] || fail "no sql block in docs/operations.md, The stream was deleted"
 sql $db "$rebuild"
 wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1' 120 30 || fail "the rebuild not delivered"
+stream_has_ids $db $stream 120 "$work/ids"
+
+# Deleted and made again between two publishes (nothing pending): the first
+# publish after it finds a stream, whose sequence went back. Said, counted.
+stream_delete $stream
+streamcheck --stream $stream --create "$prefix.order.>" --max-msgs 100000 --replicas 1
+rows 120 129
+wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1' 130 30 || fail "the rows after the re-make"
+remade() { [ "$(metric_value "$(metrics $port)" 'outbox_relay_nats_stream_losses_total{table="outbox"}')" = 2 ]; }
+wait_until 10 "the second loss counted" remade
+assert_eq "$(grep -c "stream $stream was made again while the relay ran" "$work/relay.log")" 1 \
+  "log lines naming the re-made stream"
 kill -TERM $RELAY_PID
 wait_exit $RELAY_PID 15
 assert_eq "$WAIT_RC" 0 "relay exit status after SIGTERM"
 assert_eq "$(sql $db 'SELECT MAX(attempt_count) FROM outbox')" 0 "largest attempt_count"
 assert_eq "$(sql $db 'SELECT COUNT(*) FROM outbox WHERE status = -1')" 0 "dead rows"
 assert_eq "$(grep -c 'created stream' "$work/relay.log")" 0 "streams the relay created"
-stream_has_ids $db $stream 120 "$work/ids"
+ids $db "JSON_VALUE(payload, '$.n') >= 120" >"$work/ids"
+stream_holds_ids $stream 10 "$work/ids"
 info=$(streamcheck --stream $stream --info-only)
 echo "$info"
 echo "$info" | grep -q "replicas=1 " || fail "the stream's replicas changed: $info"

@@ -507,6 +507,35 @@ static void test_deleted_refused(void) {
     close_link(l);
 }
 
+/* A stored ack whose sequence went back: the stream was deleted and made
+ * again between two publishes. Said once, counted, and the stream is read
+ * again; a duplicate's older sequence is no sign. */
+static void test_remade(void) {
+    ob_link *l = make_ready();
+    ob_ack a = {.result = OB_ACKED_STORED, .seq = 40};
+    l->sink->ack(l, &a);
+    a.seq = 41;
+    l->sink->ack(l, &a);
+    ob_ack dup = {.result = OB_ACKED_DUPLICATE, .seq = 3};
+    l->sink->ack(l, &dup);
+    CHECK_EQ(ob_link_stream_losses(l), 0);
+    CHECK_EQ(l->state, L_READY);
+    a.seq = 1;
+    l->sink->ack(l, &a);
+    CHECK_EQ(ob_link_stream_losses(l), 1);
+    CHECK(strstr(ow.log, "was made again while the relay ran (its sequence went back from 41 to "
+                         "1)") != NULL);
+    CHECK_EQ(l->state, L_CHECKING);
+    CHECK_STR(fc.last_subj, "$JS.API.STREAM.INFO.S");
+    reply(l, INFO_OK);
+    CHECK_EQ(l->state, L_READY);
+    a.seq = 2;
+    l->sink->ack(l, &a);
+    CHECK_EQ(ob_link_stream_losses(l), 1);
+    CHECK_EQ(ow.acks, 5);
+    close_link(l);
+}
+
 /* Disconnect, reconnect: readiness ends and the stream is asked again. */
 static void test_reconnect(void) {
     ob_link *l = make_ready();
@@ -606,6 +635,7 @@ int main(void) {
     test_unlisted();
     test_deleted();
     test_deleted_refused();
+    test_remade();
     test_reconnect();
     test_closed_for_good();
     test_refused_first();
