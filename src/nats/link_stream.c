@@ -306,18 +306,19 @@ link_stream_next ob_link_stream_reply(ob_link *l, const link_reply *msg, char *w
 /* One connection's messages are stored in the order they are published,
  * so the sequences its stored acks give only grow (a duplicate's is the
  * first copy's: not read here). A sequence below the highest one seen means
- * a stream other than the one that stored the earlier messages: deleted and
- * made again (or restored from a backup) between two publishes, too fast
- * for a publish to find it missing. */
+ * the stream lost what it had acknowledged: deleted and made again between
+ * two publishes (too fast for a publish to find it missing), restored from
+ * a backup, or a server that lost its unsynced writes in a crash. */
 int ob_link_stream_stored(ob_link *l, uint64_t seq) {
     if (seq >= l->top_seq) {
         l->top_seq = seq;
         return 0;
     }
     OB_ERROR(l->log,
-             "nats: stream %s was made again while the relay ran (its sequence went back from "
-             "%llu to %llu): the events it held before are gone unless it was restored; rebuild "
-             "it from the outbox (docs/operations.md, \"The stream was deleted\")",
+             "nats: stream %s went back from sequence %llu to %llu while the relay ran: it was "
+             "deleted and made again, restored, or lost messages it had acknowledged; events it "
+             "held are gone; rebuild it from the outbox (docs/operations.md, \"The stream was "
+             "deleted\")",
              l->cfg.stream, (unsigned long long)l->top_seq, (unsigned long long)seq);
     l->losses++;
     l->top_seq = seq;
