@@ -323,6 +323,10 @@ typedef struct outbox_stats {
      * CREATE_TIME changed: a RENAME TABLE swap, a table dropped and created
      * again): rows left in a table swapped out are not delivered */
     uint64_t table_replaced;
+    /* gauge: 1 while the stream, once seen, is missing (deleted under the
+     * relay): nothing is published until it exists again */
+    int stream_missing;
+    uint64_t stream_losses; /* times the stream seen was found missing */
     /* --- new fields here, last --- */
 } outbox_stats;
 

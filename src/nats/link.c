@@ -21,7 +21,10 @@
  *                                  CHECKING --no answer--> STREAM_WAIT
  *   READY, CHECKING --stream full--> STREAM_WAIT (a pause that grows while it stays full)
  *   STREAM, CHECKING --the stream answers but lists none of the relay's subjects-->
- *                  STREAM_WAIT (a pause that grows; READY once a stream takes them)
+ *                  STREAM_WAIT (a pause, asked again every 2 s at most; READY once a stream
+ *                  takes them)
+ *   STREAM, CHECKING --a stream once seen is not found (deleted under the relay)-->
+ *                  STREAM_WAIT (the same pause, never a create; READY once it exists again)
  *   STREAM --create refused before ever ready (not a cluster placing peers)--> FATAL
  *   closed for good by nats.c (any connected state) --> CONNECT_WAIT, a new connection
  *   strict duplicate-window check failed --> FATAL
@@ -29,10 +32,8 @@
  */
 #include "link_int.h"
 
-#include "subject.h"
 #include "tls_options.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,10 +44,8 @@
 #define BACKOFF_MAX_MS 10000
 #define CLOSE_WAIT_MS 5000
 
-/* JetStream API error codes the link reacts to. */
-#define JS_ERR_STREAM_NOT_FOUND 10059
-#define JS_ERR_SUBJECTS_OVERLAP 10065
-#define JS_ERR_NO_PEERS 10005 /* no suitable peers for placement: a cluster still settling */
+/* A pause that the operator ends (link_stream.c) asks this often at most. */
+#define PAUSE_ASK_MS 2000
 
 typedef enum link_event {
     LE_START,
@@ -144,23 +143,7 @@ static void request_stream_in(ob_link *l, int create, link_state waiting) {
     l->ctl_seq++;
     snprintf(reply_to, sizeof(reply_to), "%s.c.%u", l->conn->inbox, l->ctl_seq);
     l->stream_create = create;
-    if (create) {
-        snprintf(subj, sizeof(subj), "$JS.API.STREAM.CREATE.%s", l->cfg.stream);
-        char subjects[160];
-        snprintf(subjects, sizeof(subjects), "%s.>", l->cfg.subject_prefix);
-        json_t *cfg =
-            json_pack("{s:s, s:[s], s:s, s:s, s:s, s:I, s:i}", "name", l->cfg.stream, "subjects",
-                      subjects, "retention", "limits", "storage", "file", "discard", "old",
-                      "duplicate_window", (json_int_t)(l->cfg.duplicate_window_ms * 1000000ULL),
-                      "num_replicas", l->cfg.replicas > 0 ? l->cfg.replicas : 1);
-        char *text = cfg ? json_dumps(cfg, JSON_COMPACT) : NULL;
-        if (text)
-            ob_buf_puts(&body, text);
-        free(text);
-        json_decref(cfg);
-    } else {
-        snprintf(subj, sizeof(subj), "$JS.API.STREAM.INFO.%s", l->cfg.stream);
-    }
+    ob_link_stream_request(l, create, subj, sizeof(subj), &body);
     set_state(l, waiting);
     const char *why = NULL;
     int rc = l->ops->request(l, subj, reply_to, body.p ? body.p : "", body.len, &why);
@@ -173,179 +156,35 @@ static void request_stream_in(ob_link *l, int create, link_state waiting) {
     uv_timer_start(&l->timer, on_timer, CTL_TIMEOUT_MS, 0);
 }
 
-static int subjects_cover(json_t *subjects, const char *prefix) {
-    size_t i;
-    json_t *v;
-    size_t pl = strlen(prefix);
-    json_array_foreach(subjects, i, v) {
-        const char *s = json_string_value(v);
-        if (s == NULL)
-            continue;
-        if (strcmp(s, ">") == 0)
-            return 1;
-        if (strncmp(s, prefix, pl) == 0 && strcmp(s + pl, ".>") == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* 1 when the stream's subjects take some subject the relay publishes to
- * (`<prefix>.<aggregate_type>.<event_type>`), or list none (a stream
- * without subjects takes its own name: not for the link to judge). */
-static int subjects_take_any(const ob_link *l, json_t *subjects) {
-    char mine[192];
-    snprintf(mine, sizeof(mine), "%s.*.>", l->cfg.subject_prefix);
-    if (!json_is_array(subjects) || json_array_size(subjects) == 0)
-        return 1;
-    size_t i;
-    json_t *v;
-    json_array_foreach(subjects, i, v) {
-        const char *s = json_string_value(v);
-        if (s && ob_subject_patterns_meet(s, mine))
-            return 1;
-    }
-    return 0;
-}
-
-/* The stream answers but takes none of the relay's subjects: its
- * configuration is the broker side's fault, not the rows'. Publishing
- * pauses (no row is charged, readiness ends with the reason) and the stream
- * is asked again with a growing pause until it takes them. Said once. */
-static void pause_unlisted(ob_link *l, json_t *subjects) {
-    if (!l->unlisted) {
-        char listed[160] = "";
-        size_t used = 0, i;
-        json_t *v;
-        json_array_foreach(subjects, i, v) {
-            const char *s = json_string_value(v);
-            int k = snprintf(listed + used, sizeof(listed) - used, "%s%s", used ? ", " : "",
-                             s ? s : "?");
-            if (k < 0 || (size_t)k >= sizeof(listed) - used)
-                break;
-            used += (size_t)k;
-        }
-        snprintf(l->unlisted_why, sizeof(l->unlisted_why),
-                 "stream %s lists no subject the relay publishes to ('%s.>'; it lists %s)",
-                 l->cfg.stream, l->cfg.subject_prefix, listed);
-        OB_ERROR(l->log,
-                 "nats: %s; pausing, rows keep their attempts, until a stream takes the "
-                 "subjects again",
-                 l->unlisted_why);
-        l->unlisted = 1;
-        l->refusals++;
-    }
-    l->say_ready = 1;
-    wait_then(l, L_STREAM_WAIT);
-}
-
-static void check_stream(ob_link *l, json_t *info) {
-    json_t *config = json_object_get(info, "config");
-    json_t *subjects = json_object_get(config, "subjects");
-    json_int_t window_ns = json_integer_value(json_object_get(config, "duplicate_window"));
-    uint64_t window_ms = (uint64_t)window_ns / 1000000ULL;
-    l->window_ms = window_ms;
-    l->max_bytes = (int64_t)json_integer_value(json_object_get(config, "max_bytes"));
-    /* A clustered server reports the stream's cluster; one replica there
-     * means one node's loss stops the stream. */
-    json_t *cluster = json_object_get(info, "cluster");
-    json_int_t replicas = json_integer_value(json_object_get(config, "num_replicas"));
-    if (json_string_value(json_object_get(cluster, "name")) && replicas <= 1 &&
-        !l->warned_replicas++)
-        OB_WARN(l->log,
-                "nats: stream %s has a single replica on a clustered server: losing the node that "
-                "holds it stops the relay (create it with more replicas, --stream-replicas)",
-                l->cfg.stream);
-    if (!subjects_take_any(l, subjects)) {
-        pause_unlisted(l, subjects);
-        return;
-    }
-    if (l->unlisted) {
-        OB_INFO(l->log, "nats: stream %s takes '%s.>' again; resuming", l->cfg.stream,
-                l->cfg.subject_prefix);
-        l->unlisted = 0;
-    }
-    if (subjects && !subjects_cover(subjects, l->cfg.subject_prefix) && !l->warned_subjects++)
-        OB_WARN(l->log,
-                "nats: stream %s does not list the subject '%s.>'; publishes may find no "
-                "stream",
-                l->cfg.stream, l->cfg.subject_prefix);
-    if (window_ms < l->cfg.retry_horizon_ms) {
-        char why[320];
-        snprintf(
-            why, sizeof(why),
-            "stream %s keeps Msg-Ids for %llu ms, shorter than the relay's retry horizon of "
-            "%llu ms (ack timeout + the longer of the maximum backoff and the database's operation "
-            "timeout): a late retry could be stored twice",
-            l->cfg.stream, (unsigned long long)window_ms,
-            (unsigned long long)l->cfg.retry_horizon_ms);
-        if (l->cfg.strict_duplicate_window) {
-            OB_ERROR(l->log, "nats: %s; refusing to run (strict duplicate window)", why);
-            fatal(l, why);
-            return;
-        }
-        if (!l->warned_window)
-            OB_WARN(l->log, "nats: %s", why);
-        l->warned_window = 1;
-    }
-    ob_logf(l->log, l->say_ready ? OUTBOX_LOG_INFO : OUTBOX_LOG_DEBUG,
-            "nats: stream %s is ready (duplicate window %llu ms)", l->cfg.stream,
-            (unsigned long long)window_ms);
-    l->say_ready = 0;
-    set_state(l, L_READY);
-}
-
-/* A reply to the control request in flight, in state STREAM. */
+/* A reply to the control request in flight (STREAM, CHECKING): what it
+ * means is link_stream.c's to read, what follows is the state machine's. A
+ * pause the operator must end (the stream deleted, or listing none of the
+ * relay's subjects) asks again at least every PAUSE_ASK_MS, so that
+ * publishing resumes soon after the stream is mended. */
 static void stream_reply(ob_link *l, const link_reply *msg) {
     uv_timer_stop(&l->timer);
-    if (msg->no_responders) {
-        OB_WARN(l->log, "nats: JetStream is not answering (no responders); retrying");
-        wait_then(l, L_STREAM_WAIT);
-        return;
-    }
-    json_error_t jerr;
-    json_t *root = json_loadb(msg->data ? msg->data : "", msg->len, 0, &jerr);
-    if (root == NULL) {
-        OB_WARN(l->log, "nats: unreadable JetStream reply: %s; retrying", jerr.text);
-        wait_then(l, L_STREAM_WAIT);
-        return;
-    }
-    json_t *err = json_object_get(root, "error");
-    if (err == NULL) {
-        if (l->stream_create)
-            OB_INFO(l->log, "nats: created stream %s", l->cfg.stream);
-        check_stream(l, root);
-        json_decref(root);
-        return;
-    }
-    int code = (int)json_integer_value(json_object_get(err, "err_code"));
-    const char *desc = json_string_value(json_object_get(err, "description"));
-    if (!l->stream_create && code == JS_ERR_STREAM_NOT_FOUND) {
-        OB_INFO(l->log, "nats: stream %s does not exist; creating it for '%s.>'", l->cfg.stream,
-                l->cfg.subject_prefix);
-        request_stream(l, 1);
-    } else if (l->stream_create && code == JS_ERR_SUBJECTS_OVERLAP) {
-        OB_WARN(l->log,
-                "nats: cannot create stream %s: %s; another stream already takes '%s.>', "
-                "publishing to it",
-                l->cfg.stream, desc ? desc : "subjects overlap", l->cfg.subject_prefix);
+    char why[400] = "";
+    switch (ob_link_stream_reply(l, msg, why, sizeof(why))) {
+    case LS_READY:
         set_state(l, L_READY);
-    } else if (l->stream_create && !l->ever_ready && code != JS_ERR_NO_PEERS) {
-        /* The stream as configured cannot be made (replicas the server
-         * cannot have, a name or limit it refuses): a misconfiguration that
-         * retrying will not heal. A cluster still placing peers will. */
-        char why[400];
-        snprintf(why, sizeof(why), "nats: JetStream refused to create stream %s: %s (%d)",
-                 l->cfg.stream, desc ? desc : "?", code);
-        OB_ERROR(l->log, "%s", why);
-        json_decref(root);
+        return;
+    case LS_CREATE:
+        request_stream(l, 1);
+        return;
+    case LS_FATAL:
         fatal(l, why);
         return;
-    } else {
-        OB_WARN(l->log, "nats: JetStream refused the stream %s request: %s (%d); retrying",
-                l->stream_create ? "create" : "info", desc ? desc : "?", code);
-        wait_then(l, L_STREAM_WAIT);
+    case LS_PAUSE: {
+        uint64_t delay = ob_retry_delay(&l->retry, l->failures++);
+        l->say_ready = 1;
+        set_state(l, L_STREAM_WAIT);
+        uv_timer_start(&l->timer, on_timer, delay < PAUSE_ASK_MS ? delay : PAUSE_ASK_MS, 0);
+        return;
     }
-    json_decref(root);
+    case LS_RETRY:
+        wait_then(l, L_STREAM_WAIT);
+        return;
+    }
 }
 
 /* --- the states ---------------------------------------------------------- */
@@ -608,14 +447,21 @@ static void sink_control(ob_link *l, const link_reply *r) {
 }
 
 /* Acks go straight to the owner: they belong to its batches, not to the
- * link's state (a stored one only ends a full stream's streak). */
+ * link's state (a stored one only ends a full stream's streak, and its
+ * sequence may show the stream made again). */
 static void sink_ack(ob_link *l, const ob_ack *a) {
     l->last_answer = uv_now(l->loop);
     if (l->state == L_CLOSING || l->cbs.on_ack == NULL)
         return;
-    if (a->result == OB_ACKED_STORED)
+    int remade = 0;
+    if (a->result == OB_ACKED_STORED) {
         l->full = l->full_streak = 0;
+        remade = ob_link_stream_stored(l, a->seq);
+    }
     l->cbs.on_ack(l->cbs.data, a);
+    /* A stream made again is read again (its subjects, its window). */
+    if (remade && l->state == L_READY)
+        dispatch(l, LE_SUSPECT, "the stream's sequence went back");
 }
 
 static void sink_wake(ob_link *l) {
@@ -799,11 +645,21 @@ void ob_link_refused(ob_link *l, const char *why) {
 const char *ob_link_refusal(const ob_link *l) {
     if (l->login_why[0])
         return l->login_why;
+    if (l->missing)
+        return l->missing_why;
     return l->unlisted ? l->unlisted_why : l->full ? l->refused : NULL;
 }
 
 uint32_t ob_link_refusal_episode(const ob_link *l) {
-    return l->full || l->unlisted ? l->refusals : 0;
+    return l->full || l->unlisted || l->missing ? l->refusals : 0;
+}
+
+int ob_link_stream_missing(const ob_link *l) {
+    return l->missing;
+}
+
+uint32_t ob_link_stream_losses(const ob_link *l) {
+    return l->losses;
 }
 
 uint32_t ob_link_epoch(const ob_link *l) {

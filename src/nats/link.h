@@ -116,6 +116,12 @@ const char *ob_link_refusal(const ob_link *l);
  * stretch without the subjects), else 0. */
 uint32_t ob_link_refusal_episode(const ob_link *l);
 
+/* 1 while the stream, once seen, is missing (deleted under the relay):
+ * publishing pauses until it exists again, never re-created. */
+int ob_link_stream_missing(const ob_link *l);
+/* How many times the stream seen was found missing since the start. */
+uint32_t ob_link_stream_losses(const ob_link *l);
+
 /* Closes the subscription and the connection, waits for nats.c to report
  * both closed (and for a connect under way to end), closes the handles,
  * frees the link, then calls cb (may be NULL). Also valid before start. */

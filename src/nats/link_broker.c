@@ -63,6 +63,11 @@ static uint32_t b_refusal_episode(const void *self) {
     return ob_link_refusal_episode(self);
 }
 
+static void b_store_lost(const void *self, int *missing, uint32_t *losses) {
+    *missing = ob_link_stream_missing(self);
+    *losses = ob_link_stream_losses(self);
+}
+
 static void b_close(void *self, void (*cb)(void *data), void *data) {
     ob_link_close(self, cb, data);
 }
@@ -81,5 +86,6 @@ const ob_broker_ops ob_link_broker_ops = {
     .refused = b_refused,
     .refusal = b_refusal,
     .refusal_episode = b_refusal_episode,
+    .store_lost = b_store_lost,
     .close = b_close,
 };

@@ -193,10 +193,16 @@ struct ob_link {
     uint32_t refusals;  /* refusal episodes begun (a `full` or `unlisted` not set before) */
     int unlisted;       /* the stream lists no subject the relay publishes to: paused */
     char unlisted_why[320];
-    char login_why[320]; /* the server refuses the connection after a first success: why */
-    int say_ready;       /* the next "stream is ready" is worth an info line */
-    int final;           /* the last handles are closing; free when none is left */
-    int leak_mailbox;    /* nats.c did not confirm its close: never free what it may touch */
+    int stream_seen;       /* an info or create reply described the stream: never create it again */
+    int missing;           /* the stream seen was found missing (deleted): paused */
+    uint32_t losses;       /* times the stream seen was found missing */
+    char missing_why[200]; /* for /readyz */
+    char stream_was[400];  /* the stream's settings as last read, for the operator */
+    uint64_t top_seq;      /* the highest sequence a stored ack gave since the stream was seen */
+    char login_why[320];   /* the server refuses the connection after a first success: why */
+    int say_ready;         /* the next "stream is ready" is worth an info line */
+    int final;             /* the last handles are closing; free when none is left */
+    int leak_mailbox;      /* nats.c did not confirm its close: never free what it may touch */
     void (*close_cb)(void *data);
     void *close_data;
 
@@ -307,6 +313,28 @@ void ob_link_post_close(ob_link *l, uv_close_cb cb);
 /* link_reply.c: reads a reply on c's inbox into *r; -1 for a message that
  * is not ours. */
 int ob_link_read_reply(const link_conn *c, natsMsg *msg, inbox_reply *r);
+
+/* link_stream.c: the stream requests and what their replies mean. */
+typedef enum link_stream_next {
+    LS_READY,  /* the stream takes the relay's subjects: publish */
+    LS_CREATE, /* it does not exist and was never seen: create it */
+    LS_RETRY,  /* no usable answer (said): ask again after the backoff */
+    LS_PAUSE,  /* the operator must mend the stream (deleted, or none of the relay's
+                  subjects; said once): not ready, ask again */
+    LS_FATAL   /* a misconfiguration retrying will not heal: the reason is in why */
+} link_stream_next;
+/* The subject (of n bytes) and, for a create, the body of a stream info or
+ * create request. */
+void ob_link_stream_request(const ob_link *l, int create, char *subj, size_t n, ob_buf *body);
+/* Reads the reply to that request (l->stream_create says which), keeps
+ * what it learnt of the stream in l, logs what is worth it, and says what
+ * follows; why (of n bytes) gets the reason of LS_FATAL. */
+link_stream_next ob_link_stream_reply(ob_link *l, const link_reply *msg, char *why, size_t n);
+
+/* A message was stored at sequence seq. Returns 1 when the sequence went
+ * back: the stream was deleted and made again between two publishes (said
+ * once, counted as a loss). */
+int ob_link_stream_stored(ob_link *l, uint64_t seq);
 
 /* link_publish.c */
 /* Destroys the published messages kept back. */

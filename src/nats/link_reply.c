@@ -39,6 +39,7 @@ static void read_puback(natsMsg *msg, ob_ack *a) {
         a->text_len = data ? len : 0;
     } else if (pa.ok) {
         a->result = pa.duplicate ? OB_ACKED_DUPLICATE : OB_ACKED_STORED;
+        a->seq = pa.seq;
     } else {
         a->result = OB_ACKED_ERROR;
         a->code = pa.code;

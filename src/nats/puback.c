@@ -103,6 +103,7 @@ static const struct js_code {
     {10039, OB_JS_BROKER, "JetStream is not enabled for the account"},
     {10047, OB_JS_BROKER, "insufficient storage resources"},
     {10054, OB_JS_ROW, "the message is larger than the stream's max_msg_size"},
+    {10059, OB_JS_BROKER, "the stream is not found"}, /* the link asks: deleted? */
     {10060, OB_JS_ROW, "the expected stream does not match"},
     {10063, OB_JS_BROKER, "a replica's stream sequence does not match (catching up)"},
     {10070, OB_JS_ROW, "wrong last msg id"},

@@ -42,6 +42,7 @@ typedef struct ob_ack {
     int code, err_code;
     const char *text; /* ERROR: the description; GARBLED: the reply; else NULL */
     size_t text_len;
+    uint64_t seq; /* STORED, DUPLICATE: the message's sequence in the stream */
 } ob_ack;
 
 /* Why a publish did not leave. */
@@ -121,6 +122,10 @@ typedef struct ob_broker_ops {
     /* While such a refusal holds, the number of its episode, else 0: a
      * refusal that lasts is one outage, not one per try. */
     uint32_t (*refusal_episode)(const void *self);
+    /* The broker's store of the relay's messages (a stream) that it had
+     * seen was found missing (deleted under the relay): *missing 1 while it
+     * is, *losses how many times since the start. May be NULL (never). */
+    void (*store_lost)(const void *self, int *missing, uint32_t *losses);
     /* Closes the broker's handles and frees it, then calls cb (may be NULL).
      * Also valid before start. */
     void (*close)(void *self, void (*cb)(void *data), void *data);

@@ -78,6 +78,8 @@ enum scalar {
     S_PUBLISH_ATTEMPTS,
     S_DB_RECONNECTS,
     S_NATS_OUTAGES,
+    S_STREAM_MISSING,
+    S_STREAM_LOSSES,
     S_IN_FLIGHT,
     S_DB_CONNECTIONS,
     S_HELD_BACK,
@@ -101,6 +103,11 @@ static const family scalars[S_COUNT] = {
     {"outbox_relay_database_reconnects_total", "counter",
      "Database connections lost (each is made again)."},
     {"outbox_relay_nats_outages_total", "counter", "Times NATS or the stream stopped answering."},
+    {"outbox_relay_nats_stream_missing", "gauge",
+     "1 while the stream, once seen, is missing (deleted under the relay): nothing is published "
+     "until it exists again."},
+    {"outbox_relay_nats_stream_losses_total", "counter",
+     "Times the stream was found deleted under the relay (the events it held are gone)."},
     {"outbox_relay_in_flight_messages", "gauge", "Publishes awaiting an ack."},
     {"outbox_relay_database_connections", "gauge", "Database connections up."},
     {"outbox_relay_held_back_rows_total", "counter",
@@ -135,6 +142,10 @@ static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
         return s->db_reconnects;
     case S_NATS_OUTAGES:
         return s->broker_outages;
+    case S_STREAM_MISSING:
+        return (uint64_t)(s->stream_missing != 0);
+    case S_STREAM_LOSSES:
+        return s->stream_losses;
     case S_IN_FLIGHT:
         return s->in_flight;
     case S_DB_CONNECTIONS:

@@ -493,6 +493,12 @@ void outbox_relay_stats_sized(const outbox_relay *r, outbox_stats *out, size_t s
      * waiting for the members to initialise its buckets makes no read). */
     if (r->proof)
         s.cursor_members_down = (uint32_t)ob_gap_proof_missing(r->proof);
+    const ob_broker *k = &r->env.broker;
+    if (k->self && k->ops->store_lost) {
+        uint32_t losses = 0;
+        k->ops->store_lost(k->self, &s.stream_missing, &losses);
+        s.stream_losses = losses;
+    }
     memcpy(out, &s, n);
     if (size > n) /* a caller built against a newer header */
         memset((char *)out + n, 0, size - n);

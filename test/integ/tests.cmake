@@ -151,6 +151,8 @@ ob_integ_sh(fault_no_stream_row 120)
 ob_integ_sh(fault_full_stream 120)
 ob_integ_sh(fault_store_full 180)
 ob_integ_sh(fault_stream_subjects 120)
+# Issue 37, point 3: the stream deleted under a running relay: a pause, never a re-make.
+ob_integ_sh(fault_stream_deleted 120)
 ob_integ_sh(fault_subject_full 120)
 ob_integ_sh(fault_row_over_max_bytes 120)
 ob_integ_sh(fault_db_frozen_stop 180)

@@ -430,6 +430,111 @@ static void test_unlisted(void) {
     close_link(l);
 }
 
+#define NOT_FOUND                                                                                  \
+    "{\"error\":{\"code\":404,\"err_code\":10059,\"description\":\"stream not found\"}}"
+#define INFO_R3                                                                                    \
+    "{\"config\":{\"subjects\":[\"outbox.order.>\"],\"num_replicas\":3,\"storage\":\"file\","      \
+    "\"retention\":\"limits\",\"max_msgs\":5000,\"duplicate_window\":120000000000}}"
+
+/* A stream seen once and then found missing was deleted under the relay:
+ * never created again, a pause (not ready, the reason given, said once with
+ * what the stream was, counted) that ends when the operator makes it again
+ * (even after a reconnect). Before it was seen, a missing stream is created. */
+static void test_deleted(void) {
+    ob_link *l = make(60000, 0);
+    ob_link_start(l);
+    l->sink->connect_done(l, LC_OK, "");
+    reply(l, INFO_R3);
+    CHECK_EQ(l->state, L_READY);
+    CHECK_EQ(told()->ready, 1);
+    uint32_t epoch = ob_link_epoch(l);
+    ob_link_suspect(l, "no responders");
+    reply(l, NOT_FOUND);
+    CHECK_EQ(l->state, L_STREAM_WAIT);
+    CHECK_STR(fc.last_subj, "$JS.API.STREAM.INFO.S"); /* no create */
+    CHECK_EQ(told()->ready, 0);
+    CHECK_EQ(ob_link_epoch(l), epoch + 1);
+    CHECK_EQ(ob_link_stream_missing(l), 1);
+    CHECK_EQ(ob_link_stream_losses(l), 1);
+    CHECK(ob_link_refusal(l) != NULL);
+    CHECK(strstr(ob_link_refusal(l), "stream S was deleted while the relay ran") != NULL);
+    CHECK_EQ(ob_link_refusal_episode(l), 1);
+    const char *said = strstr(ow.log, "was deleted while the relay ran");
+    CHECK(said != NULL);
+    CHECK(strstr(said, "subjects outbox.order.>, 3 replica(s), file storage") != NULL);
+    CHECK(strstr(said, "max_msgs 5000") != NULL);
+    for (int i = 0; i < 2; i++) { /* still missing: asked again, not said again, never created */
+        RUN_UNTIL(l->state == L_STREAM, 3000);
+        CHECK_STR(fc.last_subj, "$JS.API.STREAM.INFO.S");
+        reply(l, NOT_FOUND);
+        CHECK_EQ(l->state, L_STREAM_WAIT);
+    }
+    l->sink->conn_event(l, 0, 1, 0); /* a reconnect asks again: still no create */
+    reply(l, NOT_FOUND);
+    CHECK_EQ(l->state, L_STREAM_WAIT);
+    CHECK(strstr(said + 1, "was deleted while the relay ran") == NULL);
+    CHECK_EQ(ob_link_stream_losses(l), 1);
+    CHECK_EQ(ob_link_refusal_episode(l), 1);
+    RUN_UNTIL(l->state == L_STREAM, 3000);
+    reply(l, INFO_OTHER); /* made again with other subjects: still paused, for that */
+    CHECK_EQ(l->state, L_STREAM_WAIT);
+    CHECK_EQ(ob_link_stream_missing(l), 0);
+    CHECK(strstr(ob_link_refusal(l), "lists no subject") != NULL);
+    RUN_UNTIL(l->state == L_STREAM, 3000);
+    reply(l, INFO_OK);
+    CHECK_EQ(l->state, L_READY);
+    CHECK_EQ(told()->ready, 1);
+    CHECK(ob_link_refusal(l) == NULL);
+    CHECK(strstr(ow.log, "stream S exists again") != NULL);
+    close_link(l);
+}
+
+/* A publish answered "stream not found" (puback.c: the broker's) pauses as
+ * a refusal; the stream asked about is missing: the deletion's pause, which
+ * the refusal does not outlive. */
+static void test_deleted_refused(void) {
+    ob_link *l = make_ready();
+    ob_link_refused(l, "the stream is not found (404/10059)");
+    CHECK_EQ(l->state, L_STREAM_WAIT);
+    CHECK_EQ(l->full, 1);
+    RUN_UNTIL(l->state == L_STREAM, 3000);
+    reply(l, NOT_FOUND);
+    CHECK_EQ(l->state, L_STREAM_WAIT);
+    CHECK_EQ(l->full, 0);
+    CHECK_EQ(ob_link_stream_missing(l), 1);
+    CHECK(strstr(ob_link_refusal(l), "was deleted while the relay ran") != NULL);
+    CHECK_STR(fc.last_subj, "$JS.API.STREAM.INFO.S");
+    close_link(l);
+}
+
+/* A stored ack whose sequence went back: the stream was deleted and made
+ * again between two publishes. Said once, counted, and the stream is read
+ * again; a duplicate's older sequence is no sign. */
+static void test_remade(void) {
+    ob_link *l = make_ready();
+    ob_ack a = {.result = OB_ACKED_STORED, .seq = 40};
+    l->sink->ack(l, &a);
+    a.seq = 41;
+    l->sink->ack(l, &a);
+    ob_ack dup = {.result = OB_ACKED_DUPLICATE, .seq = 3};
+    l->sink->ack(l, &dup);
+    CHECK_EQ(ob_link_stream_losses(l), 0);
+    CHECK_EQ(l->state, L_READY);
+    a.seq = 1;
+    l->sink->ack(l, &a);
+    CHECK_EQ(ob_link_stream_losses(l), 1);
+    CHECK(strstr(ow.log, "stream S went back from sequence 41 to 1 while the relay ran") != NULL);
+    CHECK_EQ(l->state, L_CHECKING);
+    CHECK_STR(fc.last_subj, "$JS.API.STREAM.INFO.S");
+    reply(l, INFO_OK);
+    CHECK_EQ(l->state, L_READY);
+    a.seq = 2;
+    l->sink->ack(l, &a);
+    CHECK_EQ(ob_link_stream_losses(l), 1);
+    CHECK_EQ(ow.acks, 5);
+    close_link(l);
+}
+
 /* Disconnect, reconnect: readiness ends and the stream is asked again. */
 static void test_reconnect(void) {
     ob_link *l = make_ready();
@@ -527,6 +632,9 @@ int main(void) {
     test_full();
     test_ready_posted();
     test_unlisted();
+    test_deleted();
+    test_deleted_refused();
+    test_remade();
     test_reconnect();
     test_closed_for_good();
     test_refused_first();

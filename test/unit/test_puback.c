@@ -34,6 +34,7 @@ static void classify(void) {
         {503, 10077, "store is closed", OB_JS_BROKER},
         {503, 10077, "write error: no space left on device", OB_JS_BROKER},
         {400, 10054, "message size exceeds maximum allowed", OB_JS_ROW},
+        {404, 10059, "stream not found", OB_JS_BROKER},
         {400, 10097, "header size exceeds maximum allowed of 64k", OB_JS_ROW},
         {400, 10060, "expected stream does not match", OB_JS_ROW},
         {400, 10070, "wrong last msg ID: x", OB_JS_ROW},
