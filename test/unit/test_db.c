@@ -25,7 +25,7 @@ static int late_warnings;
 
 static void log_line(outbox_log_level level, const char *line, void *data) {
     (void)data;
-    if (level <= OUTBOX_LOG_WARN && strstr(line, "exceeded 300 ms"))
+    if (level <= OUTBOX_LOG_WARN && strstr(line, "exceeded 600 ms"))
         late_warnings++;
 }
 static const ob_log lg = {log_line, NULL, OUTBOX_LOG_DEBUG};
@@ -152,7 +152,7 @@ static void one_operation_at_a_time_and_disarmed_after_each(void) {
  * for the next outage once an operation succeeded. */
 static void a_silent_server_fails_the_query_as_lost(void) {
     late_warnings = 0;
-    ob_db *db = make(300);
+    ob_db *db = make(600);
     for (int outage = 1; outage <= 2; outage++) {
         fake_peer_mode_set(peer, PEER_ANSWER);
         connect_ok(db);
@@ -166,14 +166,12 @@ static void a_silent_server_fails_the_query_as_lost(void) {
         CHECK(!ob_db_is_idle(db));
         CHECK_EQ(busy_handles(), 0);
         CHECK_EQ(late_warnings, outage);
-        for (int i = 0; i < 2; i++) { /* the server greets no one either */
-            done c = {0, 0};
-            CHECK_EQ(ob_db_connect(db, on_done, &c), 0);
-            run_until(&c.calls);
-            CHECK_EQ(c.ok, 0);
-            CHECK(ob_db_lost(db));
-            CHECK_EQ(busy_handles(), 0);
-        }
+        done c = {0, 0}; /* the server greets no one either */
+        CHECK_EQ(ob_db_connect(db, on_done, &c), 0);
+        run_until(&c.calls);
+        CHECK_EQ(c.ok, 0);
+        CHECK(ob_db_lost(db));
+        CHECK_EQ(busy_handles(), 0);
         CHECK_EQ(late_warnings, outage);
     }
     fake_peer_mode_set(peer, PEER_ANSWER);
