@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "json_scan.h"
 #include "outbox/id.h"
 #include "subject.h"
 #include "trace_context.h"
@@ -111,14 +112,150 @@ static void put_header(ob_buf *b, const char *key, const char *v, size_t vl) {
     ob_buf_append(b, "\r\n", 2);
 }
 
-/* Appends the row's headers; `content_type` is left pointing at the value
- * of a Content-Type member (inside `*root`, which the caller frees). */
-static int row_headers(ob_buf *block, const ob_row *row, json_t **root_out,
-                       const char **content_type, outbox_failure_kind *kind, char *err,
-                       size_t errlen) {
+/* A Content-Type member's value: inside the row's headers text or inside
+ * the parsed object, not NUL-terminated. */
+typedef struct ob_ctype {
+    const char *p;
+    size_t len;
+} ob_ctype;
+
+/* Checks one member and appends it as a header; `key` and `v` are
+ * NUL-terminated. Returns 0, or -1 with the reason. */
+static int member_header(ob_buf *block, const char *key, const char *v, size_t vl,
+                         ob_trace_seen *trace, ob_ctype *ct, char *err, size_t errlen) {
+    if (!ob_header_key_ok(key) || !ob_header_value_ok(v, vl)) {
+        snprintf(err, errlen,
+                 "headers member '%.64s' cannot be a message header (keys are printable "
+                 "ASCII without ':' or space; values have no CR, LF or NUL)",
+                 key);
+        return -1;
+    }
+    const char *why = ob_header_reserved(key, v);
+    if (why != NULL) {
+        snprintf(err, errlen, "headers member '%.64s' is refused: %s", key, why);
+        return -1;
+    }
+    char twhy[160];
+    why = ob_trace_member(trace, key, v, vl, twhy, sizeof(twhy));
+    if (why != NULL) {
+        snprintf(err, errlen, "headers member '%.64s' is refused: %s", key, why);
+        return -1;
+    }
+    if (strcasecmp(key, "content-type") == 0) {
+        ct->p = v;
+        ct->len = vl;
+    }
+    put_header(block, key, v, vl);
+    return 0;
+}
+
+/* A string of the headers text at s[*i] (its opening quote) that holds no
+ * escape: its bytes, *i moved past its closing quote. -1 when it has an
+ * escape. The text was validated whole (ob_json_scan). */
+static int plain_string(const char *s, size_t n, size_t *i, const char **p, size_t *len) {
+    size_t at = *i + 1, end = at;
+    while (end < n && s[end] != '"' && s[end] != '\\')
+        end++;
+    if (end >= n || s[end] != '"')
+        return -1;
+    *p = s + at;
+    *len = end - at;
+    *i = end + 1;
+    return 0;
+}
+
+static size_t skip_ws(const char *s, size_t n, size_t i) {
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* The members of the usual headers, read in place: a valid JSON object of
+ * at most OB_PLAIN_MEMBERS string members, each key once, without escapes.
+ * Returns how many, or -1 for any other text (jansson then reads it, and
+ * says what is wrong with it). */
+#define OB_PLAIN_MEMBERS 32
+typedef struct plain_member {
+    const char *k, *v;
+    size_t kl, vl;
+} plain_member;
+
+static int plain_members(const char *s, size_t n, plain_member *m) {
+    if (ob_json_scan(s, n, NULL) != 0)
+        return -1;
+    size_t i = skip_ws(s, n, 0);
+    if (i >= n || s[i] != '{')
+        return -1;
+    i = skip_ws(s, n, i + 1);
+    int count = 0;
+    while (i < n && s[i] == '"') {
+        if (count == OB_PLAIN_MEMBERS)
+            return -1;
+        plain_member *e = &m[count];
+        if (plain_string(s, n, &i, &e->k, &e->kl) != 0)
+            return -1;
+        i = skip_ws(s, n, skip_ws(s, n, i) + 1); /* past the colon */
+        if (i >= n || s[i] != '"' || plain_string(s, n, &i, &e->v, &e->vl) != 0)
+            return -1;
+        for (int j = 0; j < count; j++)
+            if (m[j].kl == e->kl && memcmp(m[j].k, e->k, e->kl) == 0)
+                return -1; /* jansson keeps the last value, at the first's place */
+        count++;
+        i = skip_ws(s, n, i);
+        if (i < n && s[i] == ',')
+            i = skip_ws(s, n, i + 1);
+    }
+    return count;
+}
+
+/* The usual headers (plain_members), checked and appended without a parse
+ * tree: each member is copied NUL-terminated into `scratch` for its checks,
+ * and a Content-Type's value is left pointing into the row's text. */
+static int plain_headers(ob_buf *block, const plain_member *m, int count, ob_buf *scratch,
+                         ob_ctype *ct, char *err, size_t errlen) {
+    ob_trace_seen trace = {0, 0};
+    for (int i = 0; i < count; i++) {
+        ob_buf_reset(scratch);
+        ob_buf_append(scratch, m[i].k, m[i].kl);
+        ob_buf_putc(scratch, '\0');
+        ob_buf_append(scratch, m[i].v, m[i].vl);
+        if (scratch->oom) {
+            block->oom = 1;
+            return 0; /* the message cannot be made: said as out of memory */
+        }
+        ob_ctype seen = {NULL, 0};
+        if (member_header(block, scratch->p, scratch->p + m[i].kl + 1, m[i].vl, &trace, &seen, err,
+                          errlen) != 0)
+            return -1;
+        if (seen.p != NULL)
+            *ct = (ob_ctype){m[i].v, m[i].vl};
+    }
+    const char *unpaired = ob_trace_done(&trace);
+    if (unpaired != NULL) {
+        snprintf(err, errlen, "headers member 'tracestate' is refused: %s", unpaired);
+        return -1;
+    }
+    return 0;
+}
+
+/* Appends the row's headers; `ct` is left pointing at the value of a
+ * Content-Type member (inside the row's text, or inside `*root`, which the
+ * caller frees). The usual headers are read in place; any other text is
+ * parsed by jansson, whose answer stands for every text read in place too
+ * (test_message holds both to the same outcomes). */
+static int row_headers(ob_buf *block, const ob_row *row, ob_buf *scratch, json_t **root_out,
+                       ob_ctype *ct, outbox_failure_kind *kind, char *err, size_t errlen) {
+    *root_out = NULL;
+    plain_member m[OB_PLAIN_MEMBERS];
+    int count = plain_members(row->headers, row->headers_len, m);
+    if (count >= 0) {
+        if (plain_headers(block, m, count, scratch, ct, err, errlen) == 0)
+            return 0;
+        *kind = OUTBOX_FAIL_BAD_HEADERS;
+        return -1;
+    }
     json_error_t jerr;
     json_t *root = json_loadb(row->headers, row->headers_len, 0, &jerr);
-    *root_out = NULL;
     if (root == NULL || !json_is_object(root)) {
         *kind = OUTBOX_FAIL_BAD_HEADERS;
         if (root == NULL)
@@ -130,7 +267,6 @@ static int row_headers(ob_buf *block, const ob_row *row, json_t **root_out,
     }
     const char *key;
     json_t *val;
-    int rc = 0;
     ob_trace_seen trace = {0, 0};
     json_object_foreach(root, key, val) {
         if (!json_is_string(val)) {
@@ -139,50 +275,25 @@ static int row_headers(ob_buf *block, const ob_row *row, json_t **root_out,
             snprintf(err, errlen,
                      "headers member '%.64s' is refused: a header value must be a JSON string",
                      key);
-            rc = -1;
-            break;
+            json_decref(root);
+            return -1;
         }
-        const char *v = json_string_value(val);
-        size_t vl = json_string_length(val);
-        if (!ob_header_key_ok(key) || !ob_header_value_ok(v, vl)) {
+        if (member_header(block, key, json_string_value(val), json_string_length(val), &trace, ct,
+                          err, errlen) != 0) {
             *kind = OUTBOX_FAIL_BAD_HEADERS;
-            snprintf(err, errlen,
-                     "headers member '%.64s' cannot be a message header (keys are printable "
-                     "ASCII without ':' or space; values have no CR, LF or NUL)",
-                     key);
-            rc = -1;
-            break;
+            json_decref(root);
+            return -1;
         }
-        const char *why = ob_header_reserved(key, v);
-        if (why != NULL) {
-            *kind = OUTBOX_FAIL_BAD_HEADERS;
-            snprintf(err, errlen, "headers member '%.64s' is refused: %s", key, why);
-            rc = -1;
-            break;
-        }
-        char twhy[160];
-        why = ob_trace_member(&trace, key, v, vl, twhy, sizeof(twhy));
-        if (why != NULL) {
-            *kind = OUTBOX_FAIL_BAD_HEADERS;
-            snprintf(err, errlen, "headers member '%.64s' is refused: %s", key, why);
-            rc = -1;
-            break;
-        }
-        if (strcasecmp(key, "content-type") == 0)
-            *content_type = v;
-        put_header(block, key, v, vl);
     }
-    const char *unpaired = rc == 0 ? ob_trace_done(&trace) : NULL;
+    const char *unpaired = ob_trace_done(&trace);
     if (unpaired != NULL) {
         *kind = OUTBOX_FAIL_BAD_HEADERS;
         snprintf(err, errlen, "headers member 'tracestate' is refused: %s", unpaired);
-        rc = -1;
-    }
-    if (rc != 0)
         json_decref(root);
-    else
-        *root_out = root;
-    return rc;
+        return -1;
+    }
+    *root_out = root;
+    return 0;
 }
 
 static void put_str(ob_buf *b, const char *key, const char *v) {
@@ -191,7 +302,7 @@ static void put_str(ob_buf *b, const char *key, const char *v) {
 
 /* Appends the CloudEvents binary-mode headers. */
 static void ce_headers(ob_buf *block, const ob_row *row, const char *idtext,
-                       const ob_message_opts *o, const char *content_type, ob_buf *scratch) {
+                       const ob_message_opts *o, ob_ctype content_type, ob_buf *scratch) {
     /* One scratch buffer holds the encoded ce-type, ce-subject and
      * ce-datacontenttype as consecutive NUL-terminated strings, so no per-row
      * allocation is ours. */
@@ -206,9 +317,9 @@ static void ce_headers(ob_buf *block, const ob_row *row, const char *idtext,
     ob_ce_encode(scratch, row->aggregate_id, row->aggregate_id_len);
     size_t ct_off = scratch->len + 1;
     ob_buf_putc(scratch, '\0');
-    const char *ct = row->payload_binary ? content_type : "application/json";
-    if (ct != NULL)
-        ob_ce_encode(scratch, ct, strlen(ct));
+    ob_ctype ct = row->payload_binary ? content_type : (ob_ctype){"application/json", 16};
+    if (ct.p != NULL)
+        ob_ce_encode(scratch, ct.p, ct.len);
     if (scratch->oom) {
         block->oom = 1;
         return;
@@ -224,14 +335,14 @@ static void ce_headers(ob_buf *block, const ob_row *row, const char *idtext,
         put_str(block, "ce-subject", scratch->p + subj_off);
     if (wl > 0)
         put_str(block, "ce-time", when);
-    if (ct != NULL && *ct != '\0')
+    if (ct.len > 0)
         put_str(block, "ce-datacontenttype", scratch->p + ct_off);
     /* Content-Type too, as the binary content mode allows (never
      * application/cloudevents*, which would mean structured mode): SDKs
      * such as Go's read it rather than ce-datacontenttype. A row's own
      * Content-Type is already set. */
-    if (content_type == NULL && ct != NULL && *ct != '\0')
-        put_str(block, "Content-Type", ct);
+    if (content_type.p == NULL && ct.len > 0)
+        put_header(block, "Content-Type", ct.p, ct.len);
 }
 
 int ob_message_create(natsMsg **out, const char *subject, const char *reply, const ob_row *row,
@@ -241,9 +352,9 @@ int ob_message_create(natsMsg **out, const char *subject, const char *reply, con
     ob_buf_reset(block);
     ob_buf_puts(block, "NATS/1.0\r\n");
     json_t *root = NULL;
-    const char *content_type = NULL;
+    ob_ctype content_type = {NULL, 0};
     if (row->headers != NULL &&
-        row_headers(block, row, &root, &content_type, kind, err, errlen) != 0)
+        row_headers(block, row, scratch, &root, &content_type, kind, err, errlen) != 0)
         return -1;
     char idtext[OUTBOX_ID_TEXT_LEN + 1];
     outbox_id id;

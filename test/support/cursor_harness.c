@@ -258,8 +258,9 @@ stmt kind_of(const char *sql) {
         return S_INIT;
     if (starts(sql, "SELECT id, aggregate_type") && strstr(sql, "WHERE status = 2"))
         return S_LANE;
-    if (starts(sql, "UPDATE `outbox_cursor` SET seq = "))
-        return S_ADVANCE;
+    if (starts(sql, "UPDATE `outbox_cursor` SET seq = ") ||
+        starts(sql, "UPDATE `outbox_cursor` AS c_ JOIN "))
+        return S_ADVANCE; /* on Galera, fenced by the presence row */
     return S_FINISH;
 }
 
@@ -277,11 +278,14 @@ static uint64_t mask_of(const char *list) {
     return m;
 }
 
-/* Notes every cursor UPDATE in the statement: its value and buckets. */
-static void note_cursor_writes(const char *sql) {
+/* Notes every cursor UPDATE in the statement of the form `head`: its value
+ * and buckets. */
+static void note_writes(const char *sql, const char *head, const char *set) {
     const char *p = sql;
-    while ((p = strstr(p, "UPDATE `outbox_cursor` SET seq = ")) != NULL) {
-        p += strlen("UPDATE `outbox_cursor` SET seq = ");
+    while ((p = strstr(p, head)) != NULL) {
+        p = strstr(p, set);
+        CHECK(p != NULL);
+        p += strlen(set);
         CHECK(nadv < 64);
         adv[nadv] = strtoull(p, NULL, 10);
         const char *in = strstr(p, "bucket IN (");
@@ -289,6 +293,12 @@ static void note_cursor_writes(const char *sql) {
         adv_mask[nadv] = mask_of(in + strlen("bucket IN ("));
         nadv++;
     }
+}
+
+/* Notes every cursor UPDATE in the statement, the Galera one included. */
+static void note_cursor_writes(const char *sql) {
+    note_writes(sql, "UPDATE `outbox_cursor` SET seq = ", "SET seq = ");
+    note_writes(sql, "UPDATE `outbox_cursor` AS c_ JOIN ", "SET c_.seq = ");
 }
 
 uint64_t max_written(void) {
