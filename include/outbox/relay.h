@@ -319,6 +319,12 @@ typedef struct outbox_stats {
      * is a Galera node outside the primary component or not ready: it
      * refuses every statement, so nothing is delivered through it */
     int db_node_unready;
+    /* gauge: the relay's clock minus the database's, in seconds, as the
+     * pending sampler measured it (0 until it did); delivery_lag is taken on
+     * the database's clock by subtracting it. clock_skew_error_s bounds its
+     * error (half the fastest sample's round trip), -1 until measured. */
+    double clock_skew_s;
+    double clock_skew_error_s;
     /* --- new fields here, last --- */
 } outbox_stats;
 
