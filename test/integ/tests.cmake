@@ -161,6 +161,8 @@ ob_integ_sh(fault_db_outage_dup_window 180)
 ob_integ_sh(fault_nats_outage_dup_window 180)
 # Issue 29: a connection killed, mariadbd killed: noticed within 10 s, health follows.
 ob_integ_sh(db_connection_loss 180)
+# A server's wait_timeout of 3 s: idle sessions kept, a frozen relay's closed ones named.
+ob_integ_sh(fault_db_wait_timeout 120)
 ob_integ_sh(stop_line 120)
 ob_integ_sh(fault_cluster_replicas 180)
 ob_integ_sh(fault_cluster_leader_kill 180)
