@@ -9,11 +9,12 @@ set -euo pipefail
 # and python3-yaml (the alert and dashboard test); dpkg-dev (dpkg-shlibdeps,
 # for the .deb's Depends), file (CPack's ELF check), lintian, man-db (man -l)
 # and bash-completion (its loader finds the installed completion);
-# galera-4, galera-arbitrator-4 (garbd) and rsync for the Galera fixture.
+# galera-4, galera-arbitrator-4 (garbd) and rsync for the Galera fixture;
+# faketime (libfaketime: a relay whose clock runs ahead, integ.clock_skew).
 pkgs=(build-essential cmake pkg-config libuv1-dev libmariadb-dev uuid-dev libnats-dev
       libjansson-dev libinih-dev libsystemd-dev systemd curl libssl-dev openssl mariadb-server mariadb-client nats-server
       python3 prometheus jq python3-yaml dpkg-dev file lintian man-db bash-completion
-      galera-4 galera-arbitrator-4 rsync "$@")
+      galera-4 galera-arbitrator-4 rsync faketime "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -256,6 +256,13 @@ typedef struct outbox_maint_result {
      * lease table: bucket_holder and leader_holder then name relays (their
      * identities in that table, cluster-wide), not sessions of this node. */
     int holders_are_relays;
+    /* SAMPLE: the database's clock (UNIX_TIMESTAMP(NOW(6))), read after the
+     * host's wall clock read clock_sent_s (the statement left) and before
+     * it read clock_answered_s (its answer came): together they bound the
+     * skew between the two clocks. Seconds since the epoch; 0 when unknown. */
+    double db_clock_s;
+    double clock_sent_s;
+    double clock_answered_s;
 } outbox_maint_result;
 
 typedef void (*outbox_maint_cb)(outbox_maint *m, const outbox_maint_result *res, void *data);

@@ -327,6 +327,12 @@ typedef struct outbox_stats {
      * relay): nothing is published until it exists again */
     int stream_missing;
     uint64_t stream_losses; /* times the stream seen was found missing */
+    /* gauge: the relay's clock minus the database's, in seconds, as the
+     * pending sampler measured it (0 until it did); delivery_lag is taken on
+     * the database's clock by subtracting it. clock_skew_error_s bounds its
+     * error (half the fastest sample's round trip), -1 until measured. */
+    double clock_skew_s;
+    double clock_skew_error_s;
     /* --- new fields here, last --- */
 } outbox_stats;
 

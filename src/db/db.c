@@ -4,7 +4,7 @@
  * of db.h). Every change of state goes through set_state(); db_run() hands
  * each wake-up of the poll handle or the wait timer to the step of the
  * current state, which calls into the library once.
- *   DOWN --connect--> RESOLVING --address--> CONNECTING --ok--> IDLE
+ *   DOWN --connect--> RESOLVING --address--> CONNECTING --ok--> QUERYING (@@wait_timeout)
  *   DOWN --connect, unix socket------------> CONNECTING
  *   RESOLVING / CONNECTING --no address, no CA, refused, timed out--> DOWN
  *
@@ -16,11 +16,13 @@
  *   a statement error (connection kept): QUERYING / STORING / NEXT --> IDLE
  *   the connection lost in any step, or ob_db_reset()              --> DOWN
  *   IDLE, watched (ob_db_watch) --the server closed it, keepalive gave up--> DOWN
+ *   IDLE --half the session's wait_timeout idle--> PINGING --ok--> IDLE
+ *        (a query asked for meanwhile waits for the ping: PINGING --ok--> QUERYING)
  *   close: IDLE --> QUITTING (COM_QUIT) --> DOWN --> CLOSED;
  *          RESOLVING --> CLOSED; any other state --> DOWN --> CLOSED.
  *          The object is freed once its handles are closed.
  */
-#include "db.h"
+#include "db_int.h"
 
 #include "db_nodes.h"
 #include "db_socket.h"
@@ -33,74 +35,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define OB_DB_MAX_RESULTS 16
-
-typedef enum db_state {
-    DB_DOWN,       /* no connection; connect may be called */
-    DB_RESOLVING,  /* waiting for uv_getaddrinfo */
-    DB_CONNECTING, /* waiting inside mysql_real_connect */
-    DB_IDLE,       /* connected, nothing in progress */
-    DB_QUERYING,   /* waiting inside mysql_real_query */
-    DB_STORING,    /* waiting inside mysql_store_result */
-    DB_NEXT,       /* waiting inside mysql_next_result */
-    DB_QUITTING,   /* waiting inside mysql_close (COM_QUIT) */
-    DB_CLOSED      /* handles closing; freed when they are */
-} db_state;
-
 static const char *const state_names[] = {
-    [DB_DOWN] = "down", [DB_RESOLVING] = "resolving", [DB_CONNECTING] = "connecting",
-    [DB_IDLE] = "idle", [DB_QUERYING] = "querying",   [DB_STORING] = "storing",
-    [DB_NEXT] = "next", [DB_QUITTING] = "quitting",   [DB_CLOSED] = "closed",
-};
-
-/* A poll handle lives on the heap because it may still be closing after the
- * connection has moved on to a new socket. */
-typedef struct db_poll {
-    uv_poll_t h;
-    int fd;
-} db_poll;
-
-struct ob_db {
-    uv_loop_t *loop;
-    db_state state;
-    MYSQL *m;
-    ob_db_config cfg; /* strings owned; host and nodes unused (see `nodes`) */
-    ob_db_nodes nodes;
-    char *name;
-    const ob_log *log;
-
-    uv_getaddrinfo_t resolve_req;
-    int resolving;
-    char addr[64];
-
-    db_poll *poll;
-    uv_timer_t wait_timer; /* MYSQL_WAIT_TIMEOUT */
-    uv_timer_t op_timer;   /* our own deadline */
-    int late_said;         /* a missed deadline was said; again only after one was met */
-    int open_handles;
-
-    const char *sql;
-    size_t sql_len;
-    MYSQL *ret_conn;
-    int ret_int;
-    MYSQL_RES *ret_res;
-
-    uint64_t connect_block_us; /* longest single connect call, last connect */
-
-    int nres;
-    MYSQL_RES *res[OB_DB_MAX_RESULTS];
-    uint64_t affected[OB_DB_MAX_RESULTS];
-
-    unsigned err_no;
-    char err[512];
-    int lost;
-
-    ob_db_cb cb;
-    void *cb_data;
-    ob_db_cb watch_cb; /* told of a loss while idle (ob_db_watch) */
-    void *watch_data;
-    ob_db_close_cb close_cb;
-    void *close_data;
+    [DB_DOWN] = "down",     [DB_RESOLVING] = "resolving", [DB_CONNECTING] = "connecting",
+    [DB_IDLE] = "idle",     [DB_QUERYING] = "querying",   [DB_STORING] = "storing",
+    [DB_NEXT] = "next",     [DB_PINGING] = "pinging",     [DB_QUITTING] = "quitting",
+    [DB_CLOSED] = "closed",
 };
 
 static void db_run(ob_db *db, int ev);
@@ -163,9 +102,12 @@ ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, co
     ob_db_nodes_join(&db->nodes, cfg->group);
     uv_timer_init(loop, &db->wait_timer);
     uv_timer_init(loop, &db->op_timer);
+    uv_timer_init(loop, &db->keep_timer);
+    uv_unref((uv_handle_t *)&db->keep_timer); /* an idle connection keeps no loop alive */
     db->wait_timer.data = db;
     db->op_timer.data = db;
-    db->open_handles = 2;
+    db->keep_timer.data = db;
+    db->open_handles = 3;
     set_state(db, DB_DOWN);
     return db;
 }
@@ -255,6 +197,7 @@ static void abort_op(ob_db *db) {
     case DB_QUERYING:
     case DB_STORING:
     case DB_NEXT:
+    case DB_PINGING:
     case DB_QUITTING: {
         int fd = (int)mysql_get_socket(db->m);
         if (fd >= 0)
@@ -316,13 +259,42 @@ static int arm(ob_db *db, int wait) {
 /* --- completion ---------------------------------------------------------- */
 
 static void watch_idle(ob_db *db);
+static void on_keep_timer(uv_timer_t *t);
+
+/* The connection went idle: it is pinged after half the session's
+ * wait_timeout, so that the server does not end a live relay's session
+ * (an operator's wait_timeout still ends a frozen relay's, and its locks). */
+static void keep_idle(ob_db *db) {
+    db->idle_since = uv_now(db->loop);
+    if (db->wait_timeout_s)
+        uv_timer_start(&db->keep_timer, on_keep_timer, (uint64_t)db->wait_timeout_s * 500, 0);
+}
+
+/* The connect's last step read the session's wait_timeout. Failing to read
+ * it, short of a loss, leaves the pings off but the connection up. */
+static int read_wait_timeout(ob_db *db, int ok) {
+    db->reading_timeout = 0;
+    MYSQL_RES *res = ok ? ob_db_result(db, 0) : NULL;
+    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+    db->wait_timeout_s = row && row[0] ? (unsigned)strtoul(row[0], NULL, 10) : 0;
+    free_results(db);
+    if (db->lost || db->state != DB_IDLE)
+        return 0;
+    db->err_no = 0;
+    db->err[0] = '\0';
+    return 1;
+}
 
 static void finish(ob_db *db, int ok) {
+    if (db->reading_timeout)
+        ok = read_wait_timeout(db, ok);
     uv_timer_stop(&db->op_timer);
     if (ok)
         db->late_said = 0;
-    if (db->state == DB_IDLE)
+    if (db->state == DB_IDLE) {
         watch_idle(db);
+        keep_idle(db);
+    }
     ob_db_cb cb = db->cb;
     db->cb = NULL;
     if (cb)
@@ -334,6 +306,9 @@ static void finish(ob_db *db, int ok) {
 static void forget_handle(ob_db *db, int keep) {
     disarm(db);
     poll_release(db);
+    uv_timer_stop(&db->keep_timer);
+    db->queued = db->reading_timeout = 0;
+    db->wait_timeout_s = 0;
     if (!keep)
         free_results(db);
     if (db->m) {
@@ -349,6 +324,8 @@ static void forget_handle(ob_db *db, int keep) {
 
 static void op_failed(ob_db *db) {
     set_mysql_error(db);
+    if (db->lost)
+        ob_db_name_idle_close(db, db->op_started, db->err, sizeof(db->err));
     if (db->lost) {
         OB_DEBUG(db->log, "%s: connection lost: %s", db->name, db->err);
         forget_handle(db, 0);
@@ -380,6 +357,7 @@ static void on_idle_poll(uv_poll_t *h, int status, int events) {
                  uv_strerror(status));
     else if (!ob_db_socket_closed(fd, why, sizeof(why)))
         return;
+    ob_db_name_idle_close(db, uv_now(db->loop), why, sizeof(why));
     set_error(db, CR_SERVER_LOST, why);
     db->lost = 1;
     OB_DEBUG(db->log, "%s: connection lost: %s", db->name, why);
@@ -439,19 +417,6 @@ static void set_connect_error(ob_db *db) {
               ob_db_connect_error_text(no, mysql_error(db->m), db->cfg.tls, buf, sizeof(buf)));
 }
 
-const char *ob_db_tls_cipher(const ob_db *db) {
-    return db->m ? mysql_get_ssl_cipher(db->m) : NULL;
-}
-
-int ob_db_fd(const ob_db *db) {
-    return db->m && db->state >= DB_IDLE && db->state <= DB_NEXT ? (int)mysql_get_socket(db->m)
-                                                                 : -1;
-}
-
-uint64_t ob_db_connect_block_us(const ob_db *db) {
-    return db->connect_block_us;
-}
-
 /* --- the state machine --------------------------------------------------- */
 
 /* Each step calls into the library for one state. It returns the wait mask
@@ -502,8 +467,14 @@ static int step_connecting(ob_db *db, int ev) {
     OB_DEBUG(db->log, "%s: connected (session %lu%s%s, longest connect call %llu us)", db->name,
              mysql_thread_id(db->m), db->cfg.tls ? ", TLS " : "",
              db->cfg.tls ? ob_db_tls_cipher(db) : "", (unsigned long long)db->connect_block_us);
-    finish(db, 1);
-    return STEP_DONE;
+    /* The session's wait_timeout, for the pings (keep_idle), is read before
+     * the owner hears of the connection. */
+    free_results(db); /* those a lost session kept for its owner */
+    db->reading_timeout = 1;
+    db->sql = "SELECT @@SESSION.wait_timeout";
+    db->sql_len = strlen(db->sql);
+    set_state(db, DB_QUERYING);
+    return STEP_NEXT;
 }
 
 static int step_querying(ob_db *db, int ev) {
@@ -563,6 +534,42 @@ static int step_next(ob_db *db, int ev) {
     return STEP_NEXT;
 }
 
+static void start_query(ob_db *db);
+
+/* A ping that fails means the connection is gone: a query waiting for it
+ * fails with it, and otherwise the watch hears of it, as of a loss found
+ * while idle. */
+static int step_pinging(ob_db *db, int ev) {
+    int wait =
+        ev ? mysql_ping_cont(&db->ret_int, db->m, ev) : mysql_ping_start(&db->ret_int, db->m);
+    if (wait)
+        return wait;
+    uv_timer_stop(&db->op_timer);
+    int queued = db->queued;
+    if (db->ret_int != 0) {
+        set_mysql_error(db);
+        ob_db_name_idle_close(db, uv_now(db->loop), db->err, sizeof(db->err));
+        db->lost = 1;
+        OB_DEBUG(db->log, "%s: connection lost: %s", db->name, db->err);
+        forget_handle(db, !queued);
+        ob_db_cb cb = queued ? db->cb : db->watch_cb;
+        void *data = queued ? db->cb_data : db->watch_data;
+        db->cb = NULL;
+        if (cb)
+            cb(db, 0, data);
+        return STEP_DONE;
+    }
+    db->queued = 0;
+    set_state(db, DB_IDLE);
+    if (queued) {
+        start_query(db);
+    } else {
+        watch_idle(db);
+        keep_idle(db);
+    }
+    return STEP_DONE;
+}
+
 static int step_quitting(ob_db *db, int ev) {
     poll_release(db); /* mysql_close closes the socket */
     int wait = ev ? mysql_close_cont(db->m, ev) : mysql_close_start(db->m);
@@ -593,6 +600,9 @@ static void db_run(ob_db *db, int ev) {
             break;
         case DB_NEXT:
             r = step_next(db, ev);
+            break;
+        case DB_PINGING:
+            r = step_pinging(db, ev);
             break;
         case DB_QUITTING:
             r = step_quitting(db, ev);
@@ -734,57 +744,43 @@ void ob_db_leave_node(ob_db *db, const char *why) {
 
 /* --- query --------------------------------------------------------------- */
 
-int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data) {
-    if (db->state != DB_IDLE)
-        return -1;
+static void start_query(ob_db *db) {
     free_results(db);
-    db->cb = cb;
-    db->cb_data = data;
-    db->sql = sql;
-    db->sql_len = len;
     db->err_no = 0;
     db->err[0] = '\0';
     disarm(db); /* the idle watch: the library reads the socket now */
+    uv_timer_stop(&db->keep_timer);
+    db->op_started = uv_now(db->loop);
     set_state(db, DB_QUERYING);
     if (db->cfg.op_timeout_ms)
         uv_timer_start(&db->op_timer, on_op_timer, db->cfg.op_timeout_ms, 0);
     db_run(db, 0);
+}
+
+int ob_db_query(ob_db *db, const char *sql, size_t len, ob_db_cb cb, void *data) {
+    if (db->state != DB_IDLE && (db->state != DB_PINGING || db->queued))
+        return -1;
+    db->cb = cb;
+    db->cb_data = data;
+    db->sql = sql;
+    db->sql_len = len;
+    if (db->state == DB_PINGING)
+        db->queued = 1; /* sent once the ping has its answer */
+    else
+        start_query(db);
     return 0;
 }
 
-MYSQL_RES *ob_db_result(const ob_db *db, int i) {
-    return i >= 0 && i < db->nres ? db->res[i] : NULL;
-}
-
-MYSQL *ob_db_mysql(const ob_db *db) {
-    return db->state == DB_IDLE || db->state == DB_QUERYING || db->state == DB_STORING ||
-                   db->state == DB_NEXT
-               ? db->m
-               : NULL;
-}
-
-uint64_t ob_db_affected(const ob_db *db, int i) {
-    return i >= 0 && i < db->nres ? db->affected[i] : 0;
-}
-
-unsigned ob_db_errno(const ob_db *db) {
-    return db->err_no;
-}
-
-const char *ob_db_error(const ob_db *db) {
-    return db->err;
-}
-
-int ob_db_lost(const ob_db *db) {
-    return db->lost || db->state == DB_DOWN;
-}
-
-int ob_db_is_idle(const ob_db *db) {
-    return db->state == DB_IDLE;
-}
-
-unsigned long ob_db_thread_id(const ob_db *db) {
-    return db->m && db->state >= DB_IDLE && db->state <= DB_NEXT ? mysql_thread_id(db->m) : 0;
+/* Half the session's wait_timeout passed without a statement: ping. */
+static void on_keep_timer(uv_timer_t *t) {
+    ob_db *db = t->data;
+    if (db->state != DB_IDLE)
+        return;
+    disarm(db);
+    set_state(db, DB_PINGING);
+    if (db->cfg.op_timeout_ms)
+        uv_timer_start(&db->op_timer, on_op_timer, db->cfg.op_timeout_ms, 0);
+    db_run(db, 0);
 }
 
 /* --- stopping ------------------------------------------------------------ */
@@ -816,6 +812,7 @@ static void close_handles(ob_db *db) {
     }
     uv_close((uv_handle_t *)&db->wait_timer, timer_closed);
     uv_close((uv_handle_t *)&db->op_timer, timer_closed);
+    uv_close((uv_handle_t *)&db->keep_timer, timer_closed);
 }
 
 static void quit_done(ob_db *db, int ok, void *data) {

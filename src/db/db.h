@@ -18,6 +18,9 @@
  *     owner connects again on a fresh handle;
  *   - TCP connections keep alive (probes after 2 s of silence), so that a
  *     dead server is noticed within OB_DB_LOSS_BOUND_MS;
+ *   - the session's wait_timeout is read at connect, and a connection idle
+ *     for half of it is pinged (mysql_ping), so that the server does not end
+ *     a live session; a query asked for during the ping is sent after it;
  *   - with TLS, the server's certificate is always verified, and the socket
  *     is put back in non-blocking mode once connect completes. Connector/C
  *     3.3 runs the TLS handshake itself with blocking waits (once per

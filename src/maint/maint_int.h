@@ -40,11 +40,12 @@ struct ob_job {
     outbox_id id;
     outbox_maint_cb cb;
     void *data;
-    int step;        /* the job's own state; 0 before begin */
-    int locked;      /* holds the named lock */
-    int sent;        /* statements sent so far */
-    int retried;     /* started over once after a lost connection */
-    double server_s; /* the server's clock (UNIX_TIMESTAMP(NOW(6))) when the job read it */
+    int step;           /* the job's own state; 0 before begin */
+    int locked;         /* holds the named lock */
+    int sent;           /* statements sent so far */
+    int retried;        /* started over once after a lost connection */
+    double server_s;    /* the server's clock (UNIX_TIMESTAMP(NOW(6))) when the job read it */
+    double sent_wall_s; /* the host's wall clock when the last statement was sent */
     outbox_maint_result res;
     char msg[768];
     char database[400]; /* STATUS: res.database's text */
@@ -103,9 +104,16 @@ struct outbox_maint {
 
 /* --- what the jobs use of the handle (maint_job.c) ---------------------- */
 
-/* Sends m->sql for job j. Returns 0; on failure the job is finished with an
- * error and -1 is returned (the caller just returns). */
+/* Sends m->sql for job j, noting the host's wall clock (j->sent_wall_s).
+ * Returns 0; on failure the job is finished with an error and -1 is
+ * returned (the caller just returns). */
 int ob_maint_send(outbox_maint *m, ob_job *j);
+
+/* The host's wall clock, in seconds since the epoch. */
+double ob_maint_wall_s(void);
+
+/* The statement that reads the database's clock. */
+#define OB_MAINT_CLOCK_SQL "SELECT UNIX_TIMESTAMP(NOW(6))"
 
 /* Sends j->batch followed by " LIMIT n", n = min(batch size, rows left).
  * Returns 1 when sent, 0 when no rows are left to change. The caller counts

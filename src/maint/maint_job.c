@@ -13,9 +13,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+double ob_maint_wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 int ob_maint_send(outbox_maint *m, ob_job *j) {
     j->sent++;
+    j->sent_wall_s = ob_maint_wall_s();
     if (m->sql.oom) {
         ob_maint_done(m, j, OUTBOX_ENOMEM, "out of memory");
         return -1;

@@ -79,16 +79,28 @@ void ob_job_sample_begin(outbox_maint *m, ob_job *j) {
     j->step = STEP_QUERY;
     if (j->cursored) {
         ob_maint_cursor_pending_sql(m, j, &m->sql);
-        ob_maint_send(m, j);
-        return;
+    } else {
+        ob_buf_puts(&m->sql, "SELECT COUNT(*) FROM ");
+        ob_buf_puts(&m->sql, m->qtable);
+        ob_buf_puts(&m->sql, " WHERE status = 0; ");
+        append_oldest(m, &m->sql);
     }
-    ob_buf_puts(&m->sql, "SELECT COUNT(*) FROM ");
-    ob_buf_puts(&m->sql, m->qtable);
-    ob_buf_puts(&m->sql, " WHERE status = 0; ");
-    append_oldest(m, &m->sql);
-    ob_buf_puts(&m->sql, "; ");
-    append_created(m, &m->sql);
+    ob_buf_puts(&m->sql, "; " OB_MAINT_CLOCK_SQL);
+    if (!j->cursored) {
+        ob_buf_puts(&m->sql, "; ");
+        append_created(m, &m->sql); /* result 3 */
+    }
     ob_maint_send(m, j);
+}
+
+/* The database's clock, read by the sample's last statement, with the host's
+ * readings around it (relay_maint.c measures the skew from them). */
+static void read_clock(outbox_maint *m, ob_job *j) {
+    j->res.clock_answered_s = ob_maint_wall_s();
+    j->res.clock_sent_s = j->sent_wall_s;
+    MYSQL_RES *res = ob_db_result(m->db, 2);
+    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+    j->res.db_clock_s = row && row[0] ? strtod(row[0], NULL) : 0;
 }
 
 void ob_job_sample_step(outbox_maint *m, ob_job *j, int ok) {
@@ -101,8 +113,9 @@ void ob_job_sample_step(outbox_maint *m, ob_job *j, int ok) {
     else
         j->res.pending = ob_maint_first_int(ob_db_result(m->db, 0), -1);
     j->res.oldest_pending_ms = oldest_ms(ob_db_result(m->db, 1), j->res.pending);
+    read_clock(m, j);
     char replaced[sizeof(j->msg)];
-    if (!j->cursored && take_created(m, ob_db_result(m->db, 2), replaced, sizeof(replaced)))
+    if (!j->cursored && take_created(m, ob_db_result(m->db, 3), replaced, sizeof(replaced)))
         ob_maint_done(m, j, OUTBOX_OK, "%s", replaced);
     else
         ob_maint_done(m, j, OUTBOX_OK, NULL);

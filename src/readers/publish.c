@@ -109,8 +109,10 @@ void ob_pub_take_ack(ob_pub *p, const ob_ack *a) {
     int was;
     if (a->result == OB_ACKED_STORED || a->result == OB_ACKED_DUPLICATE) {
         was = ob_batch_acked(b, (int)a->slot, a->result == OB_ACKED_DUPLICATE);
-        ob_hist_observe(&e->stats->delivery_lag,
-                        ob_wall_s() - ob_row_created_s(&b->slots[a->slot].row));
+        /* created_at is the database's clock: the host's, less its skew. */
+        if (e->stats->clock_skew_error_s >= 0 || !e->lag_awaits_clock)
+            ob_hist_observe(&e->stats->delivery_lag, ob_wall_s() - e->stats->clock_skew_s -
+                                                         ob_row_created_s(&b->slots[a->slot].row));
     } else {
         was = failed(p, a);
     }

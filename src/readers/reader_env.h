@@ -85,6 +85,9 @@ typedef struct ob_reader_env {
     ob_unmarked *unmarked;
     ob_unmarked *unanswered; /* published rows an outage of the broker left unanswered */
     int *any_fetched;        /* set once any worker of the relay completed a fetch (may be NULL) */
+    /* The pending sampler will measure the clock skew (stats->clock_skew_s):
+     * until it has, no delivery lag is observed (it would carry the skew). */
+    int lag_awaits_clock;
 } ob_reader_env;
 
 #endif

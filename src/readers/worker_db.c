@@ -14,7 +14,8 @@
 #include "stats.h"
 #include "worker_int.h"
 
-/* A run of transaction conflicts is said at most this often. */
+/* A run of transaction conflicts, and rows marked dead, are said at most
+ * this often. */
 #define OB_CONFLICT_SAY_MS 60000
 
 /* The batch's published rows will not be marked: the connection that held
@@ -108,6 +109,19 @@ ob_fault ob_worker_classify(ob_worker *w, const char *during) {
     OB_ERROR(e->log, "%s: database error while %s: %u %s%s", w->pub.name, during, no,
              ob_db_error(w->db), ob_db_error_hint(no));
     return OB_FAULT_ERROR;
+}
+
+void ob_worker_say_dead(ob_worker *w, int n) {
+    uint64_t now = uv_now(w->env->loop);
+    w->dead_unsaid += (uint64_t)n;
+    if (n <= 0 || (w->dead_said != 0 && now - w->dead_said < OB_CONFLICT_SAY_MS))
+        return;
+    OB_WARN(w->env->log,
+            "%s: %llu row(s) marked dead since the last such line (said at most once a minute; "
+            "outbox_relay_dead_total counts them all); see last_error (outbox-uvrelay dead list)",
+            w->pub.name, (unsigned long long)w->dead_unsaid);
+    w->dead_said = now == 0 ? 1 : now;
+    w->dead_unsaid = 0;
 }
 
 const char *ob_worker_fetch_sql(ob_worker *w, size_t *len) {

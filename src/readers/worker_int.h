@@ -76,11 +76,18 @@ struct ob_worker {
     char refusal[400];         /* why, while refusing */
     uint64_t conflict_said;    /* loop time of the last conflict line said, 0 never */
     unsigned conflicts_unsaid; /* conflicts retried since, not said */
+    uint64_t dead_said;        /* loop time of the last "marked dead" line, 0 never */
+    uint64_t dead_unsaid;      /* rows marked dead since, not said */
     ob_buf grant_sql; /* the statement that writes nothing but needs every write privilege */
 };
 
 /* worker_db.c, called by worker.c only (never the other way): the
  * connection's side; worker.c changes the state. */
+
+/* n rows of the batch just committed were marked dead: said at most once
+ * a minute per worker, with the count since the last line (the poison rows
+ * of a busy table would otherwise fill the log one line each). */
+void ob_worker_say_dead(ob_worker *w, int n);
 
 /* Whose fault a failed database operation is. */
 typedef enum ob_fault {

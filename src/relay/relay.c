@@ -309,6 +309,7 @@ static void prepare_env(outbox_relay *r) {
     e->fetch_bytes = o->max_in_flight_bytes / (uint64_t)o->connections;
     e->poll_interval_ms = o->poll_interval_ms;
     e->ack_timeout_ms = o->ack_timeout_ms;
+    e->lag_awaits_clock = o->pending_sample_ms != 0;
     e->owner = (ob_reader_owner){.drain_wanted = owner_drain_wanted,
                                  .table_empty = owner_table_empty,
                                  .db_failed = owner_db_failed,
@@ -406,6 +407,7 @@ int outbox_relay_create(outbox_relay **out, uv_loop_t *loop, const outbox_relay_
     r->log.level = o->log_level;
     r->stats.pending = -1;
     r->stats.oldest_pending_ms = -1;
+    r->stats.clock_skew_error_s = -1;
     if (ob_relay_copy_options(r, o) != 0 || prepare_sql(r) != 0) {
         relay_free(r);
         return ob_errf(errbuf, errlen, OUTBOX_ENOMEM, "out of memory");

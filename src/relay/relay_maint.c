@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock_skew.h"
 #include "outbox/maint.h"
 
 enum { T_SAMPLE, T_PARTITIONS, T_CLEANUP, T_COUNT };
@@ -20,6 +21,7 @@ struct ob_timers {
     int open;          /* timers and the handle still closing */
     int started;
     ob_sample_log sample_log;
+    ob_skew skew; /* the relay's clock against the database's */
     void (*closed_cb)(void *data);
     void *closed_data;
 };
@@ -63,8 +65,31 @@ int ob_sample_log_info(ob_sample_log *s, uint64_t now_ms, int64_t pending) {
     return 1;
 }
 
+/* The sample read the database's clock: the skew follows, and is said when
+ * it is large or changed much (an alert on the delivery lag would otherwise
+ * fire on a healthy relay whose host clock is wrong). */
+static void on_clock(ob_timers *t, const outbox_maint_result *res) {
+    ob_skew_say say =
+        ob_skew_add(&t->skew, res->db_clock_s, res->clock_sent_s, res->clock_answered_s);
+    if (!t->skew.known)
+        return;
+    double skew = ob_skew_value(&t->skew), err = ob_skew_error(&t->skew);
+    t->stats->clock_skew_s = skew;
+    t->stats->clock_skew_error_s = err;
+    if (say == OB_SKEW_APART)
+        OB_WARN(t->log,
+                "clock: this host's clock runs %.3f s %s the database's (within %.3f s); "
+                "the delivery lag is measured on the database's clock; the host's log "
+                "timestamps are not (set its time with NTP)",
+                skew < 0 ? -skew : skew, skew < 0 ? "behind" : "ahead of", err);
+    else if (say == OB_SKEW_AGREE)
+        OB_INFO(t->log, "clock: this host's clock agrees with the database's again (%.3f s apart)",
+                skew < 0 ? -skew : skew);
+}
+
 static void on_sample(ob_timers *t, const outbox_maint_result *res) {
     uint64_t now = uv_now(t->loop);
+    on_clock(t, res);
     t->stats->pending = res->pending;
     t->stats->oldest_pending_ms = res->oldest_pending_ms;
     t->stats->pending_sampled_at_ms = now;

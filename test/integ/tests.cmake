@@ -117,6 +117,9 @@ set_tests_properties(integ.galera_node_kill PROPERTIES
   DEPENDS "integ.galera_refuse;integ.galera_plain;integ.galera_isolate;integ.galera_ordered;integ.galera_leader;integ.galera_node_freeze;integ.galera_node_move;integ.galera_cursor_facts;integ.galera_cursor;integ.galera_cursor_member_down;integ.galera_cursor_pair;integ.galera_ordered_node_loss")
 # Observability and configuration: metrics, health, readiness, config files.
 ob_integ_sh(http_metrics 180)
+# The relay's host clock 2 h ahead (libfaketime): lag and skew on the database's clock.
+ob_integ_sh(clock_skew 120)
+set_tests_properties(integ.clock_skew PROPERTIES SKIP_RETURN_CODE 77)
 ob_integ_c(http_embed 120)
 ob_integ_sh(http_readyz 180)
 # It stops the shared nats-server: it runs alone.
@@ -160,6 +163,8 @@ ob_integ_sh(fault_db_outage_dup_window 180)
 ob_integ_sh(fault_nats_outage_dup_window 180)
 # Issue 29: a connection killed, mariadbd killed: noticed within 10 s, health follows.
 ob_integ_sh(db_connection_loss 180)
+# A server's wait_timeout of 3 s: idle sessions kept, a frozen relay's closed ones named.
+ob_integ_sh(fault_db_wait_timeout 120)
 ob_integ_sh(stop_line 120)
 ob_integ_sh(fault_cluster_replicas 180)
 ob_integ_sh(fault_cluster_leader_kill 180)

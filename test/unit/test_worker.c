@@ -477,6 +477,40 @@ static void a_run_of_conflicts_is_said_once(void) {
     env.log = &quiet;
 }
 
+static int dead_warnings;
+
+static void count_dead_warnings(outbox_log_level level, const char *msg, void *data) {
+    (void)data;
+    if (level == OUTBOX_LOG_WARN && strstr(msg, "marked dead"))
+        dead_warnings++;
+}
+
+/* Poison rows that die one per batch are said once a minute with a count,
+ * not one line each. */
+static void rows_marked_dead_are_said_once_a_minute(void) {
+    ob_worker *w = make_worker();
+    ob_log counting = {count_dead_warnings, NULL, OUTBOX_LOG_WARN};
+    env.log = &counting;
+    dead_warnings = 0;
+    fp.fail_slot = 0;
+    for (int i = 0; i < 3; i++) {
+        while (fake_db_pending(fake_db_last()) != FAKE_QUERY) /* the next poll */
+            uv_run(&loop, UV_RUN_ONCE);
+        expect_sql("START TRANSACTION");
+        int from = fp.published;
+        add_rows(fake_db_last(), 2);
+        fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+        ack_all(w, from);
+        expect_sql("UPDATE `outbox` SET status = 1");
+        CHECK_CONTAINS(fake_db_sql(fake_db_last()), "status = -1");
+        fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    }
+    CHECK_EQ(stats.dead, 3);
+    CHECK_EQ(dead_warnings, 1);
+    close_worker(w);
+    env.log = &quiet;
+}
+
 static void a_halt_parks_the_worker_until_the_stop(void) {
     ob_worker *w = make_worker();
     ob_worker_halt(w);
@@ -1011,6 +1045,7 @@ int main(void) {
     a_graceful_stop_ends_the_batch_then_closes();
     the_reader_table_drives_the_worker();
     a_deadlock_retries_at_once();
+    rows_marked_dead_are_said_once_a_minute();
     a_run_of_conflicts_is_said_once();
     a_halt_parks_the_worker_until_the_stop();
     an_empty_fetch_makes_the_worker_the_scout();
