@@ -38,7 +38,24 @@ produce() {
   done
 }
 
+# produce_until DB FROM FILE: as produce, from FROM on, until FILE exists (a
+# test stops its producer at a state it observes, not after a count of rows
+# that a fast or a slow machine writes in a different time).
+produce_until() {
+  local db=$1 n=$2
+  while [ ! -e "$3" ]; do
+    produce "$db" "$n" $((n + 100))
+    n=$((n + 100))
+  done
+}
+# produce_stop FILE PID: stops the produce_until given FILE (its pid PID).
+produce_stop() {
+  touch "$1"
+  wait "$2" || fail "the producer failed"
+}
+
 processed() { sql "$1" 'SELECT COUNT(*) FROM outbox WHERE status = 1'; }
+rows() { sql "$1" 'SELECT COUNT(*) FROM outbox'; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # wait_log FILE PATTERN SECONDS: 0 once FILE has a line matching PATTERN.

@@ -2,7 +2,8 @@
 # Issue 22: three relays with --cursor on one ordered table while three
 # producers insert (240 aggregates, 200 rows per statement, tens of thousands
 # of rows). Relay 3 is killed with SIGKILL, later relay 1 is frozen with
-# SIGSTOP for 20 s; a lease timeout of 6 s. Asserts:
+# SIGSTOP (thawed once its buckets have moved and the lease timeout has
+# passed); a lease timeout of 6 s. Asserts:
 # - after each, every bucket with new rows moves (its cursor advances) within
 #   the lease timeout and 4 s of slack (measured from the cursors, sampled
 #   every 0.2 s), and during the freeze some buckets did stall (relay 1's);
@@ -43,6 +44,7 @@ done
 prods=("${pids[@]:3:3}")
 pids+=($sampler)
 
+inserted_at_least() { [ "$(sql $db 'SELECT COUNT(*) FROM outbox')" -ge "$1" ]; }
 # event NAME AT: waits (up to lease + 20 s) until every bucket that had rows
 # inserted after AT + 1 s has moved; asserts the bound and sets TOOK and SLOW.
 event() {
@@ -83,11 +85,13 @@ freeze_took=$TOOK
 [ "$SLOW" -gt 0 ] || fail "freeze: no bucket stalled: relay 1 owned none"
 b=$(owned 2)
 echo "relay 2 owns ${b:-?} buckets during the freeze"
-left=$((20000 - $(ms_since "$frozen")))
+left=$((lease * 1000 - $(ms_since "$frozen")))
 [ $left -gt 0 ] && sleep "$(awk -v m=$left 'BEGIN { printf "%.3f", m / 1000 }')"
 kill -CONT "${pids[0]}"
 echo "thawed relay 1 after $(ms_since "$frozen") ms"
 sleep 3
+# Tens of thousands of rows, whatever the machine's speed.
+wait_until 120 "10,000 rows inserted" inserted_at_least 10000
 touch "$work/stop"
 for p in "${prods[@]}"; do wait "$p" || fail "a producer failed"; done
 total=$(sql $db 'SELECT COUNT(*) FROM outbox')

@@ -3,7 +3,8 @@
 # relays, A given nodes 2, 1, 3 and B given nodes 3, 1, 2 (each works on the
 # first), producers writing each aggregate from one node. First node 3, under
 # B, is killed with SIGKILL (then started again); later node 2, under A, is
-# frozen with SIGSTOP for 30 s (then thawed). Each time the relay of the lost
+# frozen with SIGSTOP (thawed once A owns its buckets again from node 1, and
+# not before --lease-timeout has passed). Each time the relay of the lost
 # node moves to node 1, and the 64 buckets are owned again within
 # --lease-timeout: outbox_relay_buckets_owned summed over the two relays,
 # sampled every 0.1 s, never exceeds 64 and is back at 64 within the
@@ -52,6 +53,18 @@ takeover() {
     END { if (!done) print fell ? "never" : 0 }' "$work/owned"
 }
 past() { awk -v t="$1" -v s="$2" -v now="$(date +%s.%N)" 'BEGIN { exit !(now >= t + s) }'; }
+# back T LOG: since T the sum fell below 64, the relay of LOG has moved to
+# node 1 (having let its leases go with its connection), and the last three
+# samples are all at 64 again: the takeover is over.
+back() {
+  grep -q 'on database node 2 of 3' "$2" || return 1
+  awk -v t="$1" '$NF > t { if ($1 < 64) fell = 1; n++; last[n % 3] = $1 }
+    END { if (!fell || n < 3) exit 1; for (i in last) if (last[i] != 64) exit 1 }' "$work/owned"
+}
+# Each loss is watched until its takeover is over, or past the lease timeout
+# and more when the sum never fell (the relay moved and renewed in time).
+kill_over() { back "$t_kill" "$work/relayB.log" || past "$t_kill" 20; }
+freeze_over() { past "$t_freeze" $((timeout_ms / 1000)) && { back "$t_freeze" "$work/relayA.log" || past "$t_freeze" 30; }; }
 
 # 1. Node 3 killed under B while node 1's producer writes.
 GALERA_PACE='DO SLEEP(0.1)' galera_agg_producers $db "$work" 40 20 1
@@ -60,7 +73,7 @@ t_kill=$(date +%s.%N)
 "$OUTBOX_TEST_SERVERS" kill-gnode "$OUTBOX_TEST_GALERA_DIR" 3
 for p in "${producers[@]}"; do wait "$p" || fail "a producer failed"; done
 galera_drained $db
-wait_until 40 "a lease timeout and more after the kill" past "$t_kill" 20
+wait_until 40 "the takeover after the kill" kill_over
 took_kill=$(takeover "$t_kill")
 echo "node 3 killed: the buckets were all owned again after ${took_kill} s"
 grep -q 'on database node 2 of 3' "$work/relayB.log" ||
@@ -68,7 +81,7 @@ grep -q 'on database node 2 of 3' "$work/relayB.log" ||
 "$OUTBOX_TEST_SERVERS" start-gnode "$OUTBOX_TEST_GALERA_DIR" 3
 galera_synced 3
 
-# 2. Node 2 frozen 30 s under A while node 3's producer writes.
+# 2. Node 2 frozen under A while node 3's producer writes.
 GALERA_PACE='DO SLEEP(0.1)' galera_agg_producers $db "$work" 40 20 3
 n3_delivered() {
   grep -q . <(GSQL 1 $db "SELECT 1 FROM outbox WHERE status = 1 AND aggregate_id LIKE 'n3-%' LIMIT 1")
@@ -78,7 +91,7 @@ t_freeze=$(date +%s.%N)
 "$OUTBOX_TEST_SERVERS" freeze-gnode "$OUTBOX_TEST_GALERA_DIR" 2
 for p in "${producers[@]}"; do wait "$p" || fail "a producer failed"; done
 galera_drained $db
-wait_until 40 "30 s of freeze" past "$t_freeze" 30
+wait_until 40 "the takeover during the freeze" freeze_over
 took_freeze=$(takeover "$t_freeze")
 echo "node 2 frozen: the buckets were all owned again after ${took_freeze} s"
 "$OUTBOX_TEST_SERVERS" thaw-gnode "$OUTBOX_TEST_GALERA_DIR" 2
