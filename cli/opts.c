@@ -81,6 +81,13 @@ const opt ob_opts[] = {
     {"id", NULL, T_STR, C(id), 0},
     {"all", NULL, T_FLAG, C(all), 1},
     {"json", NULL, T_FLAG, C(json), 1},
+    {"since", NULL, T_STR, C(since), 0},
+    {"until", NULL, T_STR, C(until), 0},
+    {"seq", NULL, T_STR, C(seq_range), 0},
+    {"id-from", NULL, T_STR, C(id_from), 0},
+    {"id-to", NULL, T_STR, C(id_to), 0},
+    {"rate", NULL, T_DOUBLE, C(rate), 0},
+    {"dry-run", NULL, T_FLAG, C(dry_run), 1},
     {"help", NULL, T_FLAG, C(help), 1},
     {"version", NULL, T_FLAG, C(version), 1},
 };
