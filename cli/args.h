@@ -94,6 +94,7 @@ typedef struct ob_cli {
     const char *id_from, *id_to;
     double rate; /* rows a second; 0: no limit */
     int dry_run;
+    int create_stream;
     /* configuration file, monitoring and logs */
     const char *config;         /* --config FILE */
     const char *db_option_file; /* --db-option-file FILE: a MariaDB option file */

@@ -151,6 +151,7 @@ int ob_cmd_republish(ob_cli *c, ob_logout *log) {
     /* Only the flag: a config file's include-dead is cleanup's. */
     o.include_dead = c->include_dead && c->src.origin[k] == OB_FROM_FLAG;
     o.dry_run = c->dry_run;
+    o.create_stream = c->create_stream;
     o.rate = c->rate;
     if (parse_range(c, &o, &from, &to) != 0)
         return 2;

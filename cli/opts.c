@@ -88,6 +88,7 @@ const opt ob_opts[] = {
     {"id-to", NULL, T_STR, C(id_to), 0},
     {"rate", NULL, T_DOUBLE, C(rate), 0},
     {"dry-run", NULL, T_FLAG, C(dry_run), 1},
+    {"create-stream", NULL, T_FLAG, C(create_stream), 1},
     {"help", NULL, T_FLAG, C(help), 1},
     {"version", NULL, T_FLAG, C(version), 1},
 };

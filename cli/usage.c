@@ -248,7 +248,7 @@ static const char usage_cursor_reset[] =
 static const char usage_republish[] =
     "usage: outbox-uvrelay republish --db URL --nats URL [--table T] [--stream S]\n"
     "           [--subject-prefix P] [--since T] [--until T] [--seq A-B] [--id-from ID]\n"
-    "           [--id-to ID] [--include-dead] [--rate N] [--dry-run]\n"
+    "           [--id-to ID] [--include-dead] [--rate N] [--dry-run] [--create-stream]\n"
     "\n"
     "Publishes the delivered rows again, to rebuild a lost stream: the messages the\n"
     "relay sent (same subject, headers and Nats-Msg-Id), in its order (seq, or id in\n"
@@ -260,6 +260,7 @@ static const char usage_republish[] =
     "  --include-dead        dead rows too (never by default)\n"
     "  --stream S, --subject-prefix P  the target (the relay's by default); the stream\n"
     "                        must exist and take P's subjects\n"
+    "  --create-stream       create the stream when it is missing, as the relay would\n"
     "  --rate N              rows a second at most (default: as fast as acks come)\n"
     "  --dry-run             count the rows and show how far back the table reaches\n";
 

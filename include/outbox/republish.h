@@ -76,10 +76,14 @@ typedef struct outbox_republish_options {
     const outbox_id *id_to;   /* id <= id_to; NULL: none */
     int include_dead;         /* dead rows too */
     int dry_run;              /* count the rows, connect to NATS not at all */
-    double rate;              /* rows a second at most; 0: as fast as acks come */
-    uint32_t window;          /* publishes awaiting their ack at most (0: 1024) */
-    uint32_t ack_timeout_ms;  /* an ack not come by then fails the run (0: 10000) */
-    uint32_t progress_ms;     /* between progress calls (0: 5000) */
+    /* Create the stream when it does not exist, on "<prefix>.>" as the
+     * relay creates one (relay->duplicate_window_ms, relay->stream_replicas);
+     * without it a missing stream is an error. */
+    int create_stream;
+    double rate;             /* rows a second at most; 0: as fast as acks come */
+    uint32_t window;         /* publishes awaiting their ack at most (0: 1024) */
+    uint32_t ack_timeout_ms; /* an ack not come by then fails the run (0: 10000) */
+    uint32_t progress_ms;    /* between progress calls (0: 5000) */
     outbox_republish_progress_cb progress;
     void *progress_data;
 } outbox_republish_options;

@@ -144,6 +144,38 @@ int ob_jsb_stream_check(ob_jsb *j, const char *stream, const char *prefix, ob_js
     return rc;
 }
 
+int ob_jsb_stream_create(ob_jsb *j, const char *stream, const char *prefix, uint64_t window_ms,
+                         int replicas, char *err, size_t errlen) {
+    if (check_name(stream) != 0)
+        return ob_errf(err, errlen, OUTBOX_EINVAL, "stream name '%s' is not allowed", stream);
+    char subj[256], subjects[192];
+    snprintf(subj, sizeof(subj), "$JS.API.STREAM.CREATE.%s", stream);
+    snprintf(subjects, sizeof(subjects), "%s.>", prefix);
+    json_t *cfg = json_pack("{s:s, s:[s], s:s, s:s, s:s, s:I, s:i}", "name", stream, "subjects",
+                            subjects, "retention", "limits", "storage", "file", "discard", "old",
+                            "duplicate_window", (json_int_t)(window_ms * 1000000ULL),
+                            "num_replicas", replicas > 0 ? replicas : 1);
+    char *text = cfg ? json_dumps(cfg, JSON_COMPACT) : NULL;
+    json_decref(cfg);
+    if (text == NULL)
+        return ob_errf(err, errlen, OUTBOX_ENOMEM, "out of memory");
+    natsMsg *reply = NULL;
+    natsStatus s = natsConnection_Request(&reply, j->nc, subj, text, (int)strlen(text), 5000);
+    free(text);
+    if (s != NATS_OK)
+        return ob_errf(err, errlen, OUTBOX_ENATS, "JetStream does not answer (%s)",
+                       natsStatus_GetText(s));
+    json_t *doc = json_loadb(natsMsg_GetData(reply), (size_t)natsMsg_GetDataLength(reply), 0, NULL);
+    natsMsg_Destroy(reply);
+    json_t *e = json_object_get(doc, "error");
+    int rc = OUTBOX_OK;
+    if (doc == NULL || e)
+        rc = ob_errf(err, errlen, OUTBOX_ENATS, "JetStream refused to create stream %s: %s", stream,
+                     e ? json_string_value(json_object_get(e, "description")) : "not JSON");
+    json_decref(doc);
+    return rc;
+}
+
 int ob_jsb_publish(ob_jsb *j, uint64_t tag, const char *prefix, const ob_message_opts *mo,
                    const ob_row *row, char *err, size_t errlen) {
     ob_buf_reset(&j->subject);

@@ -42,6 +42,12 @@ int ob_jsb_open(ob_jsb **out, const outbox_relay_options *o, char *err, size_t e
 int ob_jsb_stream_check(ob_jsb *j, const char *stream, const char *prefix, ob_jsb_stream *info,
                         char *err, size_t errlen);
 
+/* Creates `stream` on "<prefix>.>" as the relay creates one (file storage,
+ * limits retention, the duplicate window and replicas given). Returns
+ * OUTBOX_OK, or OUTBOX_ENATS with err (one that exists already is refused). */
+int ob_jsb_stream_create(ob_jsb *j, const char *stream, const char *prefix, uint64_t window_ms,
+                         int replicas, char *err, size_t errlen);
+
 /* Publishes `row` on "<prefix>.<aggregate_type>.<event_type>" with the
  * headers and data of ob_message_create(), its ack to come back with
  * `tag`. Returns 0; 1 when the row cannot be a message (a bad subject or

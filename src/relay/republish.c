@@ -233,6 +233,13 @@ static int run_nats(rp_run *r, ob_rp_reader *rd) {
     int rc = ob_jsb_open(&r->js, ro, r->err, r->errlen);
     if (rc == OUTBOX_OK)
         rc = ob_jsb_stream_check(r->js, ro->stream, ro->subject_prefix, &info, r->err, r->errlen);
+    if (rc == OUTBOX_ENOTFOUND && r->o->create_stream) {
+        rc = ob_jsb_stream_create(r->js, ro->stream, ro->subject_prefix, ro->duplicate_window_ms,
+                                  ro->stream_replicas, r->err, r->errlen);
+        if (rc == OUTBOX_OK)
+            rc = ob_jsb_stream_check(r->js, ro->stream, ro->subject_prefix, &info, r->err,
+                                     r->errlen);
+    }
     if (rc != OUTBOX_OK)
         return rc;
     r->p->stream_window_ms = info.window_ms;
