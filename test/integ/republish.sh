@@ -83,7 +83,10 @@ for k in "${kinds[@]}"; do
   dump "$k" >"$work/$k.after"
   diff "$work/$k.before" "$work/$k.after" || fail "$k: the messages differ from the relay's"
   echo "ok: $k: the stream holds the relay's 60 messages again, byte for byte"
-  streamcheck --stream "${stream}_${k^^}" --subject '>' --check-order agg_seq | grep order_violations
+  # Each aggregate in order where the relay promises it (seq); a plain
+  # table goes in id order, which SQL-made ids of one millisecond do not keep.
+  [ "$k" = plain ] ||
+    streamcheck --stream "${stream}_${k^^}" --subject '>' --check-order agg_seq | grep order_violations=0
   assert_eq "$(checksum "$k")" "$(cat "$work/$k.sum")" "$k: the tables' checksum"
   # Within the duplicate window a second run stores nothing new.
   run_block "Recovery 3: the last two days only, at most 5000 rows a second" "$k"
