@@ -125,23 +125,26 @@ static int query(ob_rp_reader *r, const char *sql, MYSQL_RES **res, char *err, s
     return OUTBOX_OK;
 }
 
-static int make_names(ob_rp_reader *r, const char *table) {
+static int make_names(ob_rp_reader *r, const char *table, const char *database) {
     const char *dot = strchr(table, '.');
-    ob_buf q = OB_BUF_INIT, w = OB_BUF_INIT, c = OB_BUF_INIT;
+    ob_buf q = OB_BUF_INIT, w = OB_BUF_INIT, c = OB_BUF_INIT, s = OB_BUF_INIT;
     ob_sql_quote_table(&q, table);
     if (dot) {
         ob_buf_printf(&w, "TABLE_SCHEMA = '%.*s'", (int)(dot - table), table);
         ob_buf_printf(&c, "`%.*s`.`outbox_cursor`", (int)(dot - table), table);
+        ob_buf_printf(&s, "%.*s.outbox_cursor", (int)(dot - table), table);
     } else {
         ob_buf_puts(&w, "TABLE_SCHEMA = DATABASE()");
         ob_buf_puts(&c, "`outbox_cursor`");
+        ob_buf_printf(&s, "%s.outbox_cursor", database);
     }
     r->qtable = q.p;
     r->ctable = c.p;
     r->is_where = w.p;
+    r->cname = s.p;
     r->names.table = table;
     r->names.qtable = r->qtable;
-    return r->qtable && r->ctable && r->is_where ? 0 : -1;
+    return r->qtable && r->ctable && r->is_where && r->cname ? 0 : -1;
 }
 
 /* Whether the table exists, has seq, and has a cursor table beside it. */
@@ -150,31 +153,40 @@ static int layout(ob_rp_reader *r, const outbox_relay_options *o, char *err, siz
     const char *bare = dot ? dot + 1 : o->table;
     ob_buf_reset(&r->sql);
     ob_buf_printf(&r->sql,
-                  "SELECT COUNT(*), IFNULL(SUM(COLUMN_NAME IN ('seq', 'bucket')), 0), (SELECT "
-                  "COUNT(*) FROM information_schema.TABLES WHERE %s AND TABLE_NAME = "
-                  "'outbox_cursor') FROM information_schema.COLUMNS WHERE %s AND TABLE_NAME = "
-                  "'%s'",
-                  r->is_where, r->is_where, bare);
+                  "SELECT COUNT(*), IFNULL(SUM(COLUMN_NAME IN ('seq', 'bucket')), 0) FROM "
+                  "information_schema.COLUMNS WHERE %s AND TABLE_NAME = '%s'",
+                  r->is_where, bare);
     MYSQL_RES *res = NULL;
     int rc = query(r, r->sql.p, &res, err, errlen);
     if (rc != OUTBOX_OK)
         return rc;
     MYSQL_ROW row = mysql_fetch_row(res);
     long cols = row && row[0] ? atol(row[0]) : 0, seq = row && row[1] ? atol(row[1]) : 0;
-    long cursor = row && row[2] ? atol(row[2]) : 0;
     mysql_free_result(res);
     if (cols == 0)
         return ob_errf(err, errlen, OUTBOX_ENOTFOUND,
                        "table %s does not exist, or the user may not read it", o->table);
     r->names.has_seq = seq == 2;
-    if (r->names.has_seq && cursor > 0)
+    if (!r->names.has_seq)
+        return OUTBOX_OK;
+    /* A table of the ordered layout may have had cursor relays: only the
+     * cursor table tells which of its status 0 rows they delivered. The
+     * information schema hides a table the user may not read, so ask it. */
+    ob_buf_reset(&r->sql);
+    ob_buf_printf(&r->sql, "SELECT 1 FROM %s LIMIT 0", r->ctable);
+    if (mysql_query(r->m, r->sql.p) == 0) {
+        mysql_free_result(mysql_store_result(r->m));
         r->names.ctable = r->ctable;
-    else if (o->cursor)
-        return ob_errf(err, errlen, OUTBOX_ESCHEMA,
-                       "cursor mode, but %s cannot be read: GRANT SELECT on it (rows at or below "
-                       "the cursors were delivered and must be found there)",
-                       r->ctable);
-    return OUTBOX_OK;
+        return OUTBOX_OK;
+    }
+    unsigned no = mysql_errno(r->m);
+    if (no == 1146 && !o->cursor)
+        return OUTBOX_OK; /* no cursor table: no cursor relay ever ran */
+    return ob_errf(err, errlen, OUTBOX_ESCHEMA,
+                   "cannot read the cursor table %s (%u %s): %s has the ordered layout, and only "
+                   "the cursor table tells which of its rows cursor mode delivered; grant it "
+                   "with `GRANT SELECT ON %s TO '<user>'@'<host>'`; nothing was published",
+                   r->cname, no, mysql_error(r->m), o->table, r->cname);
 }
 
 int ob_rp_open(ob_rp_reader *r, const outbox_relay_options *o, char *err, size_t errlen) {
@@ -194,7 +206,7 @@ int ob_rp_open(ob_rp_reader *r, const outbox_relay_options *o, char *err, size_t
                      "table '%s' has no database: name one in the URL (mysql://.../db) or write "
                      "the table as db.table",
                      o->table);
-    else if (make_names(r, o->table) != 0)
+    else if (make_names(r, o->table, url.database) != 0)
         rc = ob_errf(err, errlen, OUTBOX_ENOMEM, "out of memory");
     else if ((r->m = ob_db_connect_blocking(&cfg, err, errlen)) == NULL)
         rc = OUTBOX_EDB;
@@ -277,6 +289,7 @@ void ob_rp_close(ob_rp_reader *r) {
     free(r->qtable);
     free(r->ctable);
     free(r->is_where);
+    free(r->cname);
     ob_buf_free(&r->where);
     ob_buf_free(&r->sql);
     memset(r, 0, sizeof(*r));

@@ -48,6 +48,7 @@ typedef struct ob_rp_reader {
     MYSQL *m;
     ob_rp_names names;
     char *qtable, *ctable, *is_where;
+    char *cname; /* the cursor table as an operator writes it: db.outbox_cursor */
     ob_buf where, sql;
     MYSQL_RES *res;
     int binary; /* the payload column is binary */

@@ -104,6 +104,18 @@ id5=$(ids "${db}_plain" "1 ORDER BY id LIMIT 4,1")
 rp plain --id-to "$id5" --dry-run | grep -q "^republish outbox: 5 row(s)" || fail "--id-to counts 5 rows"
 rp plain --include-dead --dry-run | grep -q "^republish outbox: 61 row(s)" || fail "--include-dead counts the dead row"
 
+# --- read-only grants suffice (docs/security.md) ---------------------------------
+MDB -e "DROP USER IF EXISTS 'rp_ro'@'127.0.0.1'; CREATE USER 'rp_ro'@'127.0.0.1' IDENTIFIED BY 'pw';
+  GRANT SELECT ON ${db}_cursor.outbox TO 'rp_ro'@'127.0.0.1'"
+trap 'MDB -e "DROP USER IF EXISTS '"'"'rp_ro'"'"'@'"'"'127.0.0.1'"'"'" || true; kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+ro() { rp cursor --db "$(echo "$OUTBOX_TEST_DB_URL" | sed "s|//[^@]*@|//rp_ro:pw@|")${db}_cursor" "$@"; }
+expect_exit 1 "republish without SELECT on outbox_cursor" ro --dry-run
+out=$(ro --dry-run 2>&1 || true)
+grep -q "GRANT SELECT ON ${db}_cursor.outbox_cursor TO" <<<"$out" || fail "the missing grant named"
+MDB -e "GRANT SELECT ON ${db}_cursor.outbox_cursor TO 'rp_ro'@'127.0.0.1'"
+ro 2>/dev/null | grep -q "60 acked, 60 already in the stream" || fail "republish as a read-only user"
+echo "ok: republish as a user with SELECT on outbox and outbox_cursor only"
+
 # --- bad input: nothing published ---------------------------------------------
 expect_exit 1 "a stream that does not exist" rp plain --stream "${stream}_NOSUCH"
 expect_exit 1 "a stream that takes other subjects" rp plain --subject-prefix "${prefix}other"
