@@ -125,6 +125,11 @@ expect_exit 2 "a malformed time" rp plain --since yesterday
 expect_exit 2 "an empty time range" rp plain --since '2026-01-02' --until '2026-01-01'
 expect_exit 2 "a malformed id" rp plain --id-from 42
 expect_exit 2 "an unknown option" rp plain --from-seq 1
+# A stream that refuses the messages (too large): exit 1, where to resume.
+streamcheck --stream "${stream}_SMALL" --create "${prefix}small.>" --max-msg-size 64 >/dev/null
+out=$(rp ordered --stream "${stream}_SMALL" --subject-prefix "${prefix}small" 2>&1) && fail "a refusing stream: exit 0"
+echo "$out" | sed 's/^/    /'
+grep -q "resume with --seq 1-18446744073709551615" <<<"$out" || fail "where to resume"
 streamcheck --stream "${stream}_NOSUCH" --info-only >/dev/null 2>&1 && fail "a stream was created"
 stream_once "${stream}_PLAIN" 60
 for k in "${kinds[@]}"; do
