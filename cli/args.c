@@ -19,7 +19,8 @@ static const struct {
                 {"partitions", OB_CMD_PARTITIONS},
                 {"cleanup", OB_CMD_CLEANUP},
                 {"dead", OB_CMD_DEAD},
-                {"cursor-reset", OB_CMD_CURSOR_RESET}};
+                {"cursor-reset", OB_CMD_CURSOR_RESET},
+                {"republish", OB_CMD_REPUBLISH}};
 
 /* A word that is not an option: the command, or the dead-letter action. */
 static int parse_positional(ob_cli *c, const char *arg, int positional, char *err, size_t errlen) {
@@ -31,7 +32,7 @@ static int parse_positional(ob_cli *c, const char *arg, int positional, char *er
         if (k == sizeof(commands) / sizeof(commands[0])) {
             snprintf(err, errlen,
                      "unknown command '%s' (run, schema, status, partitions, cleanup, dead, "
-                     "cursor-reset)",
+                     "cursor-reset, republish)",
                      arg);
             return -1;
         }
@@ -104,7 +105,7 @@ static int check_parsed(ob_cli *c, char *err, size_t errlen) {
     if (c->print_config)
         return 0;
     for (int i = 0; i < c->ntables; i++)
-        if (c->command == OB_CMD_RUN &&
+        if ((c->command == OB_CMD_RUN || (c->command == OB_CMD_REPUBLISH && !c->dry_run)) &&
             (c->tables[i].relay.db_url == NULL || c->tables[i].relay.nats_url == NULL)) {
             snprintf(err, errlen, "table [%s] has no %s (set it globally or in the section)",
                      c->tables[i].name, c->tables[i].relay.db_url ? "nats URL" : "database URL");
@@ -114,13 +115,19 @@ static int check_parsed(ob_cli *c, char *err, size_t errlen) {
         snprintf(err, errlen, "--db is required (or OUTBOX_DB): mysql://user:pass@host:port/db");
         return -1;
     }
-    if (c->command == OB_CMD_RUN && c->ntables == 0 && c->relay.nats_url == NULL) {
+    if ((c->command == OB_CMD_RUN || (c->command == OB_CMD_REPUBLISH && !c->dry_run)) &&
+        c->ntables == 0 && c->relay.nats_url == NULL) {
         snprintf(err, errlen,
                  "--nats is required (or OUTBOX_NATS, NATS_URL, a nats context): "
                  "nats://host:port");
         return -1;
     }
     return 0;
+}
+
+/* The commands that connect to NATS: the relay and republish. */
+static int uses_nats(const ob_cli *c) {
+    return c->command == OB_CMD_RUN || c->command == OB_CMD_REPUBLISH;
 }
 
 /* Every file the command will read can be opened: a missing or forbidden
@@ -133,7 +140,7 @@ static int check_files(ob_cli *c, char *err, size_t errlen) {
         for (size_t k = 0; k < ob_nopts; k++) {
             const opt *o = &ob_opts[k];
             if (ob_opt_path(o) != OB_PATH_READ || o->type == T_FILE || !ob_opt_is_relay(o) ||
-                (c->command != OB_CMD_RUN && strncmp(o->name, "db-", 3) != 0))
+                (!uses_nats(c) && strncmp(o->name, "db-", 3) != 0))
                 continue;
             const char *path =
                 *(const char *const *)(c->ntables ? ob_opt_table_field(&c->tables[i], o)
@@ -180,7 +187,7 @@ const char *ob_conv_keepf(ob_cli *c, const char *fmt, ...) {
  * only, the database to every command but schema. */
 int ob_cli_conventions(ob_cli *c, ob_env_fn env, void *env_data, char *err, size_t errlen) {
     int n = c->ntables ? c->ntables : 1;
-    int nats = c->command == OB_CMD_RUN || c->print_config;
+    int nats = uses_nats(c) || c->print_config;
     int db = c->command != OB_CMD_SCHEMA || c->print_config;
     for (int i = 0; i < n; i++) {
         ob_conv_target t = {c, c->ntables ? &c->tables[i].relay : &c->relay,

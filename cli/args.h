@@ -21,6 +21,7 @@ typedef enum ob_cli_command {
     OB_CMD_CLEANUP,
     OB_CMD_DEAD,
     OB_CMD_CURSOR_RESET,
+    OB_CMD_REPUBLISH,
 } ob_cli_command;
 
 #define OB_CLI_LIMIT_UNSET UINT32_MAX
@@ -87,6 +88,13 @@ typedef struct ob_cli {
     const char *id; /* dead replay --id */
     int all;        /* dead replay --all */
     int json;       /* status, dead list: JSON lines on stdout */
+    /* republish: the range, the pace */
+    const char *since, *until; /* created_at bounds: a UTC time, or a duration ago */
+    const char *seq_range;     /* "A-B" */
+    const char *id_from, *id_to;
+    double rate; /* rows a second; 0: no limit */
+    int dry_run;
+    int create_stream;
     /* configuration file, monitoring and logs */
     const char *config;         /* --config FILE */
     const char *db_option_file; /* --db-option-file FILE: a MariaDB option file */

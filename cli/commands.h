@@ -14,5 +14,6 @@
 int ob_cmd_run(ob_cli *c, ob_logout *err_log);
 int ob_cmd_schema(ob_cli *c, ob_logout *log);
 int ob_cmd_ops(ob_cli *c, ob_logout *log); /* status, partitions, cleanup, dead */
+int ob_cmd_republish(ob_cli *c, ob_logout *log);
 
 #endif

@@ -95,6 +95,9 @@ int main(int argc, char **argv) {
         case OB_CMD_SCHEMA:
             rc = ob_cmd_schema(&c, &log);
             break;
+        case OB_CMD_REPUBLISH:
+            rc = ob_cmd_republish(&c, &log);
+            break;
         default:
             rc = ob_cmd_ops(&c, &log);
             break;

@@ -23,6 +23,8 @@ static const char *const usage_parts[] = {
     "       outbox-uvrelay dead list|replay|purge --db URL [--table T] "
     "[--id ID | --all] [--older-than D] [--json]\n"
     "       outbox-uvrelay cursor-reset --db URL [--table T] [--all]\n"
+    "       outbox-uvrelay republish --db URL --nats URL [--table T] [--since T] [--until T] "
+    "[--seq A-B] [--dry-run]\n"
     "       outbox-uvrelay COMMAND --help: the help of one command\n"
     "\n"
     "Relays rows of a transactional-outbox table in MariaDB to a NATS JetStream stream.\n"
@@ -243,6 +245,25 @@ static const char usage_cursor_reset[] =
     "read the table again from its start; else changes nothing.\n"
     "  --all                 reset them even when they agree with the counter\n";
 
+static const char usage_republish[] =
+    "usage: outbox-uvrelay republish --db URL --nats URL [--table T] [--stream S]\n"
+    "           [--subject-prefix P] [--since T] [--until T] [--seq A-B] [--id-from ID]\n"
+    "           [--id-to ID] [--include-dead] [--rate N] [--dry-run] [--create-stream]\n"
+    "\n"
+    "Publishes the delivered rows again, to rebuild a lost stream: the messages the\n"
+    "relay sent (same subject, headers and Nats-Msg-Id), in its order (seq, or id in\n"
+    "a plain table). Only reads the table: no row changes. docs/recovery.md.\n"
+    "  --since T, --until T  created_at from T, and before T: UTC 'YYYY-MM-DD HH:MM:SS',\n"
+    "                        or a duration ago (2h, 7d)\n"
+    "  --seq A-B             seq from A to B (ordered and cursor tables)\n"
+    "  --id-from ID, --id-to ID  ids from, to (inclusive)\n"
+    "  --include-dead        dead rows too (never by default)\n"
+    "  --stream S, --subject-prefix P  the target (the relay's by default); the stream\n"
+    "                        must exist and take P's subjects\n"
+    "  --create-stream       create the stream when it is missing, as the relay would\n"
+    "  --rate N              rows a second at most (default: as fast as acks come)\n"
+    "  --dry-run             count the rows and show how far back the table reaches\n";
+
 const char *ob_cli_usage_for(ob_cli_command cmd) {
     static char text[4096];
     const char *own;
@@ -263,6 +284,9 @@ const char *ob_cli_usage_for(ob_cli_command cmd) {
         break;
     case OB_CMD_CURSOR_RESET:
         own = usage_cursor_reset;
+        break;
+    case OB_CMD_REPUBLISH:
+        own = usage_republish;
         break;
     default:
         return ob_cli_usage();

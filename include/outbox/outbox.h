@@ -9,6 +9,7 @@
  *   outbox/producer.h  enqueue events inside the caller's transaction
  *   outbox/relay.h     the relay, embedded on a caller-owned libuv loop
  *   outbox/maint.h     maintenance: schema text, partitions, cleanup, dead rows
+ *   outbox/republish.h publishing delivered rows again, to rebuild a lost stream
  *   outbox/conn.h      a non-blocking MariaDB connection on the loop
  *   outbox/ring.h      the doorbell (needs nats.c's header: not included here)
  *   outbox/metrics.h   the stats in the Prometheus text format
@@ -22,6 +23,7 @@
 #include "outbox/producer.h"
 #include "outbox/relay.h"
 #include "outbox/maint.h"
+#include "outbox/republish.h"
 #include "outbox/conn.h"
 #include "outbox/metrics.h"
 #include "outbox/http.h"

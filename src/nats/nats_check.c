@@ -2,8 +2,11 @@
 /*
  * outbox_nats_check: one blocking connection to NATS with the relay's URL,
  * TLS and credentials, made before a loop runs, to tell a refusal that
- * retrying cannot cure from a server that is only down.
+ * retrying cannot cure from a server that is only down. The same connect
+ * serves the one-shot commands that publish (nats_check.h).
  */
+#include "nats_check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +36,9 @@ static const char *hint(natsStatus s) {
     }
 }
 
-int outbox_nats_check(const outbox_relay_options *o, uint32_t timeout_ms, char *errbuf,
-                      size_t errlen) {
+int ob_nats_connect_blocking(const outbox_relay_options *o, uint32_t timeout_ms, int send_asap,
+                             natsConnection **out, char *errbuf, size_t errlen) {
+    *out = NULL;
     char err[512];
     ob_nats_url url;
     ob_nats_security sec;
@@ -59,7 +63,7 @@ int outbox_nats_check(const outbox_relay_options *o, uint32_t timeout_ms, char *
         s = natsOptions_SetTimeout(no, timeout_ms ? (int64_t)timeout_ms : 5000);
     if (s == NATS_OK)
         s = natsOptions_SetAllowReconnect(no, false);
-    if (s == NATS_OK)
+    if (s == NATS_OK && send_asap)
         s = natsOptions_SetSendAsap(no, true); /* no flusher thread for a connection this brief */
     int rc = OUTBOX_OK;
     if (s == NATS_OK && ob_nats_security_apply(no, &sec, err, sizeof(err)) != 0)
@@ -80,10 +84,21 @@ int outbox_nats_check(const outbox_relay_options *o, uint32_t timeout_ms, char *
             rc = ob_errf(errbuf, errlen, OUTBOX_ENATS, "cannot connect to NATS: %s",
                          natsStatus_GetText(s));
     }
-    natsConnection_Destroy(nc);
+    if (rc == OUTBOX_OK)
+        *out = nc;
+    else
+        natsConnection_Destroy(nc);
     natsOptions_Destroy(no);
     for (int i = 0; i < url.n; i++)
         free(servers[i]);
     ob_nats_url_free(&url);
+    return rc;
+}
+
+int outbox_nats_check(const outbox_relay_options *o, uint32_t timeout_ms, char *errbuf,
+                      size_t errlen) {
+    natsConnection *nc = NULL;
+    int rc = ob_nats_connect_blocking(o, timeout_ms, 1, &nc, errbuf, errlen);
+    natsConnection_Destroy(nc);
     return rc;
 }

@@ -178,6 +178,7 @@ ob_integ_sh(ordered_migrate 120)
 # Upgrading from 0.1.0 (its schema in test/fixtures/0.1.0) and rolling back,
 # as docs/upgrading.md says.
 ob_integ_sh(upgrade_010 120)
+ob_integ_sh(republish 120)
 ob_integ_sh(ordered_rebalance 120)
 # Cursor mode, operator side: status, cleanup, partitions, dead replay; moving
 # a table between --ordered and --cursor.
