@@ -21,6 +21,7 @@
 #include "flow.h"
 #include "log.h"
 #include "outbox/relay.h"
+#include "paused.h"
 
 struct ob_worker;
 
@@ -85,6 +86,7 @@ typedef struct ob_reader_env {
     ob_unmarked *unmarked;
     ob_unmarked *unanswered; /* published rows an outage of the broker left unanswered */
     int *any_fetched;        /* set once any worker of the relay completed a fetch (may be NULL) */
+    ob_paused *paused;       /* subjects refused for themselves alone (may be NULL) */
 } ob_reader_env;
 
 #endif

@@ -294,6 +294,7 @@ static void batch_committed(ob_worker *w) {
     e->stats->dead += (uint64_t)b->n_dead;
     e->stats->released += (uint64_t)b->n_released;
     e->stats->held_back += (uint64_t)b->n_held;
+    e->stats->deferred += (uint64_t)b->n_deferred;
     if (b->n_dead)
         OB_WARN(e->log, "%s: %d row(s) marked dead; see last_error (outbox-uvrelay dead list)",
                 w->pub.name, b->n_dead);

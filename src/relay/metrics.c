@@ -85,6 +85,8 @@ enum scalar {
     S_LEADER,
     S_CLAIMED_BYTES,
     S_CLAIMED_BYTES_PEAK,
+    S_SUBJECTS_PAUSED,
+    S_DEFERRED,
     S_COUNT
 };
 
@@ -111,6 +113,11 @@ static const family scalars[S_COUNT] = {
      "Bytes of claimed rows held, as --max-in-flight-bytes counts them."},
     {"outbox_relay_claimed_bytes_peak", "gauge",
      "The highest outbox_relay_claimed_bytes since start."},
+    {"outbox_relay_subjects_paused", "gauge",
+     "Subjects the stream refuses for themselves alone (max_msgs_per_subject, discard new per "
+     "subject): their rows wait, without attempts; the other subjects flow."},
+    {"outbox_relay_subject_waits_total", "counter",
+     "Rows that waited for their paused subject, each time (no attempt counted)."},
 };
 
 static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
@@ -145,6 +152,10 @@ static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
         return s->claimed_bytes;
     case S_CLAIMED_BYTES_PEAK:
         return s->claimed_bytes_peak;
+    case S_SUBJECTS_PAUSED:
+        return s->subjects_paused;
+    case S_DEFERRED:
+        return s->deferred;
     case S_COUNT:
         break;
     }
