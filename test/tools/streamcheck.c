@@ -442,7 +442,9 @@ int main(int argc, char **argv) {
             natsMsgList list = {0};
             jsFetchRequest fr;
             jsFetchRequest_Init(&fr);
-            fr.Batch = 1000;
+            /* No more than the messages left: a fetch for more waits for
+             * its expiry. */
+            fr.Batch = total - got < 1000 ? (int)(total - got) : 1000;
             fr.MaxBytes = 16 * 1024 * 1024;
             fr.Expires = 2000LL * 1000 * 1000;
             s = natsSubscription_FetchRequest(&list, sub, &fr);
