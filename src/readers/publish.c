@@ -128,8 +128,11 @@ void ob_pub_take_ack(ob_pub *p, const ob_ack *a) {
         return; /* a late answer for an earlier batch or an expired publish */
     int was;
     if (a->result == OB_ACKED_STORED || a->result == OB_ACKED_DUPLICATE) {
-        ob_paused_stored(e->paused, &b->slots[a->slot].row, b->slots[a->slot].sent_at,
-                         uv_now(e->loop));
+        /* A duplicate is answered whatever the subject's room: only a
+         * message stored ends its subject's pause. */
+        if (a->result == OB_ACKED_STORED)
+            ob_paused_stored(e->paused, &b->slots[a->slot].row, b->slots[a->slot].sent_at,
+                             uv_now(e->loop));
         was = ob_batch_acked(b, (int)a->slot, a->result == OB_ACKED_DUPLICATE);
         ob_hist_observe(&e->stats->delivery_lag,
                         ob_wall_s() - ob_row_created_s(&b->slots[a->slot].row));
