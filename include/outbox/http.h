@@ -5,7 +5,9 @@
  *   GET /healthz   200 while the loop runs
  *   GET /readyz    200 when every bound relay has a database connection up and
  *                  NATS and its stream answer, and neither refuses what every
- *                  row needs (outbox_relay_paused); 503 with a one-line reason
+ *                  row needs (outbox_relay_paused); 503 with a one-line reason.
+ *                  A 200 names what waits while the rest flows
+ *                  (outbox_relay_degraded: subjects paused)
  * HEAD works on the same paths. Anything else is refused: a malformed request
  * gets 400, another method 405, another path 404, headers larger than
  * max_request_bytes 431, and a request not complete within

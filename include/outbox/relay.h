@@ -333,6 +333,11 @@ typedef struct outbox_stats {
      * error (half the fastest sample's round trip), -1 until measured. */
     double clock_skew_s;
     double clock_skew_error_s;
+    /* gauge: subjects the stream refuses for themselves alone (full with
+     * max_msgs_per_subject and discard new per subject): their rows wait
+     * without attempts while the other subjects flow */
+    uint32_t subjects_paused;
+    uint64_t deferred; /* rows that waited for their paused subject (each time) */
     /* --- new fields here, last --- */
 } outbox_stats;
 
@@ -405,6 +410,12 @@ OUTBOX_EXPORT const char *outbox_relay_errmsg(const outbox_relay *r);
  * component. Valid until the loop
  * runs again. */
 OUTBOX_EXPORT const char *outbox_relay_paused(const outbox_relay *r);
+
+/* What the relay holds back while it is ready and the rest flows, or NULL:
+ * subjects the stream refuses for themselves alone (full with
+ * max_msgs_per_subject and discard new per subject), whose rows wait
+ * without attempts. Written into buf (len bytes), which is returned. */
+OUTBOX_EXPORT const char *outbox_relay_degraded(const outbox_relay *r, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

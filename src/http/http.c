@@ -340,6 +340,29 @@ static void respond_text(client *c, int code, const char *text, int head_only) {
     respond(c, code, "text/plain; charset=utf-8", text, strlen(text), head_only);
 }
 
+/* Ready: 200, naming what is held back while the rest flows (paused
+ * subjects), so that a look at /readyz shows it. */
+static void serve_ready(client *c, int head_only) {
+    outbox_http *h = c->h;
+    char text[512], why[300];
+    size_t used =
+        (size_t)snprintf(text, sizeof(text), "%s", h->nrelays ? "ready" : "ready (no relay)");
+    for (size_t i = 0; i < h->nrelays && used < sizeof(text) - 2; i++) {
+        const char *what = outbox_relay_degraded(h->relays[i].relay, why, sizeof(why));
+        if (what == NULL)
+            continue;
+        const char *t = h->relays[i].table ? h->relays[i].table : "relay";
+        int k = snprintf(text + used, sizeof(text) - used, "; %s: %s", t, what);
+        if (k > 0)
+            used += (size_t)k;
+    }
+    if (used > sizeof(text) - 2)
+        used = sizeof(text) - 2;
+    text[used] = '\n';
+    text[used + 1] = '\0';
+    respond_text(c, 200, text, head_only);
+}
+
 static void serve_readyz(client *c, int head_only) {
     outbox_http *h = c->h;
     char reason[256] = "";
@@ -362,7 +385,7 @@ static void serve_readyz(client *c, int head_only) {
             used += (size_t)k;
     }
     if (used == 0) {
-        respond_text(c, 200, h->nrelays ? "ready\n" : "ready (no relay)\n", head_only);
+        serve_ready(c, head_only);
         return;
     }
     if (used > sizeof(reason) - 2)

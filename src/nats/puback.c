@@ -125,7 +125,7 @@ static const struct js_store_error {
 } js_store_errors[] = {
     {"maximum messages exceeded", OB_JS_FULL, "the stream is full (max_msgs)"},
     {"maximum bytes exceeded", OB_JS_FULL, "the stream is full (max_bytes)"},
-    {"maximum messages per subject exceeded", OB_JS_ROW,
+    {"maximum messages per subject exceeded", OB_JS_SUBJECT,
      "the subject is full (max_msgs_per_subject)"},
     {"message to large", OB_JS_ROW, "the message is too large for the store"},
     {"store is closed", OB_JS_BROKER, "the stream's store is closed"},
@@ -180,10 +180,10 @@ static void error_verdict(const ob_ack *a, const ob_row *row, int64_t max_bytes,
     int too_big = f == OB_JS_FULL && over_max_bytes(row, max_bytes);
     size_t cap = sizeof(v->text);
     int n;
-    if (f == OB_JS_BROKER || (f == OB_JS_FULL && !too_big)) {
+    if (f == OB_JS_BROKER || f == OB_JS_SUBJECT || (f == OB_JS_FULL && !too_big)) {
         /* The pause's reason, for the log and /readyz: short. */
         cap = 300;
-        v->blame = OB_BLAME_BROKER;
+        v->blame = f == OB_JS_SUBJECT ? OB_BLAME_SUBJECT : OB_BLAME_BROKER;
         n = snprintf(v->text, cap, "%s (%d/%d)", why ? why : "refused", a->code, a->err_code);
     } else {
         v->blame = f == OB_JS_SUSPECT ? OB_BLAME_SUSPECT : OB_BLAME_ROW;

@@ -32,11 +32,13 @@ int ob_puback_parse(const char *data, size_t len, ob_puback *out);
 /* Whose fault JetStream's refusal of a publish is (the table in puback.c,
  * and docs/failures.md). */
 typedef enum ob_js_fault {
-    OB_JS_ROW,    /* the message's: the row goes through its attempts to dead */
-    OB_JS_BROKER, /* the broker's: every row would meet it alike; pause, no attempt */
-    OB_JS_FULL,   /* the stream is full: the broker's, unless the message alone is
-                     larger than the stream's max_bytes (then the row's) */
-    OB_JS_SUSPECT /* not known: an attempt, and the link asks whether JetStream answers */
+    OB_JS_ROW,     /* the message's: the row goes through its attempts to dead */
+    OB_JS_BROKER,  /* the broker's: every row would meet it alike; pause, no attempt */
+    OB_JS_FULL,    /* the stream is full: the broker's, unless the message alone is
+                      larger than the stream's max_bytes (then the row's) */
+    OB_JS_SUBJECT, /* the message's subject is full (max_msgs_per_subject with discard new
+                      per subject): the broker's, for that subject alone; its rows wait */
+    OB_JS_SUSPECT  /* not known: an attempt, and the link asks whether JetStream answers */
 } ob_js_fault;
 
 /* Classifies an error answer (its code, err_code and description as

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "batch.h"
 
+/* A deferral never waits longer than this (paused.h backs off to 5 s). */
+#define OB_PAUSE_LONGEST_MS 60000u
+
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
@@ -102,6 +105,7 @@ int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch
     b->gen++;
     b->epoch = epoch;
     b->n_acked = b->n_dup = b->n_retry = b->n_dead = b->n_released = b->n_held = 0;
+    b->n_deferred = 0;
     ob_buf_reset(&b->errs);
     if (b->order)
         link_aggregates(b);
@@ -217,6 +221,17 @@ int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int er
     return was;
 }
 
+int ob_batch_defer(ob_batch *b, int i, uint64_t ms, const char *msg, size_t len) {
+    int was = ob_batch_fail(b, i, OUTBOX_FAIL_STREAM_ERROR, 0, 0, msg, len);
+    ob_slot *s = &b->slots[i];
+    s->state = OB_SLOT_DEFERRED;
+    /* In steps of a quarter second, so that a batch's rows share few
+     * statements. */
+    ms = (ms + 249) / 250 * 250;
+    s->defer_ms = ms > OB_PAUSE_LONGEST_MS ? OB_PAUSE_LONGEST_MS : (uint32_t)ms;
+    return was;
+}
+
 int ob_batch_release(ob_batch *b, int i) {
     ob_slot *s = &b->slots[i];
     int was = leave_flight(b, s);
@@ -329,6 +344,25 @@ static void add_fail_group(ob_batch *b, const ob_batch_config *cfg, int first) {
     ob_sql_end_ids(&b->sql);
 }
 
+/* Appends one statement for every deferred slot sharing this one's wait and
+ * text (the refusal), marking them written. */
+static void add_defer_group(ob_batch *b, const ob_batch_config *cfg, int first) {
+    ob_slot *a = &b->slots[first];
+    const char *text = b->errs.p + a->err_off;
+    ob_sql_defer_head(&b->sql, cfg->qtable, text, a->err_len, a->defer_ms, 0);
+    int n = 0;
+    for (int i = first; i < b->n; i++) {
+        ob_slot *s = &b->slots[i];
+        if (s->state != OB_SLOT_DEFERRED || s->deferred_in || s->defer_ms != a->defer_ms ||
+            s->err_len != a->err_len || memcmp(b->errs.p + s->err_off, text, a->err_len) != 0)
+            continue;
+        ob_sql_add_id(&b->sql, s->row.id, n++ == 0);
+        b->n_deferred++;
+        s->deferred_in = 1;
+    }
+    ob_sql_end_ids(&b->sql);
+}
+
 void ob_batch_decide(ob_batch *b, const ob_batch_config *cfg, int interrupted) {
     for (int i = 0; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
@@ -345,7 +379,7 @@ void ob_batch_decide(ob_batch *b, const ob_batch_config *cfg, int interrupted) {
 size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrupted) {
     ob_batch_decide(b, cfg, interrupted);
     ob_buf_reset(&b->sql);
-    b->n_acked = b->n_released = b->n_retry = b->n_dead = b->n_held = 0;
+    b->n_acked = b->n_released = b->n_retry = b->n_dead = b->n_held = b->n_deferred = 0;
     for (int i = 0; i < b->n; i++) {
         ob_slot *s = &b->slots[i];
         if (s->state == OB_SLOT_ACKED) {
@@ -364,10 +398,15 @@ size_t ob_batch_finish_sql(ob_batch *b, const ob_batch_config *cfg, int interrup
     for (int i = 0; i < b->n; i++)
         if (b->slots[i].state == OB_SLOT_FAILED)
             add_fail_group(b, cfg, i);
+    for (int i = 0; i < b->n; i++)
+        b->slots[i].deferred_in = 0;
+    for (int i = 0; i < b->n; i++)
+        if (b->slots[i].state == OB_SLOT_DEFERRED && !b->slots[i].deferred_in)
+            add_defer_group(b, cfg, i);
     if (b->sql.oom) {
         ob_buf_reset(&b->sql);
         b->sql.oom = 0;
-        b->n_acked = b->n_retry = b->n_dead = 0;
+        b->n_acked = b->n_retry = b->n_dead = b->n_deferred = 0;
         b->n_released = b->n;
         return 0;
     }

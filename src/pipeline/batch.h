@@ -22,7 +22,8 @@ typedef enum ob_slot_state {
     OB_SLOT_FAILED,   /* the publish failed; see kind and the error text */
     OB_SLOT_RELEASED, /* given back untouched: outage or shutdown */
     OB_SLOT_WRITTEN,  /* failed, and its UPDATE is in the finishing statement */
-    OB_SLOT_HELD      /* ordered: left for a later batch, behind an earlier row of its aggregate */
+    OB_SLOT_HELD,     /* ordered: left for a later batch, behind an earlier row of its aggregate */
+    OB_SLOT_DEFERRED  /* its subject is paused (paused.h): written due later, no attempt */
 } ob_slot_state;
 
 typedef struct ob_slot {
@@ -35,9 +36,11 @@ typedef struct ob_slot {
     int code, err_code;
     uint32_t err_off; /* into the batch's errs */
     uint32_t err_len;
-    uint64_t sent_at; /* loop time of the publish */
-    int prev;         /* ordered: the batch's previous slot of the same aggregate, -1 none */
-    int next;         /* ordered: the batch's next slot of the same aggregate, -1 none */
+    uint64_t sent_at;    /* loop time of the publish */
+    uint32_t defer_ms;   /* DEFERRED: how long the row waits */
+    uint8_t deferred_in; /* DEFERRED: the finishing statement writes it */
+    int prev;            /* ordered: the batch's previous slot of the same aggregate, -1 none */
+    int next;            /* ordered: the batch's next slot of the same aggregate, -1 none */
 } ob_slot;
 
 /* What finishing a batch needs to know; owned by the relay, shared. */
@@ -59,7 +62,7 @@ typedef struct ob_batch {
     uint32_t gen;    /* batch number, part of every reply subject */
     uint32_t epoch;  /* broker epoch when the batch was claimed */
     /* tallies of the finishing statement, folded into the stats on commit */
-    int n_acked, n_dup, n_retry, n_dead, n_released, n_held;
+    int n_acked, n_dup, n_retry, n_dead, n_released, n_held, n_deferred;
     /* Ordered batches (see ob_batch_next_ready): 0 none, OB_ORDER_AGGREGATE
      * or OB_ORDER_STRICT. Their fetch adds the OB_COL_WAITING column. */
     int order;
@@ -118,6 +121,9 @@ void ob_batch_sent(ob_batch *b, int i, uint64_t now);
 /* Slot i failed; returns 1 when it was in flight (capacity to give back). */
 int ob_batch_fail(ob_batch *b, int i, outbox_failure_kind kind, int code, int err_code,
                   const char *msg, size_t len);
+/* Slot i waits `ms` for its paused subject, without an attempt (`msg`
+ * becomes its last_error); returns 1 when it was in flight. */
+int ob_batch_defer(ob_batch *b, int i, uint64_t ms, const char *msg, size_t len);
 /* Slot i goes back untouched; returns 1 when it was in flight. */
 int ob_batch_release(ob_batch *b, int i);
 /* Slot i was stored (dup: already stored); returns 1 when it was in flight. */

@@ -55,9 +55,11 @@ typedef struct ob_pub_fail {
 
 /* Whose fault a failed answer is. */
 typedef enum ob_blame {
-    OB_BLAME_ROW,    /* the message's: an attempt, and dead after the last */
-    OB_BLAME_BROKER, /* the broker's: every message would meet it; pause, no attempt */
-    OB_BLAME_SUSPECT /* not known: an attempt, and the broker is asked whether it answers */
+    OB_BLAME_ROW,     /* the message's: an attempt, and dead after the last */
+    OB_BLAME_BROKER,  /* the broker's: every message would meet it; pause, no attempt */
+    OB_BLAME_SUSPECT, /* not known: an attempt, and the broker is asked whether it answers */
+    OB_BLAME_SUBJECT  /* the broker's, for the message's subject alone (its per-subject
+                         limit): no attempt; the subject pauses, the others flow */
 } ob_blame;
 
 /* The broker's reading of a failed answer. */
@@ -67,7 +69,8 @@ typedef struct ob_verdict {
     int code, err_code;       /* ROW, SUSPECT: recorded with the failure */
     const char *suspect;      /* SUSPECT: what the broker is asked about (static text) */
     size_t len;
-    char text[OB_LAST_ERROR_MAX]; /* the row's failure, or the broker's refusal (BROKER) */
+    char text[OB_LAST_ERROR_MAX]; /* the row's failure, or the broker's refusal (BROKER,
+                                     SUBJECT) */
 } ob_verdict;
 
 /* What the broker tells its owner (the relay), always on the loop. */

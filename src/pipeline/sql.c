@@ -210,6 +210,20 @@ void ob_sql_fail_head(ob_buf *b, const char *qtable, const char *error, size_t e
     ob_buf_puts(b, " WHERE id IN (");
 }
 
+void ob_sql_defer_head(ob_buf *b, const char *qtable, const char *error, size_t error_len,
+                       uint64_t ms, int waiting_status) {
+    ob_buf_puts(b, "UPDATE ");
+    ob_buf_puts(b, qtable);
+    ob_buf_puts(b, " SET last_error = ");
+    ob_sql_text_literal(b, error, error_len, OB_LAST_ERROR_MAX);
+    ob_buf_puts(b, ", next_attempt_at = TIMESTAMPADD(MICROSECOND, ");
+    ob_buf_u64(b, ms * 1000u);
+    ob_buf_puts(b, ", NOW(6))");
+    if (waiting_status)
+        ob_buf_printf(b, ", status = %d", waiting_status);
+    ob_buf_puts(b, " WHERE id IN (");
+}
+
 uint64_t ob_backoff_delay_ms(const ob_backoff *bo, int attempt) {
     if (bo->kind == OUTBOX_BACKOFF_FIXED)
         return bo->base_ms;

@@ -94,6 +94,12 @@ typedef struct ob_backoff {
 void ob_sql_fail_head(ob_buf *b, const char *qtable, const char *error, size_t error_len, int dead,
                       int max_attempts, const ob_backoff *bo);
 
+/* Head of the statement for rows whose subject is paused: they wait `ms`
+ * (next_attempt_at), with `error` as last_error, and no attempt counted.
+ * `waiting_status` (cursor mode's 2) also sets the status; 0 leaves it. */
+void ob_sql_defer_head(ob_buf *b, const char *qtable, const char *error, size_t error_len,
+                       uint64_t ms, int waiting_status);
+
 /* Appends _utf8mb4 X'..' for `s`, cut at `max_chars` characters and with
  * invalid UTF-8 bytes replaced by '?'. */
 void ob_sql_text_literal(ob_buf *b, const char *s, size_t len, size_t max_chars);

@@ -26,7 +26,7 @@ static int owned_writes(const ob_cursor *c) {
     const ob_batch *b = &c->pub.batch;
     for (int i = 0; i < b->n; i++) {
         int st = b->slots[i].state;
-        if ((st == OB_SLOT_FAILED || st == OB_SLOT_HELD ||
+        if ((st == OB_SLOT_FAILED || st == OB_SLOT_HELD || st == OB_SLOT_DEFERRED ||
              (c->cur_from == FROM_LANE && st == OB_SLOT_ACKED)) &&
             ob_cursor_owns(c, i))
             return 1;
@@ -72,6 +72,24 @@ static void write_failed(ob_cursor *c) {
             hold_aggregate(c, i);
             ob_cursor_lane_dirty(c);
         }
+    }
+}
+
+/* Rows whose subject is paused wait in the retry lane (status 2), without
+ * an attempt, holding their aggregate. */
+static void write_deferred(ob_cursor *c) {
+    ob_batch *b = &c->pub.batch;
+    for (int i = 0; i < b->n; i++) {
+        ob_slot *s = &b->slots[i];
+        if (s->state != OB_SLOT_DEFERRED || !ob_cursor_owns(c, i))
+            continue;
+        ob_sql_defer_head(&c->sql, c->cfg.qtable, b->errs.p + s->err_off, s->err_len, s->defer_ms,
+                          2);
+        ob_sql_add_id(&c->sql, s->row.id, 1);
+        ob_sql_end_ids(&c->sql);
+        c->env.stats->deferred++;
+        hold_aggregate(c, i);
+        ob_cursor_lane_dirty(c);
     }
 }
 
@@ -132,6 +150,7 @@ ob_fin ob_cursor_finish_sql(ob_cursor *c) {
     c->fin_acked = c->fin_dead = c->fin_retry = c->fin_held = 0;
     write_acked(c);
     write_failed(c);
+    write_deferred(c);
     write_held(c);
     c->pending = 0;
     if (c->handoff && c->cur_from == FROM_READ) {

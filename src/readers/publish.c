@@ -54,13 +54,23 @@ uint64_t ob_pub_ack_due_in(const ob_pub *p) {
     return due > now ? due - now : 0;
 }
 
+static const char paused_text[] =
+    "its subject is full (max_msgs_per_subject): waits, without an attempt, for the subject "
+    "to take messages again";
+
 /* Publishes the rows that may leave now (in an ordered batch, those whose
- * aggregate has nothing earlier in flight), as far as the capacity allows. */
+ * aggregate has nothing earlier in flight), as far as the capacity allows.
+ * A row whose subject is paused waits without leaving. */
 static void publish_ready(ob_pub *p) {
     const ob_reader_env *e = p->env;
     ob_batch *b = &p->batch;
     int i;
     while ((i = ob_batch_next_ready(b)) >= 0) {
+        uint64_t wait = ob_paused_wait(e->paused, &b->slots[i].row, uv_now(e->loop));
+        if (wait > 0) {
+            ob_batch_defer(b, i, wait, paused_text, sizeof(paused_text) - 1);
+            continue;
+        }
         if (!e->broker.ops->ready(e->broker.self) ||
             (e->owner.may_publish && !e->owner.may_publish(e->owner.data))) {
             /* the broker went away, or the lease may have */
@@ -93,6 +103,16 @@ static int failed(ob_pub *p, const ob_ack *a) {
         k->ops->refused(k->self, v.text);
         return was;
     }
+    if (v.blame == OB_BLAME_SUBJECT) {
+        /* The subject alone is refused: it pauses, its rows wait without
+         * an attempt, and the others flow. */
+        uint64_t wait;
+        ob_paused_refused(p->env->paused, &b->slots[a->slot].row, uv_now(p->env->loop), &wait);
+        char text[OB_LAST_ERROR_MAX];
+        int n = snprintf(text, sizeof(text), "%.*s: %s", (int)v.len, v.text, paused_text);
+        size_t len = n < 0 ? 0 : (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1;
+        return ob_batch_defer(b, (int)a->slot, wait, text, len);
+    }
     int was = ob_batch_fail(b, (int)a->slot, v.kind, v.code, v.err_code, v.text, v.len);
     ob_stats_failure(p->env->stats, v.kind);
     if (v.blame == OB_BLAME_SUSPECT)
@@ -108,6 +128,11 @@ void ob_pub_take_ack(ob_pub *p, const ob_ack *a) {
         return; /* a late answer for an earlier batch or an expired publish */
     int was;
     if (a->result == OB_ACKED_STORED || a->result == OB_ACKED_DUPLICATE) {
+        /* A duplicate is answered whatever the subject's room: only a
+         * message stored ends its subject's pause. */
+        if (a->result == OB_ACKED_STORED)
+            ob_paused_stored(e->paused, &b->slots[a->slot].row, b->slots[a->slot].sent_at,
+                             uv_now(e->loop));
         was = ob_batch_acked(b, (int)a->slot, a->result == OB_ACKED_DUPLICATE);
         /* created_at is the database's clock: the host's, less its skew. */
         if (e->stats->clock_skew_error_s >= 0 || !e->lag_awaits_clock)

@@ -21,6 +21,7 @@
 #include "flow.h"
 #include "log.h"
 #include "outbox/relay.h"
+#include "paused.h"
 
 struct ob_worker;
 
@@ -88,6 +89,7 @@ typedef struct ob_reader_env {
     /* The pending sampler will measure the clock skew (stats->clock_skew_s):
      * until it has, no delivery lag is observed (it would carry the skew). */
     int lag_awaits_clock;
+    ob_paused *paused; /* subjects refused for themselves alone (may be NULL) */
 } ob_reader_env;
 
 #endif

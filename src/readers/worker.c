@@ -295,6 +295,7 @@ static void batch_committed(ob_worker *w) {
     e->stats->released += (uint64_t)b->n_released;
     e->stats->held_back += (uint64_t)b->n_held;
     ob_worker_say_dead(w, b->n_dead);
+    e->stats->deferred += (uint64_t)b->n_deferred;
 }
 
 /* --- publishing (publish.c publishes; the timer and the finishing are the

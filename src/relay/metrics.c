@@ -88,6 +88,8 @@ enum scalar {
     S_CLAIMED_BYTES,
     S_CLAIMED_BYTES_PEAK,
     S_TABLE_REPLACED,
+    S_SUBJECTS_PAUSED,
+    S_DEFERRED,
     S_COUNT
 };
 
@@ -122,6 +124,11 @@ static const family scalars[S_COUNT] = {
     {"outbox_relay_table_replaced_total", "counter",
      "Times the table was found re-created or renamed (a RENAME TABLE swap, a table dropped "
      "and created again): rows left in a table swapped out are not delivered."},
+    {"outbox_relay_subjects_paused", "gauge",
+     "Subjects the stream refuses for themselves alone (max_msgs_per_subject, discard new per "
+     "subject): their rows wait, without attempts; the other subjects flow."},
+    {"outbox_relay_subject_waits_total", "counter",
+     "Rows that waited for their paused subject, each time (no attempt counted)."},
 };
 
 static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
@@ -162,6 +169,10 @@ static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
         return s->claimed_bytes_peak;
     case S_TABLE_REPLACED:
         return s->table_replaced;
+    case S_SUBJECTS_PAUSED:
+        return s->subjects_paused;
+    case S_DEFERRED:
+        return s->deferred;
     case S_COUNT:
         break;
     }

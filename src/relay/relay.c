@@ -240,6 +240,7 @@ static void relay_free(outbox_relay *r) {
     ob_buf_free(&r->sql_drain);
     ob_buf_free(&r->wake);
     ob_relay_free_options(&r->o);
+    ob_paused_free(&r->paused);
     free(r);
 }
 
@@ -320,6 +321,8 @@ static void prepare_env(outbox_relay *r) {
     e->unmarked = &r->unmarked;
     e->unanswered = &r->unanswered;
     e->any_fetched = &r->any_fetched;
+    ob_paused_init(&r->paused, o->subject_prefix, e->log);
+    e->paused = &r->paused;
     ob_flow_init(&r->flow, o->max_in_flight, o->poll_min_ms, o->poll_interval_ms);
     if (o->wake_subject == NULL)
         ob_buf_printf(&r->wake, "outbox_wake.%s", o->table);
@@ -501,6 +504,7 @@ void outbox_relay_stats_sized(const outbox_relay *r, outbox_stats *out, size_t s
         k->ops->store_lost(k->self, &s.stream_missing, &losses);
         s.stream_losses = losses;
     }
+    s.subjects_paused = (uint32_t)ob_paused_count(&r->paused);
     memcpy(out, &s, n);
     if (size > n) /* a caller built against a newer header */
         memset((char *)out + n, 0, size - n);
@@ -518,6 +522,10 @@ const char *outbox_relay_paused(const outbox_relay *r) {
     if (why == NULL && r->node_why[0])
         why = r->node_why;
     return why ? why : ob_relay_cursor_members_why(r);
+}
+
+const char *outbox_relay_degraded(const outbox_relay *r, char *buf, size_t len) {
+    return buf && len ? ob_paused_why(&r->paused, buf, len) : NULL;
 }
 
 /* --- stopping ------------------------------------------------------------ */

@@ -54,6 +54,7 @@ struct outbox_relay {
     ob_unmarked unmarked;
     ob_unmarked unanswered;
     int any_fetched;
+    ob_paused paused; /* subjects refused for themselves alone (paused.h) */
     ob_flow flow;
     /* The readers: `connections` workers (one in leader mode), or cursor
      * mode's one reader. Owned: each is freed with its ops' free. A

@@ -182,7 +182,7 @@ stops = ['up', 'outbox_relay_up', 'outbox_relay_published_total', 'outbox_relay_
          'outbox_relay_dead_total', 'outbox_relay_oldest_pending_age_seconds',
          'outbox_relay_buckets_owned', 'outbox_relay_leader', 'outbox_relay_cursor_gap_age_seconds',
          'outbox_relay_cursor_mismatch', 'outbox_relay_cursor_members_down',
-         'outbox_relay_nats_stream_missing', 'outbox_relay_nats_stream_losses_total']
+         'outbox_relay_nats_stream_missing', 'outbox_relay_nats_stream_losses_total', 'outbox_relay_subjects_paused']
 def metrics_of(e):
     found = set()
     for t in re.findall(r'[A-Za-z_:][A-Za-z0-9_:]*', re.sub(r'"[^"]*"', '""', e)):

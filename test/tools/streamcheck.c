@@ -24,6 +24,8 @@
  *     --purge             remove every message of the stream
  *     --set-subjects SUBJECT  the stream's subjects become SUBJECT alone, its
  *                         other settings kept (a $JS.API.STREAM.UPDATE request)
+ *     --set-max-msgs-per-subject N  the stream's max_msgs_per_subject becomes
+ *                         N, its other settings kept (the same request)
  *     --leader            print the server name of the stream's leader
  *     --tls-ca FILE, --nkey FILE, --token-file FILE
  *                         TLS and credentials, as the relay takes them
@@ -49,6 +51,7 @@ typedef struct opts {
     int dump, info, del, leader, purge, discard_new, discard_new_per_subject;
     long long max_msg_size, dup_window_ms, replicas, max_msgs, max_msgs_per_subject, max_bytes;
     long long publish, copies, size, gap_ms;
+    long long set_per_subject; /* 0: not asked */
     ob_nats_security sec;
 } opts;
 
@@ -158,8 +161,10 @@ static int publish(jsCtx *js, const opts *o) {
     return rc;
 }
 
-/* The stream's configuration as it is, with `subject` as its only subject. */
-static int set_subjects(jsCtx *js, const char *stream, const char *subject) {
+/* The stream's configuration as it is, with `subject` (unless NULL) as its
+ * only subject and `per_subject` (unless 0) as its max_msgs_per_subject. */
+static int update_stream(jsCtx *js, const char *stream, const char *subject,
+                         long long per_subject) {
     jsErrCode jerr = 0;
     jsStreamInfo *si = NULL, *ui = NULL;
     natsStatus s = js_GetStreamInfo(&si, js, stream, NULL, &jerr);
@@ -171,8 +176,12 @@ static int set_subjects(jsCtx *js, const char *stream, const char *subject) {
     const char **was = si->Config->Subjects;
     int was_len = si->Config->SubjectsLen;
     const char *subjects[1] = {subject};
-    si->Config->Subjects = subjects;
-    si->Config->SubjectsLen = 1;
+    if (subject) {
+        si->Config->Subjects = subjects;
+        si->Config->SubjectsLen = 1;
+    }
+    if (per_subject)
+        si->Config->MaxMsgsPerSubject = per_subject;
     s = js_UpdateStream(&ui, js, si->Config, NULL, &jerr);
     si->Config->Subjects = was;
     si->Config->SubjectsLen = was_len;
@@ -272,6 +281,8 @@ int main(int argc, char **argv) {
             o.purge = 1;
         else if (strcmp(a, "--set-subjects") == 0 && v)
             o.set_subjects = argv[++i];
+        else if (strcmp(a, "--set-max-msgs-per-subject") == 0 && v)
+            o.set_per_subject = atoll(argv[++i]);
         else if (strcmp(a, "--publish") == 0 && v)
             o.publish = atoll(argv[++i]);
         else if (strcmp(a, "--copies") == 0 && v)
@@ -361,8 +372,8 @@ int main(int argc, char **argv) {
         jsStreamInfo_Destroy(ci);
         goto out;
     }
-    if (o.set_subjects) {
-        rc = set_subjects(js, o.stream, o.set_subjects);
+    if (o.set_subjects || o.set_per_subject) {
+        rc = update_stream(js, o.stream, o.set_subjects, o.set_per_subject);
         goto out;
     }
     if (o.purge) {
@@ -431,7 +442,9 @@ int main(int argc, char **argv) {
             natsMsgList list = {0};
             jsFetchRequest fr;
             jsFetchRequest_Init(&fr);
-            fr.Batch = 1000;
+            /* No more than the messages left: a fetch for more waits for
+             * its expiry. */
+            fr.Batch = total - got < 1000 ? (int)(total - got) : 1000;
             fr.MaxBytes = 16 * 1024 * 1024;
             fr.Expires = 2000LL * 1000 * 1000;
             s = natsSubscription_FetchRequest(&list, sub, &fr);

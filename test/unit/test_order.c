@@ -88,6 +88,39 @@ static void one_row_per_aggregate_in_flight(void) {
     ob_batch_free(&b);
 }
 
+/* A row whose subject is paused waits: its aggregate's later rows are held
+ * behind it, the others leave, and the finishing statement writes it due
+ * later with no attempt counted (nor dead). */
+static void deferred_row_holds_its_aggregate(void) {
+    static const char *const agg[] = {"a", "b", "a"};
+    ob_batch b;
+    CHECK_EQ(ob_batch_init(&b, 4, OB_ORDER_AGGREGATE), 0);
+    CHECK_EQ(load(&b, agg, NULL, 3), 3);
+    int out[4];
+    CHECK_EQ(take_ready(&b, out), 2);
+    CHECK_EQ(ob_batch_defer(&b, 0, 1100, "full", 4), 1);
+    CHECK_EQ(b.slots[0].state, OB_SLOT_DEFERRED);
+    ob_batch_acked(&b, 1, 0);
+    CHECK_EQ(take_ready(&b, out), 0);
+    CHECK_EQ(b.slots[2].state, OB_SLOT_HELD);
+    CHECK(ob_batch_complete(&b));
+    ob_batch_config cfg = {"`t`",
+                           OUTBOX_KEEP_PROCESSED,
+                           3,
+                           {OUTBOX_BACKOFF_FIXED, 100, 100, 0},
+                           outbox_classify_default,
+                           NULL};
+    CHECK(ob_batch_finish_sql(&b, &cfg, 0) > 0);
+    CHECK(strstr(b.sql.p, "SET last_error = _utf8mb4 X'66756c6c', next_attempt_at = "
+                          "TIMESTAMPADD(MICROSECOND, 1250000, NOW(6)) WHERE id IN (") != NULL);
+    CHECK(strstr(b.sql.p, "attempt_count") == NULL);
+    CHECK_EQ(b.n_deferred, 1);
+    CHECK_EQ(b.n_acked, 1);
+    CHECK_EQ(b.n_held, 1);
+    CHECK_EQ(b.n_dead + b.n_retry, 0);
+    ob_batch_free(&b);
+}
+
 static void waiting_row_holds_its_aggregate(void) {
     static const char *const agg[] = {"a", "b", "a", "b"};
     static const char *const waiting[] = {"1", "0", "0", "0"};
@@ -222,6 +255,7 @@ static void migration_and_lock_names(void) {
 }
 
 int main(void) {
+    deferred_row_holds_its_aggregate();
     one_row_per_aggregate_in_flight();
     waiting_row_holds_its_aggregate();
     hand_changes_after_touched();

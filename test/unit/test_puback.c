@@ -29,7 +29,7 @@ static void classify(void) {
         {503, 0, "JetStream stream 'A > S' has high message lag", OB_JS_BROKER},
         {503, 10077, "maximum messages exceeded", OB_JS_FULL},
         {503, 10077, "nats: maximum bytes exceeded", OB_JS_FULL},
-        {503, 10077, "maximum messages per subject exceeded", OB_JS_ROW},
+        {503, 10077, "maximum messages per subject exceeded", OB_JS_SUBJECT},
         {503, 10077, "message to large", OB_JS_ROW},
         {503, 10077, "store is closed", OB_JS_BROKER},
         {503, 10077, "write error: no space left on device", OB_JS_BROKER},
