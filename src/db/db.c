@@ -22,6 +22,7 @@
  */
 #include "db.h"
 
+#include "db_int.h"
 #include "db_nodes.h"
 #include "db_socket.h"
 
@@ -33,74 +34,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define OB_DB_MAX_RESULTS 16
-
-typedef enum db_state {
-    DB_DOWN,       /* no connection; connect may be called */
-    DB_RESOLVING,  /* waiting for uv_getaddrinfo */
-    DB_CONNECTING, /* waiting inside mysql_real_connect */
-    DB_IDLE,       /* connected, nothing in progress */
-    DB_QUERYING,   /* waiting inside mysql_real_query */
-    DB_STORING,    /* waiting inside mysql_store_result */
-    DB_NEXT,       /* waiting inside mysql_next_result */
-    DB_QUITTING,   /* waiting inside mysql_close (COM_QUIT) */
-    DB_CLOSED      /* handles closing; freed when they are */
-} db_state;
-
 static const char *const state_names[] = {
     [DB_DOWN] = "down", [DB_RESOLVING] = "resolving", [DB_CONNECTING] = "connecting",
     [DB_IDLE] = "idle", [DB_QUERYING] = "querying",   [DB_STORING] = "storing",
     [DB_NEXT] = "next", [DB_QUITTING] = "quitting",   [DB_CLOSED] = "closed",
-};
-
-/* A poll handle lives on the heap because it may still be closing after the
- * connection has moved on to a new socket. */
-typedef struct db_poll {
-    uv_poll_t h;
-    int fd;
-} db_poll;
-
-struct ob_db {
-    uv_loop_t *loop;
-    db_state state;
-    MYSQL *m;
-    ob_db_config cfg; /* strings owned; host and nodes unused (see `nodes`) */
-    ob_db_nodes nodes;
-    char *name;
-    const ob_log *log;
-
-    uv_getaddrinfo_t resolve_req;
-    int resolving;
-    char addr[64];
-
-    db_poll *poll;
-    uv_timer_t wait_timer; /* MYSQL_WAIT_TIMEOUT */
-    uv_timer_t op_timer;   /* our own deadline */
-    int late_said;         /* a missed deadline was said; again only after one was met */
-    int open_handles;
-
-    const char *sql;
-    size_t sql_len;
-    MYSQL *ret_conn;
-    int ret_int;
-    MYSQL_RES *ret_res;
-
-    uint64_t connect_block_us; /* longest single connect call, last connect */
-
-    int nres;
-    MYSQL_RES *res[OB_DB_MAX_RESULTS];
-    uint64_t affected[OB_DB_MAX_RESULTS];
-
-    unsigned err_no;
-    char err[512];
-    int lost;
-
-    ob_db_cb cb;
-    void *cb_data;
-    ob_db_cb watch_cb; /* told of a loss while idle (ob_db_watch) */
-    void *watch_data;
-    ob_db_close_cb close_cb;
-    void *close_data;
 };
 
 static void db_run(ob_db *db, int ev);
@@ -268,6 +205,16 @@ static void abort_op(ob_db *db) {
 
 static void on_op_timer(uv_timer_t *t) {
     ob_db *db = t->data;
+    char busy[400];
+    int said = db->state == DB_CONNECTING || db->state == DB_QUITTING
+                   ? 0
+                   : ob_db_nodes_busy(&db->nodes, uv_now(db->loop), db->cfg.op_timeout_ms, busy,
+                                      sizeof(busy));
+    if (said) { /* the node answers its probe: not dead */
+        ob_logf(db->log, said > 1 ? OUTBOX_LOG_WARN : OUTBOX_LOG_DEBUG, "%s: %s", db->name, busy);
+        abort_op(db);
+        return;
+    }
     /* A silent server misses every deadline: said once, repeats at debug. */
     ob_logf(db->log, db->late_said ? OUTBOX_LOG_DEBUG : OUTBOX_LOG_WARN,
             "%s: database operation exceeded %u ms; dropping the connection", db->name,
@@ -724,6 +671,10 @@ int ob_db_connect(ob_db *db, ob_db_cb cb, void *data) {
     db->err_no = 0;
     db->err[0] = '\0';
     return connect_node(db);
+}
+
+void ob_db_node_answered(ob_db *db) {
+    ob_db_nodes_answered(&db->nodes, uv_now(db->loop));
 }
 
 void ob_db_leave_node(ob_db *db, const char *why) {
