@@ -21,7 +21,7 @@ db=it_galera_lease_fence stream=IT_GALERA_LEASE_FENCE prefix=itglf
 work=$(mktemp -d)
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill -KILL "$p" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -54,9 +54,10 @@ aport=$(http_port "$work/a.log")
 galera_relay 2 "$work/b.log" $db $stream $prefix --leader --batch 500 --http 127.0.0.1:0
 b=$RELAY_PID
 pids+=($b)
-wait_log "$work/b.log" "lease: standing by" 20 || fail "relay b (node 2) does not stand by"
+wait_log "$work/b.log" "lease: on a Galera node" 20 || fail "relay b (node 2) has no lease connection"
 messages() { field "$(stream_summary $stream)" messages; }
 wait_until 30 "the leader publishes" eval '[ "$(messages)" -ge 20 ]'
+! grep -q "lease: leading" "$work/b.log" || fail "relay b led before the cut"
 kill -USR1 $dbproxy
 cut=$(now_ms)
 echo "cut the leader off from node 1 with $(messages) messages in the stream"

@@ -100,5 +100,5 @@ assert_eq "$rc" 0 "exit status of the recipe's relay"
 grep -q 'lease: on a Galera node' "$work/relay.log" || fail "the relay did not keep its lease in the table"
 galera_end $db $stream $total "$work"
 out=$(streamcheck --stream $stream --subject '>' --check-order agg_seq) ||
-  { echo "$out"; fail "an aggregate out of order"; }
+  { echo "$out"; grep -E " (warn|error) |node [0-9] of" "$work/relay.log" | head -20; fail "an aggregate out of order"; }
 echo "$out" | grep order_violations
