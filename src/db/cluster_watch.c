@@ -121,6 +121,7 @@ static void on_answer(ob_cluster_watch *w) {
         tell(w, &c);
         return;
     }
+    ob_db_node_answered(w->db);
     ob_db_life_worked(&w->life);
     set_state(w, WS_RESTING);
     uv_timer_start(&w->timer, on_timer, w->interval_ms, 0);

@@ -24,6 +24,7 @@
  */
 #include "db_int.h"
 
+#include "db_int.h"
 #include "db_nodes.h"
 #include "db_socket.h"
 
@@ -211,6 +212,16 @@ static void abort_op(ob_db *db) {
 
 static void on_op_timer(uv_timer_t *t) {
     ob_db *db = t->data;
+    char busy[400];
+    int said = db->state == DB_CONNECTING || db->state == DB_QUITTING
+                   ? 0
+                   : ob_db_nodes_busy(&db->nodes, uv_now(db->loop), db->cfg.op_timeout_ms, busy,
+                                      sizeof(busy));
+    if (said) { /* the node answers its probe: not dead */
+        ob_logf(db->log, said > 1 ? OUTBOX_LOG_WARN : OUTBOX_LOG_DEBUG, "%s: %s", db->name, busy);
+        abort_op(db);
+        return;
+    }
     /* A silent server misses every deadline: said once, repeats at debug. */
     ob_logf(db->log, db->late_said ? OUTBOX_LOG_DEBUG : OUTBOX_LOG_WARN,
             "%s: database operation exceeded %u ms; dropping the connection", db->name,
@@ -734,6 +745,10 @@ int ob_db_connect(ob_db *db, ob_db_cb cb, void *data) {
     db->err_no = 0;
     db->err[0] = '\0';
     return connect_node(db);
+}
+
+void ob_db_node_answered(ob_db *db) {
+    ob_db_nodes_answered(&db->nodes, uv_now(db->loop));
 }
 
 void ob_db_leave_node(ob_db *db, const char *why) {

@@ -114,6 +114,11 @@ void ob_db_watch(ob_db *db, ob_db_cb cb, void *data);
  * node found unfit by a statement that succeeded, such as wsrep_ready OFF. */
 void ob_db_leave_node(ob_db *db, const char *why);
 
+/* The cluster probe just answered on this connection's node: a sign of life
+ * for the other connections of its group (db_config.h, ob_db_group), whose
+ * late statements on that node then keep the node. */
+void ob_db_node_answered(ob_db *db);
+
 /* Drops the connection without a goodbye: used after a loss. The handle
  * returns to the down state at once; any operation in progress is abandoned
  * without its callback. */

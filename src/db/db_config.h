@@ -16,10 +16,17 @@
  * within its op_timeout_ms (a frozen server, whose kernel still keeps the
  * TCP connections alive), the others on that node drop their sessions at
  * once and move on too, whatever their own deadlines. Only with several
- * nodes. Zero-initialised by its owner, who keeps it until every connection
- * in it is closed; used on one loop. */
+ * nodes. But a node whose cluster probe (a fresh, cheap statement of the
+ * cluster watch) answered after the late statement was sent is busy, not
+ * dead (a long cluster-wide DDL holds every commit): the late connection is
+ * made again on the same node, and the others stay. Zero-initialised by its
+ * owner, who keeps it until every connection in it is closed; used on one
+ * loop. */
 typedef struct ob_db_group {
     struct ob_db_nodes *first;
+    int answered;         /* 1 + the node whose cluster probe answered last; 0 none */
+    uint64_t answered_ms; /* when (the loop's clock) */
+    uint64_t busy_said;   /* when a busy node was last said at warn level (the loop's clock) */
 } ob_db_group;
 
 typedef struct ob_db_config {

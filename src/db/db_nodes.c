@@ -54,9 +54,36 @@ static void give_up(ob_db_nodes *l, const char *why) {
 }
 
 void ob_db_nodes_lost(ob_db_nodes *l, const char *why) {
-    if (l->n > 1 && l->on == l->cur)
+    if (l->n > 1 && l->on == l->cur && !l->stay)
         give_up(l, why);
+    l->stay = 0;
     l->told[0] = '\0';
+}
+
+void ob_db_nodes_answered(ob_db_nodes *l, uint64_t now) {
+    if (l->group == NULL || l->on < 0)
+        return;
+    l->group->answered = l->on + 1;
+    l->group->answered_ms = now;
+}
+
+int ob_db_nodes_busy(ob_db_nodes *l, uint64_t now, unsigned ms, char *msg, size_t len) {
+    ob_db_group *g = l->group;
+    if (g == NULL || l->n < 2 || l->on < 0 || l->on != l->cur || g->answered != l->on + 1 ||
+        g->answered_ms + ms < now)
+        return 0;
+    l->stay = 1;
+    char node[300];
+    ob_db_nodes_name(l, l->on, node, sizeof(node));
+    snprintf(msg, len,
+             "database %s is busy, not dead: a statement had no answer within %u ms, but the "
+             "node answered its cluster probe %llu ms ago (a long DDL or a lock holds it); the "
+             "connection is made again on the same node",
+             node, ms, (unsigned long long)(now - g->answered_ms));
+    if (g->busy_said != 0 && now - g->busy_said < OB_DB_BUSY_SAY_MS)
+        return 1;
+    g->busy_said = now ? now : 1;
+    return 2;
 }
 
 void ob_db_nodes_join(ob_db_nodes *l, ob_db_group *g) {

@@ -15,6 +15,9 @@
 #include <stddef.h>
 
 #include "db_config.h"
+
+/* A busy node (ob_db_nodes_busy) is said at warn level at most this often. */
+#define OB_DB_BUSY_SAY_MS 60000
 #include "url.h"
 
 typedef struct ob_db_nodes {
@@ -28,7 +31,8 @@ typedef struct ob_db_nodes {
     char told[200];                   /* why, when a deadline or another connection found it */
     ob_db_group *group;               /* NULL when in none */
     struct ob_db_nodes *next, *prev;  /* in the group */
-    int fd; /* the socket of the session on `on`, -1 when none (kept by db.c) */
+    int fd;   /* the socket of the session on `on`, -1 when none (kept by db.c) */
+    int stay; /* the session's loss was the node's business: the next round starts on it */
 } ob_db_nodes;
 
 /* Copies the n nodes (n 0: host and port alone). Returns 0, or -1 when out
@@ -68,6 +72,18 @@ void ob_db_nodes_leave(ob_db_nodes *l);
  * a session on it has its socket shut down, so that its statement, or its
  * next one, fails as lost and it moves on too. */
 void ob_db_nodes_silent(ob_db_nodes *l, unsigned ms, int others);
+
+/* The cluster probe was answered on the node of l's session at now (the
+ * loop's clock, ms): the group takes it as a sign of life of that node. */
+void ob_db_nodes_answered(ob_db_nodes *l, uint64_t now);
+
+/* l's statement on its node had no answer within ms, at now: nonzero when
+ * the node is busy rather than dead (with several nodes, its cluster probe
+ * answered since the statement was sent), with a line for the log in msg:
+ * 2 when it is to be said at warn level (once a minute for the group), 1 at
+ * debug. The session's loss then keeps the node: the next connect starts
+ * on it. 0 otherwise (msg untouched). */
+int ob_db_nodes_busy(ob_db_nodes *l, uint64_t now, unsigned ms, char *msg, size_t len);
 
 /* A whole round failed: with several nodes, err (len bytes) is prefixed
  * with "no database node answered; the last tried: ". */

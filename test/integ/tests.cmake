@@ -107,14 +107,18 @@ ob_integ_sh_on(galera galera_cursor 240)
 ob_integ_sh_on(galera galera_cursor_member_down 120)
 ob_integ_sh_on(galera galera_cursor_pair 180)
 ob_integ_sh_on(galera galera_ordered_node_loss 240)
+ob_integ_sh_on(galera galera_lease_fence 180)
+ob_integ_sh_on(galera galera_setup_doc 120)
+ob_integ_sh_on(galera galera_busy_node 120)
 ob_integ_sh_on(galera galera_node_kill 240)
 set_tests_properties(integ.galera_refuse integ.galera_plain integ.galera_isolate
   integ.galera_ordered integ.galera_leader integ.galera_node_freeze integ.galera_node_move
   integ.galera_cursor_facts integ.galera_cursor integ.galera_cursor_member_down
-  integ.galera_cursor_pair integ.galera_ordered_node_loss integ.galera_node_kill
+  integ.galera_cursor_pair integ.galera_ordered_node_loss integ.galera_lease_fence
+  integ.galera_setup_doc integ.galera_busy_node integ.galera_node_kill
   PROPERTIES RESOURCE_LOCK galera)
 set_tests_properties(integ.galera_node_kill PROPERTIES
-  DEPENDS "integ.galera_refuse;integ.galera_plain;integ.galera_isolate;integ.galera_ordered;integ.galera_leader;integ.galera_node_freeze;integ.galera_node_move;integ.galera_cursor_facts;integ.galera_cursor;integ.galera_cursor_member_down;integ.galera_cursor_pair;integ.galera_ordered_node_loss")
+  DEPENDS "integ.galera_refuse;integ.galera_plain;integ.galera_isolate;integ.galera_ordered;integ.galera_leader;integ.galera_node_freeze;integ.galera_node_move;integ.galera_cursor_facts;integ.galera_cursor;integ.galera_cursor_member_down;integ.galera_cursor_pair;integ.galera_ordered_node_loss;integ.galera_lease_fence;integ.galera_setup_doc;integ.galera_busy_node")
 # Observability and configuration: metrics, health, readiness, config files.
 ob_integ_sh(http_metrics 180)
 # The relay's host clock 2 h ahead (libfaketime): lag and skew on the database's clock.
@@ -193,6 +197,8 @@ ob_integ_sh(lease_mode_mix 120)
 ob_integ_sh(lease_many_sessions 180)
 # Issue 29: a leader cut off from MariaDB with unsent rows publishes nothing past its lease.
 ob_integ_sh(lease_stale_publish 240)
+# The lease table's take on a real server: a live holder keeps its bucket or the leadership.
+ob_integ_c(lease_table_take 60)
 # Cursor mode: reads without locks, a durable cursor per bucket, seq gaps.
 ob_integ_sh(cursor_basic 120)
 ob_integ_sh(plain_swap 90)

@@ -79,6 +79,57 @@ static void a_silent_node_is_named_as_such(void) {
     ob_db_nodes_free(&l);
 }
 
+/* A late statement on a node whose cluster probe answered since it was
+ * sent: the node is busy (a long DDL holds its commits), not dead; the
+ * session is made again on it, said at warn level once a minute. A probe
+ * answered before the statement was sent, or on another node, proves
+ * nothing: the node is left as silent. */
+static void a_busy_node_is_kept(void) {
+    ob_db_group g;
+    ob_db_nodes l, watch;
+    char msg[600];
+    memset(&g, 0, sizeof(g));
+    CHECK_EQ(ob_db_nodes_init(&l, three, 3, NULL, 0), 0);
+    CHECK_EQ(ob_db_nodes_init(&watch, three, 3, NULL, 0), 0);
+    ob_db_nodes_join(&l, &g);
+    ob_db_nodes_join(&watch, &g);
+    ob_db_nodes_round(&l);
+    ob_db_nodes_up(&l, msg, sizeof(msg));
+    ob_db_nodes_round(&watch);
+    ob_db_nodes_up(&watch, msg, sizeof(msg));
+    CHECK_EQ(ob_db_nodes_busy(&l, 20000, 10000, msg, sizeof(msg)), 0); /* no probe yet */
+    ob_db_nodes_answered(&watch, 9000); /* before the statement was sent at 10000 */
+    CHECK_EQ(ob_db_nodes_busy(&l, 20000, 10000, msg, sizeof(msg)), 0);
+    ob_db_nodes_answered(&watch, 15000);
+    CHECK_EQ(ob_db_nodes_busy(&l, 20000, 10000, msg, sizeof(msg)), 2);
+    CHECK_CONTAINS(msg, "database node 1 of 3 (h1:1) is busy, not dead: a statement had no "
+                        "answer within 10000 ms, but the node answered its cluster probe 5000 ms "
+                        "ago");
+    ob_db_nodes_lost(&l, "Lost connection to server during query");
+    ob_db_nodes_round(&l);
+    CHECK_STR(ob_db_nodes_host(&l), "h1");
+    CHECK_EQ(ob_db_nodes_up(&l, msg, sizeof(msg)), 0); /* no move to log */
+    ob_db_nodes_answered(&watch, 25000);
+    CHECK_EQ(ob_db_nodes_busy(&l, 30000, 10000, msg, sizeof(msg)), 1); /* said: debug */
+    ob_db_nodes_lost(&l, "Lost connection to server during query");
+    ob_db_nodes_answered(&watch, 80000);
+    CHECK_EQ(ob_db_nodes_busy(&l, 85000, 10000, msg, sizeof(msg)), 2); /* a minute on */
+    ob_db_nodes_lost(&l, "Lost connection to server during query");
+    /* The probe's own deadline: its last answer predates it: silent. */
+    CHECK_EQ(ob_db_nodes_busy(&watch, 91000, 5000, msg, sizeof(msg)), 0);
+    /* A probe answered on another node says nothing of this one. */
+    g.answered = 2;
+    g.answered_ms = 99000;
+    CHECK_EQ(ob_db_nodes_busy(&l, 100000, 10000, msg, sizeof(msg)), 0);
+    ob_db_nodes_lost(&l, "Lost connection to server during query");
+    ob_db_nodes_round(&l);
+    CHECK_STR(ob_db_nodes_host(&l), "h2");
+    ob_db_nodes_leave(&l);
+    ob_db_nodes_leave(&watch);
+    ob_db_nodes_free(&l);
+    ob_db_nodes_free(&watch);
+}
+
 static void one_node_never_moves(void) {
     ob_db_nodes l;
     char msg[600], err[128] = "Connection refused";
@@ -100,6 +151,7 @@ int main(void) {
     a_lost_session_moves_to_the_next_node_once();
     a_round_tries_each_node_once();
     a_silent_node_is_named_as_such();
+    a_busy_node_is_kept();
     one_node_never_moves();
     puts("test_db_nodes: ok");
     return 0;

@@ -459,6 +459,42 @@ static void test_table_leader(void) {
     closed_within(5000);
 }
 
+/* The owner's own fence on the lease table, as on the server's locks: a
+ * leader whose round is not answered within the validity (its node cut off
+ * or frozen) may no longer publish, though it still owns the leadership as
+ * far as it knows; the late answer does not prove the lease again, the next
+ * prompt one does. */
+static void test_table_validity(void) {
+    ob_lease *l = make(1, 0);
+    connect_galera(l);
+    ob_db *db = next_query();
+    row(db, 5, "1", "7", NULL, NULL);
+    row(db, 7, "0", "0", "1", "0");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK(ob_lease_valid(l));
+    db = next_query(); /* the leader's check, left unanswered */
+    CHECK(strstr(fake_db_sql(db), "SELECT COUNT(*) FROM `outbox_lease` x JOIN") != NULL);
+    usleep(1100 * 1000);
+    CHECK(!ob_lease_valid(l));
+    CHECK_EQ(sn.owned, OB_ALL_BUCKETS);
+    fake_db_set_affected(db, 1, 1);
+    row(db, 5, "1", NULL, NULL, NULL);
+    row(db, 7, "0", "0", "1", "0");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK(!ob_lease_valid(l)); /* the proof counts from when the round was sent */
+    db = next_query();
+    fake_db_set_affected(db, 1, 1);
+    row(db, 5, "1", NULL, NULL, NULL);
+    row(db, 7, "0", "0", "1", "0");
+    fake_db_complete(db, 1, 0, NULL, 0);
+    CHECK(ob_lease_valid(l));
+    db = next_query();
+    fake_db_complete(db, 0, 2013, "Lost connection to server during query", 1);
+    CHECK_EQ(sn.owned, 0);
+    CHECK(!ob_lease_valid(l));
+    finish(l);
+}
+
 /* A Galera node without the lease table: the relay stops, naming it. */
 static void test_table_missing(void) {
     ob_lease *l = make(0, 1);
@@ -482,6 +518,7 @@ int main(void) {
     test_halts();
     test_table_mode();
     test_table_leader();
+    test_table_validity();
     test_table_missing();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("test_lease: ok\n");
