@@ -52,51 +52,14 @@ static void set_state(ob_db *db, db_state s) {
     db->state = s;
 }
 
-static char *dup_or_null(const char *s, int *oom) {
-    char *d = s ? strdup(s) : NULL;
-    if (s && d == NULL)
-        *oom = 1;
-    return d;
-}
-
-static void free_config(ob_db *db) {
-    ob_db_nodes_free(&db->nodes);
-    free((char *)db->cfg.user);
-    free((char *)db->cfg.password);
-    free((char *)db->cfg.database);
-    free((char *)db->cfg.socket);
-    free((char *)db->cfg.init_command);
-    free((char *)db->cfg.tls_ca);
-    free((char *)db->cfg.tls_cert);
-    free((char *)db->cfg.tls_key);
-    free(db->name);
-    db->name = NULL;
-}
-
 ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, const char *name) {
     ob_db *db = calloc(1, sizeof(*db));
     if (db == NULL)
         return NULL;
-    int oom = 0;
     db->loop = loop;
     db->log = log;
-    db->cfg = *cfg;
-    db->cfg.host = NULL;
-    db->cfg.nodes = NULL;
-    if (ob_db_nodes_init(&db->nodes, cfg->nodes, cfg->n_nodes, cfg->host, cfg->port) != 0)
-        oom = 1;
-    db->cfg.group = NULL;
-    db->cfg.user = dup_or_null(cfg->user, &oom);
-    db->cfg.password = dup_or_null(cfg->password, &oom);
-    db->cfg.database = dup_or_null(cfg->database, &oom);
-    db->cfg.socket = dup_or_null(cfg->socket, &oom);
-    db->cfg.init_command = dup_or_null(cfg->init_command, &oom);
-    db->cfg.tls_ca = dup_or_null(cfg->tls_ca, &oom);
-    db->cfg.tls_cert = dup_or_null(cfg->tls_cert, &oom);
-    db->cfg.tls_key = dup_or_null(cfg->tls_key, &oom);
-    db->name = dup_or_null(name ? name : "db", &oom);
-    if (oom) {
-        free_config(db);
+    if (ob_db_take_config(db, cfg, name) != 0) {
+        ob_db_free_config(db);
         free(db);
         return NULL;
     }
@@ -820,7 +783,7 @@ static void close_handles(ob_db *db) {
     free_results(db);
     set_state(db, DB_CLOSED);
     ob_db_nodes_leave(&db->nodes);
-    free_config(db);
+    ob_db_free_config(db);
     if (db->resolving) {
         db->open_handles++;
         uv_cancel((uv_req_t *)&db->resolve_req);

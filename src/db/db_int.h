@@ -81,6 +81,11 @@ struct ob_db {
     void *close_data;
 };
 
+/* Copies cfg and name into db (its strings its own); -1 out of memory,
+ * with what was copied left for ob_db_free_config (db_result.c). */
+int ob_db_take_config(ob_db *db, const ob_db_config *cfg, const char *name);
+void ob_db_free_config(ob_db *db);
+
 /* When the session sat idle for the server's wait_timeout before loop time
  * `until`, replaces why (len bytes) by words saying so (db_result.c). */
 void ob_db_name_idle_close(ob_db *db, uint64_t until, char *why, size_t len);

@@ -5,6 +5,8 @@
 #include "db_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 char **ob_db_next_row(ob_db *db, int i, unsigned long **lengths) {
     MYSQL_RES *res = ob_db_result(db, i);
@@ -80,4 +82,47 @@ void ob_db_name_idle_close(ob_db *db, uint64_t until, char *why, size_t len) {
                  "the server closed the connection after it sat idle for %.1f s (its "
                  "wait_timeout is %u s)",
                  (double)idle / 1000.0, db->wait_timeout_s);
+}
+
+/* --- its settings, copied at ob_db_new ---------------------------------- */
+
+static char *dup_or_null(const char *s, int *oom) {
+    char *d = s ? strdup(s) : NULL;
+    if (s && d == NULL)
+        *oom = 1;
+    return d;
+}
+
+void ob_db_free_config(ob_db *db) {
+    ob_db_nodes_free(&db->nodes);
+    free((char *)db->cfg.user);
+    free((char *)db->cfg.password);
+    free((char *)db->cfg.database);
+    free((char *)db->cfg.socket);
+    free((char *)db->cfg.init_command);
+    free((char *)db->cfg.tls_ca);
+    free((char *)db->cfg.tls_cert);
+    free((char *)db->cfg.tls_key);
+    free(db->name);
+    db->name = NULL;
+}
+
+int ob_db_take_config(ob_db *db, const ob_db_config *cfg, const char *name) {
+    int oom = 0;
+    db->cfg = *cfg;
+    db->cfg.host = NULL;
+    db->cfg.nodes = NULL;
+    if (ob_db_nodes_init(&db->nodes, cfg->nodes, cfg->n_nodes, cfg->host, cfg->port) != 0)
+        oom = 1;
+    db->cfg.group = NULL;
+    db->cfg.user = dup_or_null(cfg->user, &oom);
+    db->cfg.password = dup_or_null(cfg->password, &oom);
+    db->cfg.database = dup_or_null(cfg->database, &oom);
+    db->cfg.socket = dup_or_null(cfg->socket, &oom);
+    db->cfg.init_command = dup_or_null(cfg->init_command, &oom);
+    db->cfg.tls_ca = dup_or_null(cfg->tls_ca, &oom);
+    db->cfg.tls_cert = dup_or_null(cfg->tls_cert, &oom);
+    db->cfg.tls_key = dup_or_null(cfg->tls_key, &oom);
+    db->name = dup_or_null(name ? name : "db", &oom);
+    return oom ? -1 : 0;
 }
