@@ -93,7 +93,7 @@ struct outbox_maint {
     ob_buf sql; /* the statement in flight; valid until it finishes */
     outbox_maint_stop_cb close_cb;
     void *close_data;
-    int closed; /* the stop completed */
+    int closed;      /* the stop completed */
     int64_t created; /* the table's CREATE_TIME at the last sample, 0 unknown */
     /* The handle's side of a job's life, set by maint_handle.c: the
      * callback of every statement a job sends, and the end of a job whose
