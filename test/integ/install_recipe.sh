@@ -73,7 +73,7 @@ flags=${OUTBOX_TEST_CFLAGS:-}
 export CFLAGS=$flags LDFLAGS=$flags
 commands=$("$prefix/bin/outbox-uvrelay" --help |
   sed -n 's/^\(usage:\)\{0,1\} *outbox-uvrelay \[\{0,1\}\([a-z][a-z-]*\).*/\2/p' | sort -u)
-assert_eq "$(echo $commands)" "cleanup cursor-reset dead partitions run schema status" "the commands of --help"
+assert_eq "$(echo $commands)" "cleanup cursor-reset dead partitions republish run schema status" "the commands of --help"
 while IFS= read -r line; do
   run "$line"
   case $line in
