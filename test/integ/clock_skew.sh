@@ -14,6 +14,9 @@
 db=it_clock_skew stream=IT_CLOCK_SKEW prefix=itclock
 fake=$(ls /usr/lib/*/faketime/libfaketimeMT.so.1 2>/dev/null | head -1 || true)
 [ -n "$fake" ] || { echo "SKIP: libfaketime is not installed (apt-get install faketime)"; exit 77; }
+# A sanitized relay wants its runtime first among the preloaded libraries.
+asan=$(ldd "$OUTBOX_TEST_RELAY" | awk '/libasan/ { print $3; exit }')
+[ -z "$asan" ] || fake="$asan:$fake"
 work=$(mktemp -d) RELAY_PID=
 trap 'kill -KILL $RELAY_PID 2>/dev/null || true; rm -rf "$work"' EXIT
 db_fresh $db

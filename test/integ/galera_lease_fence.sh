@@ -57,6 +57,15 @@ pids+=($b)
 wait_log "$work/b.log" "lease: on a Galera node" 20 || fail "relay b (node 2) has no lease connection"
 messages() { field "$(stream_summary $stream)" messages; }
 wait_until 30 "the leader publishes" eval '[ "$(messages)" -ge 20 ]'
+# The cut comes once the leader holds unsent rows: its first fetch is sized
+# for large rows (a few dozen), the next ones take --batch.
+holds() {
+  local m
+  m=$(metrics $aport)
+  [ $(( $(metric_value "$m" 'outbox_relay_fetched_rows_total{table="outbox"}') -
+    $(metric_value "$m" 'outbox_relay_publish_attempts_total{table="outbox"}') )) -ge 100 ]
+}
+wait_until 30 "the leader holds unsent rows" holds
 ! grep -q "lease: leading" "$work/b.log" || fail "relay b led before the cut"
 kill -USR1 $dbproxy
 cut=$(now_ms)

@@ -5,7 +5,8 @@
 # left in the old table are delivered by draining it, as docs/modes.md says.
 . "$(dirname "$0")/../harness/lib.sh"
 db=it_plain_swap stream=IT_PLAIN_SWAP prefix=itpswap
-work=$(mktemp -d)
+work=$(mktemp -d) RELAY_PID=
+trap 'kill -KILL $RELAY_PID 2>/dev/null || true; rm -rf "$work"' EXIT
 db_fresh $db
 stream_delete $stream
 add() { # TABLE FROM TO
@@ -20,6 +21,10 @@ port=$(http_port "$work/relay.log")
 wait_until 30 "the first rows delivered" processed_at_least $db 20
 replaced() { metric_value "$(metrics "$port")" 'outbox_relay_table_replaced_total{table="outbox"}'; }
 assert_eq "$(replaced)" 0 "replacements before the swap"
+# CREATE_TIME counts seconds: the swap comes a second after the table was made.
+later() { [ "$(sql $db "SELECT UNIX_TIMESTAMP() > UNIX_TIMESTAMP(CREATE_TIME) FROM
+  information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'outbox'")" = 1 ]; }
+wait_until 10 "a second after the table was made" later
 sql $db "CREATE TABLE outbox_new LIKE outbox;
   RENAME TABLE outbox TO outbox_old, outbox_new TO outbox"
 add outbox_old 21 23 # committed into the old table as the swap ran
