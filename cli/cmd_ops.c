@@ -25,10 +25,7 @@ typedef struct ops_ctx {
 static ob_logout *err_log;
 
 static int usage(const char *fmt, const char *arg) {
-    char msg[768];
-    snprintf(msg, sizeof(msg), fmt, arg);
-    ob_logout_fail(err_log, 1, "%s", msg);
-    return 2;
+    return ob_logout_usage(err_log, fmt, arg);
 }
 
 static void log_line(outbox_log_level level, const char *msg, void *data) {

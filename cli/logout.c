@@ -296,3 +296,10 @@ void ob_logout_fail(ob_logout *l, int hint, const char *fmt, ...) {
         strncat(msg, " (see 'outbox-uvrelay --help')", sizeof(msg) - strlen(msg) - 1);
     ob_logout_write(l, OUTBOX_LOG_ERROR, NULL, msg);
 }
+
+int ob_logout_usage(ob_logout *l, const char *fmt, const char *arg) {
+    char msg[768];
+    snprintf(msg, sizeof(msg), fmt, arg);
+    ob_logout_fail(l, 1, "%s", msg);
+    return 2;
+}

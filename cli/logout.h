@@ -74,6 +74,9 @@ void ob_logout_printf(ob_logout *l, outbox_log_level level, const char *fmt, ...
 /* A failure of a command, on stderr: "outbox-uvrelay: message" (and with
  * `hint`, a pointer to --help) in the text format, else one error line in
  * the chosen format. `l` may be NULL (text). */
+/* A usage error: fmt with its one %s argument said as ob_logout_fail does,
+ * with the hint; returns 2, the exit status of bad usage. */
+int ob_logout_usage(ob_logout *l, const char *fmt, const char *arg);
 void ob_logout_fail(ob_logout *l, int hint, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

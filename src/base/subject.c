@@ -116,3 +116,14 @@ int ob_subject_patterns_meet(const char *a, const char *b) {
             return 0;
     }
 }
+
+int ob_stream_name_check(const char *s) {
+    if (s == NULL || *s == '\0' || strlen(s) > 200)
+        return -1;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c <= ' ' || c >= 0x7f || c == '.' || c == '*' || c == '>' || c == '/' || c == '\\')
+            return -1;
+    }
+    return 0;
+}

@@ -34,4 +34,8 @@ int ob_subject_check(const char *s, size_t n, const char *what, char *err, size_
  * to. */
 int ob_subject_patterns_meet(const char *a, const char *b);
 
+/* 0 when s can name a JetStream stream (1 to 200 printable ASCII bytes, no
+ * space and none of . * > / \), else -1. */
+int ob_stream_name_check(const char *s);
+
 #endif

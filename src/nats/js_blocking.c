@@ -58,17 +58,6 @@ int ob_jsb_open(ob_jsb **out, const outbox_relay_options *o, char *err, size_t e
     return OUTBOX_OK;
 }
 
-static int check_name(const char *s) {
-    if (s == NULL || *s == '\0' || strlen(s) > 200)
-        return -1;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c <= ' ' || c >= 0x7f || c == '.' || c == '*' || c == '>' || c == '/' || c == '\\')
-            return -1;
-    }
-    return 0;
-}
-
 /* 1 when some subject of the stream meets "<prefix>.*.>" (a stream that
  * lists none takes its own name only). */
 static int takes_prefix(json_t *subjects, const char *prefix, char *listed, size_t n) {
@@ -121,7 +110,7 @@ static int read_info(json_t *info, const char *stream, const char *prefix, ob_js
 int ob_jsb_stream_check(ob_jsb *j, const char *stream, const char *prefix, ob_jsb_stream *info,
                         char *err, size_t errlen) {
     memset(info, 0, sizeof(*info));
-    if (check_name(stream) != 0)
+    if (ob_stream_name_check(stream) != 0)
         return ob_errf(err, errlen, OUTBOX_EINVAL,
                        "stream name '%s' is not allowed: no spaces, '.', '*', '>', '/' or '\\'",
                        stream ? stream : "");
@@ -146,7 +135,7 @@ int ob_jsb_stream_check(ob_jsb *j, const char *stream, const char *prefix, ob_js
 
 int ob_jsb_stream_create(ob_jsb *j, const char *stream, const char *prefix, uint64_t window_ms,
                          int replicas, char *err, size_t errlen) {
-    if (check_name(stream) != 0)
+    if (ob_stream_name_check(stream) != 0)
         return ob_errf(err, errlen, OUTBOX_EINVAL, "stream name '%s' is not allowed", stream);
     char subj[256], subjects[192];
     snprintf(subj, sizeof(subj), "$JS.API.STREAM.CREATE.%s", stream);

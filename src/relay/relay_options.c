@@ -90,17 +90,6 @@ outbox_verdict outbox_classify_default(const outbox_failure *f, void *data) {
     return OUTBOX_RETRY;
 }
 
-static int check_stream_name(const char *s) {
-    if (s == NULL || *s == '\0' || strlen(s) > 200)
-        return -1;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c <= ' ' || c >= 0x7f || c == '.' || c == '*' || c == '>' || c == '/' || c == '\\')
-            return -1;
-    }
-    return 0;
-}
-
 /* A prefix is one or more dot-separated subject tokens (subject.h). */
 static int check_prefix(const char *s) {
     char err[160];
@@ -162,7 +151,7 @@ int ob_relay_check_options(const outbox_relay_options *o, char *errbuf, size_t e
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "duplicate window must be at least 1000 ms");
     if (ob_sql_check_table(o->table, err, sizeof(err)) != 0)
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL, "%s", err);
-    if (check_stream_name(o->stream) != 0)
+    if (ob_stream_name_check(o->stream) != 0)
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
                        "stream name '%s' is not allowed: no spaces, '.', '*', '>', '/' or '\\'",
                        o->stream ? o->stream : "");

@@ -54,6 +54,14 @@ produce_stop() {
   wait "$2" || fail "the producer failed"
 }
 
+# holds_unsent PORT N: 0 when the relay of HTTP port PORT holds at least N
+# rows it fetched and has not published.
+holds_unsent() {
+  local m
+  m=$(metrics "$1")
+  [ $(($(metric_value "$m" 'outbox_relay_fetched_rows_total{table="outbox"}') -
+    $(metric_value "$m" 'outbox_relay_publish_attempts_total{table="outbox"}'))) -ge "$2" ]
+}
 processed() { sql "$1" 'SELECT COUNT(*) FROM outbox WHERE status = 1'; }
 rows() { sql "$1" 'SELECT COUNT(*) FROM outbox'; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }

@@ -59,13 +59,7 @@ messages() { field "$(stream_summary $stream)" messages; }
 wait_until 30 "the leader publishes" eval '[ "$(messages)" -ge 20 ]'
 # The cut comes once the leader holds unsent rows: its first fetch is sized
 # for large rows (a few dozen), the next ones take --batch.
-holds() {
-  local m
-  m=$(metrics $aport)
-  [ $(( $(metric_value "$m" 'outbox_relay_fetched_rows_total{table="outbox"}') -
-    $(metric_value "$m" 'outbox_relay_publish_attempts_total{table="outbox"}') )) -ge 100 ]
-}
-wait_until 30 "the leader holds unsent rows" holds
+wait_until 30 "the leader holds unsent rows" holds_unsent $aport 100
 ! grep -q "lease: leading" "$work/b.log" || fail "relay b led before the cut"
 kill -USR1 $dbproxy
 cut=$(now_ms)

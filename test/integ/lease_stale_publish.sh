@@ -46,13 +46,7 @@ for i in $(seq 1 100); do [ "$(messages)" -ge 20 ] && break; sleep 0.2; done
 [ "$(messages)" -ge 20 ] || fail "the leader does not publish"
 # The cut comes once the leader holds unsent rows: its first fetch is sized
 # for large rows (a few dozen), the next ones take --batch.
-holds() {
-  local m
-  m=$(metrics $aport)
-  [ $(( $(metric_value "$m" 'outbox_relay_fetched_rows_total{table="outbox"}') -
-    $(metric_value "$m" 'outbox_relay_publish_attempts_total{table="outbox"}') )) -ge 100 ]
-}
-wait_until 30 "the leader holds unsent rows" holds
+wait_until 30 "the leader holds unsent rows" holds_unsent $aport 100
 kill -USR1 $dbproxy
 cut=$(now_ms)
 echo "cut the leader off from MariaDB with $(messages) messages in the stream"
