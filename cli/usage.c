@@ -24,7 +24,7 @@ static const char *const usage_parts[] = {
     "[--id ID | --all] [--older-than D] [--json]\n"
     "       outbox-uvrelay cursor-reset --db URL [--table T] [--all]\n"
     "       outbox-uvrelay republish --db URL --nats URL [--table T] [--since T] [--until T] "
-    "[--seq A-B] [--dry-run]\n"
+    "[--seq A-B | --id-from ID --id-to ID] [--rate N] [--dry-run] [--create-stream]\n"
     "       outbox-uvrelay COMMAND --help: the help of one command\n"
     "\n"
     "Relays rows of a transactional-outbox table in MariaDB to a NATS JetStream stream.\n"
