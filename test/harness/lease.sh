@@ -54,13 +54,38 @@ produce_stop() {
   wait "$2" || fail "the producer failed"
 }
 
-# holds_unsent PORT N: 0 when the relay of HTTP port PORT holds at least N
-# rows it fetched and has not published.
-holds_unsent() {
+# unsent_rows PORT: the rows the relay of HTTP port PORT fetched and has not
+# published (table outbox).
+unsent_rows() {
   local m
   m=$(metrics "$1")
-  [ $(($(metric_value "$m" 'outbox_relay_fetched_rows_total{table="outbox"}') -
-    $(metric_value "$m" 'outbox_relay_publish_attempts_total{table="outbox"}'))) -ge "$2" ]
+  echo $(($(metric_value "$m" 'outbox_relay_fetched_rows_total{table="outbox"}') -
+    $(metric_value "$m" 'outbox_relay_publish_attempts_total{table="outbox"}')))
+}
+# holds_unsent PORT N: 0 when that relay holds at least N such rows.
+holds_unsent() { [ "$(unsent_rows "$1")" -ge "$2" ]; }
+
+# fence_judged PORT CUT LEAD WINDOW MARGIN STREAM WORK: the fence of a
+# leader (HTTP port PORT) cut off from its lease's database at CUT (ms),
+# whose standby led at LEAD (ms): it published after the cut, but nothing
+# of STREAM was stored from CUT + WINDOW ms (its lease's end) until LEAD,
+# though it still held unsent rows; LEAD is at least MARGIN ms past that
+# end, so that the window means something.
+fence_judged() {
+  local port=$1 cut=$2 lead=$3 window=$4 margin=$5 stream=$6 work=$7 unsent from late before
+  unsent=$(unsent_rows "$port")
+  streamcheck --stream "$stream" --subject '>' --times "$work/times" >/dev/null
+  from=$((cut + window))
+  late=$(awk -v a=$from -v b=$lead '$1 > a && $1 < b' "$work/times" | wc -l)
+  before=$(awk -v a=$cut -v b=$from '$1 > a && $1 <= b' "$work/times" | wc -l)
+  echo "the standby leads $((lead - cut)) ms after the cut; messages stored: $before in the" \
+    "$window ms after the cut, $late from then until the standby led; rows the cut leader" \
+    "claimed and never published: $unsent"
+  [ $((lead - from)) -ge "$margin" ] ||
+    fail "the standby led $((lead - cut)) ms after the cut: too soon for the window to mean anything"
+  [ "$before" -gt 0 ] || fail "the cut leader published nothing after the cut"
+  assert_eq "$late" 0 "messages stored after the cut leader's lease ran out and before the standby led"
+  [ "$unsent" -gt 0 ] || fail "the cut leader held no unsent rows when its lease ran out"
 }
 processed() { sql "$1" 'SELECT COUNT(*) FROM outbox WHERE status = 1'; }
 rows() { sql "$1" 'SELECT COUNT(*) FROM outbox'; }
