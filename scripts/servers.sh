@@ -63,7 +63,14 @@ INSTALL_DB=$(find_bin mariadb-install-db mysql_install_db) || die "mariadb-insta
 CLIENT=$(find_bin mariadb mysql) || die "the mariadb client is not found"
 NATS_SERVER=$(find_bin nats-server) || die "nats-server not found (apt-get install nats-server)"
 
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# A connect that gets no answer within 2 s counts as in use: a listener that
+# never accepts fills its queue, and a further connect to it would wait for
+# the kernel's SYN retries (about two minutes).
+port_in_use() {
+  local rc=0
+  timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null || rc=$?
+  [ "$rc" = 0 ] || [ "$rc" = 124 ]
+}
 
 # The range of OUTBOX_PORT_RANGE, checked: sets port_lo and port_hi.
 port_range() {

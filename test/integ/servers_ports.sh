@@ -7,7 +7,11 @@
 . "$(dirname "$0")/../harness/lib.sh"
 work=$(mktemp -d); HOLD_PID=
 trap 'kill $HOLD_PID 2>/dev/null || true; "$OUTBOX_TEST_SERVERS" stop "$work/c" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+port_in_use() {
+  local rc=0
+  timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null || rc=$?
+  [ "$rc" = 0 ] || [ "$rc" = 124 ]
+}
 # 24 free consecutive ports above the fixture's range.
 for try in $(seq 1 50); do
   lo=$(((RANDOM * 32768 + RANDOM) % 2000 + 30000)) busy=0
