@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The relay handle (relay/relay.c) made by outbox_relay_create, without
+ * servers: the fake broker in place of the link, fake connections in place
+ * of MariaDB (relay_harness.h). What the relay itself decides: readiness
+ * fanned out to every reader once the loop delivers it, a refusal that
+ * lasts counted as one outage, a fatal error halting every reader with its
+ * reason, what /readyz is told (outbox_relay_paused and the stats), and the
+ * stop closing every part.
+ */
+#include "relay_harness.h"
+
+/* Two workers connected, the plain lease's first look done, the broker
+ * not ready yet: both wait for it. */
+static outbox_relay *two_workers_waiting(void) {
+    outbox_relay_options o = options(2);
+    outbox_relay *r = make(&o);
+    CHECK_EQ(r->nreaders, 2);
+    answer("worker 0", FAKE_CONNECT);
+    answer("worker 1", FAKE_CONNECT);
+    answer_plain_lease();
+    RUN_UNTIL(ob_lease_checked(r->order.lease));
+    CHECK_STR(reader_state(r, 0), "broker-wait");
+    CHECK_STR(reader_state(r, 1), "broker-wait");
+    return r;
+}
+
+/* The broker comes up: the change reaches the relay from the loop, after
+ * the call that made it, and the relay tells every reader, which fetch. */
+static outbox_relay *two_workers_fetching(void) {
+    outbox_relay *r = two_workers_waiting();
+    fake_broker *b = fake_broker_last();
+    fake_broker_set_ready(b, 1);
+    CHECK_EQ(stats_of(r).broker_ready, 0); /* posted, not told inline */
+    CHECK_EQ(fake_broker_told(b), 0);
+    RUN_UNTIL(fake_broker_told(b) == 1);
+    CHECK_EQ(stats_of(r).broker_ready, 1);
+    CHECK_CONTAINS(fake_db_sql(pending("worker 0", FAKE_QUERY)), "START TRANSACTION");
+    CHECK_CONTAINS(fake_db_sql(pending("worker 1", FAKE_QUERY)), "START TRANSACTION");
+    return r;
+}
+
+/* A reader's ack handler tells the broker it refused a message (a full
+ * stream): the loss of readiness is delivered after the handler returned,
+ * never inside it, and reaches both readers; the rows go back without an
+ * attempt, and /readyz names the refusal. */
+static void a_refusal_reaches_every_reader_after_the_ack(void) {
+    outbox_relay *r = two_workers_fetching();
+    fake_broker *b = fake_broker_last();
+    ob_db *w0 = fake_db_named("worker 0"), *w1 = fake_db_named("worker 1");
+    add_rows(w0, 2);
+    fake_db_complete(w0, 1, 0, NULL, 0);
+    add_rows(w1, 1);
+    fake_db_complete(w1, 1, 0, NULL, 0);
+    CHECK_EQ(fake_broker_published(b), 3);
+    CHECK_EQ(fake_broker_worker(b, 0), 0);
+    CHECK_EQ(fake_broker_worker(b, 2), 1);
+    CHECK_EQ(stats_of(r).in_flight, 3);
+    CHECK(outbox_relay_paused(r) == NULL);
+
+    fake_broker_blame(b, OB_BLAME_BROKER, "maximum bytes exceeded");
+    fake_broker_answer(b, 0, OB_ACKED_ERROR);
+    CHECK_EQ(fake_broker_refusals(b), 1);
+    /* Inside the ack: nothing told yet, the batches go on. */
+    CHECK_EQ(stats_of(r).broker_ready, 1);
+    CHECK_STR(reader_state(r, 0), "publishing");
+    CHECK_STR(reader_state(r, 1), "publishing");
+    RUN_UNTIL(fake_broker_told(b) == 2);
+    CHECK_EQ(fake_broker_reentered(b), 0);
+    outbox_stats s = stats_of(r);
+    CHECK_EQ(s.broker_ready, 0);
+    CHECK_EQ(s.broker_outages, 1);
+    /* Both readers heard it: what was open goes back, nothing is written. */
+    CHECK_CONTAINS(fake_db_sql(pending("worker 0", FAKE_QUERY)), "ROLLBACK");
+    CHECK_CONTAINS(fake_db_sql(pending("worker 1", FAKE_QUERY)), "ROLLBACK");
+    answer("worker 0", FAKE_QUERY);
+    answer("worker 1", FAKE_QUERY);
+    s = stats_of(r);
+    CHECK_EQ(s.failed, 0);
+    CHECK_EQ(s.released, 3);
+    CHECK_EQ(s.in_flight, 0);
+    CHECK_STR(reader_state(r, 0), "broker-wait");
+    CHECK_STR(reader_state(r, 1), "broker-wait");
+    CHECK_STR(outbox_relay_paused(r), "maximum bytes exceeded");
+
+    /* The refusal lasts: the broker tries again and is refused again, with
+     * no message stored between. One outage, not one per try. */
+    fake_broker_set_ready(b, 1);
+    RUN_UNTIL(fake_broker_told(b) == 3);
+    fake_broker_ops.refused(b, "maximum bytes exceeded");
+    RUN_UNTIL(fake_broker_told(b) == 4);
+    CHECK_EQ(stats_of(r).broker_outages, 1);
+    /* A message stored ends it; the next refusal is another outage. */
+    fake_broker_stored(b);
+    CHECK(outbox_relay_paused(r) == NULL);
+    fake_broker_set_ready(b, 1);
+    RUN_UNTIL(fake_broker_told(b) == 5);
+    fake_broker_ops.refused(b, "insufficient resources");
+    RUN_UNTIL(fake_broker_told(b) == 6);
+    CHECK_EQ(stats_of(r).broker_outages, 2);
+    CHECK_STR(outbox_relay_paused(r), "insufficient resources");
+    CHECK_EQ(fake_broker_reentered(b), 0);
+    stop_and_destroy(r);
+}
+
+/* The broker cannot go on (credentials refused at the first connection):
+ * the relay reports it once, with the broker's reason, and every reader
+ * halts; it claims nothing more, even when the broker comes up. */
+static void a_fatal_broker_halts_every_reader_with_its_reason(void) {
+    outbox_relay *r = two_workers_waiting();
+    fake_broker *b = fake_broker_last();
+    fake_broker_fatal(b, "nats: authorization violation");
+    CHECK_EQ(seen.fatals, 1);
+    CHECK_STR(seen.why, "nats: authorization violation");
+    CHECK_STR(outbox_relay_errmsg(r), "nats: authorization violation");
+    CHECK_EQ(logged("relay cannot go on: nats: authorization violation"), 1);
+    CHECK_STR(reader_state(r, 0), "halted");
+    CHECK_STR(reader_state(r, 1), "halted");
+    /* A second cause changes nothing: the first is the one reported. */
+    fake_broker_fatal(b, "nats: something else");
+    CHECK_EQ(seen.fatals, 1);
+    CHECK_STR(outbox_relay_errmsg(r), "nats: authorization violation");
+    CHECK_EQ(logged("relay cannot go on"), 1);
+    fake_broker_set_ready(b, 1);
+    RUN_UNTIL(fake_broker_told(b) == 1);
+    for (int i = 0; i < 20; i++)
+        uv_run(&loop, UV_RUN_NOWAIT);
+    CHECK(!has_pending("worker 0", FAKE_QUERY));
+    CHECK(!has_pending("worker 1", FAKE_QUERY));
+    CHECK_STR(reader_state(r, 0), "halted");
+    stop_and_destroy(r);
+}
+
+/* What /readyz reads (outbox_relay_paused, and the stats it falls back
+ * on): nothing connected yet; the database node outside the primary
+ * component; the broker's refusal, which comes first while it holds; the
+ * stream deleted under the relay. */
+static void readyz_is_told_what_holds_delivery_back(void) {
+    outbox_relay_options o = options(1);
+    outbox_relay *r = make(&o);
+    fake_broker *b = fake_broker_last();
+    outbox_stats s = stats_of(r);
+    CHECK_EQ(s.broker_ready, 0);
+    CHECK_EQ(s.db_connected, 0);
+    CHECK(outbox_relay_paused(r) == NULL);
+    answer("worker 0", FAKE_CONNECT);
+    CHECK_EQ(stats_of(r).db_connected, 1);
+
+    static const char *const cut_off[] = {"wsrep_on",
+                                          "ON",
+                                          "wsrep_provider_name",
+                                          "Galera",
+                                          "wsrep_cluster_status",
+                                          "non-Primary",
+                                          "wsrep_ready",
+                                          "OFF",
+                                          NULL};
+    answer("cluster", FAKE_CONNECT);
+    answer_watch(cut_off);
+    CHECK_EQ(stats_of(r).db_node_unready, 1);
+    CHECK_STR(outbox_relay_paused(r), "the database node cannot serve: the node is not ready "
+                                      "(wsrep_ready OFF, cluster status non-Primary)");
+
+    fake_broker_ops.refused(b, "maximum messages exceeded");
+    CHECK_STR(outbox_relay_paused(r), "maximum messages exceeded");
+    fake_broker_stored(b);
+    CHECK_CONTAINS(outbox_relay_paused(r), "the database node cannot serve");
+
+    fake_broker_store_missing(b, 1);
+    s = stats_of(r);
+    CHECK_EQ(s.stream_missing, 1);
+    CHECK_EQ(s.stream_losses, 1);
+    fake_broker_store_missing(b, 0);
+    s = stats_of(r);
+    CHECK_EQ(s.stream_missing, 0);
+    CHECK_EQ(s.stream_losses, 1);
+
+    /* An answer for a publisher the relay does not have (the reply subject
+     * comes from the broker) is dropped. */
+    ob_ack stray;
+    memset(&stray, 0, sizeof(stray));
+    stray.worker = 7;
+    stray.result = OB_ACKED_STORED;
+    fake_broker_answer_raw(b, &stray);
+    CHECK_EQ(stats_of(r).acked, 0);
+    stop_and_destroy(r);
+}
+
+/* The handle's life cycle: each call in the wrong phase is refused with a
+ * message, and a relay made but never started is destroyed, its broker
+ * closed, nothing left on the loop. */
+static void calls_out_of_phase_are_refused(void) {
+    outbox_relay_options o = options(1);
+    outbox_relay *r = NULL;
+    char err[256];
+    memset(&seen, 0, sizeof(seen));
+    CHECK_EQ(outbox_relay_create(&r, &loop, &o, err, sizeof(err)), OUTBOX_OK);
+    CHECK_EQ(outbox_relay_stop(r, on_stopped, NULL), OUTBOX_ESTATE);
+    CHECK_STR(outbox_relay_errmsg(r), "relay is not running");
+    int closed = fake_broker_closed_count();
+    CHECK_EQ(outbox_relay_destroy(r), OUTBOX_OK);
+    CHECK_EQ(fake_broker_closed_count(), closed + 1);
+    CHECK_EQ(fake_db_open_count(), 0);
+
+    r = make(&o);
+    CHECK_EQ(outbox_relay_start(r), OUTBOX_ESTATE);
+    CHECK_STR(outbox_relay_errmsg(r), "relay already started");
+    CHECK_EQ(outbox_relay_destroy(r), OUTBOX_ESTATE);
+    CHECK_CONTAINS(outbox_relay_errmsg(r), "stop it and destroy it from the stop callback");
+    stop_and_destroy(r);
+}
+
+int main(void) {
+    uv_loop_init(&loop);
+    a_refusal_reaches_every_reader_after_the_ack();
+    a_fatal_broker_halts_every_reader_with_its_reason();
+    readyz_is_told_what_holds_delivery_back();
+    calls_out_of_phase_are_refused();
+    CHECK_EQ(uv_loop_close(&loop), 0);
+    printf("test_relay: ok\n");
+    return 0;
+}
