@@ -55,10 +55,10 @@ static inline int logged(const char *needle) {
     return n;
 }
 
-/* Runs the loop until cond holds, for at most 2 s. */
+/* Runs the loop until cond holds, for at most 5 s. */
 #define RUN_UNTIL(cond)                                                                            \
     do {                                                                                           \
-        uint64_t until_ = uv_hrtime() + 2000000000ull;                                             \
+        uint64_t until_ = uv_hrtime() + 5000000000ull;                                             \
         while (!(cond) && uv_hrtime() < until_) {                                                  \
             uv_run(&loop, UV_RUN_NOWAIT);                                                          \
             if (!(cond))                                                                           \

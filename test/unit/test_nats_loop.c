@@ -89,7 +89,7 @@ static void on_read(void *data) {
 
 #define RUN_UNTIL(cond)                                                                            \
     do {                                                                                           \
-        uint64_t until_ = uv_hrtime() + 2000000000ull;                                             \
+        uint64_t until_ = uv_hrtime() + 5000000000ull;                                             \
         while (!(cond) && uv_hrtime() < until_) {                                                  \
             uv_run(&loop, UV_RUN_NOWAIT);                                                          \
             if (!(cond))                                                                           \
