@@ -405,6 +405,7 @@ int main(void) {
     no_responders_to_a_request_reach_the_state_machine();
     a_stray_no_responders_is_a_check_and_the_rest_flows();
     CHECK_EQ(uv_loop_close(&loop), 0);
+    nats_Close();
     printf("test_link_client_loop: ok\n");
     return 0;
 }

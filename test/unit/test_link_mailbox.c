@@ -356,6 +356,7 @@ int main(void) {
     only_the_current_connection_counts();
     uv_run(&loop, UV_RUN_NOWAIT);
     CHECK_EQ(uv_loop_close(&loop), 0);
+    nats_Close();
     printf("test_link_mailbox: ok\n");
     return 0;
 }
