@@ -57,6 +57,17 @@ static void a_refusal_reaches_every_reader_after_the_ack(void) {
     CHECK_EQ(fake_broker_worker(b, 2), 1);
     CHECK_EQ(stats_of(r).in_flight, 3);
     CHECK(outbox_relay_paused(r) == NULL);
+    /* An answer goes to the reader whose publisher number it names. */
+    fake_broker_answer(b, 2, OB_ACKED_STORED);
+    CHECK_CONTAINS(fake_db_sql(pending("worker 1", FAKE_QUERY)), "UPDATE");
+    CHECK_STR(reader_state(r, 0), "publishing");
+    answer("worker 1", FAKE_QUERY);
+    CHECK_EQ(stats_of(r).acked, 1);
+    CHECK_CONTAINS(fake_db_sql(pending("worker 1", FAKE_QUERY)), "START TRANSACTION");
+    add_rows(w1, 1);
+    fake_db_complete(w1, 1, 0, NULL, 0);
+    CHECK_EQ(fake_broker_published(b), 4);
+    CHECK_EQ(fake_broker_worker(b, 3), 1);
 
     fake_broker_blame(b, OB_BLAME_BROKER, "maximum bytes exceeded");
     fake_broker_answer(b, 0, OB_ACKED_ERROR);
@@ -77,7 +88,7 @@ static void a_refusal_reaches_every_reader_after_the_ack(void) {
     answer("worker 1", FAKE_QUERY);
     s = stats_of(r);
     CHECK_EQ(s.failed, 0);
-    CHECK_EQ(s.released, 3);
+    CHECK_EQ(s.released, 3); /* the refused row and the two open */
     CHECK_EQ(s.in_flight, 0);
     CHECK_STR(reader_state(r, 0), "broker-wait");
     CHECK_STR(reader_state(r, 1), "broker-wait");
@@ -210,12 +221,111 @@ static void calls_out_of_phase_are_refused(void) {
     stop_and_destroy(r);
 }
 
+static void count_drained(outbox_relay *r, void *data) {
+    (void)r;
+    (void)data;
+    seen.drains++;
+}
+
+/* The drain probe's answer: `due` rows due, none later. */
+static void answer_drain_probe(const char *name, const char *due) {
+    ob_db *db = pending(name, FAKE_QUERY);
+    CHECK_CONTAINS(fake_db_sql(db), "COMMIT; SELECT (SELECT COUNT(*)");
+    char *cols[8] = {(char *)due, "0", NULL};
+    unsigned long lens[8] = {strlen(due), 1, 0};
+    fake_db_add_row(db, 1, cols, lens);
+    fake_db_complete(db, 1, 0, NULL, 0);
+}
+
+/* A drain (--drain-and-exit): one worker finds nothing due while the
+ * other is still inside a batch; the relay says drained only once that
+ * batch is done and the table found empty again, and says it once. */
+static void a_drain_waits_for_the_batch_under_way(void) {
+    outbox_relay_options o = options(2);
+    o.on_drained = count_drained;
+    outbox_relay *r = make(&o);
+    answer("worker 0", FAKE_CONNECT);
+    answer("worker 1", FAKE_CONNECT);
+    answer_plain_lease();
+    RUN_UNTIL(ob_lease_checked(r->order.lease));
+    fake_broker *b = fake_broker_last();
+    fake_broker_set_ready(b, 1);
+    ob_db *w0 = pending("worker 0", FAKE_QUERY), *w1 = pending("worker 1", FAKE_QUERY);
+    add_rows(w1, 1);
+    fake_db_complete(w1, 1, 0, NULL, 0);
+    fake_db_complete(w0, 1, 0, NULL, 0); /* nothing: the drain probe follows */
+    answer_drain_probe("worker 0", "0");
+    CHECK_EQ(seen.drains, 0); /* worker 1's batch is not done */
+    fake_broker_answer(b, 0, OB_ACKED_STORED);
+    answer("worker 1", FAKE_QUERY); /* its UPDATE and COMMIT */
+    CHECK_EQ(seen.drains, 0);
+    /* The scout (worker 0, waiting for the poll) fetches again. */
+    ob_db *scout = pending("worker 0", FAKE_QUERY);
+    CHECK_CONTAINS(fake_db_sql(scout), "START TRANSACTION");
+    fake_db_complete(scout, 1, 0, NULL, 0); /* nothing */
+    answer_drain_probe("worker 0", "0");
+    CHECK_EQ(seen.drains, 1);
+    CHECK_EQ(logged("no pending rows left (drained)"), 1);
+    /* Drained: the next empty fetch only commits, and says nothing more. */
+    scout = pending("worker 0", FAKE_QUERY);
+    fake_db_complete(scout, 1, 0, NULL, 0);
+    CHECK_STR(fake_db_sql(pending("worker 0", FAKE_QUERY)), "COMMIT");
+    CHECK_EQ(seen.drains, 1);
+    stop_and_destroy(r);
+}
+
+/* The database refuses the relay's user at the first connect: the relay
+ * cannot go on, naming the error and what to check. A lost server is
+ * retried instead. */
+static void a_refused_login_at_start_is_fatal(void) {
+    outbox_relay_options o = options(1);
+    outbox_relay *r = make(&o);
+    fake_db_complete(pending("worker 0", FAKE_CONNECT), 0, 2003,
+                     "Can't connect to MySQL server on '127.0.0.1'", 0);
+    CHECK_EQ(seen.fatals, 0);
+    fake_db_complete(pending("worker 0", FAKE_CONNECT), 0, 1045,
+                     "Access denied for user 'relay'@'localhost'", 0);
+    CHECK_EQ(seen.fatals, 1);
+    CHECK_STR(seen.why, "database: 1045 Access denied for user 'relay'@'localhost' (check the "
+                        "user and password of the database URL)");
+    CHECK_STR(reader_state(r, 0), "halted");
+    stop_and_destroy(r);
+}
+
+/* A table access refused once rows were read is a pause (the grant may
+ * come back), not the end; during a drain, which must end, it is fatal. */
+static void a_refusal_after_reading_is_fatal_only_to_a_drain(void) {
+    for (int drain = 0; drain < 2; drain++) {
+        outbox_relay_options o = options(1);
+        o.on_drained = drain ? count_drained : NULL;
+        outbox_relay *r = make(&o);
+        answer("worker 0", FAKE_CONNECT);
+        answer_plain_lease();
+        fake_broker_set_ready(fake_broker_last(), 1);
+        answer("worker 0", FAKE_QUERY); /* a fetch: nothing */
+        if (drain)
+            answer_drain_probe("worker 0", "1"); /* one row still due elsewhere */
+        else
+            answer("worker 0", FAKE_QUERY); /* its COMMIT */
+        ob_db *db = pending("worker 0", FAKE_QUERY);
+        fake_db_complete(db, 0, 1142, "SELECT command denied to user 'relay' for table 'outbox'",
+                         0);
+        CHECK_EQ(seen.fatals, drain);
+        if (drain)
+            CHECK_CONTAINS(seen.why, "database: 1142 SELECT command denied");
+        stop_and_destroy(r);
+    }
+}
+
 int main(void) {
     uv_loop_init(&loop);
     a_refusal_reaches_every_reader_after_the_ack();
     a_fatal_broker_halts_every_reader_with_its_reason();
     readyz_is_told_what_holds_delivery_back();
     calls_out_of_phase_are_refused();
+    a_drain_waits_for_the_batch_under_way();
+    a_refused_login_at_start_is_fatal();
+    a_refusal_after_reading_is_fatal_only_to_a_drain();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("test_relay: ok\n");
     return 0;
