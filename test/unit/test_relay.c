@@ -221,6 +221,43 @@ static void calls_out_of_phase_are_refused(void) {
     stop_and_destroy(r);
 }
 
+/* A graceful stop waits for the answers in flight until the shutdown
+ * timeout, then gives back what is unanswered (pending again, no attempt)
+ * and closes every part; the stop callback runs once. */
+static void a_stop_gives_back_what_is_unanswered_at_the_deadline(void) {
+    outbox_relay *r = two_workers_fetching();
+    fake_broker *b = fake_broker_last();
+    add_rows(fake_db_named("worker 0"), 1);
+    fake_db_complete(fake_db_named("worker 0"), 1, 0, NULL, 0);
+    CHECK_EQ(fake_broker_published(b), 1);
+    int closed = fake_broker_closed_count();
+    CHECK_EQ(outbox_relay_stop(r, on_stopped, NULL), OUTBOX_OK);
+    CHECK_EQ(r->phase, R_STOPPING);
+    finish_stop(r, closed);
+    CHECK_EQ(logged("1 publish(es) still unacked after 200 ms; giving them back"), 1);
+    CHECK_EQ(logged("still waiting on the database"), 0); /* given back, not dropped */
+    CHECK_EQ(logged("relay stopped: 0 acked, 0 dead; given back untouched: 0 while running (read "
+                    "again), 1 by the stop (left pending)"),
+             1);
+}
+
+/* A second stop while stopping drops what is open at once. */
+static void a_second_stop_is_a_hard_stop(void) {
+    outbox_relay *r = two_workers_fetching();
+    fake_broker *b = fake_broker_last();
+    add_rows(fake_db_named("worker 0"), 1);
+    fake_db_complete(fake_db_named("worker 0"), 1, 0, NULL, 0);
+    CHECK_EQ(fake_broker_published(b), 1);
+    int closed = fake_broker_closed_count();
+    CHECK_EQ(outbox_relay_stop(r, on_stopped, NULL), OUTBOX_OK);
+    CHECK_EQ(outbox_relay_stop(r, on_stopped, NULL), OUTBOX_OK);
+    CHECK_EQ(logged("stopping now: open transactions are dropped"), 1);
+    CHECK_EQ(outbox_relay_stop(r, on_stopped, NULL), OUTBOX_OK); /* said once */
+    CHECK_EQ(logged("stopping now"), 1);
+    finish_stop(r, closed);
+    CHECK_EQ(logged("still unacked"), 0); /* it did not wait for the deadline */
+}
+
 static void count_drained(outbox_relay *r, void *data) {
     (void)r;
     (void)data;
@@ -326,6 +363,8 @@ int main(void) {
     a_drain_waits_for_the_batch_under_way();
     a_refused_login_at_start_is_fatal();
     a_refusal_after_reading_is_fatal_only_to_a_drain();
+    a_stop_gives_back_what_is_unanswered_at_the_deadline();
+    a_second_stop_is_a_hard_stop();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("test_relay: ok\n");
     return 0;
