@@ -27,9 +27,12 @@ struct ob_db {
     int nres;
     int ncols[MAX_RESULTS][MAX_ROWS];
     int absent[MAX_RESULTS]; /* a statement without a result set (a DO) */
+    char name[32];           /* as the module's user named it */
+    ob_db *next_open;        /* the open connections, the newest first */
 };
 
 static ob_db *last;
+static ob_db *open_list;
 static int closed_count;
 
 static void clear_rows(ob_db *db) {
@@ -116,12 +119,16 @@ ob_db *ob_db_new(uv_loop_t *loop, const ob_db_config *cfg, const ob_log *log, co
     (void)loop;
     (void)cfg;
     (void)log;
-    (void)name;
     if (fail_news > 0) {
         fail_news--;
         return NULL;
     }
     last = calloc(1, sizeof(*last));
+    if (last) {
+        snprintf(last->name, sizeof(last->name), "%s", name ? name : "");
+        last->next_open = open_list;
+        open_list = last;
+    }
     return last;
 }
 
@@ -203,6 +210,11 @@ void ob_db_close(ob_db *db, ob_db_close_cb cb, void *data) {
     free(db->sql);
     if (last == db)
         last = NULL;
+    for (ob_db **p = &open_list; *p; p = &(*p)->next_open)
+        if (*p == db) {
+            *p = db->next_open;
+            break;
+        }
     free(db);
     closed_count++;
     if (cb)
@@ -258,4 +270,18 @@ ob_db *fake_db_await(uv_loop_t *loop, fake_op op) {
         uv_run(loop, UV_RUN_ONCE);
     }
     return NULL;
+}
+
+ob_db *fake_db_named(const char *name) {
+    for (ob_db *db = open_list; db; db = db->next_open)
+        if (strcmp(db->name, name) == 0)
+            return db;
+    return NULL;
+}
+
+int fake_db_open_count(void) {
+    int n = 0;
+    for (ob_db *db = open_list; db; db = db->next_open)
+        n++;
+    return n;
 }

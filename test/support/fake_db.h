@@ -16,6 +16,11 @@ typedef enum fake_op { FAKE_NONE, FAKE_CONNECT, FAKE_QUERY } fake_op;
 
 /* The most recently created fake connection. */
 ob_db *fake_db_last(void);
+/* The newest open connection its user named `name` ("worker 0", "lease",
+ * "cluster", "cursor"...), or NULL. */
+ob_db *fake_db_named(const char *name);
+/* How many connections are made and not closed. */
+int fake_db_open_count(void);
 /* Runs `loop` a turn at a time (at most 400) until the most recent fake
  * connection has `op` pending (a timer's work): that connection, or NULL. */
 ob_db *fake_db_await(uv_loop_t *loop, fake_op op);

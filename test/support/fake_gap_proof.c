@@ -12,11 +12,10 @@ ob_gap_proof *ob_gap_proof_new(uv_loop_t *loop, const ob_db_config *db, const ob
 }
 
 int ob_gap_proof_set(ob_gap_proof *p, const char *list, int size, const char *self) {
-    (void)p;
     (void)list;
     (void)size;
     (void)self;
-    return 0;
+    return p->refuse_set ? -1 : 0;
 }
 
 /* As the real one, but an idle read never begins a round: the test's rounds
@@ -39,12 +38,18 @@ int ob_gap_proof_missing(const ob_gap_proof *p) {
 }
 
 const char *ob_gap_proof_why(ob_gap_proof *p) {
-    (void)p;
-    return NULL;
+    return p->why;
+}
+
+static int closes;
+
+int fake_gap_proof_closes(void) {
+    return closes;
 }
 
 void ob_gap_proof_close(ob_gap_proof *p, void (*closed)(void *data), void *data) {
     free(p);
+    closes++;
     if (closed)
         closed(data);
 }

@@ -15,6 +15,11 @@ struct ob_gap_proof {
     uint64_t proven; /* the round every member proved, as the test says */
     int needed;      /* rounds begun for a gap or mark waiting for its bound */
     int idle;        /* calls with nothing to bound */
+    int refuse_set;  /* ob_gap_proof_set refuses the member list, as the test says */
+    const char *why; /* what ob_gap_proof_why says, as the test says (NULL: nothing) */
 };
+
+/* How many proofs were closed. */
+int fake_gap_proof_closes(void);
 
 #endif
