@@ -46,7 +46,8 @@
  * cursor_batch.c (the batches being published), cursor_checks.c (the
  * checked assumptions and refused grants), cursor_read.c (the cursors'
  * load, a bucket's initialisation, the reads and the retry lane) and
- * cursor_finish.c (finishing a batch, moving the cursors).
+ * cursor_finish.c (finishing a batch, moving the cursors); each owns its
+ * duties, which say what to send, and this file sends it.
  */
 #include "cursor.h"
 
@@ -96,8 +97,6 @@ static const char *const kick_names[] = {
 
 static void dispatch(ob_cursor *c, cursor_event ev);
 static void kick(ob_cursor *c, cursor_kick why);
-static void finished(ob_cursor *c);
-static void go_idle(ob_cursor *c, const cursor_pass *p);
 
 /* Something changed that may make a duty due (CE_KICK), and what. */
 static void poke(ob_cursor *c, cursor_kick why) {
@@ -346,6 +345,29 @@ static void lane_rows(ob_cursor *c) {
 
 /* --- finishing (cursor_finish.c) ----------------------------------------- */
 
+/* Waits in IDLE for the earliest thing due: a read, the lane, an advance,
+ * a hand-over, unsent rows waiting for the broker or the lease. */
+static void go_idle(ob_cursor *c, const cursor_pass *p) {
+    uint64_t now = p->now, at = c->read_at;
+    if (c->active & c->owned)
+        at = min_u64(at, c->lane_at);
+    if (ob_cursor_live(c) && p->safe > c->written)
+        at = min_u64(at, c->advance_at);
+    if (c->handoff)
+        at = min_u64(at, min_u64(c->handoff_until, c->handoff_at > now ? c->handoff_at : now + 1));
+    if (c->cur_phase != B_EMPTY && ob_cursor_has_unsent(&c->pub.batch))
+        at = min_u64(at, now + GAP_POLL_MS); /* waiting for the broker or the lease */
+    if (c->pub.fm.list != OB_FLOW_IDLE && c->cur_phase == B_EMPTY)
+        ob_flow_idle(c->env.flow, &c->pub.fm);
+    uv_timer_start(&c->timer, on_timer, at > now ? at - now : 1, 0);
+}
+
+static void finished(ob_cursor *c) {
+    ob_cursor_finished(c);
+    set_phase(c, &c->cur_phase, B_EMPTY);
+    set_state(c, CR_IDLE);
+}
+
 /* Writes what the finished batch needs: failed rows (an attempt, status 2
  * or -1), rows held behind them (status 2), a lane batch's acked rows
  * (status 1); and moves the cursors. */
@@ -369,32 +391,9 @@ static duty_out finish_run(ob_cursor *c, cursor_pass *p) {
     return DUTY_DONE;
 }
 
-static void finished(ob_cursor *c) {
-    ob_cursor_finished(c);
-    set_phase(c, &c->cur_phase, B_EMPTY);
-    set_state(c, CR_IDLE);
-}
-
 /* --- the duties: choosing the next statement ---------------------------- */
 
 static void close_all(ob_cursor *c);
-
-/* Waits in IDLE for the earliest thing due: a read, the lane, an advance,
- * a hand-over, unsent rows waiting for the broker or the lease. */
-static void go_idle(ob_cursor *c, const cursor_pass *p) {
-    uint64_t now = p->now, at = c->read_at;
-    if (c->active & c->owned)
-        at = min_u64(at, c->lane_at);
-    if (ob_cursor_live(c) && p->safe > c->written)
-        at = min_u64(at, c->advance_at);
-    if (c->handoff)
-        at = min_u64(at, min_u64(c->handoff_until, c->handoff_at > now ? c->handoff_at : now + 1));
-    if (c->cur_phase != B_EMPTY && ob_cursor_has_unsent(&c->pub.batch))
-        at = min_u64(at, now + GAP_POLL_MS); /* waiting for the broker or the lease */
-    if (c->pub.fm.list != OB_FLOW_IDLE && c->cur_phase == B_EMPTY)
-        ob_flow_idle(c->env.flow, &c->pub.fm);
-    uv_timer_start(&c->timer, on_timer, at > now ? at - now : 1, 0);
-}
 
 /* A graceful stop, step by step (stop_step, cursor_finish.c). */
 static duty_out stop_run(ob_cursor *c, cursor_pass *p) {
@@ -511,13 +510,12 @@ static void kick(ob_cursor *c, cursor_kick why) {
         duty_out out = !d->due || d->due(c, &p) ? d->run(c, &p) : DUTY_NEXT;
         if (out == DUTY_NEXT)
             continue;
-        if (out != DUTY_IDLE)
+        if (out == DUTY_SEND) { /* a statement: as often as the states change */
             OB_DEBUG(c->env.log, "cursor: duty %s (kicked by %s)", d->name, kick_names[why]);
-        if (out == DUTY_SEND && p.drop)
-            drop_batches(c);
-        if (out == DUTY_SEND)
+            if (p.drop)
+                drop_batches(c);
             send_sql(c, p.send);
-        else if (out == DUTY_WAIT)
+        } else if (out == DUTY_WAIT)
             uv_timer_start(&c->timer, on_timer, p.wait_ms, 0);
         else if (out == DUTY_IDLE)
             go_idle(c, &p);
@@ -757,17 +755,6 @@ ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *own
         return NULL;
     }
     return c;
-}
-
-void ob_cursor_free(ob_cursor *c) {
-    if (c == NULL)
-        return;
-    ob_cursor_batches_free(c);
-    ob_gaps_free(&c->gaps);
-    ob_held_free(&c->held);
-    ob_held_free(&c->lane_carry);
-    ob_buf_free(&c->sql);
-    free(c);
 }
 
 void ob_cursor_start(ob_cursor *c) {

@@ -37,6 +37,19 @@ int ob_cursor_batches_init(ob_cursor *c, int cap) {
     return 0;
 }
 
+/* The reader's memory (cursor.h): its batches, its gaps and held
+ * aggregates, its statement. */
+void ob_cursor_free(ob_cursor *c) {
+    if (c == NULL)
+        return;
+    ob_cursor_batches_free(c);
+    ob_gaps_free(&c->gaps);
+    ob_held_free(&c->held);
+    ob_held_free(&c->lane_carry);
+    ob_buf_free(&c->sql);
+    free(c);
+}
+
 void ob_cursor_batches_free(ob_cursor *c) {
     ob_batch_free(&c->pub.batch);
     ob_batch_free(&c->next);

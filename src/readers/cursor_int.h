@@ -5,7 +5,9 @@
  * published), cursor_checks.c (the checked assumptions), cursor_read.c (the
  * reads) and cursor_finish.c (finishing a batch). Those are called by
  * cursor.c only, never the other way: they take results and build
- * statements, and cursor.c changes the state and sends.
+ * statements, and cursor.c changes the state and sends. Their duties
+ * (cursor_duty) say so by what they return: the statement built and the
+ * state to send it in, or a wait.
  */
 #ifndef OB_CURSOR_INT_H
 #define OB_CURSOR_INT_H
@@ -73,7 +75,7 @@ typedef enum cursor_kick {
 /* Why the cursors are to be loaded again (c->resync, RESYNC_NONE once
  * loaded): the first cause since the last load, for its debug line. */
 typedef enum cursor_resync {
-    RESYNC_NONE,
+    RESYNC_NONE,     /* loaded: the load is due still while the owned buckets differ */
     RESYNC_PROBED,   /* the start-up probe passed (a first load, or after a reconnect) */
     RESYNC_LOST,     /* the connection was lost */
     RESYNC_FAILED,   /* a statement of the load or of a bucket's initialisation failed */
@@ -274,9 +276,6 @@ typedef struct cursor_duty {
     int (*due)(const ob_cursor *c, const cursor_pass *p);
     duty_out (*run)(ob_cursor *c, cursor_pass *p);
 } cursor_duty;
-
-/* The duties' names in their order, for tests: NULL past the last. */
-const char *ob_cursor_duty_name(size_t i);
 
 /* cursor_batch.c: the batches being published. */
 

@@ -364,7 +364,7 @@ int ob_cursor_drained(const ob_cursor *c) {
 /* --- the duties of the reads (cursor_int.h) ------------------------------ */
 
 static const char *const resync_names[] = {
-    [RESYNC_NONE] = "the buckets changed",
+    [RESYNC_NONE] = "the owned buckets differ from those loaded",
     [RESYNC_PROBED] = "the start-up probe passed",
     [RESYNC_LOST] = "the connection was lost",
     [RESYNC_FAILED] = "a statement of the load failed",
