@@ -9,15 +9,12 @@
  *   PROBING (and the grants) --ok--> FITTING (counter and cursors, cursor_fit.h)
  *   FITTING --ok--> IDLE;  no PROCESS, no cursor table, a grant missing, the
  *      cursors above the counter or the witness replaced, no seq trigger --> HALTED
- *   IDLE: picks the next statement (kick), in this order:
+ *   IDLE: one pass over the duties (kick, the table duties[] below) picks
+ *     what comes next; among them:
  *     the current batch ANSWERED: its writes, cursor -> FINISHING --> IDLE
- *     about once a second ----------------------------> FITTING --> IDLE
- *        the cursors above the counter: publishes and writes nothing, FITTING
- *        again each second until they agree (cursor-reset), then LOADING
- *     the server refuses a write: publishes nothing, PROBING every 2 s
+ *     about once a second, and while the cursors are above the counter or
+ *        the server refuses a write ------------------> FITTING or PROBING --> IDLE
  *     the owned buckets changed, nothing in flight --> LOADING (cursors, held aggregates)
- *        (until then a bucket given up, even if taken back, is not published
- *        nor advanced: only its hand-over, below its rows left unacked)
  *        a bucket without a cursor row: LOADING --> MARKING (clock, MAX(seq))
  *        --> CHECKING (INNODB_TRX) --not yet--> INIT_WAIT --timer--> CHECKING
  *        --proven--> INITIALISING (status 2 for ordered retries, cursor rows) --> LOADING
@@ -49,7 +46,8 @@
  * cursor_batch.c (the batches being published), cursor_checks.c (the
  * checked assumptions and refused grants), cursor_read.c (the cursors'
  * load, a bucket's initialisation, the reads and the retry lane) and
- * cursor_finish.c (finishing a batch, moving the cursors).
+ * cursor_finish.c (finishing a batch, moving the cursors); each owns its
+ * duties, which say what to send, and this file sends it.
  */
 #include "cursor.h"
 
@@ -90,10 +88,21 @@ static const char *const phase_names[] = {
     [B_ANSWERED] = "answered",
 };
 
+static const char *const kick_names[] = {
+    [KICK_TIMER] = "timer", [KICK_CAPACITY] = "capacity",   [KICK_WAKE] = "wake",
+    [KICK_ACK] = "ack",     [KICK_ACK_LATE] = "ack-late",   [KICK_BROKER] = "broker",
+    [KICK_OWNED] = "owned", [KICK_STATEMENT] = "statement", [KICK_HALT] = "halt",
+    [KICK_STOP] = "stop",
+};
+
 static void dispatch(ob_cursor *c, cursor_event ev);
-static void kick(ob_cursor *c);
-static void finished(ob_cursor *c);
-static void go_idle(ob_cursor *c, uint64_t now);
+static void kick(ob_cursor *c, cursor_kick why);
+
+/* Something changed that may make a duty due (CE_KICK), and what. */
+static void poke(ob_cursor *c, cursor_kick why) {
+    c->kicked = why;
+    dispatch(c, CE_KICK);
+}
 
 static void set_state(ob_cursor *c, cursor_state s) {
     if (c->state != s)
@@ -130,13 +139,13 @@ static ob_cursor *of_member(ob_flow_member *m) {
 }
 
 static void on_capacity(ob_flow_member *m) {
-    dispatch(of_member(m), CE_KICK);
+    poke(of_member(m), KICK_CAPACITY);
 }
 
 static void on_wake(ob_flow_member *m) {
     ob_cursor *c = of_member(m);
     c->read_at = 0;
-    dispatch(c, CE_KICK);
+    poke(c, KICK_WAKE);
 }
 
 /* --- publishing ---------------------------------------------------------- */
@@ -145,7 +154,7 @@ static void on_ack_timer(uv_timer_t *t) {
     ob_cursor *c = t->data;
     if (c->cur_phase != B_EMPTY)
         ob_pub_ack_deadline(&c->pub);
-    dispatch(c, CE_KICK);
+    poke(c, KICK_ACK_LATE);
 }
 
 /* Arms the ack deadline of the oldest publish in flight, unless armed: the
@@ -227,10 +236,11 @@ static void connect_db(ob_cursor *c) {
 
 static void fatal(ob_cursor *c, const char *why);
 
-/* The start-up probe, sent again while the server refuses a write: PROCESS,
- * the cursor table, and every grant the reader writes with. */
-static void send_probe(ob_cursor *c, int grants_only) {
-    ob_cursor_probe_sql(c, grants_only);
+/* The start-up probe: PROCESS, the cursor table, and every grant the
+ * reader writes with (the duty "check" sends the grants alone again while
+ * the server refuses a write). */
+static void send_probe(ob_cursor *c) {
+    ob_cursor_probe_sql(c, 0);
     send_sql(c, CR_PROBING);
 }
 
@@ -252,30 +262,7 @@ static void fitted(ob_cursor *c) {
     if (c->misfit && !was)
         drop_batches(c); /* publishes and writes nothing until they agree */
     set_state(c, CR_IDLE);
-    kick(c);
-}
-
-/* While the cursors disagree with the table, or the server refuses a
- * write, the reader only checks again, on its own pace; and every second
- * it compares the counter with the cursors. Returns 1 when it took the
- * turn (a statement sent, or a wait). */
-static int checks_first(ob_cursor *c, uint64_t now) {
-    if (c->misfit || c->refusing) {
-        uint64_t at = c->misfit ? c->fit_at : c->refuse_at;
-        if (now < at) {
-            uv_timer_start(&c->timer, on_timer, at - now, 0);
-            return 1;
-        }
-        if (c->misfit)
-            send_fit(c);
-        else
-            send_probe(c, 1);
-        return 1;
-    }
-    if (now < c->fit_at && c->fitted)
-        return 0; /* before the first comparison passed, nothing else is sent */
-    send_fit(c);
-    return 1;
+    kick(c, KICK_STATEMENT);
 }
 
 /* The server refused a statement of a running reader for a reason that a
@@ -296,7 +283,7 @@ static int refused(ob_cursor *c, unsigned no) {
             send_fit(c);
         } else {
             set_state(c, CR_IDLE);
-            kick(c);
+            kick(c, KICK_STATEMENT);
         }
         return 1;
     }
@@ -327,7 +314,7 @@ static void loaded(ob_cursor *c) {
         return;
     }
     set_state(c, CR_IDLE);
-    dispatch(c, CE_KICK);
+    poke(c, KICK_STATEMENT);
 }
 
 static void check_init(ob_cursor *c) {
@@ -345,16 +332,6 @@ static void checked_init(ob_cursor *c) {
     send_sql(c, CR_INITIALISING);
 }
 
-static void read_rows(ob_cursor *c) {
-    ob_cursor_read_sql(c);
-    send_sql(c, CR_READING);
-}
-
-static void lane_read(ob_cursor *c) {
-    ob_cursor_lane_sql(c);
-    send_sql(c, CR_LANE_READING);
-}
-
 static void lane_rows(ob_cursor *c) {
     int go = ob_cursor_take_lane(c);
     set_state(c, CR_IDLE);
@@ -363,61 +340,18 @@ static void lane_rows(ob_cursor *c) {
         set_phase(c, &c->cur_phase, B_PUBLISHING);
         pump(c);
     }
-    dispatch(c, CE_KICK);
+    poke(c, KICK_STATEMENT);
 }
 
 /* --- finishing (cursor_finish.c) ----------------------------------------- */
 
-/* Writes what the finished batch needs: failed rows (an attempt, status 2
- * or -1), rows held behind them (status 2), a lane batch's acked rows
- * (status 1); and moves the cursors. */
-static void finish(ob_cursor *c) {
-    switch (ob_cursor_finish_sql(c)) {
-    case OB_FIN_AGAIN:
-        set_phase(c, &c->cur_phase, B_PUBLISHING);
-        go_idle(c, uv_now(c->env.loop));
-        return;
-    case OB_FIN_WAIT:
-        go_idle(c, uv_now(c->env.loop));
-        return;
-    case OB_FIN_DONE:
-        finished(c);
-        kick(c);
-        return;
-    case OB_FIN_SEND:
-        send_sql(c, CR_FINISHING);
-        return;
-    }
-}
-
-static void finished(ob_cursor *c) {
-    ob_cursor_finished(c);
-    set_phase(c, &c->cur_phase, B_EMPTY);
-    set_state(c, CR_IDLE);
-}
-
-/* Returns 1 when the last cursor of the buckets given up was sent. */
-static int hand_over(ob_cursor *c, uint64_t now) {
-    if (!ob_cursor_hand_over_sql(c, now))
-        return 0;
-    send_sql(c, CR_ADVANCING);
-    return 1;
-}
-
-static void advance(ob_cursor *c, uint64_t safe) {
-    ob_cursor_advance_sql(c, safe);
-    send_sql(c, CR_ADVANCING);
-}
-
-/* --- choosing the next statement ----------------------------------------- */
-
-static void close_all(ob_cursor *c);
-
-static void go_idle(ob_cursor *c, uint64_t now) {
-    uint64_t at = c->read_at;
+/* Waits in IDLE for the earliest thing due: a read, the lane, an advance,
+ * a hand-over, unsent rows waiting for the broker or the lease. */
+static void go_idle(ob_cursor *c, const cursor_pass *p) {
+    uint64_t now = p->now, at = c->read_at;
     if (c->active & c->owned)
         at = min_u64(at, c->lane_at);
-    if (ob_cursor_live(c) && ob_cursor_safe_point(c, 1) > c->written)
+    if (ob_cursor_live(c) && p->safe > c->written)
         at = min_u64(at, c->advance_at);
     if (c->handoff)
         at = min_u64(at, min_u64(c->handoff_until, c->handoff_at > now ? c->handoff_at : now + 1));
@@ -428,104 +362,165 @@ static void go_idle(ob_cursor *c, uint64_t now) {
     uv_timer_start(&c->timer, on_timer, at > now ? at - now : 1, 0);
 }
 
-/* A graceful stop: the batches read are published, the gaps still open
- * are watched (reading them alone) for a while, so that the last cursor
- * write leaves as little as possible to publish again; then it closes. */
-static void stopping(ob_cursor *c, uint64_t now) {
-    if (c->cur_phase != B_EMPTY)
-        return; /* the batch in flight finishes first */
-    if (c->stop == 1 && c->next_phase == B_READY && (c->active & c->owned) &&
-        ob_cursor_may_publish(c)) {
+static void finished(ob_cursor *c) {
+    ob_cursor_finished(c);
+    set_phase(c, &c->cur_phase, B_EMPTY);
+    set_state(c, CR_IDLE);
+}
+
+/* Writes what the finished batch needs: failed rows (an attempt, status 2
+ * or -1), rows held behind them (status 2), a lane batch's acked rows
+ * (status 1); and moves the cursors. */
+static duty_out finish_run(ob_cursor *c, cursor_pass *p) {
+    switch (ob_cursor_finish_sql(c)) {
+    case OB_FIN_AGAIN:
+        set_phase(c, &c->cur_phase, B_PUBLISHING);
+        go_idle(c, p);
+        break;
+    case OB_FIN_WAIT:
+        go_idle(c, p);
+        break;
+    case OB_FIN_DONE:
+        finished(c);
+        kick(c, KICK_STATEMENT);
+        break;
+    case OB_FIN_SEND:
+        send_sql(c, CR_FINISHING);
+        break;
+    }
+    return DUTY_DONE;
+}
+
+/* --- the duties: choosing the next statement ---------------------------- */
+
+static void close_all(ob_cursor *c);
+
+/* A graceful stop, step by step (stop_step, cursor_finish.c). */
+static duty_out stop_run(ob_cursor *c, cursor_pass *p) {
+    switch (ob_cursor_stop_step(c, p)) {
+    case STOP_IN_FLIGHT:
+        break;
+    case STOP_TAKE_IN:
         swap_in(c);
         pump(c);
         if (c->cur_phase == B_ANSWERED)
-            finish(c);
-        return;
+            finish_run(c, p);
+        break;
+    case STOP_WATCH: /* the read duty's read, or a wait for it */
+        if (p->now >= c->read_at)
+            return ob_cursor_read_run(c, p);
+        p->wait_ms = c->read_at - p->now;
+        return DUTY_WAIT;
+    case STOP_LAST_WORD: /* then close, whatever it gets */
+        c->stop = 2;
+        return ob_cursor_advance_run(c, p);
+    case STOP_CLOSE:
+        close_all(c);
+        break;
     }
-    if (c->stop_until == 0)
-        c->stop_until = now + STOP_GAPS_MS;
-    if (c->stop == 1 && c->gaps.n > 0 && c->next_phase == B_EMPTY && now < c->stop_until &&
-        (c->active & c->owned) && ob_cursor_may_publish(c)) {
-        if (now >= c->read_at) {
-            read_rows(c);
-            return;
-        }
-        uv_timer_start(&c->timer, on_timer, c->read_at - now, 0);
-        return;
-    }
-    uint64_t safe = ob_cursor_safe_point(c, 1);
-    if (c->stop == 1 && safe > c->written && ob_cursor_live(c) && ob_cursor_may_publish(c)) {
-        c->stop = 2; /* the last word: then close, whatever it gets */
-        advance(c, safe);
-        return;
-    }
-    close_all(c);
+    return DUTY_DONE;
 }
 
-static void kick(ob_cursor *c) {
+/* cursor.c's own duties: the life cycle and the pipeline's phases. */
+
+static int halt_due(const ob_cursor *c, const cursor_pass *p) {
+    (void)p;
+    return c->halted;
+}
+
+static duty_out halt_run(ob_cursor *c, cursor_pass *p) {
+    (void)p;
+    drop_batches(c);
+    set_state(c, CR_HALTED);
+    return DUTY_DONE;
+}
+
+/* Publishes what may leave (pump looks whether the batch is publishing):
+ * never takes the turn. */
+static duty_out publish_run(ob_cursor *c, cursor_pass *p) {
+    (void)p;
+    pump(c);
+    return DUTY_NEXT;
+}
+
+static int finish_due(const ob_cursor *c, const cursor_pass *p) {
+    (void)p;
+    return c->cur_phase == B_ANSWERED;
+}
+
+static int stop_due(const ob_cursor *c, const cursor_pass *p) {
+    (void)p;
+    return c->stop != 0;
+}
+
+static int take_in_due(const ob_cursor *c, const cursor_pass *p) {
+    (void)p;
+    return c->cur_phase == B_EMPTY && c->next_phase == B_READY;
+}
+
+/* The batch read ahead is published; the turn goes on unless it is
+ * answered at once. */
+static duty_out take_in_run(ob_cursor *c, cursor_pass *p) {
+    swap_in(c);
+    pump(c);
+    if (c->cur_phase != B_ANSWERED)
+        return DUTY_NEXT;
+    finish_run(c, p);
+    return DUTY_DONE;
+}
+
+static duty_out idle_run(ob_cursor *c, cursor_pass *p) {
+    (void)c;
+    (void)p;
+    return DUTY_IDLE;
+}
+
+/* What the reader does in IDLE, in this order (libuv's phases): each duty
+ * due runs, the first that takes the turn ends the pass. */
+static const cursor_duty duties[] = {
+    {"halt", halt_due, halt_run},
+    {"publish", NULL, publish_run},
+    {"finish", finish_due, finish_run},
+    {"stop", stop_due, stop_run},
+    {"wake", NULL, ob_cursor_wake_run},
+    {"check", ob_cursor_check_due, ob_cursor_check_run},
+    {"hand-over", ob_cursor_hand_over_due, ob_cursor_hand_over_run},
+    {"load", ob_cursor_load_due, ob_cursor_load_run},
+    {"unowned", ob_cursor_unowned_due, ob_cursor_unowned_run},
+    {"take-in", take_in_due, take_in_run},
+    {"lane", ob_cursor_lane_due, ob_cursor_lane_run},
+    {"advance", ob_cursor_advance_due, ob_cursor_advance_run},
+    {"read", ob_cursor_read_due, ob_cursor_read_run},
+    {"drained", ob_cursor_drained_due, ob_cursor_drained_run},
+    {"idle", NULL, idle_run},
+};
+
+const char *ob_cursor_duty_name(size_t i) {
+    return i < sizeof(duties) / sizeof(duties[0]) ? duties[i].name : NULL;
+}
+
+/* One pass over the duties; `why` says what brought the reader here. */
+static void kick(ob_cursor *c, cursor_kick why) {
     if (c->state != CR_IDLE)
         return;
     uv_timer_stop(&c->timer);
-    if (c->halted) {
-        drop_batches(c);
-        set_state(c, CR_HALTED);
+    cursor_pass p = {uv_now(c->env.loop), ob_cursor_safe_point(c, 1), CR_IDLE, 0, 0};
+    for (size_t i = 0; i < sizeof(duties) / sizeof(duties[0]); i++) {
+        const cursor_duty *d = &duties[i];
+        duty_out out = !d->due || d->due(c, &p) ? d->run(c, &p) : DUTY_NEXT;
+        if (out == DUTY_NEXT)
+            continue;
+        if (out == DUTY_SEND) { /* a statement: as often as the states change */
+            OB_DEBUG(c->env.log, "cursor: duty %s (kicked by %s)", d->name, kick_names[why]);
+            if (p.drop)
+                drop_batches(c);
+            send_sql(c, p.send);
+        } else if (out == DUTY_WAIT)
+            uv_timer_start(&c->timer, on_timer, p.wait_ms, 0);
+        else if (out == DUTY_IDLE)
+            go_idle(c, &p);
         return;
     }
-    uint64_t now = uv_now(c->env.loop);
-    pump(c);
-    if (c->cur_phase == B_ANSWERED) {
-        finish(c);
-        return;
-    }
-    if (c->stop) {
-        stopping(c, now);
-        return;
-    }
-    if (c->pub.fm.list == OB_FLOW_IDLE)
-        ob_flow_leave(c->env.flow, &c->pub.fm);
-    if (ob_flow_take_wake(c->env.flow))
-        c->read_at = 0;
-    if (checks_first(c, now))
-        return;
-    if (c->handoff && hand_over(c, now))
-        return;
-    if ((c->resync || c->owned != c->active) && c->cur_phase == B_EMPTY && !c->handoff) {
-        load(c);
-        return;
-    }
-    if (!c->active) {
-        c->read_at = now + c->env.poll_interval_ms;
-        go_idle(c, now);
-        return;
-    }
-    if (c->cur_phase == B_EMPTY && c->next_phase == B_READY) {
-        swap_in(c);
-        pump(c);
-        if (c->cur_phase == B_ANSWERED) {
-            finish(c);
-            return;
-        }
-    }
-    if (c->cur_phase == B_EMPTY && (c->active & c->owned) && now >= c->lane_at) {
-        lane_read(c);
-        return;
-    }
-    uint64_t safe = ob_cursor_safe_point(c, 1);
-    if (safe > c->written && now >= c->advance_at && ob_cursor_live(c) &&
-        ob_cursor_may_publish(c)) {
-        advance(c, safe);
-        return;
-    }
-    if (c->next_phase == B_EMPTY && now >= c->read_at) {
-        read_rows(c);
-        return;
-    }
-    if (ob_cursor_drained(c) && c->own.drain_wanted(c->own.data)) {
-        c->own.drained(c->own.data);
-        if (c->state != CR_IDLE)
-            return;
-    }
-    go_idle(c, now);
 }
 
 /* --- failures ------------------------------------------------------------ */
@@ -536,7 +531,7 @@ static void db_lost(ob_cursor *c) {
     c->active = 0;
     c->handoff = 0;
     c->handoff_seq = UINT64_MAX;
-    c->resync = 1;
+    ob_cursor_resync(c, RESYNC_LOST);
     c->pending = 0;
     ob_db_reset(c->db);
     set_state(c, CR_CONNECT_WAIT);
@@ -596,7 +591,7 @@ static void db_failed(ob_cursor *c) {
     c->pending = 0;
     if (c->state == CR_LOADING || c->state == CR_MARKING || c->state == CR_CHECKING ||
         c->state == CR_INITIALISING)
-        c->resync = 1;
+        ob_cursor_resync(c, RESYNC_FAILED);
     /* A batch being finished stays ANSWERED: it is written again. */
     set_state(c, CR_RETRY_WAIT);
     uv_timer_start(&c->timer, on_timer, ob_db_life_backoff(&c->life), 0);
@@ -610,11 +605,11 @@ static void db_ok(ob_cursor *c) {
     switch (c->state) {
     case CR_CONNECTING:
         ob_db_life_up(&c->life);
-        send_probe(c, 0);
+        send_probe(c);
         return;
     case CR_PROBING:
         ob_db_life_settle(&c->life);
-        c->resync = 1;
+        ob_cursor_resync(c, RESYNC_PROBED);
         ob_cursor_probe_taken(c);
         send_fit(c);
         return;
@@ -639,21 +634,21 @@ static void db_ok(ob_cursor *c) {
         if (ob_cursor_take_rows(c))
             set_phase(c, &c->next_phase, B_READY);
         set_state(c, CR_IDLE);
-        dispatch(c, CE_KICK);
+        poke(c, KICK_STATEMENT);
         return;
     case CR_LANE_READING:
         lane_rows(c);
         return;
     case CR_FINISHING:
         finished(c);
-        kick(c);
+        kick(c, KICK_STATEMENT);
         return;
     case CR_ADVANCING:
         if (c->pending)
             c->written = c->pending;
         c->pending = 0;
         set_state(c, CR_IDLE);
-        kick(c);
+        kick(c, KICK_STATEMENT);
         return;
     default:
         return;
@@ -684,7 +679,7 @@ static void st_waiting(ob_cursor *c, cursor_event ev) {
         check_init(c);
     else if (ev == CE_TIMER || ev == CE_HALT) { /* RETRY_WAIT's timer, or a halt */
         set_state(c, CR_IDLE);
-        kick(c);
+        kick(c, ev == CE_HALT ? KICK_HALT : KICK_TIMER);
     } else if (ev == CE_KICK)
         pump(c);
     else if (ev == CE_STOP || ev == CE_STOP_NOW)
@@ -695,8 +690,10 @@ static void st_waiting(ob_cursor *c, cursor_event ev) {
 static void st_idle(ob_cursor *c, cursor_event ev) {
     if (ev == CE_STOP_NOW)
         close_all(c);
-    else if (ev == CE_TIMER || ev == CE_KICK || ev == CE_HALT || ev == CE_STOP)
-        kick(c);
+    else if (ev == CE_KICK)
+        kick(c, c->kicked);
+    else if (ev == CE_TIMER || ev == CE_HALT || ev == CE_STOP)
+        kick(c, ev == CE_TIMER ? KICK_TIMER : ev == CE_HALT ? KICK_HALT : KICK_STOP);
 }
 
 /* Stop and halt are remembered here, before the state sees them, so that
@@ -760,17 +757,6 @@ ob_cursor *ob_cursor_new(const ob_cursor_config *cfg, const ob_cursor_owner *own
     return c;
 }
 
-void ob_cursor_free(ob_cursor *c) {
-    if (c == NULL)
-        return;
-    ob_cursor_batches_free(c);
-    ob_gaps_free(&c->gaps);
-    ob_held_free(&c->held);
-    ob_held_free(&c->lane_carry);
-    ob_buf_free(&c->sql);
-    free(c);
-}
-
 void ob_cursor_start(ob_cursor *c) {
     uv_timer_init(c->env.loop, &c->timer);
     uv_timer_init(c->env.loop, &c->ack_timer);
@@ -818,20 +804,20 @@ void ob_cursor_owned(ob_cursor *c, uint64_t owned) {
     if (owned == c->owned)
         return;
     ob_cursor_new_owned(c, owned);
-    dispatch(c, CE_KICK);
+    poke(c, KICK_OWNED);
 }
 
 void ob_cursor_ack(ob_cursor *c, const ob_ack *a) {
     if (c->cur_phase == B_EMPTY)
         return;
     ob_pub_take_ack(&c->pub, a);
-    dispatch(c, CE_KICK);
+    poke(c, KICK_ACK);
 }
 
 void ob_cursor_broker(ob_cursor *c, int ready) {
     if (ready)
         ob_pub_say_unanswered(&c->pub);
-    dispatch(c, CE_KICK);
+    poke(c, KICK_BROKER);
 }
 
 void ob_cursor_halt(ob_cursor *c) {

@@ -59,6 +59,7 @@
 #ifndef OB_CURSOR_H
 #define OB_CURSOR_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -142,6 +143,9 @@ void ob_cursor_free(ob_cursor *c);
 const char *ob_cursor_paused(const ob_cursor *c);
 /* The state's name, for logs and tests. */
 const char *ob_cursor_state_name(const ob_cursor *c);
+/* The name of the i-th of the duties that the reader tries in IDLE, in
+ * their order (cursor.c's duties[]), for tests; NULL past the last. */
+const char *ob_cursor_duty_name(size_t i);
 
 /* The cursor reader as a reader (reader.h): self is an ob_cursor; its
  * publisher number (ack->worker) is cfg->index; busy is always 0 (it tells

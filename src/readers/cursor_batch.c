@@ -8,10 +8,13 @@
 
 #include "cursor_int.h"
 
-int ob_cursor_may_publish(void *data) {
-    ob_cursor *c = data;
+int ob_cursor_publishable(const ob_cursor *c) {
     return !c->halted && c->stop < 2 && !c->misfit && !c->refusing &&
            c->own.lease_valid(c->own.data);
+}
+
+int ob_cursor_may_publish(void *data) {
+    return ob_cursor_publishable(data);
 }
 
 static int extras_init(extras *x, int cap) {
@@ -32,6 +35,19 @@ int ob_cursor_batches_init(ob_cursor *c, int cap) {
         extras_init(&c->next_x, cap))
         return -1;
     return 0;
+}
+
+/* The reader's memory (cursor.h): its batches, its gaps and held
+ * aggregates, its statement. */
+void ob_cursor_free(ob_cursor *c) {
+    if (c == NULL)
+        return;
+    ob_cursor_batches_free(c);
+    ob_gaps_free(&c->gaps);
+    ob_held_free(&c->held);
+    ob_held_free(&c->lane_carry);
+    ob_buf_free(&c->sql);
+    free(c);
 }
 
 void ob_cursor_batches_free(ob_cursor *c) {
@@ -214,5 +230,16 @@ void ob_cursor_new_owned(ob_cursor *c, uint64_t owned) {
     int unsent = c->cur_phase != B_EMPTY ? release_lost(c) : 0;
     if (lost && !c->own.lease_valid(c->own.data))
         say_lapsed(c, lost, unsent);
-    c->resync = 1;
+    ob_cursor_resync(c, RESYNC_OWNED);
+}
+
+/* The duty "wake": leaves the flow's idle list and takes a producer's wake
+ * (the next read is due at once); never takes the turn. */
+duty_out ob_cursor_wake_run(ob_cursor *c, cursor_pass *p) {
+    (void)p;
+    if (c->pub.fm.list == OB_FLOW_IDLE)
+        ob_flow_leave(c->env.flow, &c->pub.fm);
+    if (ob_flow_take_wake(c->env.flow))
+        c->read_at = 0;
+    return DUTY_NEXT;
 }

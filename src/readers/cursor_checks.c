@@ -110,7 +110,7 @@ int ob_cursor_fit_taken(ob_cursor *c, char *why, size_t n) {
         c->misfit = 1;
         c->active = 0;
         c->handoff = 0;
-        c->resync = 1;
+        ob_cursor_resync(c, RESYNC_MISFIT);
     } else if (bad) {
         /* Still at odds, maybe for another reason: /readyz says the last. */
         snprintf(c->misfit_why, sizeof(c->misfit_why), "%s", why);
@@ -118,7 +118,7 @@ int ob_cursor_fit_taken(ob_cursor *c, char *why, size_t n) {
         OB_INFO(c->env.log, "cursor: table %s and its cursors agree again: reading from them",
                 c->cfg.table);
         c->misfit = 0;
-        c->resync = 1;
+        ob_cursor_resync(c, RESYNC_FITS);
     }
     c->env.stats->cursor_mismatch = c->misfit;
     return 0;
@@ -158,7 +158,7 @@ int ob_cursor_refusal(ob_cursor *c, unsigned no, const char *during, char *why, 
     c->pending = 0;
     c->active = 0;
     c->handoff = 0;
-    c->resync = 1;
+    ob_cursor_resync(c, RESYNC_REFUSED);
     return 0;
 }
 
@@ -192,4 +192,27 @@ void ob_cursor_probe_why(const ob_cursor *c, unsigned no, char *why, size_t n) {
         snprintf(why, n, "--cursor's start-up check failed: %u %s%s", no, ob_db_error(c->db),
                  ob_db_error_hint(no));
     }
+}
+
+int ob_cursor_check_due(const ob_cursor *c, const cursor_pass *p) {
+    return c->misfit || c->refusing || !c->fitted || p->now >= c->fit_at;
+}
+
+/* Takes the turn: before the first comparison passed nothing else is sent. */
+duty_out ob_cursor_check_run(ob_cursor *c, cursor_pass *p) {
+    if (c->misfit || c->refusing) {
+        uint64_t at = c->misfit ? c->fit_at : c->refuse_at;
+        if (p->now < at) {
+            p->wait_ms = at - p->now;
+            return DUTY_WAIT;
+        }
+        if (c->refusing && !c->misfit) {
+            ob_cursor_probe_sql(c, 1);
+            p->send = CR_PROBING;
+            return DUTY_SEND;
+        }
+    }
+    ob_cursor_next_fit_sql(c);
+    p->send = CR_FITTING;
+    return DUTY_SEND;
 }

@@ -201,21 +201,29 @@ void ob_cursor_finished(ob_cursor *c) {
  * more round, during which the reader goes on (publishing none of their
  * rows) and moves their cursors as far as the gaps it sees close allow, so
  * that their new owner publishes little again. */
-int ob_cursor_hand_over_sql(ob_cursor *c, uint64_t now) {
-    if (now >= c->handoff_until || !c->own.lease_valid(c->own.data)) {
+int ob_cursor_hand_over_due(const ob_cursor *c, const cursor_pass *p) {
+    (void)p;
+    return c->handoff != 0;
+}
+
+/* The hand-over ends with the lease's round or the lease; until then it
+ * takes the turn when its cursor can move. */
+duty_out ob_cursor_hand_over_run(ob_cursor *c, cursor_pass *p) {
+    if (p->now >= c->handoff_until || !c->own.lease_valid(c->own.data)) {
         c->handoff = 0;
         c->handoff_seq = UINT64_MAX;
-        return 0;
+        return DUTY_NEXT;
     }
-    uint64_t seq = min_u64(c->handoff_seq, ob_cursor_safe_point(c, 1));
-    if (seq <= c->handoff_written || now < c->handoff_at || c->cur_phase != B_EMPTY)
-        return 0;
+    uint64_t seq = min_u64(c->handoff_seq, p->safe);
+    if (seq <= c->handoff_written || p->now < c->handoff_at || c->cur_phase != B_EMPTY)
+        return DUTY_NEXT;
     c->handoff_written = seq;
-    c->handoff_at = now + GAP_POLL_MS;
+    c->handoff_at = p->now + GAP_POLL_MS;
     ob_buf_reset(&c->sql);
     advance(c, c->handoff, seq);
     c->pending = 0; /* not the owned buckets' cursor */
-    return 1;
+    p->send = CR_ADVANCING;
+    return DUTY_SEND;
 }
 
 void ob_cursor_advance_sql(ob_cursor *c, uint64_t safe) {
@@ -226,4 +234,30 @@ void ob_cursor_advance_sql(ob_cursor *c, uint64_t safe) {
     ob_buf_reset(&c->sql);
     advance(c, ob_cursor_live(c), safe);
     c->pending = safe;
+}
+
+int ob_cursor_advance_due(const ob_cursor *c, const cursor_pass *p) {
+    return p->safe > c->written && p->now >= c->advance_at && ob_cursor_live(c) &&
+           ob_cursor_publishable(c);
+}
+
+duty_out ob_cursor_advance_run(ob_cursor *c, cursor_pass *p) {
+    ob_cursor_advance_sql(c, p->safe);
+    p->send = CR_ADVANCING;
+    return DUTY_SEND;
+}
+
+stop_step ob_cursor_stop_step(ob_cursor *c, const cursor_pass *p) {
+    int go = (c->active & c->owned) && ob_cursor_publishable(c);
+    if (c->cur_phase != B_EMPTY)
+        return STOP_IN_FLIGHT;
+    if (c->stop == 1 && c->next_phase == B_READY && go)
+        return STOP_TAKE_IN;
+    if (c->stop_until == 0)
+        c->stop_until = p->now + STOP_GAPS_MS;
+    if (c->stop == 1 && c->gaps.n > 0 && c->next_phase == B_EMPTY && p->now < c->stop_until && go)
+        return STOP_WATCH;
+    if (c->stop == 1 && p->safe > c->written && ob_cursor_live(c) && ob_cursor_publishable(c))
+        return STOP_LAST_WORD;
+    return STOP_CLOSE;
 }

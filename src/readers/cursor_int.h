@@ -5,11 +5,14 @@
  * published), cursor_checks.c (the checked assumptions), cursor_read.c (the
  * reads) and cursor_finish.c (finishing a batch). Those are called by
  * cursor.c only, never the other way: they take results and build
- * statements, and cursor.c changes the state and sends.
+ * statements, and cursor.c changes the state and sends. Their duties
+ * (cursor_duty) say so by what they return: the statement built and the
+ * state to send it in, or a wait.
  */
 #ifndef OB_CURSOR_INT_H
 #define OB_CURSOR_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "buckets.h"
@@ -48,11 +51,40 @@ typedef enum cursor_event {
     CE_DB_OK,     /* the statement (or connect) under way succeeded */
     CE_DB_FAILED, /* it failed */
     CE_TIMER,     /* the state timer fired */
-    CE_KICK,      /* something changed: acks, capacity, broker, lease, wake */
+    CE_KICK,      /* something changed (c->kicked says what): a duty may be due */
     CE_HALT,
     CE_STOP,
     CE_STOP_NOW
 } cursor_event;
+
+/* What made the reader look for its next duty (kick): kept for the debug
+ * line of the duty that takes the turn. */
+typedef enum cursor_kick {
+    KICK_TIMER,     /* the reader's own timer: a read, a check or a wait due */
+    KICK_CAPACITY,  /* the flow control gave capacity back */
+    KICK_WAKE,      /* a producer's wake: read now */
+    KICK_ACK,       /* an answer to a publish */
+    KICK_ACK_LATE,  /* the ack deadline of the oldest publish passed */
+    KICK_BROKER,    /* the broker became ready or not */
+    KICK_OWNED,     /* the lease's buckets changed */
+    KICK_STATEMENT, /* a statement's result was taken */
+    KICK_HALT,      /* the relay cannot go on */
+    KICK_STOP       /* a graceful stop */
+} cursor_kick;
+
+/* Why the cursors are to be loaded again (c->resync, RESYNC_NONE once
+ * loaded): the first cause since the last load, for its debug line. */
+typedef enum cursor_resync {
+    RESYNC_NONE,     /* loaded: the load is due still while the owned buckets differ */
+    RESYNC_PROBED,   /* the start-up probe passed (a first load, or after a reconnect) */
+    RESYNC_LOST,     /* the connection was lost */
+    RESYNC_FAILED,   /* a statement of the load or of a bucket's initialisation failed */
+    RESYNC_OWNED,    /* the lease's buckets changed */
+    RESYNC_MISFIT,   /* the table and its cursors are at odds */
+    RESYNC_FITS,     /* they agree again */
+    RESYNC_REFUSED,  /* the server refused a write */
+    RESYNC_NO_MEMORY /* a read's rows did not fit in memory */
+} cursor_resync;
 
 /* Where each of the pipeline's two batches is. The batch read ahead (next)
  * is EMPTY or READY; the batch being published (pub.batch) is EMPTY,
@@ -131,9 +163,10 @@ struct ob_cursor {
     uint64_t owned;  /* the lease's buckets */
     uint64_t active; /* the buckets whose cursors are loaded */
     uint64_t floor[OB_BUCKETS];
-    int resync;     /* load the cursors again once nothing is in flight */
-    uint64_t init;  /* buckets being initialised */
-    double init_t1; /* the bound of their MAX(seq): the first check's clock, 0 until then */
+    cursor_resync resync; /* load the cursors again once nothing is in flight, and why */
+    cursor_kick kicked;   /* what made the reader look for its next duty last */
+    uint64_t init;        /* buckets being initialised */
+    double init_t1;       /* the bound of their MAX(seq): the first check's clock, 0 until then */
     uint64_t init_max;
     uint64_t init_round;  /* on Galera: the members' round begun after the mark */
     uint64_t init_proven; /* every seq <= it proven resolved, for the next load */
@@ -206,11 +239,54 @@ static inline uint64_t ob_cursor_live(const ob_cursor *c) {
     return c->active & c->owned & ~c->given_up;
 }
 
+/* The cursors are to be loaded again, once nothing is in flight (the load
+ * duty, cursor_read.c): the one way to ask for it, naming why. */
+static inline void ob_cursor_resync(ob_cursor *c, cursor_resync why) {
+    if (c->resync == RESYNC_NONE)
+        c->resync = why;
+}
+
+/* --- the duties (kick, cursor.c) ---------------------------------------- */
+
+/* One pass over the duties: the loop's time and the safe point
+ * (ob_cursor_safe_point(c, 1)), taken once at its start; and what the duty
+ * that takes the turn asks of cursor.c. */
+typedef struct cursor_pass {
+    uint64_t now;
+    uint64_t safe;
+    cursor_state send; /* DUTY_SEND: the state in which c->sql is sent */
+    int drop;          /* DUTY_SEND: the batches are dropped first */
+    uint64_t wait_ms;  /* DUTY_WAIT: the wait in IDLE */
+} cursor_pass;
+
+/* What a duty's turn came to. */
+typedef enum duty_out {
+    DUTY_NEXT, /* nothing that ends the pass: the next duty's turn */
+    DUTY_SEND, /* c->sql holds a statement: cursor.c sends it in p->send */
+    DUTY_WAIT, /* wait in IDLE p->wait_ms for the next pass */
+    DUTY_IDLE, /* wait in IDLE for the earliest thing due (cursor.c's go_idle) */
+    DUTY_DONE  /* the duty changed the state itself (cursor.c's own duties) */
+} duty_out;
+
+/* A duty: what the reader may do in IDLE, tried in the order of the table
+ * (cursor.c's duties[]), each file owning its own. `due` looks (NULL:
+ * always due), `run` acts. */
+typedef struct cursor_duty {
+    const char *name;
+    int (*due)(const ob_cursor *c, const cursor_pass *p);
+    duty_out (*run)(ob_cursor *c, cursor_pass *p);
+} cursor_duty;
+
 /* cursor_batch.c: the batches being published. */
 
-/* The reader's may_publish (its env's owner.may_publish): not halted, stopped now,
- * paused, or without a proven lease. data: the ob_cursor. */
+/* Not halted, stopped now, paused, or without a proven lease. */
+int ob_cursor_publishable(const ob_cursor *c);
+/* The same as the reader's may_publish (its env's owner.may_publish).
+ * data: the ob_cursor. */
 int ob_cursor_may_publish(void *data);
+/* The duty "wake" (always due): the flow's idle list left, a producer's
+ * wake taken. */
+duty_out ob_cursor_wake_run(ob_cursor *c, cursor_pass *p);
 /* The two batches (cap rows each) and their extras. Returns 0, or -1 out
  * of memory (ob_cursor_batches_free frees what was made). */
 int ob_cursor_batches_init(ob_cursor *c, int cap);
@@ -263,6 +339,12 @@ int ob_cursor_fit_taken(ob_cursor *c, char *why, size_t n);
 int ob_cursor_refusal(ob_cursor *c, unsigned no, const char *during, char *why, size_t n);
 /* Why the start-up probe's failure (error no) stops the relay. */
 void ob_cursor_probe_why(const ob_cursor *c, unsigned no, char *why, size_t n);
+/* The duty "check": while the cursors disagree with the table, or the
+ * server refuses a write, only the check again, on its own pace; and every
+ * second (and before anything else, at start) the comparison of counter
+ * and cursors. */
+int ob_cursor_check_due(const ob_cursor *c, const cursor_pass *p);
+duty_out ob_cursor_check_run(ob_cursor *c, cursor_pass *p);
 
 /* cursor_read.c: the reads; each builds c->sql or takes c->db's result. */
 
@@ -291,6 +373,20 @@ int ob_cursor_take_lane(ob_cursor *c);
 /* Everything of the owned buckets is read, published and written, and no
  * gap is open: what a drain waits for. */
 int ob_cursor_drained(const ob_cursor *c);
+/* The duties of the reads: "load" (the cursors again, once nothing is in
+ * flight), "unowned" (no bucket loaded: the poll's pace), "lane" (the retry
+ * lane, between batches), "read" (the next batch) and "drained" (the
+ * owner told). */
+int ob_cursor_load_due(const ob_cursor *c, const cursor_pass *p);
+duty_out ob_cursor_load_run(ob_cursor *c, cursor_pass *p);
+int ob_cursor_unowned_due(const ob_cursor *c, const cursor_pass *p);
+duty_out ob_cursor_unowned_run(ob_cursor *c, cursor_pass *p);
+int ob_cursor_lane_due(const ob_cursor *c, const cursor_pass *p);
+duty_out ob_cursor_lane_run(ob_cursor *c, cursor_pass *p);
+int ob_cursor_read_due(const ob_cursor *c, const cursor_pass *p);
+duty_out ob_cursor_read_run(ob_cursor *c, cursor_pass *p);
+int ob_cursor_drained_due(const ob_cursor *c, const cursor_pass *p);
+duty_out ob_cursor_drained_run(ob_cursor *c, cursor_pass *p);
 
 /* cursor_finish.c: finishing a batch. */
 
@@ -305,9 +401,26 @@ ob_fin ob_cursor_finish_sql(ob_cursor *c);
 /* The batch's statement was written (or needed none): the tallies
  * (cursor.c empties its phase). */
 void ob_cursor_finished(ob_cursor *c);
-/* Returns 1 when c->sql writes the last cursor of the buckets given up. */
-int ob_cursor_hand_over_sql(ob_cursor *c, uint64_t now);
 /* c->sql moves the active buckets' cursors to safe. */
 void ob_cursor_advance_sql(ob_cursor *c, uint64_t safe);
+/* A graceful stop's steps, in order: the batch in flight finishes, the
+ * batch read ahead is published, the gaps still open are watched (reading
+ * them alone) for a while, so that the last cursor write leaves as little
+ * as possible to publish again; then it closes. */
+typedef enum stop_step {
+    STOP_IN_FLIGHT, /* the batch being published finishes first */
+    STOP_TAKE_IN,   /* the batch read ahead is taken in and published */
+    STOP_WATCH,     /* the open gaps are read until stop_until */
+    STOP_LAST_WORD, /* the last cursor write (to p->safe): then close, whatever it gets */
+    STOP_CLOSE      /* nothing left to do */
+} stop_step;
+stop_step ob_cursor_stop_step(ob_cursor *c, const cursor_pass *p);
+/* The duties of the cursor moves: "hand-over" (the last cursor of the
+ * buckets given up, while the lease keeps their locks) and "advance" (the
+ * regular move of the live buckets' cursors). */
+int ob_cursor_hand_over_due(const ob_cursor *c, const cursor_pass *p);
+duty_out ob_cursor_hand_over_run(ob_cursor *c, cursor_pass *p);
+int ob_cursor_advance_due(const ob_cursor *c, const cursor_pass *p);
+duty_out ob_cursor_advance_run(ob_cursor *c, cursor_pass *p);
 
 #endif

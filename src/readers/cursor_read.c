@@ -67,7 +67,7 @@ int ob_cursor_take_load(ob_cursor *c) {
     }
     c->active = c->owned;
     c->given_up = 0;
-    c->resync = 0;
+    c->resync = RESYNC_NONE;
     uint64_t top = UINT64_MAX;
     for (int k = 0; k < OB_BUCKETS; k++)
         if (c->active >> k & 1)
@@ -224,7 +224,7 @@ int ob_cursor_take_rows(ob_cursor *c) {
         OB_WARN(c->env.log, "cursor: out of memory for a batch; reading again from the cursors");
         c->gaps.oom = 0;
         c->next.n = 0;
-        c->resync = 1;
+        ob_cursor_resync(c, RESYNC_NO_MEMORY);
     } else if (n > 0) {
         ready = 1;
         c->env.stats->fetched += (uint64_t)n;
@@ -359,4 +359,73 @@ int ob_cursor_drained(const ob_cursor *c) {
     return c->owned && c->active == c->owned && !c->resync && !c->init && c->cur_phase == B_EMPTY &&
            c->next_phase == B_EMPTY && c->last_read == READ_QUIET && c->gaps.n == 0 &&
            c->written >= c->gaps.top && c->lane_clean;
+}
+
+/* --- the duties of the reads (cursor_int.h) ------------------------------ */
+
+static const char *const resync_names[] = {
+    [RESYNC_NONE] = "the owned buckets differ from those loaded",
+    [RESYNC_PROBED] = "the start-up probe passed",
+    [RESYNC_LOST] = "the connection was lost",
+    [RESYNC_FAILED] = "a statement of the load failed",
+    [RESYNC_OWNED] = "the lease's buckets changed",
+    [RESYNC_MISFIT] = "the table and its cursors are at odds",
+    [RESYNC_FITS] = "the table and its cursors agree again",
+    [RESYNC_REFUSED] = "the server refused a write",
+    [RESYNC_NO_MEMORY] = "out of memory for a read",
+};
+
+int ob_cursor_load_due(const ob_cursor *c, const cursor_pass *p) {
+    (void)p;
+    return (c->resync || c->owned != c->active) && c->cur_phase == B_EMPTY && !c->handoff;
+}
+
+duty_out ob_cursor_load_run(ob_cursor *c, cursor_pass *p) {
+    OB_DEBUG(c->env.log, "cursor: loading the cursors: %s", resync_names[c->resync]);
+    ob_cursor_load_sql(c);
+    p->drop = 1;
+    p->send = CR_LOADING;
+    return DUTY_SEND;
+}
+
+int ob_cursor_unowned_due(const ob_cursor *c, const cursor_pass *p) {
+    (void)p;
+    return !c->active;
+}
+
+duty_out ob_cursor_unowned_run(ob_cursor *c, cursor_pass *p) {
+    c->read_at = p->now + c->env.poll_interval_ms;
+    return DUTY_IDLE;
+}
+
+int ob_cursor_lane_due(const ob_cursor *c, const cursor_pass *p) {
+    return c->cur_phase == B_EMPTY && (c->active & c->owned) && p->now >= c->lane_at;
+}
+
+duty_out ob_cursor_lane_run(ob_cursor *c, cursor_pass *p) {
+    ob_cursor_lane_sql(c);
+    p->send = CR_LANE_READING;
+    return DUTY_SEND;
+}
+
+int ob_cursor_read_due(const ob_cursor *c, const cursor_pass *p) {
+    return c->next_phase == B_EMPTY && p->now >= c->read_at;
+}
+
+duty_out ob_cursor_read_run(ob_cursor *c, cursor_pass *p) {
+    ob_cursor_read_sql(c);
+    p->send = CR_READING;
+    return DUTY_SEND;
+}
+
+int ob_cursor_drained_due(const ob_cursor *c, const cursor_pass *p) {
+    (void)p;
+    return ob_cursor_drained(c) && c->own.drain_wanted(c->own.data);
+}
+
+/* The owner told; it may have stopped the reader meanwhile. */
+duty_out ob_cursor_drained_run(ob_cursor *c, cursor_pass *p) {
+    (void)p;
+    c->own.drained(c->own.data);
+    return c->state != CR_IDLE ? DUTY_DONE : DUTY_NEXT;
 }

@@ -706,6 +706,36 @@ static void a_graceful_stop_finishes_the_batch_and_writes_the_cursor(void) {
     rd.ops->free(rd.self);
 }
 
+/* --- the duties ---------------------------------------------------------- */
+
+/* What the reader does in IDLE comes from one table, tried in this order;
+ * a graceful stop comes before a read that is due (a read cut at its
+ * LIMIT): the last cursor write, then it closes without reading. */
+static void the_duties_come_in_their_order(void) {
+    static const char *const order[] = {"halt",  "publish",   "finish", "stop",    "wake",
+                                        "check", "hand-over", "load",   "unowned", "take-in",
+                                        "lane",  "advance",   "read",   "drained", "idle"};
+    size_t n = sizeof(order) / sizeof(order[0]);
+    for (size_t i = 0; i < n; i++)
+        CHECK_STR(ob_cursor_duty_name(i), order[i]);
+    CHECK(ob_cursor_duty_name(n) == NULL);
+
+    make_reader();
+    start_reading(0x3, 100);
+    read_clock(NULL, 0);
+    for (uint64_t seq = 101; seq <= 110; seq++)
+        outbox_row(1, seq, 5, "x", "0", NULL); /* a bucket not owned: seen, not published */
+    rd.ops->stop(rd.self, 0);                  /* taken once the read is answered */
+    ok_read();
+    expect(S_ADVANCE);
+    CHECK_EQ(adv[nadv - 1], 110);
+    ok();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ(own.closed, 1);
+    CHECK_EQ(fp.published, 0);
+    rd.ops->free(rd.self);
+}
+
 int main(void) {
     uv_loop_init(&loop);
     starts_connects_probes_fits_and_reads_from_the_cursor();
@@ -731,6 +761,7 @@ int main(void) {
     a_refused_write_publishes_nothing_until_the_grants_are_back();
     a_read_only_server_is_not_a_grant();
     a_graceful_stop_finishes_the_batch_and_writes_the_cursor();
+    the_duties_come_in_their_order();
     harness_end();
     CHECK_EQ(uv_loop_close(&loop), 0);
     printf("ok\n");

@@ -11,8 +11,9 @@
  * starts with; it finds the name table (a designated table indexed by the
  * enum's values, or else the last table of strings before set_state()) and
  * checks that every state has a string there. Then the drawn edges: each
- * state a set_state() enters has an arrow into it, and each state an arrow
- * points to is entered (check_edges() says why heads, not whole edges). It
+ * state a set_state() enters (or a duty of another file hands to it,
+ * handed_states()) has an arrow into it, and each state an arrow points to
+ * is entered (check_edges() says why heads, not whole edges). It
  * knows nothing else of the machines: new ones are checked the same way.
  *
  * Usage: test_state_diagrams SRC_DIR
@@ -413,6 +414,23 @@ static void entered_states(const machine *m, const src_file *f, int *entered) {
     }
 }
 
+/* The states that the files of a machine's concerns hand to it: a duty in
+ * another file that includes the machine's private header names the state
+ * its statement is sent in ("p->send = CR_READING", cursor_int.h's
+ * cursor_pass), and the machine's file enters it (send_sql(c, p.send)). */
+static void handed_states(const machine *m, const src_file *files, int nfiles, int *entered) {
+    for (int i = 0; i < nfiles; i++) {
+        if (!ends_with(files[i].name, ".c") || !includes(&files[i], m->def->name))
+            continue;
+        for (const char *p = files[i].code; (p = strstr(p, "->send")) != NULL; p++) {
+            const char *eq = skip_space(p + 6), *end;
+            if (*eq != '=' || eq[1] == '=' || (end = strchr(eq, ';')) == NULL)
+                continue;
+            mark_code_states(m, eq + 1, end, entered);
+        }
+    }
+}
+
 /* Index of the state of m drawn as the word at [b, e), or -1. */
 static int drawn_state(const machine *m, const char *b, const char *e) {
     for (int i = 0; i < m->nstates; i++) {
@@ -630,9 +648,12 @@ static int known_undrawn(const src_file *home, const char *state) {
  * of which states reach each call, not a reading of the text; an arrow into
  * a state the code never enters, or a state entered with no arrow into it,
  * is what a text check can prove. */
-static void check_edges(const machine *m, const src_file *home, const char *cs, const char *ce) {
+static void check_edges(const machine *m, const src_file *home, const char *cs, const char *ce,
+                        const src_file *files, int nfiles) {
     int entered[MAX_STATES] = {0}, drawn[MAX_STATES] = {0};
     entered_states(m, home, entered);
+    if (!ends_with(m->def->name, ".c"))
+        handed_states(m, files, nfiles, entered);
     drawn_targets(m, cs, ce, drawn);
     for (int i = 1; i < m->nstates; i++) {
         if (entered[i] && !drawn[i] && !known_undrawn(home, m->states[i]))
@@ -683,7 +704,7 @@ static const src_file *check_machine(const machine *m, const src_file *files, in
         if (!has_word(cs, ce, drawn_name(m->states[i])))
             fail("src/%s: state %s (%s) is not in the diagram at the top of the file\n", home->name,
                  m->states[i], drawn_name(m->states[i]));
-    check_edges(m, home, cs, ce);
+    check_edges(m, home, cs, ce, files, nfiles);
     return home;
 }
 
