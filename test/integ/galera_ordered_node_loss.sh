@@ -9,7 +9,7 @@
 # --lease-timeout: outbox_relay_buckets_owned summed over the two relays,
 # sampled every 0.1 s, never exceeds 64 and is back at 64 within the
 # default --lease-timeout (15 s) of the loss. Then a rolling restart: nodes
-# 1, 2 and 3 each stopped and started again (IST) in turn, producers on the
+# 1, 2 and 3 each stopped and started again in turn, producers on the
 # other two writing meanwhile; the sum still never exceeds 64. Every row ends
 # processed, none dead or charged, once in the stream, no aggregate out of
 # order. Prints each takeover's time and each restart's.
@@ -102,7 +102,7 @@ grep -q 'on database node 2 of 3' "$work/relayA.log" ||
   { cat "$work/relayA.log" >&2; fail "relay A did not move to node 1"; }
 
 # 3. A rolling restart: each node in turn stopped (SIGTERM) and started again
-# (it joins by IST) while producers write on the two others, aggregates of
+# (it joins by a state transfer) while producers write on the two others, aggregates of
 # their own for each step (r<step><node>-<j>).
 galera_synced 2
 for n in 1 2 3; do
