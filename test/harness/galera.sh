@@ -130,14 +130,16 @@ galera_relay() {
 # producer committing TRX transactions, each one row for each of AGGS
 # aggregates of its own ('n<node>-<j>': an aggregate is written from one
 # node), header agg_seq the transaction's number; in the background, pids in
-# `producers`. GALERA_PACE, when set, is a statement run after each.
+# `producers`. GALERA_PACE, when set, is a statement run after each;
+# GALERA_AGG, when set, replaces the aggregates' leading 'n' (a test that
+# runs producers on one node twice keeps each run's aggregates apart).
 galera_agg_producers() {
   local db=$1 work=$2 trx=$3 aggs=$4 n t sock; shift 4
   producers=()
   for n in "$@"; do
     for t in $(seq 1 "$trx"); do
       echo "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, headers)
-        SELECT outbox_uuid_v7(), 'order', CONCAT('n$n-', seq), 'changed',
+        SELECT outbox_uuid_v7(), 'order', CONCAT('${GALERA_AGG:-n}$n-', seq), 'changed',
                JSON_OBJECT('node', $n, 'trx', $t), JSON_OBJECT('agg_seq', '$t')
         FROM seq_1_to_$aggs;"
       [ -z "${GALERA_PACE:-}" ] || echo "$GALERA_PACE;"

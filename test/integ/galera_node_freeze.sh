@@ -25,7 +25,7 @@ stream_delete $stream
 # Paced so that the producers outlast the freeze's first seconds.
 galera_node3_lost $db $stream $prefix "$work" "DO SLEEP(0.05)" freeze-gnode frozen ": no answer"
 awk -v t="$took" 'BEGIN { exit !(t < 15) }' ||
-  echo "NOTE: the move took ${took} s, past the README's 15 s"
+  echo "NOTE: the move took ${took} s, past the 15 s of docs/galera.md (A frozen node)"
 
 kill -TERM "${pids[0]}"
 rc=0
