@@ -161,6 +161,13 @@ static void request_stream_in(ob_link *l, int create, link_state waiting) {
  * pause the operator must end (the stream deleted, or listing none of the
  * relay's subjects) asks again at least every PAUSE_ASK_MS, so that
  * publishing resumes soon after the stream is mended. */
+static void pause_then_ask(ob_link *l) {
+    uint64_t delay = ob_retry_delay(&l->retry, l->failures++);
+    l->say_ready = 1;
+    set_state(l, L_STREAM_WAIT);
+    uv_timer_start(&l->timer, on_timer, delay < PAUSE_ASK_MS ? delay : PAUSE_ASK_MS, 0);
+}
+
 static void stream_reply(ob_link *l, const link_reply *msg) {
     uv_timer_stop(&l->timer);
     char why[400] = "";
@@ -174,13 +181,9 @@ static void stream_reply(ob_link *l, const link_reply *msg) {
     case LS_FATAL:
         fatal(l, why);
         return;
-    case LS_PAUSE: {
-        uint64_t delay = ob_retry_delay(&l->retry, l->failures++);
-        l->say_ready = 1;
-        set_state(l, L_STREAM_WAIT);
-        uv_timer_start(&l->timer, on_timer, delay < PAUSE_ASK_MS ? delay : PAUSE_ASK_MS, 0);
+    case LS_PAUSE:
+        pause_then_ask(l);
         return;
-    }
     case LS_RETRY:
         wait_then(l, L_STREAM_WAIT);
         return;
@@ -453,6 +456,21 @@ static void sink_ack(ob_link *l, const ob_ack *a) {
     l->last_answer = uv_now(l->loop);
     if (l->state == L_CLOSING || l->cbs.on_ack == NULL)
         return;
+    if (ob_link_stream_elsewhere(l, a)) {
+        /* Another stream stored it: not delivered. The link pauses first,
+         * so that the reader's refusal finds it paused, and asks about its
+         * stream until that stream takes the subjects again. */
+        ob_ack other = *a;
+        other.result = OB_ACKED_ELSEWHERE;
+        other.text = a->stream;
+        other.text_len = a->stream_len;
+        if (l->state == L_READY || l->state == L_CHECKING) {
+            uv_timer_stop(&l->timer);
+            pause_then_ask(l);
+        }
+        l->cbs.on_ack(l->cbs.data, &other);
+        return;
+    }
     int remade = 0;
     if (a->result == OB_ACKED_STORED) {
         l->full = l->full_streak = 0;
@@ -645,17 +663,19 @@ void ob_link_refused(ob_link *l, const char *why) {
 const char *ob_link_refusal(const ob_link *l) {
     if (l->login_why[0])
         return l->login_why;
+    if (l->elsewhere)
+        return l->elsewhere_why;
     if (l->missing)
         return l->missing_why;
     return l->unlisted ? l->unlisted_why : l->full ? l->refused : NULL;
 }
 
 uint32_t ob_link_refusal_episode(const ob_link *l) {
-    return l->full || l->unlisted || l->missing ? l->refusals : 0;
+    return l->full || l->unlisted || l->missing || l->elsewhere ? l->refusals : 0;
 }
 
 int ob_link_stream_missing(const ob_link *l) {
-    return l->missing;
+    return l->missing || l->elsewhere;
 }
 
 uint32_t ob_link_stream_losses(const ob_link *l) {

@@ -197,12 +197,15 @@ struct ob_link {
     int missing;           /* the stream seen was found missing (deleted): paused */
     uint32_t losses;       /* times the stream seen was found missing */
     char missing_why[200]; /* for /readyz */
-    char stream_was[400];  /* the stream's settings as last read, for the operator */
-    uint64_t top_seq;      /* the highest sequence a stored ack gave since the stream was seen */
-    char login_why[320];   /* the server refuses the connection after a first success: why */
-    int say_ready;         /* the next "stream is ready" is worth an info line */
-    int final;             /* the last handles are closing; free when none is left */
-    int leak_mailbox;      /* nats.c did not confirm its close: never free what it may touch */
+    int stream_lists;      /* the stream seen lists subjects: its acks must name it */
+    int elsewhere;         /* another stream stored the relay's messages: paused */
+    char elsewhere_why[360]; /* for /readyz */
+    char stream_was[400];    /* the stream's settings as last read, for the operator */
+    uint64_t top_seq;        /* the highest sequence a stored ack gave since the stream was seen */
+    char login_why[320];     /* the server refuses the connection after a first success: why */
+    int say_ready;           /* the next "stream is ready" is worth an info line */
+    int final;               /* the last handles are closing; free when none is left */
+    int leak_mailbox;        /* nats.c did not confirm its close: never free what it may touch */
     void (*close_cb)(void *data);
     void *close_data;
 
@@ -335,6 +338,11 @@ link_stream_next ob_link_stream_reply(ob_link *l, const link_reply *msg, char *w
  * back: the stream was deleted and made again between two publishes (said
  * once, counted as a loss). */
 int ob_link_stream_stored(ob_link *l, uint64_t seq);
+/* 1 when the ack (stored or duplicate) names a stream other than the
+ * relay's, seen listing subjects: another stream took the relay's subjects
+ * (the relay's was deleted, or lost them) and the message reached a stream
+ * nobody reads. Sets `elsewhere` and says it once per episode. */
+int ob_link_stream_elsewhere(ob_link *l, const ob_ack *a);
 
 /* link_publish.c */
 /* Destroys the published messages kept back. */

@@ -40,6 +40,8 @@ static void read_puback(natsMsg *msg, ob_ack *a) {
     } else if (pa.ok) {
         a->result = pa.duplicate ? OB_ACKED_DUPLICATE : OB_ACKED_STORED;
         a->seq = pa.seq;
+        a->stream = pa.stream;
+        a->stream_len = pa.stream_len;
     } else {
         a->result = OB_ACKED_ERROR;
         a->code = pa.code;

@@ -194,6 +194,7 @@ static link_stream_next check_stream(ob_link *l, json_t *info, char *why, size_t
     l->window_ms = window_ms;
     l->max_bytes = (int64_t)json_integer_value(json_object_get(config, "max_bytes"));
     l->stream_seen = 1;
+    l->stream_lists = json_is_array(subjects) && json_array_size(subjects) > 0;
     describe(config, l->stream_was, sizeof(l->stream_was));
     if (l->missing) {
         OB_WARN(l->log,
@@ -239,6 +240,11 @@ static link_stream_next check_stream(ob_link *l, json_t *info, char *why, size_t
         if (!l->warned_window)
             OB_WARN(l->log, "nats: %s", why);
         l->warned_window = 1;
+    }
+    if (l->elsewhere) {
+        OB_INFO(l->log, "nats: stream %s takes '%s.>' again; resuming", l->cfg.stream,
+                l->cfg.subject_prefix);
+        l->elsewhere = 0;
     }
     ob_logf(l->log, l->say_ready ? OUTBOX_LOG_INFO : OUTBOX_LOG_DEBUG,
             "nats: stream %s is ready (duplicate window %llu ms)", l->cfg.stream,
@@ -322,5 +328,28 @@ int ob_link_stream_stored(ob_link *l, uint64_t seq) {
              l->cfg.stream, (unsigned long long)l->top_seq, (unsigned long long)seq);
     l->losses++;
     l->top_seq = seq;
+    return 1;
+}
+
+int ob_link_stream_elsewhere(ob_link *l, const ob_ack *a) {
+    if ((a->result != OB_ACKED_STORED && a->result != OB_ACKED_DUPLICATE) || a->stream == NULL ||
+        !l->stream_seen || !l->stream_lists)
+        return 0;
+    size_t n = strlen(l->cfg.stream);
+    if (a->stream_len == n && memcmp(a->stream, l->cfg.stream, n) == 0)
+        return 0;
+    if (!l->elsewhere) {
+        int len = a->stream_len > 128 ? 128 : (int)a->stream_len;
+        snprintf(l->elsewhere_why, sizeof(l->elsewhere_why),
+                 "stream %.*s, not the relay's stream %s, stores the relay's subjects ('%s.>'); "
+                 "publishing nothing until stream %s takes them again",
+                 len, a->stream, l->cfg.stream, l->cfg.subject_prefix, l->cfg.stream);
+        OB_ERROR(l->log,
+                 "nats: %s (rows keep their attempts; the messages it stored are not counted "
+                 "delivered and are published again to stream %s)",
+                 l->elsewhere_why, l->cfg.stream);
+        l->elsewhere = 1;
+        l->refusals++;
+    }
     return 1;
 }

@@ -75,6 +75,16 @@ int ob_puback_parse(const char *data, size_t len, ob_puback *out) {
         return -1;
     out->ok = 1;
     out->seq = (uint64_t)seq;
+    const char *st = find_key(data, len, "stream");
+    if (st && st < end && *st == '"') {
+        const char *q = ++st;
+        while (q < end && *q != '"')
+            q++; /* a stream's name holds no quote nor backslash */
+        if (q < end) {
+            out->stream = st;
+            out->stream_len = (size_t)(q - st);
+        }
+    }
     const char *d = find_key(data, len, "duplicate");
     if (d && (size_t)(end - d) >= 4 && memcmp(d, "true", 4) == 0)
         out->duplicate = 1;
@@ -214,6 +224,14 @@ void ob_js_verdict(const ob_ack *a, const ob_row *row, int64_t max_bytes, ob_ver
     case OB_ACKED_ERROR:
         error_verdict(a, row, max_bytes, v);
         return;
+    case OB_ACKED_ELSEWHERE: {
+        /* Another stream took the relay's subjects: the broker's side. */
+        int n = snprintf(v->text, 300, "stored by stream %.*s, not the relay's stream",
+                         (int)(a->text_len > 200 ? 200 : a->text_len), a->text ? a->text : "");
+        v->blame = OB_BLAME_BROKER;
+        v->len = n < 0 ? 0 : (size_t)n < 300 ? (size_t)n : 299;
+        return;
+    }
     default: { /* GARBLED: not a PubAck */
         int n = snprintf(v->text, sizeof(v->text), "unexpected reply from JetStream: %.*s",
                          (int)(a->text_len > 200 ? 200 : a->text_len), a->text ? a->text : "");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading JetStream's publish acknowledgements:
- *   {"stream":"S","seq":12}
+ *   {"stream":"S","seq":12}         (the stream that stored it)
  *   {"stream":"S","seq":12,"duplicate":true}
  *   {"error":{"code":400,"err_code":10054,"description":"..."}}
  * The shape is fixed and small, so this is a targeted scan of the top-level
@@ -19,6 +19,8 @@ typedef struct ob_puback {
     int ok;        /* stored (possibly as a duplicate) */
     int duplicate; /* the stream already had this Msg-Id */
     uint64_t seq;
+    const char *stream; /* the "stream" that stored it, NULL when not named; points into data */
+    size_t stream_len;
     int code;         /* error "code", 0 when ok */
     int err_code;     /* error "err_code", 0 when ok */
     const char *desc; /* error "description" as written (escapes kept); points into data */

@@ -280,14 +280,17 @@ int ob_batch_expire(ob_batch *b, uint64_t before, int release, const char *msg, 
     return was;
 }
 
+/* A failure that may be the broker's: no responders, no ack, a server error. */
+static int suspect_failure(const ob_slot *s) {
+    return s->state == OB_SLOT_FAILED &&
+           (s->kind == OUTBOX_FAIL_NO_RESPONDERS || s->kind == OUTBOX_FAIL_ACK_TIMEOUT ||
+            (s->kind == OUTBOX_FAIL_STREAM_ERROR && s->code >= 500));
+}
+
 int ob_batch_suspect(const ob_batch *b) {
-    for (int i = 0; i < b->n; i++) {
-        const ob_slot *s = &b->slots[i];
-        if (s->state == OB_SLOT_FAILED &&
-            (s->kind == OUTBOX_FAIL_NO_RESPONDERS || s->kind == OUTBOX_FAIL_ACK_TIMEOUT ||
-             (s->kind == OUTBOX_FAIL_STREAM_ERROR && s->code >= 500)))
+    for (int i = 0; i < b->n; i++)
+        if (suspect_failure(&b->slots[i]))
             return 1;
-    }
     return 0;
 }
 
@@ -369,9 +372,19 @@ void ob_batch_decide(ob_batch *b, const ob_batch_config *cfg, int interrupted) {
         if (s->state != OB_SLOT_FAILED)
             continue;
         s->dead = classify(b, cfg, s) == OUTBOX_DEAD;
+        /* The broker has not said yet whether it was down: a failure that
+         * may be its fault does not end the row. It goes back untouched and
+         * is tried again once the check has answered; charged then. */
+        if ((interrupted & OB_DECIDE_UNSETTLED) && suspect_failure(s) &&
+            (s->dead || s->row.attempts + 1 >= cfg->max_attempts)) {
+            s->dead = 0;
+            s->state = OB_SLOT_RELEASED;
+            continue;
+        }
         /* An outage burns no attempts: retryable failures during one go
          * back untouched. */
-        if (!s->dead && (interrupted || s->kind == OUTBOX_FAIL_DISCONNECTED))
+        if (!s->dead &&
+            ((interrupted & OB_DECIDE_INTERRUPTED) || s->kind == OUTBOX_FAIL_DISCONNECTED))
             s->state = OB_SLOT_RELEASED;
     }
 }

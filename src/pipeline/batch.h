@@ -142,14 +142,23 @@ int ob_batch_complete(const ob_batch *b);
 /* Loop time of the oldest publish still in flight, UINT64_MAX when none. */
 uint64_t ob_batch_oldest_inflight(const ob_batch *b);
 
+/* What the finishing knows of the broker (`interrupted` below, flags):
+ * it was lost during the batch; its check after a suspect failure (no
+ * responders, no ack, a server error) has not answered yet. */
+#define OB_DECIDE_INTERRUPTED 1
+#define OB_DECIDE_UNSETTLED 2
+
 /* Decides every failure: its verdict in `dead` (the classifier's), or, for
- * a retryable failure during an outage (`interrupted`) or a disconnection,
- * OB_SLOT_RELEASED (no attempt is counted). Part of ob_batch_finish_sql;
- * cursor mode calls it alone. */
+ * a retryable failure during an outage (OB_DECIDE_INTERRUPTED) or a
+ * disconnection, OB_SLOT_RELEASED (no attempt is counted). While the
+ * broker's check is unsettled (OB_DECIDE_UNSETTLED), a suspect failure
+ * that would end the row (its last attempt, or dead) is released too: the
+ * broker's fault must not kill it; the failure after the check is charged.
+ * Part of ob_batch_finish_sql; cursor mode calls it alone. */
 void ob_batch_decide(ob_batch *b, const ob_batch_config *cfg, int interrupted);
 
-/* Decides every failure (classifier; `interrupted`: the broker was lost
- * during the batch, so retryable failures are released without an attempt)
+/* Decides every failure (classifier; `interrupted`: OB_DECIDE_* flags, as
+ * ob_batch_decide)
  * and builds the finishing statement in b->sql, ending in COMMIT. Returns
  * the statement's length; 0 when there is nothing to write (every row
  * released), or when memory ran out (then every row counts as released). */

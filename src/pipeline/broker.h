@@ -29,7 +29,9 @@ typedef enum ob_ack_result {
     OB_ACKED_DUPLICATE,
     OB_ACKED_ERROR,         /* the broker refused it: code, err_code, text */
     OB_ACKED_NO_RESPONDERS, /* nothing listens on the subject */
-    OB_ACKED_GARBLED        /* not an answer the broker gives: text is the raw reply */
+    OB_ACKED_GARBLED,       /* not an answer the broker gives: text is the raw reply */
+    OB_ACKED_ELSEWHERE      /* stored, but by a store other than the relay's (text: which): not
+                               delivered; the broker pauses */
 } ob_ack_result;
 
 /* The answer to one publish. The broker fills it from its reply; the
@@ -40,9 +42,12 @@ typedef struct ob_ack {
     uint32_t worker, gen, slot; /* as the publish gave them */
     ob_ack_result result;
     int code, err_code;
-    const char *text; /* ERROR: the description; GARBLED: the reply; else NULL */
+    const char *text; /* ERROR: the description; GARBLED: the reply; ELSEWHERE: the store's
+                         name; else NULL */
     size_t text_len;
-    uint64_t seq; /* STORED, DUPLICATE: the message's sequence in the stream */
+    uint64_t seq;       /* STORED, DUPLICATE: the message's sequence in the stream */
+    const char *stream; /* STORED, DUPLICATE: the stream that stored it, NULL if not named */
+    size_t stream_len;
 } ob_ack;
 
 /* Why a publish did not leave. */

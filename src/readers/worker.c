@@ -269,7 +269,11 @@ static void finish_batch(ob_worker *w) {
         e->broker.ops->epoch(e->broker.self) != b->epoch || !e->broker.ops->ready(e->broker.self);
     if (interrupted)
         ob_pub_note_unanswered(&w->pub);
-    size_t len = ob_batch_finish_sql(b, &e->batch, interrupted);
+    /* Cut short (a deadline) while the broker's check is under way. */
+    int unsettled = !e->broker.ops->settled(e->broker.self);
+    size_t len = ob_batch_finish_sql(b, &e->batch,
+                                     (interrupted ? OB_DECIDE_INTERRUPTED : 0) |
+                                         (unsettled ? OB_DECIDE_UNSETTLED : 0));
     if (b->n_dead && b->order)
         ob_pub_log_passed(&w->pub); /* while the rows are still readable */
     w->batch_published_at = uv_now(e->loop);

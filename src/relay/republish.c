@@ -106,6 +106,14 @@ static int take_ack(rp_run *r, uint32_t wait_ms, int *got) {
     if (!a.ok)
         return ob_errf(r->err, r->errlen, OUTBOX_ENATS, "JetStream refused a message: %.*s",
                        (int)(a.desc_len > 300 ? 300 : a.desc_len), a.desc ? a.desc : "");
+    /* Stored by a stream that took the subjects from the one named (deleted
+     * under the run): not sent where it was meant to go. */
+    const char *want = r->o->relay->stream;
+    if (a.stream && (a.stream_len != strlen(want) || memcmp(a.stream, want, a.stream_len) != 0))
+        return ob_errf(r->err, r->errlen, OUTBOX_ENATS,
+                       "stream %.*s, not stream %s, stored a message: another stream takes the "
+                       "subjects; run the republish again once stream %s takes them",
+                       (int)(a.stream_len > 128 ? 128 : a.stream_len), a.stream, want, want);
     r->ring[tag % r->window].done = 1;
     r->p->acked++;
     r->p->duplicates += a.duplicate != 0;

@@ -12,15 +12,22 @@
 # relay resumes by itself, and the rebuild of docs/operations.md sends the
 # rows delivered before: each of the 120 rows once in the new stream, whose
 # settings are still the operator's. Deleted and made again between two
-# publishes, the stream's sequence going back tells the loss.
+# publishes, the stream's sequence going back tells the loss. Deleted while
+# another stream (another name) takes its subjects, the acks name that
+# stream: no row counts delivered into a stream nobody reads; the relay
+# pauses as for the deletion (/readyz names both streams, said once) and the
+# rows stay pending, not dead although --max-attempts is 1, until the stream
+# is back. "No responders" at a row's last attempt costs it nothing either.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/private.sh"
-db=it_fault_deleted stream=IT_FAULT_DELETED prefix=itfdel
+db=it_fault_deleted stream=IT_FAULT_DELETED prefix=itfdel other=IT_FAULT_DELETED_OTHER
 work=$(mktemp -d); RELAY_PID=
 trap 'rc=$?; [ $rc = 0 ] || show_log "$work/relay.log"; kill -KILL $RELAY_PID 2>/dev/null || true
-  stream_delete $stream >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+  stream_delete $stream >/dev/null 2>&1 || true; stream_delete $other >/dev/null 2>&1 || true
+  rm -rf "$work"' EXIT
 db_fresh $db
 stream_delete $stream
+stream_delete $other
 streamcheck --stream $stream --create "$prefix.order.>" --max-msgs 100000 --replicas 1
 rows() { # FROM TO
   sql $db "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload)
@@ -28,7 +35,7 @@ rows() { # FROM TO
     FROM seq_$1_to_$2"
 }
 # The relay's debug lines show each time it asks about the stream.
-relay_bg "$work/relay.log" $db $stream $prefix --batch 50 --max-attempts 2 --backoff fixed \
+relay_bg "$work/relay.log" $db $stream $prefix --batch 50 --max-attempts 1 --backoff fixed \
   --backoff-base 200ms --backoff-max 200ms --backoff-jitter 0 --http 127.0.0.1:0 --log-level debug
 port=$(http_port "$work/relay.log")
 rows 0 19
@@ -95,12 +102,28 @@ remade() { [ "$(metric_value "$(metrics $port)" 'outbox_relay_nats_stream_losses
 wait_until 10 "the second loss counted" remade
 assert_eq "$(grep -c "stream $stream went back from sequence 120 to 1 while the relay ran" \
   "$work/relay.log")" 1 "log lines naming the re-made stream"
+
+# Deleted, and another stream takes its subjects before the next publish.
+stream_delete $stream
+streamcheck --stream $other --create "$prefix.order.>" --max-msgs 100000 --replicas 1
+rows 130 139
+elsewhere="stream $other, not the relay's stream $stream,"
+wait_until 30 "/readyz naming the other stream" readyz_says "$elsewhere"
+assert_eq "$(http_code $port /readyz)" 503 "/readyz while another stream takes the subjects"
+m=$(metrics $port)
+assert_eq "$(metric_value "$m" 'outbox_relay_nats_stream_missing{table="outbox"}')" 1 "stream_missing, another stream"
+assert_eq "$(rows_now)" "0, 0, 10" "dead rows, largest attempt_count, rows pending, another stream"
+assert_eq "$(grep -c "$elsewhere" "$work/relay.log")" 1 "log lines naming the other stream"
+stream_delete $other
+streamcheck --stream $stream --create "$prefix.order.>" --max-msgs 100000 --replicas 1
+wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 1' 140 30 || fail "the rows once the stream is back"
+assert_eq "$(http_code $port /readyz)" 200 "/readyz once the stream is back again"
 kill -TERM $RELAY_PID
 wait_exit $RELAY_PID 15
 assert_eq "$WAIT_RC" 0 "relay exit status after SIGTERM"
 assert_eq "$(rows_now)" "0, 0, 0" "dead rows, largest attempt_count, rows pending at the end"
 assert_eq "$(grep -c 'created stream' "$work/relay.log")" 0 "streams the relay created"
-ids $db "JSON_VALUE(payload, '$.n') >= 120" >"$work/ids"
+ids $db "JSON_VALUE(payload, '$.n') >= 130" >"$work/ids"
 stream_holds_ids $stream 10 "$work/ids"
 info=$(streamcheck --stream $stream --info-only)
 echo "$info"

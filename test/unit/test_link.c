@@ -112,6 +112,7 @@ static const link_ops fake_ops = {
 
 typedef struct owner {
     int ready_calls, ready, fatal, acks, wakes, closed;
+    ob_ack_result last_result;
     char fatal_why[512];
     char log[8192]; /* every line, for the state names */
 } owner;
@@ -120,7 +121,7 @@ static owner ow;
 
 static void o_ack(void *d, const ob_ack *a) {
     (void)d;
-    (void)a;
+    ow.last_result = a->result;
     ow.acks++;
 }
 static void o_ready(void *d, int ready) {
@@ -535,6 +536,46 @@ static void test_remade(void) {
     close_link(l);
 }
 
+/* An ack from another stream (the relay's deleted, another taking its
+ * subjects): not delivered; the link pauses as for a missing stream, names
+ * both, says it once, and resumes once its own stream answers again. An ack
+ * naming the relay's stream, or none, passes. */
+static void test_elsewhere(void) {
+    ob_link *l = make_ready();
+    ob_ack a = {.result = OB_ACKED_STORED, .seq = 1, .stream = "S", .stream_len = 1};
+    l->sink->ack(l, &a);
+    CHECK_EQ(ow.last_result, OB_ACKED_STORED);
+    ob_ack unnamed = {.result = OB_ACKED_STORED, .seq = 2};
+    l->sink->ack(l, &unnamed);
+    CHECK_EQ(ow.last_result, OB_ACKED_STORED);
+    CHECK_EQ(l->state, L_READY);
+    ob_ack other = {.result = OB_ACKED_STORED, .seq = 1, .stream = "SX", .stream_len = 2};
+    l->sink->ack(l, &other);
+    CHECK_EQ(ow.last_result, OB_ACKED_ELSEWHERE);
+    CHECK_EQ(l->state, L_STREAM_WAIT);
+    CHECK_EQ(told()->ready, 0);
+    CHECK_EQ(ob_link_stream_missing(l), 1);
+    CHECK(strstr(ob_link_refusal(l), "stream SX, not the relay's stream S,") != NULL);
+    other.result = OB_ACKED_DUPLICATE;
+    l->sink->ack(l, &other);
+    CHECK_EQ(ow.last_result, OB_ACKED_ELSEWHERE);
+    const char *said = strstr(ow.log, "not the relay's stream S,");
+    CHECK(said != NULL && strstr(said + 1, "not the relay's stream S,") == NULL);
+    RUN_UNTIL(l->state == L_STREAM, 3000);
+    CHECK_STR(fc.last_subj, "$JS.API.STREAM.INFO.S");
+    reply(l, NOT_FOUND);
+    CHECK_EQ(l->state, L_STREAM_WAIT);
+    CHECK(strstr(ob_link_refusal(l), "not the relay's stream S,") != NULL);
+    RUN_UNTIL(l->state == L_STREAM, 3000);
+    reply(l, INFO_OK);
+    CHECK_EQ(l->state, L_READY);
+    CHECK(ob_link_refusal(l) == NULL);
+    CHECK_EQ(ob_link_stream_missing(l), 0);
+    l->sink->ack(l, &a);
+    CHECK_EQ(ow.last_result, OB_ACKED_STORED);
+    close_link(l);
+}
+
 /* Disconnect, reconnect: readiness ends and the stream is asked again. */
 static void test_reconnect(void) {
     ob_link *l = make_ready();
@@ -635,6 +676,7 @@ int main(void) {
     test_deleted();
     test_deleted_refused();
     test_remade();
+    test_elsewhere();
     test_reconnect();
     test_closed_for_good();
     test_refused_first();

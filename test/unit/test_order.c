@@ -254,7 +254,61 @@ static void migration_and_lock_names(void) {
     CHECK(strcmp(a, b2) != 0);
 }
 
+/* --max-attempts 1: a row whose "no responders" would be its last attempt
+ * goes back untouched while the broker's check has not answered (the
+ * broker may be down: its fault costs no attempt), and is charged, to dead,
+ * when it fails again once the check said the broker answers. A failure of
+ * the row's own (a bad subject) is charged whatever the check; a row with
+ * attempts left is charged one as before. */
+static void suspect_last_attempt_waits_for_the_check(void) {
+    static const char *const agg[] = {"a", "b", "c"};
+    ob_batch_config cfg = {"`t`",
+                           OUTBOX_KEEP_PROCESSED,
+                           1,
+                           {OUTBOX_BACKOFF_FIXED, 100, 100, 0},
+                           outbox_classify_default,
+                           NULL};
+    ob_batch b;
+    int out[4];
+    CHECK_EQ(ob_batch_init(&b, 4, 0), 0);
+    CHECK_EQ(load(&b, agg, NULL, 3), 3);
+    CHECK_EQ(take_ready(&b, out), 3);
+    ob_batch_fail(&b, 0, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, "no responders", 13);
+    ob_batch_fail(&b, 1, OUTBOX_FAIL_BAD_SUBJECT, 0, 0, "bad subject", 11);
+    ob_batch_fail(&b, 2, OUTBOX_FAIL_STREAM_ERROR, 503, 0, "server error", 12);
+    CHECK(ob_batch_suspect(&b));
+    CHECK(ob_batch_finish_sql(&b, &cfg, OB_DECIDE_UNSETTLED) > 0);
+    CHECK_EQ(b.slots[0].state, OB_SLOT_RELEASED);
+    CHECK_EQ(b.slots[2].state, OB_SLOT_RELEASED);
+    CHECK_EQ(b.n_released, 2);
+    CHECK_EQ(b.n_dead, 1); /* the bad subject: the row's own fault */
+    CHECK(strstr(b.sql.p, "no responders") == NULL);
+    /* Tried again after the check said the broker answers: charged. */
+    CHECK_EQ(load(&b, agg, NULL, 1), 1);
+    CHECK_EQ(take_ready(&b, out), 1);
+    ob_batch_fail(&b, 0, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, "no responders", 13);
+    CHECK(ob_batch_finish_sql(&b, &cfg, 0) > 0);
+    CHECK_EQ(b.n_dead, 1);
+    CHECK_EQ(b.n_released, 0);
+    /* Found down by the check: given back, whatever its attempts. */
+    CHECK_EQ(load(&b, agg, NULL, 1), 1);
+    CHECK_EQ(take_ready(&b, out), 1);
+    ob_batch_fail(&b, 0, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, "no responders", 13);
+    CHECK_EQ(ob_batch_finish_sql(&b, &cfg, OB_DECIDE_INTERRUPTED), 0);
+    CHECK_EQ(b.n_released, 1);
+    /* Attempts left: an attempt, as any suspect failure, check or not. */
+    cfg.max_attempts = 3;
+    CHECK_EQ(load(&b, agg, NULL, 1), 1);
+    CHECK_EQ(take_ready(&b, out), 1);
+    ob_batch_fail(&b, 0, OUTBOX_FAIL_NO_RESPONDERS, 503, 0, "no responders", 13);
+    CHECK(ob_batch_finish_sql(&b, &cfg, OB_DECIDE_UNSETTLED) > 0);
+    CHECK_EQ(b.n_retry, 1);
+    CHECK_EQ(b.n_released, 0);
+    ob_batch_free(&b);
+}
+
 int main(void) {
+    suspect_last_attempt_waits_for_the_check();
     deferred_row_holds_its_aggregate();
     one_row_per_aggregate_in_flight();
     waiting_row_holds_its_aggregate();

@@ -94,6 +94,10 @@ static void verdicts(void) {
     ob_js_verdict(&g, &row, 0, &v);
     CHECK_EQ(v.blame, OB_BLAME_ROW);
     CHECK_STR(v.text, "unexpected reply from JetStream: hello");
+    ob_ack other = {.result = OB_ACKED_ELSEWHERE, .text = "OTHER", .text_len = 5};
+    ob_js_verdict(&other, &row, 0, &v);
+    CHECK_EQ(v.blame, OB_BLAME_BROKER);
+    CHECK_STR(v.text, "stored by stream OTHER, not the relay's stream");
 }
 
 int main(void) {
@@ -103,6 +107,8 @@ int main(void) {
     CHECK(pa.ok);
     CHECK(!pa.duplicate);
     CHECK_EQ(pa.seq, 42);
+    CHECK_EQ(pa.stream_len, 6);
+    CHECK_EQ(memcmp(pa.stream, "OUTBOX", 6), 0);
 
     parse("{\"stream\":\"OUTBOX\", \"seq\": 7, \"duplicate\": true}", &pa, 0);
     CHECK(pa.ok);

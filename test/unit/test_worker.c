@@ -567,6 +567,45 @@ static void a_row_the_database_refuses_is_isolated(void) {
     close_worker(w);
 }
 
+/* --max-attempts 1: a batch cut short (its deadline) while the link's check
+ * after "no responders" is under way gives the row back untouched, not dead;
+ * once the check says the stream answers, the next "no responders" is
+ * charged, to dead. */
+static void no_responders_at_the_last_attempt_waits_for_the_check(void) {
+    ob_worker *w = make_worker();
+    env.batch.max_attempts = 1;
+    add_rows(fake_db_last(), 2);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    ob_ack nr = {.gen = fp.gen[0], .slot = fp.slot[0], .result = OB_ACKED_NO_RESPONDERS};
+    ob_ack ok = {.gen = fp.gen[1], .slot = fp.slot[1], .result = OB_ACKED_STORED};
+    ob_worker_ack(w, &nr);
+    ob_worker_ack(w, &ok);
+    CHECK_EQ(fp.suspect, 1);
+    ob_worker_deadline(w); /* the check has not answered */
+    expect_sql("UPDATE `outbox` SET status = 1");
+    if (strstr(fake_db_sql(fake_db_last()), "attempt_count") != NULL)
+        CHECK_FAIL_("an unsettled check counted an attempt: %s", fake_db_sql(fake_db_last()));
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.dead, 0);
+    CHECK_EQ(stats.released, 1);
+    close_worker(w);
+
+    w = make_worker();
+    env.batch.max_attempts = 1;
+    add_rows(fake_db_last(), 1);
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    nr.gen = fp.gen[0];
+    ob_worker_ack(w, &nr);
+    fp.checking = 0; /* the stream answers: the row's fault */
+    ob_worker_broker(w, 1);
+    expect_sql("UPDATE `outbox` SET");
+    CHECK_CONTAINS(fake_db_sql(fake_db_last()), "attempt_count = attempt_count + 1");
+    fake_db_complete(fake_db_last(), 1, 0, NULL, 0);
+    CHECK_EQ(stats.dead, 1);
+    close_worker(w);
+    env.batch.max_attempts = 5;
+}
+
 static void no_responders_waits_for_the_links_verdict(void) {
     /* The stream answers: the row's subject has no stream; it is failed
      * with an attempt, and the other row is committed. */
@@ -1051,6 +1090,7 @@ int main(void) {
     an_empty_fetch_makes_the_worker_the_scout();
     a_row_the_database_refuses_is_isolated();
     no_responders_waits_for_the_links_verdict();
+    no_responders_at_the_last_attempt_waits_for_the_check();
     a_full_stream_costs_no_attempts();
     a_payload_larger_than_the_stream_is_the_rows_fault();
     a_ring_while_busy_is_kept_for_the_next_idle_worker();
