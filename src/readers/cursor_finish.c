@@ -133,8 +133,11 @@ static void advance(ob_cursor *c, uint64_t mask, uint64_t seq) {
 ob_fin ob_cursor_finish_sql(ob_cursor *c) {
     ob_batch *b = &c->pub.batch;
     const ob_reader_env *e = &c->env;
-    int interrupted = e->broker.ops->epoch(e->broker.self) != b->epoch;
-    ob_batch_decide(b, &e->batch, interrupted);
+    /* A suspect failure at its last attempt waits for the broker's check,
+     * as the workers' do: no row ends for what may be the broker's fault. */
+    int how = (e->broker.ops->epoch(e->broker.self) != b->epoch ? OB_DECIDE_INTERRUPTED : 0) |
+              (e->broker.ops->settled(e->broker.self) ? 0 : OB_DECIDE_UNSETTLED);
+    ob_batch_decide(b, &e->batch, how);
     if (ob_cursor_requeue(c) > 0)
         return OB_FIN_AGAIN; /* published again once the broker and the lease allow */
     /* Rows are written only under a proven lease: an owner frozen or cut
