@@ -12,7 +12,8 @@ int ob_batch_init(ob_batch *b, int cap, int order) {
     memset(b, 0, sizeof(*b));
     b->slots = calloc((size_t)cap, sizeof(ob_slot));
     b->cap = cap;
-    b->order = order;
+    b->check_before = (order & OB_BATCH_CHECK_BEFORE) != 0;
+    b->order = order &= ~OB_BATCH_CHECK_BEFORE;
     if (order) {
         b->chain = malloc((size_t)cap * 2 * sizeof(int));
         b->ready = malloc((size_t)cap * sizeof(int));
@@ -66,6 +67,11 @@ static void link_aggregates(ob_batch *b) {
         if (s->prev >= 0)
             b->slots[s->prev].next = i;
         b->chain[h] = i;
+        if (s->state == OB_SLOT_UNSENT && s->before != 0 &&
+            (s->prev < 0 || b->slots[s->prev].seq != s->before)) {
+            s->state = OB_SLOT_HELD; /* an earlier row of its aggregate came late */
+            b->n_late++;
+        }
         b->n_held += s->state == OB_SLOT_HELD;
     }
 }
@@ -97,6 +103,10 @@ int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch
         s->state = OB_SLOT_UNSENT;
         if (b->order && row[OB_COL_WAITING] && strcmp(row[OB_COL_WAITING], "1") == 0)
             s->state = OB_SLOT_HELD; /* still waiting for its retry */
+        if (b->check_before) {
+            s->seq = row[OB_OCOL_SEQ] ? strtoull(row[OB_OCOL_SEQ], NULL, 10) : 0;
+            s->before = row[OB_OCOL_BEFORE] ? strtoull(row[OB_OCOL_BEFORE], NULL, 10) : 0;
+        }
         n++;
     }
     b->n = n;
@@ -105,7 +115,7 @@ int ob_batch_load(ob_batch *b, ob_row_cursor next_row, void *cur, uint32_t epoch
     b->gen++;
     b->epoch = epoch;
     b->n_acked = b->n_dup = b->n_retry = b->n_dead = b->n_released = b->n_held = 0;
-    b->n_deferred = 0;
+    b->n_deferred = b->n_late = 0;
     ob_buf_reset(&b->errs);
     if (b->order)
         link_aggregates(b);

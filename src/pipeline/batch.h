@@ -41,6 +41,8 @@ typedef struct ob_slot {
     uint8_t deferred_in; /* DEFERRED: the finishing statement writes it */
     int prev;            /* ordered: the batch's previous slot of the same aggregate, -1 none */
     int next;            /* ordered: the batch's next slot of the same aggregate, -1 none */
+    uint64_t seq;        /* the workers' ordered fetches (OB_OCOL_SEQ), else 0 */
+    uint64_t before;     /* the seq of the aggregate's previous pending row, 0 none */
 } ob_slot;
 
 /* What finishing a batch needs to know; owned by the relay, shared. */
@@ -66,6 +68,12 @@ typedef struct ob_batch {
     /* Ordered batches (see ob_batch_next_ready): 0 none, OB_ORDER_AGGREGATE
      * or OB_ORDER_STRICT. Their fetch adds the OB_COL_WAITING column. */
     int order;
+    /* 1 when the fetch adds OB_OCOL_SEQ and OB_OCOL_BEFORE (the workers'
+     * ordered fetches): a row whose aggregate's previous pending row is not
+     * the previous row of its aggregate in the batch is held, with the
+     * aggregate's later rows (sql.h). */
+    int check_before;
+    int n_late; /* rows held so by the last load */
     int *chain; /* open-addressed table: aggregate -> its last slot while loading */
     /* OB_ORDER_AGGREGATE: the slots that may be ready to publish, a stack
      * that an ack pushes the next row of its aggregate onto, so that each
@@ -83,8 +91,12 @@ typedef struct ob_batch {
 #define OB_ORDER_AGGREGATE 1 /* a row waits for the ack of its aggregate's previous row */
 #define OB_ORDER_STRICT 2    /* and rows leave in the batch's order, never passing one */
 
+/* Added to an order: the fetch adds OB_OCOL_SEQ and OB_OCOL_BEFORE (sql.h). */
+#define OB_BATCH_CHECK_BEFORE 4
+
 /* 0, or -1 when out of memory. `order`: 0, OB_ORDER_AGGREGATE or
- * OB_ORDER_STRICT. */
+ * OB_ORDER_STRICT, with OB_BATCH_CHECK_BEFORE for the workers' ordered
+ * fetches. */
 int ob_batch_init(ob_batch *b, int cap, int order);
 void ob_batch_free(ob_batch *b);
 

@@ -63,7 +63,10 @@ void ob_sql_fetch(ob_buf *b, const char *qtable, int limit) {
 static void ordered_select(ob_buf *b, const char *qtable) {
     ob_buf_puts(b, "SELECT o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, "
                    "o.headers, o.attempt_count, o.created_at, IFNULL(o.next_attempt_at > NOW(6), "
-                   "0) FROM ");
+                   "0), o.seq, (SELECT MAX(p.seq) FROM ");
+    ob_buf_puts(b, qtable);
+    ob_buf_puts(b, " p WHERE p.aggregate_type = o.aggregate_type AND p.aggregate_id = "
+                   "o.aggregate_id AND p.status = 0 AND p.seq < o.seq) FROM ");
     ob_buf_puts(b, qtable);
     ob_buf_puts(b, " o WHERE ");
 }
@@ -82,8 +85,10 @@ static void ordered_guard(ob_buf *b, const char *qtable) {
 static void lock_branch(ob_buf *b, const char *lock) {
     if (lock == NULL)
         return;
-    ob_buf_puts(b, "(SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM DUAL WHERE "
-                   "GET_LOCK(");
+    ob_buf_puts(
+        b, "(SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM DUAL "
+           "WHERE "
+           "GET_LOCK(");
     ob_buf_puts(b, lock);
     ob_buf_puts(b, ", 0) IS NULL) UNION ALL ");
 }

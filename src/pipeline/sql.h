@@ -30,6 +30,14 @@ enum {
     OB_COL_COUNT
 };
 
+/* The workers' ordered fetches add two columns after OB_COL_WAITING: the
+ * row's seq and the seq of its aggregate's previous pending row (NULL when
+ * none). On a Galera node a row written on another node keeps the seq its
+ * node gave it, and can appear below the position of a locking read that
+ * waited on a row: the read then returns the aggregate's next row without
+ * it. The batch holds such a row back (ob_batch_load). */
+enum { OB_OCOL_SEQ = OB_COL_COUNT, OB_OCOL_BEFORE, OB_OCOL_COUNT };
+
 /* last_error holds at most this many characters. */
 #define OB_LAST_ERROR_MAX 1024
 

@@ -269,11 +269,10 @@ static void finish_batch(ob_worker *w) {
         e->broker.ops->epoch(e->broker.self) != b->epoch || !e->broker.ops->ready(e->broker.self);
     if (interrupted)
         ob_pub_note_unanswered(&w->pub);
-    /* Cut short (a deadline) while the broker's check is under way. */
-    int unsettled = !e->broker.ops->settled(e->broker.self);
-    size_t len = ob_batch_finish_sql(b, &e->batch,
-                                     (interrupted ? OB_DECIDE_INTERRUPTED : 0) |
-                                         (unsettled ? OB_DECIDE_UNSETTLED : 0));
+    /* UNSETTLED: cut short (a deadline) while the broker's check is under way. */
+    int how = (interrupted ? OB_DECIDE_INTERRUPTED : 0) |
+              (e->broker.ops->settled(e->broker.self) ? 0 : OB_DECIDE_UNSETTLED);
+    size_t len = ob_batch_finish_sql(b, &e->batch, how);
     if (b->n_dead && b->order)
         ob_pub_log_passed(&w->pub); /* while the rows are still readable */
     w->batch_published_at = uv_now(e->loop);
@@ -764,7 +763,8 @@ ob_worker *ob_worker_new(const ob_reader_env *env, int index) {
     ob_worker *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return NULL;
-    if (ob_batch_init(&w->pub.batch, env->batch_size, env->order) != 0) {
+    int order = env->order ? env->order | OB_BATCH_CHECK_BEFORE : 0; /* relay_lease.c's fetch */
+    if (ob_batch_init(&w->pub.batch, env->batch_size, order) != 0) {
         free(w);
         return NULL;
     }
