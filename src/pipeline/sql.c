@@ -60,13 +60,18 @@ void ob_sql_fetch(ob_buf *b, const char *qtable, int limit) {
     ob_buf_puts(b, " FOR UPDATE SKIP LOCKED");
 }
 
-static void ordered_select(ob_buf *b, const char *qtable) {
+static void ordered_select(ob_buf *b, const char *qtable, int late) {
     ob_buf_puts(b, "SELECT o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, "
                    "o.headers, o.attempt_count, o.created_at, IFNULL(o.next_attempt_at > NOW(6), "
-                   "0), o.seq, (SELECT MAX(p.seq) FROM ");
-    ob_buf_puts(b, qtable);
-    ob_buf_puts(b, " p WHERE p.aggregate_type = o.aggregate_type AND p.aggregate_id = "
-                   "o.aggregate_id AND p.status = 0 AND p.seq < o.seq) FROM ");
+                   "0), o.seq, ");
+    if (late) {
+        ob_buf_puts(b, "(SELECT MAX(p.seq) FROM ");
+        ob_buf_puts(b, qtable);
+        ob_buf_puts(b, " p WHERE p.aggregate_type = o.aggregate_type AND p.aggregate_id = "
+                       "o.aggregate_id AND p.status = 0 AND p.seq < o.seq) FROM ");
+    } else {
+        ob_buf_puts(b, "NULL FROM ");
+    }
     ob_buf_puts(b, qtable);
     ob_buf_puts(b, " o WHERE ");
 }
@@ -93,8 +98,8 @@ static void lock_branch(ob_buf *b, const char *lock) {
     ob_buf_puts(b, ", 0) IS NULL) UNION ALL ");
 }
 
-void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limit,
-                          const char *lock) {
+void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limit, const char *lock,
+                          int late) {
     int n = 0;
     for (uint64_t m = mask; m; m &= m - 1)
         n++;
@@ -111,7 +116,7 @@ void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limi
             continue;
         ob_buf_puts(b, first ? "(" : " UNION ALL (");
         first = 0;
-        ordered_select(b, qtable);
+        ordered_select(b, qtable, late);
         ob_buf_printf(b, "o.bucket = %d AND ", k);
         ordered_guard(b, qtable);
         ob_buf_i64(b, each);
@@ -119,12 +124,12 @@ void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limi
     }
 }
 
-void ob_sql_fetch_strict(ob_buf *b, const char *qtable, int limit, const char *lock) {
+void ob_sql_fetch_strict(ob_buf *b, const char *qtable, int limit, const char *lock, int late) {
     ob_buf_puts(b, "START TRANSACTION; ");
     lock_branch(b, lock);
     if (lock)
         ob_buf_putc(b, '(');
-    ordered_select(b, qtable);
+    ordered_select(b, qtable, late);
     ordered_guard(b, qtable);
     ob_buf_i64(b, limit);
     ob_buf_puts(b, lock ? " FOR UPDATE)" : " FOR UPDATE");

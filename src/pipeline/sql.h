@@ -31,11 +31,14 @@ enum {
 };
 
 /* The workers' ordered fetches add two columns after OB_COL_WAITING: the
- * row's seq and the seq of its aggregate's previous pending row (NULL when
- * none). On a Galera node a row written on another node keeps the seq its
- * node gave it, and can appear below the position of a locking read that
- * waited on a row: the read then returns the aggregate's next row without
- * it. The batch holds such a row back (ob_batch_load). */
+ * row's seq and, with `late` set, the seq of its aggregate's previous
+ * pending row (NULL when none, and always without `late`). On a Galera node
+ * a row written on another node keeps the seq its node gave it, and can
+ * appear below the position of a locking read that waited on a row: the
+ * read then returns the aggregate's next row without it. The batch holds
+ * such a row back (ob_batch_load). On one server every row of an aggregate
+ * exists before a later one's seq is handed out, and the locking read waits
+ * on it: there `late` is 0, and the per-row subquery is not paid. */
 enum { OB_OCOL_SEQ = OB_COL_COUNT, OB_OCOL_BEFORE, OB_OCOL_COUNT };
 
 /* last_error holds at most this many characters. */
@@ -70,10 +73,10 @@ void ob_sql_fetch(ob_buf *b, const char *qtable, int limit);
 /* The pending rows of the buckets in `mask` (bit k: bucket k), at most
  * max(limit / buckets, 1) of each: START TRANSACTION; (SELECT ... WHERE
  * bucket = k ...) UNION ALL ...; an empty mask gives an empty result. */
-void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limit,
-                          const char *lock);
+void ob_sql_fetch_buckets(ob_buf *b, const char *qtable, uint64_t mask, int limit, const char *lock,
+                          int late);
 /* The first `limit` pending rows of the table in seq order (leader mode). */
-void ob_sql_fetch_strict(ob_buf *b, const char *qtable, int limit, const char *lock);
+void ob_sql_fetch_strict(ob_buf *b, const char *qtable, int limit, const char *lock, int late);
 
 /* SELECT 1 ... LIMIT 1: is any row due? A non-locking read without a
  * transaction, for the idle poll: one round trip, no locks held. */

@@ -65,15 +65,17 @@ static void build_fetch(outbox_relay *r, int i, int limit) {
     if (session)
         ob_lease_worker_lock(name, r->order.base, session, i);
     const char *lock = session ? name : NULL;
+    /* On Galera (the lease table) rows of other nodes can come late (sql.h). */
+    int late = ob_lease_on_table(r->order.lease);
     if (r->o.leader && share == OB_ALL_BUCKETS) {
-        ob_sql_fetch_strict(b, r->qtable, limit, lock);
+        ob_sql_fetch_strict(b, r->qtable, limit, lock, late);
         return;
     }
     if (ob_bucket_count(share) > limit) {
         share = some_buckets(share, limit, r->order.turn[i]++);
         r->order.built[i] = 0; /* another turn next time */
     }
-    ob_sql_fetch_buckets(b, r->qtable, share, limit, lock);
+    ob_sql_fetch_buckets(b, r->qtable, share, limit, lock, late);
 }
 
 /* Called when the worker starts a fetch, so its last statement is done

@@ -251,10 +251,10 @@ static void unordered_is_unchanged(void) {
 
 static void fetch_statements(void) {
     ob_buf b = OB_BUF_INIT;
-    ob_sql_fetch_buckets(&b, "`outbox`", 0, 100, NULL);
+    ob_sql_fetch_buckets(&b, "`outbox`", 0, 100, NULL, 1);
     CHECK_STR(b.p, "START TRANSACTION; SELECT 1 FROM DUAL WHERE 0");
     ob_buf_reset(&b);
-    ob_sql_fetch_buckets(&b, "`outbox`", (1ULL << 3) | (1ULL << 63), 100, NULL);
+    ob_sql_fetch_buckets(&b, "`outbox`", (1ULL << 3) | (1ULL << 63), 100, NULL, 1);
     CHECK_CONTAINS(b.p, "START TRANSACTION; (SELECT o.id, o.aggregate_type");
     CHECK_CONTAINS(b.p, "IFNULL(o.next_attempt_at > NOW(6), 0), o.seq, (SELECT MAX(p.seq) FROM "
                         "`outbox` p WHERE p.aggregate_type = o.aggregate_type AND "
@@ -265,19 +265,20 @@ static void fetch_statements(void) {
     CHECK_CONTAINS(b.p, "o.bucket = 63");
     CHECK(strstr(b.p, "SKIP LOCKED") == NULL); /* a skipped row would be passed */
     ob_buf_reset(&b);
-    ob_sql_fetch_strict(&b, "`outbox`", 200, NULL);
+    ob_sql_fetch_strict(&b, "`outbox`", 200, NULL, 0);
     CHECK_CONTAINS(b.p, "ORDER BY o.seq LIMIT 200 FOR UPDATE");
+    CHECK_CONTAINS(b.p, "0), o.seq, NULL FROM `outbox` o"); /* one server: no subquery */
     CHECK(strstr(b.p, "bucket") == NULL);
     /* With the worker's lock: taken in a first branch, before any row. */
     ob_buf_reset(&b);
-    ob_sql_fetch_strict(&b, "`outbox`", 200, "'obx:1:w7.0'");
+    ob_sql_fetch_strict(&b, "`outbox`", 200, "'obx:1:w7.0'", 0);
     CHECK_CONTAINS(b.p, "START TRANSACTION; (SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
                         "NULL, NULL, NULL, NULL FROM DUAL WHERE GET_LOCK('obx:1:w7.0', 0) IS "
                         "NULL) UNION "
                         "ALL (SELECT o.id");
     CHECK_CONTAINS(b.p, "LIMIT 200 FOR UPDATE)");
     ob_buf_reset(&b);
-    ob_sql_fetch_buckets(&b, "`outbox`", 1ULL << 5, 100, "'obx:1:w7.0'");
+    ob_sql_fetch_buckets(&b, "`outbox`", 1ULL << 5, 100, "'obx:1:w7.0'", 0);
     CHECK_CONTAINS(b.p, "IS NULL) UNION ALL (SELECT o.id");
     ob_buf_free(&b);
 }
