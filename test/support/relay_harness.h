@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "check.h"
+#include "loop_until.h"
 #include "fake_broker.h"
 #include "fake_db.h"
 #include "relay_int.h"
@@ -55,17 +56,7 @@ static inline int logged(const char *needle) {
     return n;
 }
 
-/* Runs the loop until cond holds, for at most 5 s. */
-#define RUN_UNTIL(cond)                                                                            \
-    do {                                                                                           \
-        uint64_t until_ = uv_hrtime() + 5000000000ull;                                             \
-        while (!(cond) && uv_hrtime() < until_) {                                                  \
-            uv_run(&loop, UV_RUN_NOWAIT);                                                          \
-            if (!(cond))                                                                           \
-                uv_sleep(1);                                                                       \
-        }                                                                                          \
-        CHECK(cond);                                                                               \
-    } while (0)
+#define RUN_UNTIL(cond) LOOP_UNTIL(&loop, cond)
 
 static inline int has_pending(const char *name, fake_op op) {
     ob_db *db = fake_db_named(name);

@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "link_int.h"
+#include "loop_until.h" /* after link.h: loop_link_config */
 #include "nats_loop.h"
 
 /* --- nats.c, as the test plays it ---------------------------------------- */
@@ -256,16 +257,7 @@ static void o_closed(void *d) {
 static uv_loop_t loop;
 static ob_log quiet = {NULL, NULL, OUTBOX_LOG_ERROR};
 
-#define RUN_UNTIL(cond)                                                                            \
-    do {                                                                                           \
-        uint64_t until_ = uv_hrtime() + 5000000000ull;                                             \
-        while (!(cond) && uv_hrtime() < until_) {                                                  \
-            uv_run(&loop, UV_RUN_NOWAIT);                                                          \
-            if (!(cond))                                                                           \
-                uv_sleep(1);                                                                       \
-        }                                                                                          \
-        CHECK(cond);                                                                               \
-    } while (0)
+#define RUN_UNTIL(cond) LOOP_UNTIL(&loop, cond)
 
 /* Queues a message on the wire for subscription k (0 inbox, 1 doorbell). */
 static void on_wire(int k, const char *subj, const char *data, int no_responders) {
@@ -294,15 +286,8 @@ static ob_link *make_ready(void) {
     ops.connect = t_connect;
     ops.request = t_request;
     ops.close = t_close;
-    ob_link_config cfg = {0};
-    cfg.url = "nats://127.0.0.1:4222";
-    cfg.stream = "S";
-    cfg.subject_prefix = "outbox";
-    cfg.duplicate_window_ms = 120000;
-    cfg.retry_horizon_ms = 60000;
-    cfg.max_in_flight = 100;
-    cfg.wake_subject = "outbox_wake.t";
-    cfg.log = &quiet;
+    ob_link_config cfg;
+    loop_link_config(&cfg, &quiet);
     ob_link_callbacks cbs = {o_ack, o_ready, o_wake, o_fatal, NULL};
     char err[256];
     ob_link *l = ob_link_new_ops(&loop, &cfg, &cbs, &ops, err, sizeof(err));

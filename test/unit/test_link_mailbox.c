@@ -19,6 +19,7 @@
 
 #include "check.h"
 #include "link_int.h"
+#include "loop_until.h" /* after link.h: loop_link_config */
 
 /* --- nats.c, as the test plays it ---------------------------------------- */
 
@@ -258,16 +259,7 @@ static void confirm_close(void *arg) {
 static uv_loop_t loop;
 static ob_log quiet = {NULL, NULL, OUTBOX_LOG_ERROR};
 
-#define RUN_UNTIL(cond)                                                                            \
-    do {                                                                                           \
-        uint64_t until_ = uv_hrtime() + 5000000000ull;                                             \
-        while (!(cond) && uv_hrtime() < until_) {                                                  \
-            uv_run(&loop, UV_RUN_NOWAIT);                                                          \
-            if (!(cond))                                                                           \
-                uv_sleep(1);                                                                       \
-        }                                                                                          \
-        CHECK(cond);                                                                               \
-    } while (0)
+#define RUN_UNTIL(cond) LOOP_UNTIL(&loop, cond)
 
 #define INFO_OK "{\"config\":{\"subjects\":[\"outbox.>\"],\"duplicate_window\":120000000000}}"
 
@@ -282,15 +274,8 @@ static ob_link *make_ready(void) {
     ops = ob_link_threads_ops;
     ops.connect = t_connect;
     ops.request = t_request;
-    ob_link_config cfg = {0};
-    cfg.url = "nats://127.0.0.1:4222";
-    cfg.stream = "S";
-    cfg.subject_prefix = "outbox";
-    cfg.duplicate_window_ms = 120000;
-    cfg.retry_horizon_ms = 60000;
-    cfg.max_in_flight = 100;
-    cfg.wake_subject = "outbox_wake.t";
-    cfg.log = &quiet;
+    ob_link_config cfg;
+    loop_link_config(&cfg, &quiet);
     ob_link_callbacks cbs = {o_ack, o_ready, o_wake, o_fatal, NULL};
     char err[256];
     ob_link *l = ob_link_new_ops(&loop, &cfg, &cbs, &ops, err, sizeof(err));

@@ -15,6 +15,7 @@
 #include <uv.h>
 
 #include "check.h"
+#include "loop_until.h"
 #include "nats_loop.h"
 
 /* --- nats.c, as the test plays it ---------------------------------------- */
@@ -87,16 +88,7 @@ static void on_read(void *data) {
     on_reads++;
 }
 
-#define RUN_UNTIL(cond)                                                                            \
-    do {                                                                                           \
-        uint64_t until_ = uv_hrtime() + 5000000000ull;                                             \
-        while (!(cond) && uv_hrtime() < until_) {                                                  \
-            uv_run(&loop, UV_RUN_NOWAIT);                                                          \
-            if (!(cond))                                                                           \
-                uv_sleep(1);                                                                       \
-        }                                                                                          \
-        CHECK(cond);                                                                               \
-    } while (0)
+#define RUN_UNTIL(cond) LOOP_UNTIL(&loop, cond)
 
 static void turns(int n) {
     for (int i = 0; i < n; i++) {
