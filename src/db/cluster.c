@@ -143,9 +143,9 @@ static const char *members_unusable(const ob_cluster *c) {
     return NULL;
 }
 
-const char *ob_cluster_refusal(const ob_cluster *c, ob_cluster_mode mode, char *out, size_t n) {
+const char *ob_cluster_refusal(const ob_cluster *c, const ob_mode *mode, char *out, size_t n) {
     /* The leases of the other modes are rows of the lease table there. */
-    if (mode != OB_CLUSTER_CURSOR || !ob_cluster_is_galera(c))
+    if (!mode->galera_needs_members || !ob_cluster_is_galera(c))
         return NULL;
     /* Cursor mode's gap proof asks every other member (gap_members.h). */
     const char *why = members_unusable(c);

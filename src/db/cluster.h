@@ -23,6 +23,8 @@
 #include <mysql.h>
 #include <stddef.h>
 
+#include "mode.h"
+
 typedef struct ob_cluster {
     int known;         /* the probe answered */
     int wsrep_on;      /* the server's wsrep_on is ON */
@@ -66,17 +68,9 @@ void ob_cluster_describe(const ob_cluster *c, char *out, size_t n);
  * (wsrep, provider, size, status, state or members). */
 int ob_cluster_differs(const ob_cluster *a, const ob_cluster *b);
 
-/* The relay's modes as the refusal names them. */
-typedef enum ob_cluster_mode {
-    OB_CLUSTER_PLAIN,   /* SKIP LOCKED: works on Galera */
-    OB_CLUSTER_ORDERED, /* bucket leases: GET_LOCK, or the lease table on Galera */
-    OB_CLUSTER_LEADER,  /* one leadership lock */
-    OB_CLUSTER_CURSOR   /* bucket leases, and a gap proof on INNODB_TRX and seq order */
-} ob_cluster_mode;
-
 /* NULL when `mode` is correct on what c describes; otherwise writes into out
  * why the relay must not run there, naming the cause and what to do, and
  * returns out. */
-const char *ob_cluster_refusal(const ob_cluster *c, ob_cluster_mode mode, char *out, size_t n);
+const char *ob_cluster_refusal(const ob_cluster *c, const ob_mode *mode, char *out, size_t n);
 
 #endif

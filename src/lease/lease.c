@@ -45,6 +45,7 @@
 #include "buf.h"
 #include "cluster.h"
 #include "db_life.h"
+#include "lease_backend.h"
 #include "lease_locks.h"
 #include "lease_table.h"
 
@@ -77,39 +78,29 @@ typedef enum lease_event {
     LSE_TIMER
 } lease_event;
 
-/* One lock of a claim statement, in column order. */
-typedef struct claim {
-    uint8_t kind; /* 'b' take bucket, 'r' release bucket, 'm' presence, 'l' leadership */
-    uint8_t k;
-} claim;
-
 struct ob_lease {
     ob_lease_config cfg;
     ob_lease_callbacks cbs;
     lease_state state;
-    ob_db *db;
+    const ob_lease_backend *be; /* named locks, or the lease table on a Galera node */
+    ob_lease_ctx ctx;           /* what the backend reads and writes */
     uv_timer_t timer;
-    ob_db_life life;  /* settled once a survey or claim succeeded: later errors are not
-                         start-up's; not in the gauge of connections up: it reads no rows */
-    int presence;     /* the presence slot held, -1 none */
-    int mode_lock;    /* plain and leader modes: the mode lock is held */
-    int mode_warned;  /* another mode's relay was warned of (until it leaves) */
-    uint64_t owned;   /* buckets held */
-    uint64_t leaving; /* cursor mode: held, given up, released at the next round */
-    uint64_t shown;   /* the set last told to the owner */
-    claim claims[OB_BUCKETS * 2 + 1];
-    int nclaims;
-    ob_buf sql;
-    uint32_t stale_ms;                 /* a holder idle this long is ended */
-    uint32_t valid_ms;                 /* the lease holds this long after a round was sent */
-    uint64_t sent_ns;                  /* uv_hrtime() when the statement under way was sent */
-    uint64_t proven_ns;                /* sent_ns of the last answered round, 0 never */
-    unsigned long victim;              /* the stale holder being ended */
+    ob_db_life life;      /* settled once a survey or claim succeeded: later errors are not
+                             start-up's; not in the gauge of connections up: it reads no rows */
+    int presence;         /* the presence slot held, -1 none */
+    int mode_warned;      /* another mode's relay was warned of (until it leaves) */
+    uint64_t owned;       /* buckets held */
+    uint64_t leaving;     /* cursor mode: held, given up, released at the next round */
+    uint64_t shown;       /* the set last told to the owner */
+    uint32_t stale_ms;    /* a holder idle this long is ended */
+    uint32_t valid_ms;    /* the lease holds this long after a round was sent */
+    uint64_t sent_ns;     /* uv_hrtime() when the statement under way was sent */
+    uint64_t proven_ns;   /* sent_ns of the last answered round, 0 never */
+    unsigned long victim; /* the stale holder being ended */
     unsigned long kills[OB_MAX_KILLS]; /* its sessions, workers first */
     int nkills, killed;
     uint32_t interval0; /* the configured interval between rounds */
     int leave_tries;    /* LEAVING: the leave's statements sent */
-    ob_lease_tbl tbl;   /* on a Galera node: the lease table (lease_table.h) */
 };
 
 static void dispatch(ob_lease *l, lease_event ev);
@@ -127,9 +118,13 @@ static void set_state(ob_lease *l, lease_state s) {
     l->state = s;
 }
 
-/* Result i of a round (the table mode's first five are its own). */
+/* Result i of a round (the lease table's first five are its own). */
 static int res(const ob_lease *l, int i) {
-    return l->tbl.on ? OB_LEASE_TBL_MAIN + i : i;
+    return l->be->first + i;
+}
+
+static int leadership(const ob_lease *l) {
+    return l->cfg.mode->lease == OB_MODE_LEASE_LEADERSHIP;
 }
 
 void ob_lease_base(char *out, const char *database, const char *table) {
@@ -165,9 +160,9 @@ static void tell(ob_lease *l) {
         return;
     int was = ob_bucket_count(l->shown), now = ob_bucket_count(l->owned);
     l->shown = l->owned;
-    if (l->cfg.leader)
+    if (leadership(l))
         OB_INFO(l->cfg.log, l->owned ? "lease: leading (session %lu)" : "lease: standing by",
-                ob_db_thread_id(l->db));
+                ob_db_thread_id(l->ctx.db));
     else
         OB_INFO(l->cfg.log, "lease: %d of %d buckets owned (was %d)", now, OB_BUCKETS, was);
     l->cbs.changed(l->cbs.data, l->owned);
@@ -181,7 +176,7 @@ static void rest(ob_lease *l, uint64_t ms) {
 static void query(ob_lease *l, lease_state s) {
     set_state(l, s);
     l->sent_ns = uv_hrtime();
-    if (l->sql.oom || ob_db_query(l->db, l->sql.p, l->sql.len, on_db, l) != 0) {
+    if (l->ctx.sql.oom || ob_db_query(l->ctx.db, l->ctx.sql.p, l->ctx.sql.len, on_db, l) != 0) {
         OB_WARN(l->cfg.log, "lease: cannot send a statement; trying again");
         rest(l, l->cfg.interval_ms);
     }
@@ -189,55 +184,29 @@ static void query(ob_lease *l, lease_state s) {
 
 static void connect_db(ob_lease *l) {
     set_state(l, LS_CONNECTING);
-    if (ob_db_connect(l->db, on_db, l) != 0) {
+    if (ob_db_connect(l->ctx.db, on_db, l) != 0) {
         set_state(l, LS_CONNECT_WAIT);
         uv_timer_start(&l->timer, on_timer, ob_db_life_backoff(&l->life), 0);
     }
 }
 
-static const char *mode_name(char kind) {
-    return kind == 'p'   ? "unordered"
-           : kind == 'm' ? "--ordered"
-           : kind == 'c' ? "--cursor"
-                         : "--leader";
-}
-
-static char own_mode(const ob_lease *l) {
-    return l->cfg.plain ? 'p' : l->cfg.leader ? 's' : l->cfg.cursor ? 'c' : 'm';
-}
-
-/* The bucket-sharing modes' presence lock is their mode lock: 'm' ordered,
- * 'c' cursor. */
-static int shares_buckets(char mode) {
-    return mode == 'm' || mode == 'c';
-}
-
-/* Every round's statement is followed by two: the claim of the mode lock
- * (plain and leader modes, while not held) and the count of each mode's
- * locks, results 1 and 2. */
-static void mode_tail(ob_lease *l) {
-    char mine = own_mode(l);
-    ob_lease_locks_modes(&l->sql, l->cfg.base, mine, !shares_buckets(mine) && !l->mode_lock);
-}
-
 /* Reads results 1 and 2 of a round. Returns -1 when another mode runs on
  * the table before this relay ever settled: it must not start. */
 static int check_modes(ob_lease *l) {
-    char **row = ob_db_next_row(l->db, res(l, 1), NULL);
+    char **row = ob_db_next_row(l->ctx.db, res(l, 1), NULL);
     if (row && row[0] && strcmp(row[0], "1") == 0)
-        l->mode_lock = 1;
-    row = ob_db_next_row(l->db, res(l, 2), NULL);
+        l->ctx.mode_lock = 1;
+    row = ob_db_next_row(l->ctx.db, res(l, 2), NULL);
     if (row == NULL)
         return 0;
-    static const char kinds[4] = {'p', 'm', 's', 'c'};
-    char mine = own_mode(l), other = 0;
+    const ob_mode *mine = l->cfg.mode, *other = NULL;
     long n = 0;
-    for (int i = 0; i < 4; i++)
-        if (kinds[i] != mine && row[i] && atol(row[i]) > 0 && other == 0) {
-            other = kinds[i];
+    for (int i = 0; i < OB_MODE_COUNT; i++) /* the counts come in ob_modes' order */
+        if (ob_modes[i] != mine && row[i] && atol(row[i]) > 0 && other == NULL) {
+            other = ob_modes[i];
             n = atol(row[i]);
         }
-    if (other == 0) {
+    if (other == NULL) {
         l->mode_warned = 0;
         return 0;
     }
@@ -246,9 +215,10 @@ static int check_modes(ob_lease *l) {
         snprintf(why, sizeof(why),
                  "table %s is already relayed in %s mode by %ld relay(s); every relay on one "
                  "table must run in the same mode (this one: %s)",
-                 l->cfg.table, mode_name(other), n, mode_name(mine));
+                 l->cfg.table, other->name, n, mine->name);
         set_state(l, LS_HALTED);
-        (void)ob_lease_tbl_leave(&l->tbl, l->db, NULL, NULL);
+        if (l->be->leave)
+            (void)l->be->leave(&l->ctx, NULL, NULL);
         l->cbs.fatal(l->cbs.data, why);
         return -1;
     }
@@ -256,68 +226,31 @@ static int check_modes(ob_lease *l) {
         OB_WARN(l->cfg.log,
                 "lease: %ld relay(s) in %s mode started on table %s beside this %s one: every "
                 "relay on one table must run in the same mode; stop one of them",
-                n, mode_name(other), l->cfg.table, mode_name(mine));
+                n, other->name, l->cfg.table, mine->name);
     l->mode_warned = 1;
     return 0;
 }
 
-/* The holders of this table's leases among the sessions idle past the
- * stale time, as rows of a UNION whose other columns are NULL. */
-static void idle_sessions(ob_lease *l, int nulls) {
-    ob_lease_locks_idle(&l->sql, l->cfg.base, l->cfg.leader, own_mode(l), l->stale_ms, nulls);
-}
-
-/* The start of a round: who holds what (ordered), or the leadership claim;
- * with either, the sessions that went silent. */
+/* The start of a round (the backend writes it): who holds what, or the
+ * leadership's claim (its check, while leading); with either, the sessions
+ * that went silent, and the mode check. */
 static void survey(ob_lease *l) {
-    ob_buf_reset(&l->sql);
-    if (l->tbl.on) {
-        int leading = l->cfg.leader && l->owned;
-        ob_lease_tbl_survey(&l->tbl, &l->sql, l->cfg.leader, leading);
-        l->nclaims = leading;
-        l->claims[0] = (claim){'l', 0};
-        query(l, leading ? LS_CLAIMING : LS_SURVEYING);
-        return;
-    }
-    if (l->cfg.plain) {
-        ob_buf_puts(&l->sql, "DO 0");
-        mode_tail(l);
-        query(l, LS_SURVEYING);
-        return;
-    }
-    if (l->cfg.leader && l->owned) {
-        l->nclaims = 1;
-        l->claims[0] = (claim){'l', 0};
-        ob_buf_puts(&l->sql, "SELECT IS_USED_LOCK(");
-        ob_lease_lock_name(&l->sql, l->cfg.base, 'l', 0);
-        ob_buf_puts(&l->sql, ") = CONNECTION_ID()");
-        mode_tail(l);
-        query(l, LS_CLAIMING);
-        return;
-    }
-    if (l->cfg.leader) {
-        ob_buf_puts(&l->sql, "SELECT GET_LOCK(");
-        ob_lease_lock_name(&l->sql, l->cfg.base, 'l', 0);
-        ob_buf_puts(&l->sql, ", 0), IS_USED_LOCK(");
-        ob_lease_lock_name(&l->sql, l->cfg.base, 'l', 0);
-        ob_buf_puts(&l->sql, "), NULL");
-        idle_sessions(l, 2);
-        mode_tail(l);
-        query(l, LS_SURVEYING);
-        return;
-    }
-    ob_lease_locks_survey(&l->sql, l->cfg.base, own_mode(l));
-    idle_sessions(l, 3);
-    mode_tail(l);
-    query(l, LS_SURVEYING);
+    int leading = leadership(l) && l->owned;
+    l->ctx.nclaims = leading;
+    l->ctx.claims[0] = (ob_lease_claim){'l', 0};
+    l->be->survey(&l->ctx, leading);
+    query(l, leading ? LS_CLAIMING : LS_SURVEYING);
 }
 
 /* Asks for the sessions of the stale holder's workers, by their locks. */
 static void fence(ob_lease *l, unsigned long victim) {
+    if (l->be->fence == NULL) { /* its rounds name no silent holder */
+        rest(l, l->cfg.interval_ms);
+        return;
+    }
     l->victim = victim;
     l->nkills = l->killed = 0;
-    ob_buf_reset(&l->sql);
-    ob_lease_locks_workers(&l->sql, l->cfg.base, victim, OB_MAX_KILLS - 2);
+    l->be->fence(&l->ctx, victim, OB_MAX_KILLS - 2);
     query(l, LS_FENCING);
 }
 
@@ -328,19 +261,19 @@ static void kill_next(ob_lease *l) {
         OB_WARN(l->cfg.log,
                 "lease: session %lu held %s and was silent for over %" PRIu32
                 " ms; ended it and %d worker session(s)",
-                l->victim, l->cfg.leader ? "the leadership" : "buckets", l->stale_ms,
+                l->victim, leadership(l) ? "the leadership" : "buckets", l->stale_ms,
                 l->nkills - 1);
         rest(l, 0); /* its locks are free now: survey again at once */
         return;
     }
-    ob_buf_reset(&l->sql);
-    ob_buf_printf(&l->sql, "KILL CONNECTION %lu", l->kills[l->killed++]);
+    ob_buf_reset(&l->ctx.sql);
+    ob_buf_printf(&l->ctx.sql, "KILL CONNECTION %lu", l->kills[l->killed++]);
     query(l, LS_KILLING);
 }
 
 static void fenced(ob_lease *l) {
     char **row;
-    while ((row = ob_db_next_row(l->db, 0, NULL)) != NULL)
+    while ((row = ob_db_next_row(l->ctx.db, 0, NULL)) != NULL)
         if (row[0] && l->nkills < OB_MAX_KILLS - 1)
             l->kills[l->nkills++] = strtoul(row[0], NULL, 10);
     l->kills[l->nkills++] = l->victim;
@@ -380,7 +313,7 @@ static void decide_leader(ob_lease *l) {
     unsigned long idle[OB_MAX_IDLE], holder = 0;
     int nidle = 0, got = 0;
     char **row;
-    while ((row = ob_db_next_row(l->db, res(l, 0), NULL)) != NULL) {
+    while ((row = ob_db_next_row(l->ctx.db, res(l, 0), NULL)) != NULL) {
         if (row[2] != NULL) {
             add_idle(l, idle, &nidle, row[2]);
         } else {
@@ -397,44 +330,19 @@ static void decide_leader(ob_lease *l) {
         rest(l, l->cfg.interval_ms);
 }
 
-static void add_claim(ob_lease *l, char kind, int k, int release) {
-    if (l->tbl.on) { /* written by table_claims() */
-        l->claims[l->nclaims++] = (claim){(uint8_t)kind, (uint8_t)k};
-        return;
-    }
-    ob_buf_puts(&l->sql, l->nclaims == 0 ? "SELECT " : ", ");
-    ob_buf_puts(&l->sql, release ? "RELEASE_LOCK(" : "GET_LOCK(");
-    ob_lease_lock_name(&l->sql, l->cfg.base,
-                       kind == 'r'   ? 'b'
-                       : kind == 'm' ? own_mode(l)
-                                     : kind,
-                       k);
-    ob_buf_puts(&l->sql, release ? ")" : ", 0)");
-    l->claims[l->nclaims++] = (claim){(uint8_t)kind, (uint8_t)k};
-}
-
-/* The table mode's claim statement, from the claims decide() listed. */
-static void table_claims(ob_lease *l) {
-    uint64_t take = 0, release = 0;
-    if (!l->tbl.on)
-        return;
-    for (int i = 0; i < l->nclaims; i++) {
-        if (l->claims[i].kind == 'b')
-            take |= 1ULL << l->claims[i].k;
-        else if (l->claims[i].kind == 'r')
-            release |= 1ULL << l->claims[i].k;
-    }
-    ob_lease_tbl_claims(&l->tbl, &l->sql, take, release);
+/* A lock (or row) for the backend's claim statement. */
+static void add_claim(ob_lease *l, char kind, int k) {
+    l->ctx.claims[l->ctx.nclaims++] = (ob_lease_claim){(uint8_t)kind, (uint8_t)k};
 }
 
 /* Reads the survey and claims or releases buckets towards the fair share. */
 static void decide(ob_lease *l) {
-    unsigned long me = l->tbl.on ? (unsigned long)l->tbl.me : ob_db_thread_id(l->db);
+    unsigned long me = l->be->me(&l->ctx);
     uint64_t free_b = 0, mine = 0;
     int live = 0, free_m = -1, nidle = 0, nheld = 0;
     unsigned long idle[OB_MAX_IDLE], held[2 * OB_BUCKETS];
     char **row;
-    while ((row = ob_db_next_row(l->db, res(l, 0), NULL)) != NULL) {
+    while ((row = ob_db_next_row(l->ctx.db, res(l, 0), NULL)) != NULL) {
         if (row[0] == NULL) { /* a silent holder */
             if (row[3])
                 add_idle(l, idle, &nidle, row[3]);
@@ -471,20 +379,19 @@ static void decide(ob_lease *l) {
     if (l->presence < 0 || live == 0) /* table mode: its row was just deleted */
         live++;
     int target = (OB_BUCKETS + live - 1) / live, have = ob_bucket_count(mine & ~leaving);
-    ob_buf_reset(&l->sql);
-    l->nclaims = 0;
+    l->ctx.nclaims = 0;
     for (int k = 0; k < OB_BUCKETS; k++)
         if (leaving >> k & 1)
-            add_claim(l, 'r', k, 1);
+            add_claim(l, 'r', k);
     if (l->presence < 0 && free_m >= 0)
-        add_claim(l, 'm', free_m, 0);
+        add_claim(l, 'm', free_m);
     /* Start the search at a point of our own, so that instances taking free
      * buckets at the same time mostly ask for different ones. */
     int start = (int)(me % OB_BUCKETS);
     for (int i = 0; i < OB_BUCKETS && have < target; i++) {
         int k = (start + i) % OB_BUCKETS;
         if (free_b >> k & 1) {
-            add_claim(l, 'b', k, 0);
+            add_claim(l, 'b', k);
             have++;
         }
     }
@@ -493,34 +400,34 @@ static void decide(ob_lease *l) {
             l->owned &= ~(1ULL << k); /* dropped before its lock goes */
             /* Cursor mode: the lock goes at the next round, so that the
              * owner can write the bucket's last cursor while it holds it. */
-            if (l->cfg.cursor || l->tbl.on)
+            if (l->cfg.mode->release_late || l->be->releases_late)
                 l->leaving |= 1ULL << k;
             else
-                add_claim(l, 'r', k, 1);
+                add_claim(l, 'r', k);
             have--;
         }
     }
     tell(l);
-    if (l->nclaims == 0) {
+    if (l->ctx.nclaims == 0) {
         rest(l, l->cfg.interval_ms);
         return;
     }
-    table_claims(l);
+    l->be->claims(&l->ctx);
     query(l, LS_CLAIMING);
 }
 
 static void claimed(ob_lease *l) {
-    if (l->tbl.on && !l->cfg.leader) {
+    if (l->be->held && !leadership(l)) {
         /* A bucket leaving is held until the next round, not owned. */
-        l->owned = ob_lease_tbl_owned(l->db) & ~l->leaving;
+        l->owned = l->be->held(&l->ctx) & ~l->leaving;
         tell(l);
         rest(l, l->cfg.interval_ms);
         return;
     }
-    char **row = ob_db_next_row(l->db, res(l, 0), NULL);
-    for (int i = 0; row && i < l->nclaims; i++) {
+    char **row = ob_db_next_row(l->ctx.db, res(l, 0), NULL);
+    for (int i = 0; row && i < l->ctx.nclaims; i++) {
         int got = row[i] && strcmp(row[i], "1") == 0;
-        claim c = l->claims[i];
+        ob_lease_claim c = l->ctx.claims[i];
         if (c.kind == 'm' && got)
             l->presence = c.k;
         else if (c.kind == 'b' && got)
@@ -539,10 +446,11 @@ static void lose_all(ob_lease *l) {
     tell(l);
 }
 
-/* Table mode: a lost race waits for the next round; a misconfiguration is fatal. */
-static int table_failed(ob_lease *l) {
+/* The backend's verdict (the lease table's): a lost race waits for the
+ * next round; a misconfiguration is fatal. */
+static int backend_failed(ob_lease *l) {
     char why[640];
-    int v = ob_lease_tbl_failed(&l->tbl, l->db, l->life.settled, l->cfg.table, why, sizeof(why));
+    int v = l->be->failed(&l->ctx, l->life.settled, why, sizeof(why));
     if (v == 1)
         rest(l, l->cfg.interval_ms);
     if (v == 2) {
@@ -553,29 +461,30 @@ static int table_failed(ob_lease *l) {
 }
 
 static void db_failed(ob_lease *l) {
-    unsigned no = ob_db_errno(l->db);
-    if (l->state == LS_KILLING && no == ER_NO_SUCH_THREAD && !ob_db_lost(l->db)) {
+    unsigned no = ob_db_errno(l->ctx.db);
+    if (l->state == LS_KILLING && no == ER_NO_SUCH_THREAD && !ob_db_lost(l->ctx.db)) {
         kill_next(l); /* it ended meanwhile (another instance was quicker) */
         return;
     }
-    if (ob_db_lost(l->db)) {
+    if (ob_db_lost(l->ctx.db)) {
         if (l->state != LS_CONNECTING)
             OB_WARN(l->cfg.log, "lease: connection lost (%s); every lease goes with it",
-                    ob_db_error(l->db));
+                    ob_db_error(l->ctx.db));
         ob_db_life_down(&l->life);
         lose_all(l);
         set_state(l, LS_CONNECT_WAIT);
         uv_timer_start(&l->timer, on_timer, ob_db_life_backoff(&l->life), 0);
         return;
     }
-    if (l->tbl.on && l->state != LS_CHECKING && table_failed(l))
+    if (l->be->failed && l->state != LS_CHECKING && backend_failed(l))
         return;
     /* A permanent error before the lease ever worked is a misconfiguration:
      * the relay stops with its cause rather than retry it forever. */
-    if (ob_db_life_verdict(&l->life, no) == OB_DB_FATAL && l->cfg.plain) {
+    if (ob_db_life_verdict(&l->life, no) == OB_DB_FATAL &&
+        l->cfg.mode->lease == OB_MODE_LEASE_NONE) {
         OB_WARN(l->cfg.log,
                 "lease: cannot check that every relay on table %s runs unordered: %u %s",
-                l->cfg.table, no, ob_db_error(l->db));
+                l->cfg.table, no, ob_db_error(l->ctx.db));
         l->life.settled = 1; /* the relay runs without the check, as it did before it existed */
         set_state(l, LS_HALTED);
         return;
@@ -586,10 +495,10 @@ static void db_failed(ob_lease *l) {
             snprintf(why, sizeof(why),
                      "ordered delivery needs the seq and bucket columns in table %s (%u %s); add "
                      "them with: outbox-uvrelay schema --migrate --table %s | mariadb <database>",
-                     l->cfg.table, no, ob_db_error(l->db), l->cfg.table);
+                     l->cfg.table, no, ob_db_error(l->ctx.db), l->cfg.table);
         else
             snprintf(why, sizeof(why), "the lease's %s statement failed: %u %s%s",
-                     state_names[l->state], no, ob_db_error(l->db), ob_db_error_hint(no));
+                     state_names[l->state], no, ob_db_error(l->ctx.db), ob_db_error_hint(no));
         set_state(l, LS_HALTED);
         l->cbs.fatal(l->cbs.data, why);
         return;
@@ -597,35 +506,61 @@ static void db_failed(ob_lease *l) {
     /* Warned once per distinct error: a lasting one does not fill the log. */
     if (ob_db_life_say(&l->life, no))
         OB_WARN(l->cfg.log, "lease: %s failed: %u %s; trying again every %u ms",
-                state_names[l->state], no, ob_db_error(l->db), l->cfg.interval_ms);
+                state_names[l->state], no, ob_db_error(l->ctx.db), l->cfg.interval_ms);
     rest(l, l->cfg.interval_ms);
 }
 
 /* --- the states ---------------------------------------------------------- */
 
 /* GET_LOCK on a single server, the lease table on a Galera node (where
- * GET_LOCK is node-local); the table's rounds come 4 times a stale time. */
+ * GET_LOCK is node-local), as the cluster probe in result 0 says; a
+ * renewed presence's rounds come 4 times a stale time. */
 static void choose(ob_lease *l) {
-    int on = ob_lease_tbl_connected(&l->tbl, l->db, l->cfg.log);
+    ob_cluster c;
+    ob_cluster_init(&c);
+    char **row;
+    while ((row = ob_db_next_row(l->ctx.db, 0, NULL)) != NULL) {
+        ob_cluster_set(&c, row[0], row[1]);
+        c.known = 1;
+    }
+    const ob_lease_backend *be =
+        ob_cluster_is_galera(&c) ? &ob_lease_table_backend : &ob_lease_locks_backend;
+    if (be != l->be)
+        OB_INFO(l->cfg.log, "lease: %s", be->says);
+    l->be = be;
+    if (be->connected)
+        be->connected(&l->ctx);
     l->cfg.interval_ms = l->interval0;
-    if (on) {
+    if (be->renews) {
         l->presence = 0; /* the presence row is written by the rounds */
         if (l->cfg.interval_ms > l->stale_ms / 4)
             l->cfg.interval_ms = l->stale_ms / 4 > 0 ? l->stale_ms / 4 : 1;
     }
 }
 
+/* Only looks (the mode check alone). */
+static void look_only(ob_lease *l) {
+    rest(l, l->cfg.interval_ms);
+}
+
+/* What a round's answer leads to, by what the mode holds. */
+static void (*const decides[])(ob_lease *l) = {
+    [OB_MODE_LEASE_NONE] = look_only,
+    [OB_MODE_LEASE_BUCKETS] = decide,
+    [OB_MODE_LEASE_LEADERSHIP] = decide_leader,
+};
+
 static void on_ok(ob_lease *l) {
     switch (l->state) {
     case LS_CONNECTING:
         ob_db_life_up(&l->life);
         l->presence = -1;
-        l->mode_lock = 0;
+        l->ctx.mode_lock = 0;
         /* What the server is decides the mechanism, at every connect. */
-        ob_buf_reset(&l->sql);
-        ob_buf_puts(&l->sql, ob_cluster_sql);
-        if (!l->cfg.plain)
-            ob_buf_printf(&l->sql, "; SELECT seq, bucket FROM %s LIMIT 0", l->cfg.qtable);
+        ob_buf_reset(&l->ctx.sql);
+        ob_buf_puts(&l->ctx.sql, ob_cluster_sql);
+        if (l->cfg.mode->ordering_columns)
+            ob_buf_printf(&l->ctx.sql, "; SELECT seq, bucket FROM %s LIMIT 0", l->cfg.qtable);
         query(l, LS_CHECKING);
         return;
     case LS_CHECKING:
@@ -633,27 +568,23 @@ static void on_ok(ob_lease *l) {
         survey(l);
         return;
     case LS_SURVEYING:
-        if (l->tbl.on)
-            ob_lease_tbl_surveyed(&l->tbl, l->db, l->cfg.log);
+        if (l->be->surveyed)
+            l->be->surveyed(&l->ctx);
         if (check_modes(l) != 0)
             return;
         ob_db_life_settle(&l->life);
         l->proven_ns = l->sent_ns;
-        if (l->cfg.plain)
-            rest(l, l->cfg.interval_ms);
-        else if (l->cfg.leader)
-            decide_leader(l);
-        else
-            decide(l);
+        decides[l->cfg.mode->lease](l);
         return;
     case LS_CLAIMING:
-        if (l->tbl.on && l->cfg.leader)
-            ob_lease_tbl_surveyed(&l->tbl, l->db, l->cfg.log);
-        if (l->cfg.leader && l->owned && check_modes(l) != 0)
+        /* The leadership's check is its round. */
+        if (leadership(l) && l->be->surveyed)
+            l->be->surveyed(&l->ctx);
+        if (leadership(l) && l->owned && check_modes(l) != 0)
             return;
         ob_db_life_settle(&l->life);
-        /* The table's bucket claims renew nothing: the survey proved. */
-        if (!l->tbl.on || l->cfg.leader)
+        /* The lease table's bucket claims renew nothing: the round proved. */
+        if (l->be->claims_prove || leadership(l))
             l->proven_ns = l->sent_ns;
         claimed(l);
         return;
@@ -676,10 +607,10 @@ static void close_now(ob_lease *l);
  * instance's rows go (a lost race is tried again); whatever else happens,
  * or the time is up, it closes and its rows go stale as a killed one's. */
 static void leaving(ob_lease *l, lease_event ev) {
-    int lost = ev == LSE_DB_LOST || ev == LSE_TIMER || ob_db_lost(l->db);
-    int raced = ev == LSE_DB_FAILED && ob_db_errno(l->db) == ER_LOCK_DEADLOCK;
+    int lost = ev == LSE_DB_LOST || ev == LSE_TIMER || ob_db_lost(l->ctx.db);
+    int raced = ev == LSE_DB_FAILED && ob_db_errno(l->ctx.db) == ER_LOCK_DEADLOCK;
     if (!lost && (l->leave_tries == 0 || raced) && l->leave_tries < 3 &&
-        ob_lease_tbl_leave(&l->tbl, l->db, on_db, l) == 0) {
+        l->be->leave(&l->ctx, on_db, l) == 0) {
         l->leave_tries++;
         return;
     }
@@ -687,7 +618,7 @@ static void leaving(ob_lease *l, lease_event ev) {
         OB_INFO(l->cfg.log,
                 "lease: stopped cleanly; its buckets and presence row in %s are "
                 "given up",
-                l->tbl.name);
+                l->ctx.tbl.name);
     close_now(l);
 }
 
@@ -739,12 +670,18 @@ ob_lease *ob_lease_new(const ob_lease_config *cfg, const ob_lease_callbacks *cbs
     l->valid_ms = l->stale_ms / 2;
     /* A lease that owns something proves it often enough to be fenced in
      * time; a plain one owns nothing. */
-    if (!l->cfg.plain && l->cfg.interval_ms > l->stale_ms / 4)
+    if (l->cfg.mode->lease != OB_MODE_LEASE_NONE && l->cfg.interval_ms > l->stale_ms / 4)
         l->cfg.interval_ms = l->stale_ms / 4 > 0 ? l->stale_ms / 4 : 1;
     l->cbs = *cbs;
     l->presence = -1;
     l->interval0 = l->cfg.interval_ms;
-    ob_lease_tbl_init(&l->tbl, l->cfg.table, l->cfg.base, own_mode(l), l->stale_ms);
+    l->be = &ob_lease_locks_backend; /* until the first connect's probe */
+    l->ctx.mode = l->cfg.mode;
+    l->ctx.base = l->cfg.base;
+    l->ctx.table = l->cfg.table;
+    l->ctx.log = l->cfg.log;
+    l->ctx.stale_ms = l->stale_ms;
+    ob_lease_tbl_init(&l->ctx.tbl, l->cfg.table, l->cfg.base, l->cfg.mode->lock, l->stale_ms);
     ob_db_life_init(&l->life, NULL, NULL);
     return l;
 }
@@ -752,17 +689,17 @@ ob_lease *ob_lease_new(const ob_lease_config *cfg, const ob_lease_callbacks *cbs
 void ob_lease_free(ob_lease *l) {
     if (l == NULL)
         return;
-    ob_buf_free(&l->sql);
+    ob_buf_free(&l->ctx.sql);
     free(l);
 }
 
 void ob_lease_start(ob_lease *l) {
-    l->db = ob_db_new(l->cfg.loop, &l->cfg.db, l->cfg.log, "lease");
+    l->ctx.db = ob_db_new(l->cfg.loop, &l->cfg.db, l->cfg.log, "lease");
     uv_timer_init(l->cfg.loop, &l->timer);
     l->timer.data = l;
-    if (l->db)
-        ob_db_watch(l->db, on_db_lost, l);
-    if (l->db == NULL) {
+    if (l->ctx.db)
+        ob_db_watch(l->ctx.db, on_db_lost, l);
+    if (l->ctx.db == NULL) {
         set_state(l, LS_HALTED);
         l->cbs.fatal(l->cbs.data, "out of memory for the lease's connection");
         return;
@@ -776,15 +713,15 @@ int ob_lease_valid(const ob_lease *l) {
 }
 
 int ob_lease_on_table(const ob_lease *l) {
-    return l && l->tbl.on;
+    return l && l->be == &ob_lease_table_backend;
 }
 
 int ob_lease_presence(const ob_lease *l, const char **table, const char **key, uint64_t *me) {
     if (!ob_lease_on_table(l))
         return 0;
-    *table = l->tbl.name;
-    *key = l->tbl.key;
-    *me = l->tbl.registered ? l->tbl.me : 0;
+    *table = l->ctx.tbl.name;
+    *key = l->ctx.tbl.key;
+    *me = l->ctx.tbl.registered ? l->ctx.tbl.me : 0;
     return 1;
 }
 
@@ -793,7 +730,7 @@ int ob_lease_checked(const ob_lease *l) {
 }
 
 unsigned long ob_lease_session(const ob_lease *l) {
-    return l && l->db ? ob_db_thread_id(l->db) : 0;
+    return l && l->ctx.db ? ob_db_thread_id(l->ctx.db) : 0;
 }
 
 void ob_lease_worker_lock(char *out, const char *base, unsigned long session, int index) {
@@ -819,8 +756,8 @@ static void lease_closed(void *data) {
 
 static void close_now(ob_lease *l) {
     set_state(l, LS_CLOSING);
-    ob_db_life_close(&l->life, &l->timer, l->db, lease_closed, l);
-    l->db = NULL;
+    ob_db_life_close(&l->life, &l->timer, l->ctx.db, lease_closed, l);
+    l->ctx.db = NULL;
 }
 
 void ob_lease_close(ob_lease *l) {
@@ -831,7 +768,7 @@ void ob_lease_close(ob_lease *l) {
     /* The owner is told nothing more: it is stopping. */
     l->owned = 0;
     lease_state s = l->state;
-    if (!l->tbl.on || !l->tbl.registered ||
+    if (l->be->has_rows == NULL || !l->be->has_rows(&l->ctx) ||
         (s != LS_RESTING && s != LS_SURVEYING && s != LS_CLAIMING)) {
         close_now(l);
         return;

@@ -42,7 +42,8 @@
  *
  * On a Galera node GET_LOCK, PROCESSLIST and KILL are node-local: there the
  * same leases, rounds and mode check run on rows of the lease table
- * (lease_table.h), chosen at every connect by the cluster probe; a silent
+ * (lease_table.h), the other backend (lease_backend.h) chosen at every
+ * connect by the cluster probe; a silent
  * owner's presence row expires instead of its session being ended, and an
  * instance that stops cleanly deletes its own.
  *
@@ -59,6 +60,7 @@
 #include "buckets.h"
 #include "db.h"
 #include "log.h"
+#include "mode.h"
 
 typedef struct ob_lease ob_lease;
 
@@ -69,9 +71,7 @@ typedef struct ob_lease_config {
     const char *qtable;   /* `schema`.`table`, checked for the ordering columns */
     const char *table;    /* the table's name as configured, for messages */
     char base[32];        /* lock name prefix, from ob_lease_base() */
-    int leader;           /* one leadership lock instead of bucket leases */
-    int plain;            /* unordered: only the mode lock and the mode check */
-    int cursor;           /* cursor mode: bucket leases as ordered, presence lock 'c' */
+    const ob_mode *mode;  /* what is held (mode.h): nothing, buckets or the leadership */
     uint32_t interval_ms; /* between rounds (1000, at most a quarter of the stale time; a plain
                              lease, which owns nothing, 5000 whatever the stale time) */
     uint32_t takeover_ms; /* a silent owner's share moves within this (15000) */
@@ -99,7 +99,7 @@ void ob_lease_start(ob_lease *l);
 /* Drops every lease (by closing the connection) and frees the lease once
  * its handles are closed, then calls `closed`. On the lease table, where a
  * closed connection releases nothing, it first gives up this instance's
- * rows (ob_lease_tbl_leave), waiting at most about 2 s: call it once
+ * rows (the backend's leave), waiting at most about 2 s: call it once
  * nothing of this instance's can still be published (its readers closed),
  * so that the others may take its buckets at their next round. */
 void ob_lease_close(ob_lease *l);

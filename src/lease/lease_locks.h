@@ -3,7 +3,8 @@
  * The lease's statements on a single server, where the leases are named
  * locks (lease.h names them): lease.c runs the rounds, this file writes the
  * parts of their statements that name the locks, as lease_table.c writes the
- * lease table's. Every value written is the relay's own: the lock name
+ * lease table's, and serves as the lease's backend there
+ * (lease_backend.h). Every value written is the relay's own: the lock name
  * prefix is hex, kinds are letters, numbers are integers.
  */
 #ifndef OB_LEASE_LOCKS_H
@@ -12,14 +13,18 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "lease_backend.h"
+
+/* The backend of the named locks. */
+extern const ob_lease_backend ob_lease_locks_backend;
 
 /* A lock's name, quoted: '<base>:leader' for kind 'l', else
  * '<base>:<kind><k>'. */
 void ob_lease_lock_name(ob_buf *b, const char *base, char kind, int k);
 
 /* What every round's statement ends with: results 1 and 2, the claim of
- * the mode lock of `mine` ('p', 'm', 's' or 'c') when `claim` (else a
- * placeholder), and the count of each mode's locks (p, m, s, c). */
+ * the mode lock of `mine` (a mode's lock letter) when `claim` (else a
+ * placeholder), and the count of each mode's locks, in ob_modes' order. */
 void ob_lease_locks_modes(ob_buf *b, const char *base, char mine, int claim);
 
 /* The ordered survey: rows (seq, the holder of bucket seq, the holder of

@@ -14,7 +14,6 @@
 #include <uv.h>
 
 #include "buckets.h"
-#include "cluster.h"
 #include "sql.h"
 
 /* The lease table, quoted, in the schema of `table`. */
@@ -133,10 +132,10 @@ static void bucket_survey(const ob_lease_tbl *t, ob_buf *sql) {
 
 /* The mode check's two results: a placeholder and the counts per mode. */
 static void modes(const ob_lease_tbl *t, ob_buf *sql) {
-    ob_buf_printf(sql,
-                  "; DO 0; SELECT SUM(mode = 'p'), SUM(mode = 'm'), SUM(mode = 's'), "
-                  "SUM(mode = 'c') FROM %s",
-                  t->name);
+    ob_buf_puts(sql, "; DO 0");
+    for (int i = 0; i < OB_MODE_COUNT; i++)
+        ob_buf_printf(sql, "%sSUM(mode = '%c')", i == 0 ? "; SELECT " : ", ", ob_modes[i]->lock);
+    ob_buf_printf(sql, " FROM %s", t->name);
     where(t, sql, "", 'i');
 }
 
@@ -170,79 +169,6 @@ void ob_lease_tbl_survey(ob_lease_tbl *t, ob_buf *sql, int leader, int leading) 
         bucket_survey(t, sql);
     }
     modes(t, sql);
-}
-
-int ob_lease_tbl_surveyed(ob_lease_tbl *t, ob_db *db, const ob_log *log) {
-    if (!t->registered) {
-        t->registered = 1;
-        return 0;
-    }
-    if (ob_db_affected(db, 1) > 0)
-        return 0;
-    OB_WARN(log,
-            "lease: this relay's presence row in %s was deleted (not renewed for %" PRIu32
-            " ms); its leases went with it, it registers again",
-            t->name, t->stale_ms);
-    ob_lease_tbl_new_identity(t);
-    return 1;
-}
-
-int ob_lease_tbl_connected(ob_lease_tbl *t, ob_db *db, const ob_log *log) {
-    if (!t->registered)
-        ob_lease_tbl_new_identity(t);
-    ob_cluster c;
-    ob_cluster_init(&c);
-    char **row;
-    while ((row = ob_db_next_row(db, 0, NULL)) != NULL) {
-        ob_cluster_set(&c, row[0], row[1]);
-        c.known = 1;
-    }
-    int on = ob_cluster_is_galera(&c);
-    if (on != t->on)
-        OB_INFO(log, "lease: %s",
-                on ? "on a Galera node: leases are rows of the lease table"
-                   : "leases are the server's named locks");
-    t->on = on;
-    return on;
-}
-
-int ob_lease_tbl_failed(ob_lease_tbl *t, ob_db *db, int settled, const char *table, char *why,
-                        size_t n) {
-    unsigned no = ob_db_errno(db);
-    if (!t->registered)
-        ob_lease_tbl_new_identity(t);
-    if (no == ER_LOCK_DEADLOCK)
-        return 1;
-    if (settled || !ob_db_errno_is_permanent(no))
-        return 0;
-    snprintf(why, n,
-             "on a Galera node the leases are rows of the lease table %s, which this relay "
-             "cannot use (%u %s): create it with `outbox-uvrelay schema --no-function --table %s | "
-             "mariadb <database>` (it makes only the tables that are missing) and grant SELECT, "
-             "INSERT, UPDATE, DELETE on it to the relay's user",
-             t->name, no, ob_db_error(db), table);
-    return 2;
-}
-
-static void left(ob_db *db, int ok, void *data) {
-    (void)db;
-    (void)ok;
-    (void)data;
-}
-
-int ob_lease_tbl_leave(ob_lease_tbl *t, ob_db *db, ob_db_cb cb, void *data) {
-    if (!t->on || !t->registered)
-        return -1;
-    /* The buckets first: a bucket whose holder's row is gone is free as
-     * well, but one set free says so to `status` at once. */
-    int n = snprintf(t->leave, sizeof(t->leave),
-                     "UPDATE %s SET holder = NULL, epoch = epoch + 1 WHERE lease_key = '%s' AND "
-                     "kind IN ('b', 'l') AND holder = %" PRIu64 "; DELETE FROM %s WHERE "
-                     "lease_key = '%s' AND kind = 'i' AND slot = %" PRIu64,
-                     t->name, t->key, t->me, t->name, t->key, t->me);
-    if (n <= 0 || (size_t)n >= sizeof(t->leave))
-        return -1;
-    return ob_db_query(db, t->leave, (size_t)n, cb ? cb : left, data);
 }
 
 /* " AND x.slot IN (k, ...)" for the buckets of mask. */
@@ -300,3 +226,125 @@ uint64_t ob_lease_tbl_owned(ob_db *db) {
     }
     return owned;
 }
+
+/* --- the backend ------------------------------------------------------- */
+
+/* A registration whose answer was lost takes a new identity. */
+static void tbl_connected(ob_lease_ctx *c) {
+    if (!c->tbl.registered)
+        ob_lease_tbl_new_identity(&c->tbl);
+}
+
+static void tbl_survey(ob_lease_ctx *c, int leading) {
+    ob_lease_tbl_survey(&c->tbl, &c->sql, c->mode->lease == OB_MODE_LEASE_LEADERSHIP, leading);
+}
+
+/* Notes a registration, or finds the presence row gone (the renewal
+ * changed nothing: the instance was silent past the stale time), says so
+ * and takes a new identity: nothing is held any more. */
+static void tbl_surveyed(ob_lease_ctx *c) {
+    ob_lease_tbl *t = &c->tbl;
+    if (!t->registered) {
+        t->registered = 1;
+        return;
+    }
+    if (ob_db_affected(c->db, 1) > 0)
+        return;
+    OB_WARN(c->log,
+            "lease: this relay's presence row in %s was deleted (not renewed for %" PRIu32
+            " ms); its leases went with it, it registers again",
+            t->name, t->stale_ms);
+    ob_lease_tbl_new_identity(t);
+}
+
+static unsigned long tbl_me(const ob_lease_ctx *c) {
+    return (unsigned long)c->tbl.me;
+}
+
+/* The claims decide() listed, as takes and releases of rows. */
+static void tbl_claims(ob_lease_ctx *c) {
+    uint64_t take_b = 0, release = 0;
+    for (int i = 0; i < c->nclaims; i++) {
+        if (c->claims[i].kind == 'b')
+            take_b |= 1ULL << c->claims[i].k;
+        else if (c->claims[i].kind == 'r')
+            release |= 1ULL << c->claims[i].k;
+    }
+    ob_lease_tbl_claims(&c->tbl, &c->sql, take_b, release);
+}
+
+static uint64_t tbl_held(ob_lease_ctx *c) {
+    return ob_lease_tbl_owned(c->db);
+}
+
+/* Error 1213 is a lost race (certification failed the later of two
+ * conflicting writes); a permanent error before the lease ever worked, a
+ * missing table or grant. A failed registration takes a new identity (its
+ * row may be half made). */
+static int tbl_failed(ob_lease_ctx *c, int settled, char *why, size_t n) {
+    ob_lease_tbl *t = &c->tbl;
+    unsigned no = ob_db_errno(c->db);
+    if (!t->registered)
+        ob_lease_tbl_new_identity(t);
+    if (no == ER_LOCK_DEADLOCK)
+        return 1;
+    if (settled || !ob_db_errno_is_permanent(no))
+        return 0;
+    snprintf(why, n,
+             "on a Galera node the leases are rows of the lease table %s, which this relay "
+             "cannot use (%u %s): create it with `outbox-uvrelay schema --no-function --table %s | "
+             "mariadb <database>` (it makes only the tables that are missing) and grant SELECT, "
+             "INSERT, UPDATE, DELETE on it to the relay's user",
+             t->name, no, ob_db_error(c->db), c->table);
+    return 2;
+}
+
+static int tbl_has_rows(const ob_lease_ctx *c) {
+    return c->tbl.registered;
+}
+
+static void left(ob_db *db, int ok, void *data) {
+    (void)db;
+    (void)ok;
+    (void)data;
+}
+
+/* Gives up this instance's buckets and leadership and deletes its presence
+ * row, so that the others may take them at their next round rather than
+ * after the stale time: an instance refused at start (another mode runs on
+ * the table), which leaves nothing behind, and a clean stop once nothing of
+ * its own can still be published. */
+static int tbl_leave(ob_lease_ctx *c, ob_db_cb cb, void *data) {
+    ob_lease_tbl *t = &c->tbl;
+    if (!t->registered)
+        return -1;
+    /* The buckets first: a bucket whose holder's row is gone is free as
+     * well, but one set free says so to `status` at once. */
+    int n = snprintf(t->leave, sizeof(t->leave),
+                     "UPDATE %s SET holder = NULL, epoch = epoch + 1 WHERE lease_key = '%s' AND "
+                     "kind IN ('b', 'l') AND holder = %" PRIu64 "; DELETE FROM %s WHERE "
+                     "lease_key = '%s' AND kind = 'i' AND slot = %" PRIu64,
+                     t->name, t->key, t->me, t->name, t->key, t->me);
+    if (n <= 0 || (size_t)n >= sizeof(t->leave))
+        return -1;
+    return ob_db_query(c->db, t->leave, (size_t)n, cb ? cb : left, data);
+}
+
+/* Its rounds renew the presence row, so they come often whatever the
+ * mode; a bucket given up stays held to the next round; the bucket claims
+ * renew nothing (the round proved the lease). */
+const ob_lease_backend ob_lease_table_backend = {
+    .says = "on a Galera node: leases are rows of the lease table",
+    .first = OB_LEASE_TBL_MAIN,
+    .renews = 1,
+    .releases_late = 1,
+    .connected = tbl_connected,
+    .survey = tbl_survey,
+    .surveyed = tbl_surveyed,
+    .me = tbl_me,
+    .claims = tbl_claims,
+    .held = tbl_held,
+    .failed = tbl_failed,
+    .has_rows = tbl_has_rows,
+    .leave = tbl_leave,
+};

@@ -35,6 +35,7 @@
 
 #include "buf.h"
 #include "db.h"
+#include "lease_backend.h"
 #include "log.h"
 
 /* The lease table's name in the outbox table's schema. */
@@ -45,16 +46,8 @@
  * presence rows, the leadership's take) give none worth reading. */
 #define OB_LEASE_TBL_MAIN 5
 
-typedef struct ob_lease_tbl {
-    int on;            /* the lease runs on the table (the server is a Galera node) */
-    int registered;    /* the presence row of `me` was written */
-    uint64_t me;       /* this instance's identity */
-    char mode;         /* 'p', 'm', 's' or 'c', as lease.c's mode locks */
-    char key[32];      /* lease_key: the lock name prefix (ob_lease_base) */
-    char name[160];    /* the lease table, quoted, in the outbox table's schema */
-    uint32_t stale_ms; /* this instance's row is deleted once older than this */
-    char leave[512];   /* ob_lease_tbl_leave's statement, kept while it runs */
-} ob_lease_tbl;
+/* The backend of the lease table (lease_backend.h; ob_lease_tbl is there). */
+extern const ob_lease_backend ob_lease_table_backend;
 
 /* For `outbox-uvrelay status` on a Galera node: two statements, of which
  * the second's rows (kind 'b' or 'l', slot, holder) name the live holder of
@@ -79,35 +72,8 @@ void ob_lease_tbl_new_identity(ob_lease_tbl *t);
  *   leader, standing by: one row (1 when now leading, the holder, NULL);
  *   leader, leading: one row, 1 while still leading.
  * Then the mode check: two more results, a placeholder and the count of
- * live instances per mode (p, m, s, c), as lease.c's mode_tail. */
+ * live instances per mode, in ob_modes' order, as the named locks' check. */
 void ob_lease_tbl_survey(ob_lease_tbl *t, ob_buf *sql, int leader, int leading);
-/* After a survey answered: notes a registration, or finds the presence row
- * gone (the renewal changed nothing: the instance was silent past the stale
- * time), says so in the log, takes a new identity and returns 1: nothing is
- * held any more. */
-int ob_lease_tbl_surveyed(ob_lease_tbl *t, ob_db *db, const ob_log *log);
-/* On a new connection: sets t->on and returns 1 when the cluster probe
- * (ob_cluster_sql) in result 0 found a Galera node, logging the mechanism
- * when it changed. A registration whose answer was lost takes a new
- * identity. */
-int ob_lease_tbl_connected(ob_lease_tbl *t, ob_db *db, const ob_log *log);
-/* A failed table statement: 1 a lost race (error 1213: certification failed
- * the later of two conflicting writes; the lease working, not an error), 2
- * a misconfiguration before the lease ever worked (`settled` 0: the table
- * or a grant is missing), with its cause in why; 0 anything else. A failed
- * registration takes a new identity (its row may be half made). */
-int ob_lease_tbl_failed(ob_lease_tbl *t, ob_db *db, int settled, const char *table, char *why,
-                        size_t n);
-
-/* Gives up this instance's buckets and leadership and deletes its presence
- * row, so that the others may take them at their next round rather than
- * after the stale time: an instance refused at start (another mode runs on
- * the table), which leaves nothing behind, and a clean stop once nothing of
- * its own can still be published. The connection must be idle; cb may be
- * NULL (sent, not waited for). Returns -1 when nothing was sent (not on the
- * table, not registered, the statement refused), else 0. */
-int ob_lease_tbl_leave(ob_lease_tbl *t, ob_db *db, ob_db_cb cb, void *data);
-
 /* The claims of the buckets in `take` and the release of those in
  * `release` into sql (reset first); main result: the buckets held. */
 void ob_lease_tbl_claims(const ob_lease_tbl *t, ob_buf *sql, uint64_t take, uint64_t release);

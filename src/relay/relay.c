@@ -145,13 +145,6 @@ static void relay_fatal(outbox_relay *r, const char *why) {
 
 /* --- the cluster watch --------------------------------------------------- */
 
-static ob_cluster_mode cluster_mode(const outbox_relay *r) {
-    return r->o.cursor    ? OB_CLUSTER_CURSOR
-           : r->o.leader  ? OB_CLUSTER_LEADER
-           : r->o.ordered ? OB_CLUSTER_ORDERED
-                          : OB_CLUSTER_PLAIN;
-}
-
 /* What the watch found of the node, for /readyz and the metric: a Galera
  * node outside the primary component (or not ready) refuses every statement,
  * so nothing is delivered through it, in any mode, whatever the relay's
@@ -185,11 +178,11 @@ static void on_cluster(void *data, const ob_cluster *c, int fresh) {
     /* Refused at start only: a member that joins later without a client
      * address pauses the cursor's gaps (relay_cursor.c says it, and
      * /readyz shows it) rather than end the relay and loop its restarts. */
-    if (!r->locks_started && ob_cluster_refusal(c, cluster_mode(r), why, sizeof(why)) != NULL) {
+    if (!r->locks_started && ob_cluster_refusal(c, r->mode, why, sizeof(why)) != NULL) {
         relay_fatal(r, why);
         return;
     }
-    if (r->o.cursor)
+    if (r->mode->cursor_reader)
         ob_relay_cursor_cluster(r, c);
     if (!r->locks_started) {
         r->locks_started = 1;
@@ -341,9 +334,9 @@ static int prepare_readers(outbox_relay *r) {
     r->watch = ob_cluster_watch_new(r->loop, &e->db, &r->log, 10000, &wcb);
     if (r->watch == NULL)
         return -1;
-    if (o->cursor) /* one reader in place of the workers */
+    if (r->mode->cursor_reader) /* one reader in place of the workers */
         return ob_relay_cursor_prepare(r, ob_relay_fatal, ob_relay_step);
-    r->nreaders = o->leader ? 1 : o->connections; /* a leader reads in one seq order */
+    r->nreaders = r->mode->one_reader ? 1 : o->connections; /* a leader reads in one seq order */
     r->readers = calloc((size_t)r->nreaders, sizeof(*r->readers));
     if (r->readers == NULL || ob_relay_lease_prepare(r, ob_relay_fatal, ob_relay_step) != 0)
         return -1;
@@ -452,11 +445,8 @@ int outbox_relay_start(outbox_relay *r) {
             "relay starting: table %s, stream %s, subjects %s.<aggregate>.<event>, %d "
             "connection(s), batch %d%s, database %s, nats %s, doorbell %s",
             r->o.table, r->o.stream, r->o.subject_prefix, r->nreaders, r->o.batch_size,
-            r->o.leader    ? ", leader mode (strict seq order while leading)"
-            : r->o.ordered ? ", ordered per aggregate (bucket leases)"
-            : r->o.cursor  ? ", cursor mode (bucket leases, reads without locks)"
-                           : "",
-            db ? db : "?", nats ? nats : "?", r->wake_subject ? r->wake_subject : "off");
+            r->mode->about, db ? db : "?", nats ? nats : "?",
+            r->wake_subject ? r->wake_subject : "off");
     free(db);
     free(nats);
     uv_timer_init(r->loop, &r->shutdown_timer);
@@ -476,7 +466,7 @@ int outbox_relay_start(outbox_relay *r) {
     ob_cluster_watch_start(r->watch);
     /* The plain mode takes no lock that Galera would split: its mode lock
      * starts at once. The others wait for the watch (on_cluster). */
-    if (cluster_mode(r) == OB_CLUSTER_PLAIN) {
+    if (!r->mode->waits_for_watch) {
         r->locks_started = 1;
         ob_relay_lease_start(r);
     }
@@ -489,8 +479,7 @@ void outbox_relay_stats_sized(const outbox_relay *r, outbox_stats *out, size_t s
     /* The modes with a bucket lease own what they may publish: nothing
      * while the lease is not proven recently (a relay thawed after a freeze,
      * say, before its first round tells it what it lost). */
-    if ((r->o.ordered || r->o.leader || r->o.cursor) && r->order.lease &&
-        !ob_lease_valid(r->order.lease)) {
+    if (r->mode->lease != OB_MODE_LEASE_NONE && r->order.lease && !ob_lease_valid(r->order.lease)) {
         s.buckets_owned = 0;
         s.leader = 0;
     }

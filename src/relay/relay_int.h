@@ -18,6 +18,7 @@
 #include "lease.h"
 #include "link.h"
 #include "log.h"
+#include "mode.h"
 #include "outbox/relay.h"
 #include "reader.h"
 #include "relay_maint.h"
@@ -36,6 +37,7 @@ struct outbox_relay {
     uv_loop_t *loop;
     relay_phase phase;
     outbox_relay_options o; /* strings owned */
+    const ob_mode *mode;    /* o's mode (ob_mode_pick), asked what it needs */
     ob_log log;
     char errmsg[512];
 

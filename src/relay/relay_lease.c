@@ -67,7 +67,7 @@ static void build_fetch(outbox_relay *r, int i, int limit) {
     const char *lock = session ? name : NULL;
     /* On Galera (the lease table) rows of other nodes can come late (sql.h). */
     int late = ob_lease_on_table(r->order.lease);
-    if (r->o.leader && share == OB_ALL_BUCKETS) {
+    if (r->mode->lease == OB_MODE_LEASE_LEADERSHIP && share == OB_ALL_BUCKETS) {
         ob_sql_fetch_strict(b, r->qtable, limit, lock, late);
         return;
     }
@@ -101,7 +101,7 @@ static void deal(outbox_relay *r) {
     int rank = 0;
     for (int i = 0; i < r->nreaders; i++)
         r->order.share[i] = 0;
-    if (r->o.leader) {
+    if (r->mode->lease == OB_MODE_LEASE_LEADERSHIP) {
         r->order.share[0] = readable == owned ? owned : 0;
     } else {
         for (int k = 0; k < OB_BUCKETS; k++)
@@ -119,7 +119,7 @@ static void lease_changed(void *data, uint64_t owned) {
     r->order.owned = owned;
     r->order.on_table = ob_lease_on_table(r->order.lease);
     r->stats.buckets_owned = (uint32_t)ob_bucket_count(owned);
-    r->stats.leader = r->o.leader && owned != 0;
+    r->stats.leader = r->mode->lease == OB_MODE_LEASE_LEADERSHIP && owned != 0;
     /* A bucket with a cursor row is converted before its first fetch. */
     if (r->order.sw)
         ob_cursor_switch_want(r->order.sw, owned & ~r->order.ready);
@@ -207,13 +207,8 @@ ob_lease *ob_relay_make_lease(outbox_relay *r, void (*changed)(void *data, uint6
     lc.table = r->o.table;
     ob_lease_base(lc.base, r->db.database, r->o.table);
     memcpy(r->order.base, lc.base, sizeof(r->order.base));
-    lc.leader = r->o.leader;
-    lc.cursor = r->o.cursor;
-    lc.plain = !r->o.ordered && !r->o.leader && !r->o.cursor;
-    /* A plain lease only looks for relays of another mode, which are refused
-     * at their own start: its rounds can be rare, and an idle relay wakes
-     * less. */
-    lc.interval_ms = lc.plain ? 5000 : 1000;
+    lc.mode = r->mode;
+    lc.interval_ms = r->mode->interval_ms;
     lc.takeover_ms = r->o.lease_timeout_ms;
     ob_lease_callbacks cbs = {changed, lease_fatal, lease_closed, r};
     return ob_lease_new(&lc, &cbs);
@@ -227,13 +222,13 @@ int ob_relay_lease_prepare(outbox_relay *r, void (*fatal)(outbox_relay *r, const
                            void (*closed)(outbox_relay *r)) {
     r->order.fatal = fatal;
     r->order.closed = closed;
-    if (!r->o.ordered && !r->o.leader) {
+    if (r->mode->lease == OB_MODE_LEASE_NONE) {
         r->env.owner.may_publish = plain_may_publish;
         r->order.lease = make_lease(r);
         return r->order.lease ? 0 : -1;
     }
     ob_reader_env *e = &r->env;
-    e->order = r->o.leader ? OB_ORDER_STRICT : OB_ORDER_AGGREGATE;
+    e->order = r->mode->one_reader ? OB_ORDER_STRICT : OB_ORDER_AGGREGATE;
     e->owner.fetch_sql = fetch_sql;
     e->owner.may_publish = may_publish;
     r->stats.buckets_total = OB_BUCKETS;
@@ -256,7 +251,7 @@ void ob_relay_lease_start(outbox_relay *r) {
     if (r->order.lease == NULL)
         return;
     r->order.lease_open = 1;
-    if (r->o.ordered || r->o.leader)
+    if (r->mode->switches_cursor)
         make_switch(r);
     ob_lease_start(r->order.lease);
 }

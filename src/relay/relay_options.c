@@ -176,6 +176,7 @@ static int dup_str(const char **dst, const char *src) {
 
 int ob_relay_copy_options(outbox_relay *r, const outbox_relay_options *o) {
     r->o = *o;
+    r->mode = ob_mode_pick(o->ordered, o->leader, o->cursor);
     int bad = 0;
     bad |= dup_str(&r->o.db_url, o->db_url);
     bad |= dup_str(&r->o.db_password, o->db_password);

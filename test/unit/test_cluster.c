@@ -38,7 +38,7 @@ static void a_single_server_is_not_galera(void) {
     CHECK(!ob_cluster_is_galera(&c));
     ob_cluster_describe(&c, d, sizeof(d));
     CHECK_STR(d, "a single server (wsrep off)");
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == NULL);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_cursor, why, sizeof(why)) == NULL);
     /* wsrep off, as Debian's packaged server runs by default. */
     ob_cluster_set(&c, "wsrep_on", "OFF");
     CHECK(!ob_cluster_is_galera(&c));
@@ -48,7 +48,7 @@ static void a_single_server_is_not_galera(void) {
     CHECK(!ob_cluster_is_galera(&c));
     ob_cluster_describe(&c, d, sizeof(d));
     CHECK_STR(d, "a single server (wsrep on, no provider loaded)");
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_ORDERED, why, sizeof(why)) == NULL);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_ordered, why, sizeof(why)) == NULL);
 }
 
 static void an_unknown_answer_refuses_nothing(void) {
@@ -58,7 +58,7 @@ static void an_unknown_answer_refuses_nothing(void) {
     CHECK(!ob_cluster_is_galera(&c));
     ob_cluster_describe(&c, d, sizeof(d));
     CHECK_STR(d, "not known yet");
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_LEADER, why, sizeof(why)) == NULL);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_leader, why, sizeof(why)) == NULL);
 }
 
 /* On Galera the other modes' leases are rows of the lease table
@@ -69,35 +69,35 @@ static void cursor_mode_needs_the_members_named_on_galera(void) {
     ob_cluster c;
     char why[600];
     galera_node(&c, "3");
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_PLAIN, why, sizeof(why)) == NULL);
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_ORDERED, why, sizeof(why)) == NULL);
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_LEADER, why, sizeof(why)) == NULL);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_plain, why, sizeof(why)) == NULL);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_ordered, why, sizeof(why)) == NULL);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_leader, why, sizeof(why)) == NULL);
     /* without wsrep_node_incoming_address */
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == why);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_cursor, why, sizeof(why)) == why);
     CHECK(strstr(why, "cursor mode on a Galera node (a cluster of 3 nodes)") == why);
     CHECK(strstr(why, "wsrep_node_incoming_address is not set on this node") != NULL);
     CHECK(strstr(why, "use --ordered or the plain mode") != NULL);
     ob_cluster_set(&c, "WSREP_NODE_INCOMING_ADDRESS", "10.0.0.1:3306");
     ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.2:3306,AUTO,10.0.0.1:3306");
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == why);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_cursor, why, sizeof(why)) == why);
     CHECK(strstr(why, "does not name every member") != NULL);
     ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.2:3306,10.0.0.3:3306,10.0.0.1:3306");
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == NULL);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_cursor, why, sizeof(why)) == NULL);
     /* an arbitrator (garbd) lists an empty entry: it runs no transaction */
     ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.2:3306,,10.0.0.1:3306");
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == NULL);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_cursor, why, sizeof(why)) == NULL);
     ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.1:3306,");
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == NULL);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_cursor, why, sizeof(why)) == NULL);
     ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.2:3306,,AUTO,10.0.0.1:3306");
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == why);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_cursor, why, sizeof(why)) == why);
     /* the relay's node missing from the list */
     ob_cluster_set(&c, "WSREP_NODE_INCOMING_ADDRESS", "10.0.0.9:3306");
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == why);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_cursor, why, sizeof(why)) == why);
     /* one node named is accepted: it has no other member to ask */
     galera_node(&c, "1");
     ob_cluster_set(&c, "WSREP_NODE_INCOMING_ADDRESS", "10.0.0.1:3306");
     ob_cluster_set(&c, "WSREP_INCOMING_ADDRESSES", "10.0.0.1:3306");
-    CHECK(ob_cluster_refusal(&c, OB_CLUSTER_CURSOR, why, sizeof(why)) == NULL);
+    CHECK(ob_cluster_refusal(&c, &ob_mode_cursor, why, sizeof(why)) == NULL);
 }
 
 static void server_text_is_cut_and_cleaned(void) {

@@ -50,7 +50,7 @@ static void galera_lease(void) {
     c.table = "outbox";
     ob_lease_base(c.base, "db", "outbox");
     snprintf(key, sizeof(key), "%s", c.base);
-    c.cursor = 1;
+    c.mode = &ob_mode_cursor;
     c.takeover_ms = 15000;
     ob_lease_callbacks cb = {l_changed, l_fatal, l_closed, NULL};
     lease = ob_lease_new(&c, &cb);

@@ -69,8 +69,7 @@ static ob_lease *make(int leader, int plain) {
     c.qtable = "`db`.`outbox`";
     c.table = "outbox";
     ob_lease_base(c.base, "db", "outbox");
-    c.leader = leader;
-    c.plain = plain;
+    c.mode = plain ? &ob_mode_plain : leader ? &ob_mode_leader : &ob_mode_ordered;
     c.takeover_ms = 3000; /* stale after 2 s, valid for 1 s, rounds every 500 ms */
     ob_lease_callbacks cb = {on_changed, on_fatal, on_closed, NULL};
     ob_lease *l = ob_lease_new(&c, &cb);

@@ -72,6 +72,7 @@ static void an_expired_lease_fetches_and_publishes_nothing(void) {
     r.log = quiet;
     r.phase = R_RUNNING;
     r.o.leader = 1;
+    r.mode = &ob_mode_leader;
     r.o.table = "outbox";
     r.o.lease_timeout_ms = 3000; /* stale after 2 s, valid for 1 s, rounds every 500 ms */
     r.o.max_in_flight_bytes = 1 << 20;
