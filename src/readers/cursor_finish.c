@@ -137,6 +137,8 @@ ob_fin ob_cursor_finish_sql(ob_cursor *c) {
      * as the workers' do: no row ends for what may be the broker's fault. */
     int how = (e->broker.ops->epoch(e->broker.self) != b->epoch ? OB_DECIDE_INTERRUPTED : 0) |
               (e->broker.ops->settled(e->broker.self) ? 0 : OB_DECIDE_UNSETTLED);
+    if (how & OB_DECIDE_INTERRUPTED)
+        ob_pub_outage(&c->pub);
     ob_batch_decide(b, &e->batch, how);
     if (ob_cursor_requeue(c) > 0)
         return OB_FIN_AGAIN; /* published again once the broker and the lease allow */

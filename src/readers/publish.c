@@ -160,11 +160,24 @@ static void note_unanswered(ob_pub *p, int rows, uint64_t oldest) {
     u->rows += rows;
 }
 
-void ob_pub_note_unanswered(ob_pub *p) {
-    int rows = 0;
-    for (int i = 0; i < p->batch.n; i++)
-        rows += p->batch.slots[i].state == OB_SLOT_INFLIGHT;
-    note_unanswered(p, rows, ob_batch_oldest_inflight(&p->batch));
+void ob_pub_outage(ob_pub *p) {
+    ob_batch *b = &p->batch;
+    int rows = 0, was = 0;
+    uint64_t oldest = UINT64_MAX;
+    for (int i = 0; i < b->n; i++) {
+        const ob_slot *s = &b->slots[i];
+        /* In flight, or expired while the broker answered others (its
+         * check under way): either may be stored already. */
+        if (s->state != OB_SLOT_INFLIGHT &&
+            (s->state != OB_SLOT_FAILED || s->kind != OUTBOX_FAIL_ACK_TIMEOUT))
+            continue;
+        rows++;
+        if (s->sent_at < oldest)
+            oldest = s->sent_at;
+        was += ob_batch_release(b, i);
+    }
+    note_unanswered(p, rows, oldest);
+    ob_pub_give_back(p, was);
 }
 
 void ob_unmarked_say(const ob_reader_env *e, ob_unmarked *u, uint64_t slack_ms, const char *cause) {

@@ -49,9 +49,11 @@ void ob_pub_take_ack(ob_pub *p, const ob_ack *a);
 /* The ack deadline passed for the oldest publishes. */
 void ob_pub_ack_deadline(ob_pub *p);
 
-/* The batch's rows in flight lose their answer to a broker's outage: they
- * go out again once it is back (counted for ob_pub_say_unanswered). */
-void ob_pub_note_unanswered(ob_pub *p);
+/* A broker's outage ends the wait for answers: the rows it left unanswered
+ * (in flight, or expired by the ack deadline while it still answered others)
+ * go back untouched, to go out again once it is back, and are counted for
+ * ob_pub_say_unanswered. */
+void ob_pub_outage(ob_pub *p);
 
 /* The broker is back: rows an outage left unanswered for longer than the
  * stream's duplicate window may be stored twice; say how many, once. */

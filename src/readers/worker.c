@@ -268,8 +268,7 @@ static void finish_batch(ob_worker *w) {
     int interrupted =
         e->broker.ops->epoch(e->broker.self) != b->epoch || !e->broker.ops->ready(e->broker.self);
     if (interrupted)
-        ob_pub_note_unanswered(&w->pub);
-    /* UNSETTLED: cut short (a deadline) while the broker's check is under way. */
+        ob_pub_outage(&w->pub);
     int how = (interrupted ? OB_DECIDE_INTERRUPTED : 0) |
               (e->broker.ops->settled(e->broker.self) ? 0 : OB_DECIDE_UNSETTLED);
     size_t len = ob_batch_finish_sql(b, &e->batch, how);
@@ -301,8 +300,7 @@ static void batch_committed(ob_worker *w) {
     e->stats->deferred += (uint64_t)b->n_deferred;
 }
 
-/* --- publishing (publish.c publishes; the timer and the finishing are the
- * worker's) --------------------------------------------------------------- */
+/* --- publishing (publish.c's; the timer and the finishing are the worker's) */
 
 /* Arms the ack deadline of the oldest publish in flight, unless armed. */
 static void arm_ack_deadline(ob_worker *w) {
@@ -407,11 +405,9 @@ static void isolate_next(ob_worker *w) {
     query(w, W_ISOLATING, b->sql.p, len);
 }
 
-/* --- the states that wait for a statement ----------------------------------
- *
- * Each has a function for its statement's success and, where a failure
- * means more than db_failed(), one for its failure; an immediate stop drops
- * the statement (the server rolls the transaction back) in all of them. */
+/* --- the states that wait for a statement: each has a function for its statement's success and,
+ * where a failure means more than db_failed(), one for its failure; an immediate stop drops the
+ * statement (the server rolls the transaction back) in all of them. */
 
 static void fetched(ob_worker *w) {
     const ob_reader_env *e = w->env;
@@ -590,7 +586,10 @@ static void st_publishing(ob_worker *w, worker_event ev, const void *arg) {
         return;
     case EV_BROKER_DOWN:
     case EV_DEADLINE:
-        /* What is not answered goes back untouched. */
+        /* What is not answered goes back untouched; an outage's is counted,
+         * as each may be stored already. */
+        if (ev == EV_BROKER_DOWN)
+            ob_pub_outage(&w->pub);
         ob_pub_give_back(&w->pub, ob_batch_release_open(&w->pub.batch));
         finish_batch(w);
         return;

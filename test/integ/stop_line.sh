@@ -29,13 +29,16 @@ wait_sql_ge() { # SQL N SECONDS
 }
 wait_sql_ge 'SELECT COUNT(*) FROM outbox WHERE status = 1' 200 30 || fail "the relay does not deliver"
 
-# A short freeze while rows are in flight: they go back untouched.
+# A short freeze while rows are in flight: they go back untouched. Rows are
+# added once the broker is frozen, so that some are published into the
+# freeze however fast the relay delivered the backlog before it.
 kill -STOP $PNATS_PID
-for i in $(seq 1 100); do [ "$(m outbox_relay_released_total)" -gt 0 ] && break; sleep 0.1; done
+seed $db 500 512
+for i in $(seq 1 200); do [ "$(m outbox_relay_released_total)" -gt 0 ] && break; sleep 0.1; done
 kill -CONT $PNATS_PID
 running=$(m outbox_relay_released_total)
 echo "given back during the freeze: $running"
-[ "$running" -gt 0 ] || { show_log "$work/relay.log"; fail "no row given back during a 10 s freeze"; }
+[ "$running" -gt 0 ] || { show_log "$work/relay.log"; fail "no row given back during a 20 s freeze"; }
 wait_sql $db 'SELECT COUNT(*) FROM outbox WHERE status = 0' 0 60 || fail "rows still pending after the thaw"
 
 # A stop while the broker is frozen with publishes in flight.

@@ -23,7 +23,7 @@ static uint32_t f_epoch(const void *d) {
 }
 static uint64_t f_last_answer(const void *d) {
     (void)d;
-    return 0;
+    return fp.last_answer;
 }
 static uint64_t seq_of_id(const unsigned char *id) {
     uint64_t s = 0;
@@ -58,10 +58,11 @@ static void f_unavailable(void *d, const char *why) {
 static void f_suspect(void *d, const char *why) {
     (void)d;
     (void)why;
+    fp.checking = 1;
 }
 static int f_settled(const void *d) {
     (void)d;
-    return 1;
+    return !fp.checking;
 }
 static void f_refused(void *d, const char *why) {
     (void)d;
@@ -130,6 +131,7 @@ uv_loop_t loop;
 static ob_flow flow;
 outbox_stats stats;
 static ob_reader_env env;
+void (*env_tweak)(ob_reader_env *e);
 char logged[4096];
 
 /* Keeps the reader's lines (info and above), the latest last. */
@@ -175,6 +177,9 @@ const ob_reader *make_reader(void) {
     env.flow = &flow;
     env.stats = &stats;
     ob_flow_init(&flow, 100, 5, 20);
+    if (env_tweak)
+        env_tweak(&env);
+    env_tweak = NULL;
     static ob_cursor_config cc;
     cc = (ob_cursor_config){.env = &env,
                             .qtable = "`outbox`",

@@ -28,6 +28,8 @@ typedef struct fake_pub {
     uint32_t gen[MAXPUB], slot[MAXPUB];
     uint64_t seq[MAXPUB]; /* from the id the test made */
     uint64_t fail_seq;    /* this seq's publish fails (the row's fault); 0 none */
+    uint64_t last_answer; /* loop time of the broker's last answer; 0: never */
+    int checking;         /* told of a suspect failure: its check under way */
 } fake_pub;
 
 extern fake_pub fp;
@@ -46,6 +48,9 @@ extern fake_owner own;
 
 extern uv_loop_t loop;
 extern outbox_stats stats;
+/* Called by make_reader on the reader's settings before the reader copies
+ * them, then cleared: a test's changes to the defaults. */
+extern void (*env_tweak)(ob_reader_env *e);
 extern ob_reader rd;          /* the reader under test; rd.self is its ob_cursor */
 extern double srv;            /* the server's clock, moved by each answer that reads it */
 extern uint64_t counter;      /* the table's AUTO_INCREMENT, for the fit */
