@@ -65,10 +65,17 @@ static void ordered_select(ob_buf *b, const char *qtable, int late) {
                    "o.headers, o.attempt_count, o.created_at, IFNULL(o.next_attempt_at > NOW(6), "
                    "0), o.seq, ");
     if (late) {
+        /* A locking read: it sees what is committed when the row is read. A
+         * plain one would read with the statement's view, opened at its
+         * first row, perhaps before the scan waited and the late row came.
+         * Its rows are the aggregate's pending ones below the row, of the
+         * row's bucket whatever the plan: of a bucket the fetch owns, and
+         * behind its position, so locked by it already but for a late row. */
         ob_buf_puts(b, "(SELECT MAX(p.seq) FROM ");
         ob_buf_puts(b, qtable);
         ob_buf_puts(b, " p WHERE p.aggregate_type = o.aggregate_type AND p.aggregate_id = "
-                       "o.aggregate_id AND p.status = 0 AND p.seq < o.seq) FROM ");
+                       "o.aggregate_id AND p.bucket = o.bucket AND p.status = 0 AND p.seq < o.seq "
+                       "FOR UPDATE) FROM ");
     } else {
         ob_buf_puts(b, "NULL FROM ");
     }

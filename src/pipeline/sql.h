@@ -35,8 +35,9 @@ enum {
  * pending row (NULL when none, and always without `late`). On a Galera node
  * a row written on another node keeps the seq its node gave it, and can
  * appear below the position of a locking read that waited on a row: the
- * read then returns the aggregate's next row without it. The batch holds
- * such a row back (ob_batch_load). On one server every row of an aggregate
+ * read then returns the aggregate's next row without it. The previous
+ * pending row is read with a lock, which sees it once committed, and the
+ * batch holds such a row back (ob_batch_load). On one server every row of an aggregate
  * exists before a later one's seq is handed out, and the locking read waits
  * on it: there `late` is 0, and the per-row subquery is not paid. */
 enum { OB_OCOL_SEQ = OB_COL_COUNT, OB_OCOL_BEFORE, OB_OCOL_COUNT };
