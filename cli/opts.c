@@ -12,6 +12,7 @@ const opt ob_opts[] = {
     {"db-password", "OUTBOX_DB_PASSWORD", T_STR, R(db_password), 0},
     {"db-password-file", "OUTBOX_DB_PASSWORD_FILE", T_FILE, R(db_password), 0},
     {"db-option-file", "OUTBOX_DB_OPTION_FILE", T_STR, C(db_option_file), 0},
+    {"db-failback", "OUTBOX_DB_FAILBACK", T_MS32, R(db_failback_ms), 0},
     {"nats", "OUTBOX_NATS", T_STR, R(nats_url), 0},
     /* TLS and credentials */
     {"db-tls", "OUTBOX_DB_TLS", T_FLAG, R(db_tls), 1},

@@ -41,6 +41,8 @@ static const char *const usage_parts[] = {
     "in ps)\n"
     "  --db-option-file F    OUTBOX_DB_OPTION_FILE  a MariaDB option file to take the\n"
     "                        password from, in place of ~/.my.cnf\n"
+    "  --db-failback D       OUTBOX_DB_FAILBACK    with several nodes, go back to the first\n"
+    "                        after D away from it, once it answers (60s; 0: never)\n"
     "  --nats URL            OUTBOX_NATS           nats://[user:pass@|token@]host:port"
     "[,nats://...]\n"
     "  --nats-password-file F  OUTBOX_NATS_PASSWORD_FILE  password for the URL's user\n"

@@ -253,6 +253,13 @@ typedef struct outbox_relay_options {
      * the relay runs without the BEFORE INSERT trigger that `schema` makes
      * to set it (without either it refuses to start). (0) */
     int cursor_trust_seq;
+    /* --- database nodes --- */
+    /* With several nodes in db_url, a connection that moved off the first
+     * (the preferred node) goes back to it after this long away, between
+     * two batches, once the first node takes a session again (one
+     * connection of the relay tries it per period). 0: never, a connection
+     * stays where it moved until that node fails. 0 or 1 s to 1 day (60 s). */
+    uint32_t db_failback_ms;
     /* --- new fields here, last: a caller built before them gets their
      * defaults. --- */
 } outbox_relay_options;
@@ -338,6 +345,9 @@ typedef struct outbox_stats {
      * without attempts while the other subjects flow */
     uint32_t subjects_paused;
     uint64_t deferred; /* rows that waited for their paused subject (each time) */
+    /* database connections moved back to the first node of db_url's list
+     * (db_failback_ms) */
+    uint64_t db_failbacks;
     /* --- new fields here, last --- */
 } outbox_stats;
 

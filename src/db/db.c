@@ -434,9 +434,14 @@ static int step_connecting(ob_db *db, int ev) {
         OB_WARN(db->log, "%s: cannot turn TCP keepalive on (%s): a dead server may go unnoticed",
                 db->name, strerror(errno));
     set_state(db, DB_IDLE);
+    /* A node tried before in this round may have failed: its error is not
+     * this session's. */
+    db->lost = 0;
+    db->err_no = 0;
+    db->err[0] = '\0';
     char moved[640];
     db->nodes.fd = (int)mysql_get_socket(db->m);
-    if (ob_db_nodes_up(&db->nodes, moved, sizeof(moved)))
+    if (ob_db_nodes_up(&db->nodes, uv_now(db->loop), moved, sizeof(moved)))
         OB_INFO(db->log, "%s: %s", db->name, moved);
     OB_DEBUG(db->log, "%s: connected (session %lu%s%s, longest connect call %llu us)", db->name,
              mysql_thread_id(db->m), db->cfg.tls ? ", TLS " : "",
@@ -708,6 +713,22 @@ int ob_db_connect(ob_db *db, ob_db_cb cb, void *data) {
     db->err_no = 0;
     db->err[0] = '\0';
     return connect_node(db);
+}
+
+int ob_db_failback_due(const ob_db *db) {
+    return db->state == DB_IDLE &&
+           ob_db_nodes_failback_due(&db->nodes, uv_now(db->loop), db->cfg.failback_ms);
+}
+
+int ob_db_failback(ob_db *db) {
+    uint64_t now = uv_now(db->loop);
+    int due = ob_db_failback_due(db);
+    if (!due)
+        return 0;
+    OB_DEBUG(db->log, "%s: trying the first database node again", db->name);
+    ob_db_reset(db);
+    ob_db_nodes_failback(&db->nodes, now, db->cfg.failback_ms);
+    return due;
 }
 
 void ob_db_node_answered(ob_db *db) {

@@ -114,6 +114,15 @@ void ob_db_watch(ob_db *db, ob_db_cb cb, void *data);
  * node found unfit by a statement that succeeded, such as wsrep_ready OFF. */
 void ob_db_leave_node(ob_db *db, const char *why);
 
+/* Failback to the first node of the list (db_nodes.h): when the session has
+ * been on another node for the config's failback_ms, and the group's turn
+ * allows, drops it (the owner calls this with no transaction open) so that
+ * the next ob_db_connect starts on the first node: 1 then when it tries the
+ * first node for the group, 2 when it follows one that went back, else 0. */
+int ob_db_failback(ob_db *db);
+/* What ob_db_failback would return now, dropping nothing. */
+int ob_db_failback_due(const ob_db *db);
+
 /* The cluster probe just answered on this connection's node: a sign of life
  * for the other connections of its group (db_config.h, ob_db_group), whose
  * late statements on that node then keep the node. */

@@ -24,9 +24,12 @@
  * loop. */
 typedef struct ob_db_group {
     struct ob_db_nodes *first;
-    int answered;         /* 1 + the node whose cluster probe answered last; 0 none */
-    uint64_t answered_ms; /* when (the loop's clock) */
-    uint64_t busy_said;   /* when a busy node was last said at warn level (the loop's clock) */
+    int answered;            /* 1 + the node whose cluster probe answered last; 0 none */
+    uint64_t answered_ms;    /* when (the loop's clock) */
+    uint64_t busy_said;      /* when a busy node was last said at warn level (the loop's clock) */
+    uint64_t first_up_ms;    /* when a session was last made on the first node */
+    uint64_t retry_first_ms; /* no connection tries the first node again before this */
+    uint64_t failbacks;      /* sessions moved back to the first node */
 } ob_db_group;
 
 typedef struct ob_db_config {
@@ -44,6 +47,7 @@ typedef struct ob_db_config {
     unsigned connect_timeout_s;
     unsigned read_timeout_s;  /* must outlast any legitimate wait, such as GET_LOCK */
     uint32_t op_timeout_ms;   /* our own deadline for one operation; 0 = none */
+    uint32_t failback_ms;     /* a session away from the first node goes back after; 0 never */
     const char *init_command; /* run by connect, may be NULL */
 
     /* TLS. On when `tls` is set; the server's certificate chain is then

@@ -154,18 +154,55 @@ void ob_db_nodes_name(const ob_db_nodes *l, int i, char *out, size_t len) {
                  v6 ? "]" : "", d->port);
 }
 
-int ob_db_nodes_up(ob_db_nodes *l, char *msg, size_t len) {
-    int was = l->on < 0 ? 0 : l->on;
+int ob_db_nodes_up(ob_db_nodes *l, uint64_t now, char *msg, size_t len) {
+    int was = l->on < 0 ? 0 : l->on, back = l->back;
+    uint64_t away = l->away_ms;
     l->on = l->cur;
+    l->back = 0;
+    if (l->cur == 0) {
+        l->away_ms = 0;
+        if (l->group)
+            l->group->first_up_ms = now ? now : 1;
+    } else if (l->away_ms == 0) {
+        l->away_ms = now ? now : 1;
+        l->retry_ms = 0;
+    }
     if (l->n == 1 || l->cur == was)
         return 0;
     char to[300], from[300];
     ob_db_nodes_name(l, l->cur, to, sizeof(to));
-    if (l->left >= 0) {
+    if (back && l->cur == 0) {
+        ob_db_nodes_name(l, was, from, sizeof(from));
+        if (l->group)
+            l->group->failbacks++;
+        snprintf(msg, len, "back on database %s, the first listed, after %llu s on %s", to,
+                 (unsigned long long)(now - away) / 1000, from);
+    } else if (l->left >= 0) {
         ob_db_nodes_name(l, l->left, from, sizeof(from));
         snprintf(msg, len, "on database %s; %s given up: %s", to, from, l->why);
     } else {
         snprintf(msg, len, "on database %s", to);
     }
     return 1;
+}
+
+int ob_db_nodes_failback_due(const ob_db_nodes *l, uint64_t now, uint32_t hold_ms) {
+    if (hold_ms == 0 || l->n < 2 || l->on <= 0 || l->away_ms == 0 || now < l->away_ms + hold_ms ||
+        now < l->retry_ms)
+        return 0;
+    const ob_db_group *g = l->group;
+    if (g && g->first_up_ms > l->away_ms)
+        return 2;
+    return g == NULL || now >= g->retry_first_ms;
+}
+
+void ob_db_nodes_failback(ob_db_nodes *l, uint64_t now, uint32_t hold_ms) {
+    l->cur = 0;
+    l->tried = 0;
+    l->back = 1;
+    l->stay = 0;
+    l->told[0] = '\0';
+    l->retry_ms = now + hold_ms; /* a failed try waits a hold-down again */
+    if (l->group)
+        l->group->retry_first_ms = now + hold_ms;
 }

@@ -31,8 +31,11 @@ typedef struct ob_db_nodes {
     char told[200];                   /* why, when a deadline or another connection found it */
     ob_db_group *group;               /* NULL when in none */
     struct ob_db_nodes *next, *prev;  /* in the group */
-    int fd;   /* the socket of the session on `on`, -1 when none (kept by db.c) */
-    int stay; /* the session's loss was the node's business: the next round starts on it */
+    int fd;            /* the socket of the session on `on`, -1 when none (kept by db.c) */
+    int stay;          /* the session's loss was the node's business: the next round starts on it */
+    uint64_t away_ms;  /* when the session left the first node; 0 on it */
+    uint64_t retry_ms; /* its next try of the first node, not before */
+    int back;          /* this round tries the first node again (ob_db_nodes_failback) */
 } ob_db_nodes;
 
 /* Copies the n nodes (n 0: host and port alone). Returns 0, or -1 when out
@@ -57,11 +60,27 @@ void ob_db_nodes_lost(ob_db_nodes *l, const char *why);
  * tried (the next round starts at the node after this one). */
 int ob_db_nodes_failed(ob_db_nodes *l, const char *why);
 
-/* A session was made on the current node: 1 when that is a move (another
- * node than the last session's, or than the first node at start), with a
- * line for the log in msg ("on database node 2 of 3 (127.0.0.1:3308);
- * node 1 (127.0.0.1:3307) given up: <why>"), 0 otherwise. */
-int ob_db_nodes_up(ob_db_nodes *l, char *msg, size_t len);
+/* A session was made on the current node at now (the loop's clock, ms): 1
+ * when that is a move (another node than the last session's, or than the
+ * first node at start), with a line for the log in msg ("on database node 2
+ * of 3 (127.0.0.1:3308); node 1 (127.0.0.1:3307) given up: <why>", or
+ * "back on database node 1 of 3 ..." after ob_db_nodes_failback), 0
+ * otherwise. */
+int ob_db_nodes_up(ob_db_nodes *l, uint64_t now, char *msg, size_t len);
+
+/* Failback: a session away from the first node (the preferred one, listed
+ * first) for hold_ms or more may try it again, at a point where the owner
+ * can drop its session (no transaction open). One connection of a group
+ * tries per hold_ms; once the first node took a session of the group since
+ * this one left it, the others follow at once. 1 when due at now (a try),
+ * 2 when due to follow, 0 not due: with hold_ms 0 (never), one node, or on
+ * the first node. */
+int ob_db_nodes_failback_due(const ob_db_nodes *l, uint64_t now, uint32_t hold_ms);
+
+/* The next round starts on the first node (the owner dropped the session);
+ * should it fail, the round goes on from there, and the next try is a
+ * hold_ms later. */
+void ob_db_nodes_failback(ob_db_nodes *l, uint64_t now, uint32_t hold_ms);
 
 /* Joins l to group g (may be NULL); leave before l is freed. */
 void ob_db_nodes_join(ob_db_nodes *l, ob_db_group *g);

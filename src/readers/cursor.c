@@ -21,6 +21,7 @@
  *     status-2 rows may be due, nothing in flight --> LANE_READING --> IDLE
  *     the next batch's read is due ------------------> READING --> IDLE
  *     resolved gaps let the cursor move -------------> ADVANCING --> IDLE
+ *     nothing in flight, failback due (db.h) --------> CONNECT_WAIT, at once
  *     else waits in IDLE for the poll timer, a wake, acks or capacity
  *   any statement --failed--> RETRY_WAIT --timer--> IDLE (lost: CONNECT_WAIT, then PROBING)
  *   HALTED: the relay cannot go on; waiting for the stop
@@ -458,14 +459,43 @@ static int take_in_due(const ob_cursor *c, const cursor_pass *p) {
     return c->cur_phase == B_EMPTY && c->next_phase == B_READY;
 }
 
-/* The batch read ahead is published; the turn goes on unless it is
- * answered at once. */
+/* The batch read ahead is published; the turn goes on unless answered at once. */
 static duty_out take_in_run(ob_cursor *c, cursor_pass *p) {
     swap_in(c);
     pump(c);
     if (c->cur_phase != B_ANSWERED)
         return DUTY_NEXT;
     finish_run(c, p);
+    return DUTY_DONE;
+}
+
+/* The session is gone (lost, counted; or moved): reconnect, reload the cursors. */
+static void db_gone(ob_cursor *c, int lost) {
+    if (lost)
+        ob_db_life_down(&c->life);
+    else
+        ob_db_life_closed(&c->life);
+    drop_batches(c);
+    c->active = 0;
+    c->handoff = 0;
+    c->handoff_seq = UINT64_MAX;
+    ob_cursor_resync(c, RESYNC_LOST);
+    c->pending = 0;
+    ob_db_reset(c->db);
+    set_state(c, CR_CONNECT_WAIT);
+    uv_timer_start(&c->timer, on_timer, lost ? ob_db_life_backoff(&c->life) : 0, 0);
+}
+
+/* Back to the first node of the list (ob_db_failback), between batches. */
+static int failback_due(const ob_cursor *c, const cursor_pass *p) {
+    (void)p;
+    return c->cur_phase == B_EMPTY && c->next_phase == B_EMPTY && ob_db_failback_due(c->db);
+}
+
+static duty_out failback_run(ob_cursor *c, cursor_pass *p) {
+    (void)p;
+    ob_db_failback(c->db);
+    db_gone(c, 0);
     return DUTY_DONE;
 }
 
@@ -488,6 +518,7 @@ static const cursor_duty duties[] = {
     {"load", ob_cursor_load_due, ob_cursor_load_run},
     {"unowned", ob_cursor_unowned_due, ob_cursor_unowned_run},
     {"take-in", take_in_due, take_in_run},
+    {"failback", failback_due, failback_run},
     {"lane", ob_cursor_lane_due, ob_cursor_lane_run},
     {"advance", ob_cursor_advance_due, ob_cursor_advance_run},
     {"read", ob_cursor_read_due, ob_cursor_read_run},
@@ -525,28 +556,14 @@ static void kick(ob_cursor *c, cursor_kick why) {
 
 /* --- failures ------------------------------------------------------------ */
 
-static void db_lost(ob_cursor *c) {
-    ob_db_life_down(&c->life);
-    drop_batches(c);
-    c->active = 0;
-    c->handoff = 0;
-    c->handoff_seq = UINT64_MAX;
-    ob_cursor_resync(c, RESYNC_LOST);
-    c->pending = 0;
-    ob_db_reset(c->db);
-    set_state(c, CR_CONNECT_WAIT);
-    uv_timer_start(&c->timer, on_timer, ob_db_life_backoff(&c->life), 0);
-}
-
-/* The connection died while no statement ran (ob_db_watch): found now,
- * not at the next read. */
+/* The connection died while no statement ran (ob_db_watch): found now. */
 static void on_db_lost(ob_db *db, int ok, void *data) {
     ob_cursor *c = data;
     (void)ok;
     if (c->state != CR_IDLE && c->state != CR_INIT_WAIT && c->state != CR_RETRY_WAIT)
         return;
     OB_WARN(c->env.log, "cursor: database connection lost (%s); reconnecting", ob_db_error(db));
-    db_lost(c);
+    db_gone(c, 1);
 }
 
 static void fatal(ob_cursor *c, const char *why) {
@@ -574,7 +591,7 @@ static void db_failed(ob_cursor *c) {
         if (ob_db_life_say(&c->life, no))
             OB_WARN(c->env.log, "cursor: database connection %s (%u %s); reconnecting",
                     c->state == CR_CONNECTING ? "failed" : "lost", no, ob_db_error(c->db));
-        db_lost(c);
+        db_gone(c, 1);
         return;
     }
     if ((c->state == CR_PROBING && ob_db_life_verdict(&c->life, no) == OB_DB_FATAL) ||

@@ -171,10 +171,7 @@ static void fetch(ob_worker *w) {
 
 /* The one place that decides what follows a finished step: close, halt,
  * ask whether the database accepts the writes again, wait for the broker,
- * or claim the next batch. */
-/* A worker without the lease's leave looks again at least this often. */
-#define LEASE_LOOK_MS 100
-
+ * move back to the first node, or claim the next batch. */
 static void next(ob_worker *w) {
     const ob_reader_owner *o = &w->env->owner;
     if (w->stop) {
@@ -193,6 +190,9 @@ static void next(ob_worker *w) {
         set_state(w, W_LEASE_WAIT);
         start_timer(w, w->env->poll_interval_ms < LEASE_LOOK_MS ? w->env->poll_interval_ms
                                                                 : LEASE_LOOK_MS);
+    } else if ((w->failback = ob_db_failback(w->db)) != 0) { /* to the first node */
+        ob_db_life_closed(&w->life);                         /* a move, not a loss */
+        connect_db(w);
     } else {
         fetch(w);
     }
@@ -209,8 +209,8 @@ static void rollback(ob_worker *w, worker_state s) {
  * second at rest, see flow.h). */
 static void go_idle(ob_worker *w) {
     const ob_reader_env *e = w->env;
-    if (w->stop || w->halted || ob_flow_take_wake(e->flow)) {
-        next(w); /* a wake came while everyone was busy: fetch at once */
+    if (w->stop || w->halted || ob_flow_take_wake(e->flow) || ob_db_failback_due(w->db)) {
+        next(w); /* a wake came while everyone was busy: fetch at once (or fail back) */
         return;
     }
     /* In the ordered modes each worker reads buckets of its own, which no

@@ -166,8 +166,19 @@ void ob_worker_drain_row(ob_worker *w) {
 void ob_worker_db_up(ob_worker *w) {
     ob_db_life_up(&w->life);
     warn_unmarked(w);
-    OB_INFO(w->env->log, "%s: connected to the database (session %lu)", w->pub.name,
-            ob_db_thread_id(w->db));
+    /* The group's try of the first node (it may have failed): the workers
+     * parked meanwhile look once, so that they follow at their next step. */
+    if (w->failback == 1)
+        ob_flow_wake_all(w->env->flow, &w->pub.fm);
+    /* A failback's session is said by its move ("back on database node 1"),
+     * and a failed try, back where it was, is not news. */
+    if (w->failback)
+        OB_DEBUG(w->env->log, "%s: connected to the database (session %lu)", w->pub.name,
+                 ob_db_thread_id(w->db));
+    else
+        OB_INFO(w->env->log, "%s: connected to the database (session %lu)", w->pub.name,
+                ob_db_thread_id(w->db));
+    w->failback = 0;
 }
 
 size_t ob_worker_refused_row_sql(ob_worker *w) {

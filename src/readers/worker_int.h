@@ -72,6 +72,7 @@ struct ob_worker {
     int woken;                 /* a wake came while the scout's probe was under way */
     int iso;                   /* the slot being written while isolating */
     int drain_said;            /* the rows a drain waits for were logged since the last rows came */
+    int failback;              /* this connect goes back to the first node: ob_db_failback's */
     int refusing;              /* the database refuses what every row needs; claim nothing */
     char refusal[400];         /* why, while refusing */
     uint64_t conflict_said;    /* loop time of the last conflict line said, 0 never */
@@ -121,5 +122,8 @@ size_t ob_worker_refused_row_sql(ob_worker *w);
 /* w->grant_sql: writes nothing, yet needs every privilege the finishing
  * statements need. Returns 0, or -1 out of memory. */
 int ob_worker_grant_sql(ob_worker *w);
+
+/* A worker without the lease's leave looks again at least this often. */
+#define LEASE_LOOK_MS 100
 
 #endif

@@ -90,6 +90,7 @@ enum scalar {
     S_TABLE_REPLACED,
     S_SUBJECTS_PAUSED,
     S_DEFERRED,
+    S_DB_FAILBACKS,
     S_COUNT
 };
 
@@ -129,6 +130,8 @@ static const family scalars[S_COUNT] = {
      "subject): their rows wait, without attempts; the other subjects flow."},
     {"outbox_relay_subject_waits_total", "counter",
      "Rows that waited for their paused subject, each time (no attempt counted)."},
+    {"outbox_relay_database_failbacks_total", "counter",
+     "Database connections moved back to the first node of the --db list (--db-failback)."},
 };
 
 static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
@@ -173,6 +176,8 @@ static uint64_t scalar_value(const outbox_stats *s, enum scalar k) {
         return s->subjects_paused;
     case S_DEFERRED:
         return s->deferred;
+    case S_DB_FAILBACKS:
+        return s->db_failbacks;
     case S_COUNT:
         break;
     }

@@ -282,6 +282,7 @@ static void prepare_env(outbox_relay *r) {
     e->db.connect_timeout_s = 10;
     e->db.read_timeout_s = 120;
     e->db.op_timeout_ms = 60000;
+    e->db.failback_ms = o->db_failback_ms;
     e->db.init_command = "SET SESSION tx_isolation = 'READ-COMMITTED', time_zone = '+00:00'";
     ob_db_config_tls_from_options(&e->db, o);
     e->batch.qtable = r->qtable;
@@ -494,6 +495,7 @@ void outbox_relay_stats_sized(const outbox_relay *r, outbox_stats *out, size_t s
         s.stream_losses = losses;
     }
     s.subjects_paused = (uint32_t)ob_paused_count(&r->paused);
+    s.db_failbacks = r->dbgroup.failbacks;
     memcpy(out, &s, n);
     if (size > n) /* a caller built against a newer header */
         memset((char *)out + n, 0, size - n);

@@ -43,6 +43,7 @@ static void defaults(outbox_relay_options *o) {
     o->log_level = OUTBOX_LOG_INFO;
     o->max_in_flight_bytes = 32u * 1024 * 1024;
     o->lease_timeout_ms = 15000;
+    o->db_failback_ms = 60000;
 }
 
 void outbox_relay_options_init_sized(outbox_relay_options *o, size_t size) {
@@ -122,6 +123,10 @@ int ob_relay_check_options(const outbox_relay_options *o, char *errbuf, size_t e
                            "wake subject '%s' falls under the stream's subjects '%s.>'",
                            o->wake_subject, o->subject_prefix);
     }
+    if (o->db_failback_ms != 0 && (o->db_failback_ms < 1000 || o->db_failback_ms > 86400000))
+        return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
+                       "database failback must be 0 (never) or 1 s to 1 day (got %u ms)",
+                       o->db_failback_ms);
     if (o->lease_timeout_ms < 3000 || o->lease_timeout_ms > 3600000)
         return ob_errf(errbuf, errlen, OUTBOX_EINVAL,
                        "lease timeout must be 3 s to 1 hour (got %u ms)", o->lease_timeout_ms);

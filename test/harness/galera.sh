@@ -210,7 +210,8 @@ galera_moves() {
 }
 
 # galera_node3_lost DB STREAM PREFIX WORK PACE ACTION PAST WHY: a plain
-# relay with --db naming nodes 3, 1 and 2 (so on node 3; its pid in pids),
+# relay with --db naming nodes 3, 1 and 2 (so on node 3; its pid in pids;
+# GALERA_RELAY_ARGS, when set, adds flags),
 # producers on nodes 1 and 2 paced by PACE, and once it delivers, node 3
 # handed to `servers.sh ACTION` (kill-gnode, freeze-gnode; PAST says it:
 # killed, frozen). Waits for the producers and the drain, prints the time
@@ -221,7 +222,7 @@ galera_node3_lost() {
   local db=$1 stream=$2 prefix=$3 work=$4 pace=$5 action=$6 past=$7 why=$8 t0 times
   "$OUTBOX_TEST_RELAY" --db "$(galera_url "$db" 3 1 2)" --nats "$OUTBOX_TEST_NATS_URL" \
     --stream "$stream" --subject-prefix "$prefix" --no-progress --http 127.0.0.1:0 \
-    2>"$work/relay.log" &
+    ${GALERA_RELAY_ARGS:-} 2>"$work/relay.log" &
   pids+=($!)
   http_port "$work/relay.log" >/dev/null # listening: started
   GALERA_PACE="$pace" galera_producers "$db" "$work" 1 2

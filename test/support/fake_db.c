@@ -201,6 +201,17 @@ void ob_db_node_answered(ob_db *db) {
     (void)db;
 }
 
+/* One node: never a failback. */
+int ob_db_failback(ob_db *db) {
+    (void)db;
+    return 0;
+}
+
+int ob_db_failback_due(const ob_db *db) {
+    (void)db;
+    return 0;
+}
+
 int fake_db_nodes_left(void) {
     return nodes_left;
 }

@@ -712,9 +712,9 @@ static void a_graceful_stop_finishes_the_batch_and_writes_the_cursor(void) {
  * a graceful stop comes before a read that is due (a read cut at its
  * LIMIT): the last cursor write, then it closes without reading. */
 static void the_duties_come_in_their_order(void) {
-    static const char *const order[] = {"halt",  "publish",   "finish", "stop",    "wake",
-                                        "check", "hand-over", "load",   "unowned", "take-in",
-                                        "lane",  "advance",   "read",   "drained", "idle"};
+    static const char *const order[] = {
+        "halt",    "publish", "finish",   "stop", "wake",    "check", "hand-over", "load",
+        "unowned", "take-in", "failback", "lane", "advance", "read",  "drained",   "idle"};
     size_t n = sizeof(order) / sizeof(order[0]);
     for (size_t i = 0; i < n; i++)
         CHECK_STR(ob_cursor_duty_name(i), order[i]);

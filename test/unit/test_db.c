@@ -10,6 +10,7 @@
  * mid-query or while idle is a lost connection; a close while waiting
  * calls no operation's callback and frees everything.
  */
+#include <arpa/inet.h>
 #include <errmsg.h>
 #include <string.h>
 #include <uv.h>
@@ -226,6 +227,58 @@ static void a_close_while_waiting(void) {
     fake_peer_mode_set(peer, PEER_ANSWER);
 }
 
+/* A port nothing listens on: bound, read, closed. */
+static unsigned closed_port(void) {
+    uv_tcp_t t;
+    struct sockaddr_in a;
+    struct sockaddr_storage got;
+    int len = sizeof(got);
+    uv_tcp_init(&loop, &t);
+    uv_ip4_addr("127.0.0.1", 0, &a);
+    CHECK_EQ(uv_tcp_bind(&t, (const struct sockaddr *)&a, 0), 0);
+    CHECK_EQ(uv_tcp_getsockname(&t, (struct sockaddr *)&got, &len), 0);
+    uv_close((uv_handle_t *)&t, NULL);
+    uv_run(&loop, UV_RUN_NOWAIT);
+    return ntohs(((struct sockaddr_in *)&got)->sin_port);
+}
+
+/* Two nodes, the first refusing: the round's session is made on the second,
+ * and the first node's refusal is not the session's (it was once taken for
+ * a loss, and the owner reconnected forever). After the failback period the
+ * session tries the first node again, is refused again, and is made on the
+ * second once more, whole; the next try waits a period. */
+static void a_node_refused_in_a_round_is_not_the_sessions_loss(void) {
+    static ob_db_node two[2];
+    static ob_db_config cfg;
+    two[0] = (ob_db_node){"127.0.0.1", closed_port()};
+    two[1] = (ob_db_node){"127.0.0.1", (unsigned)fake_peer_port(peer)};
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.nodes = two;
+    cfg.n_nodes = 2;
+    cfg.user = "relay";
+    cfg.database = "db";
+    cfg.op_timeout_ms = 5000;
+    cfg.failback_ms = 1000;
+    ob_db *db = ob_db_new(&loop, &cfg, &lg, "test");
+    CHECK(db != NULL);
+    connect_ok(db);
+    CHECK(!ob_db_lost(db));
+    CHECK_EQ(ob_db_failback_due(db), 0);
+    CHECK_EQ(ob_db_failback(db), 0);
+    uv_sleep(1050);
+    uv_update_time(&loop);
+    CHECK_EQ(ob_db_failback_due(db), 1);
+    CHECK_EQ(ob_db_failback(db), 1); /* the session dropped, the first node next */
+    connect_ok(db);
+    CHECK(!ob_db_lost(db));
+    CHECK_EQ(ob_db_failback_due(db), 0); /* a period before the next try */
+    done d = {0, 0};
+    CHECK_EQ(ob_db_query(db, "DO 5", 4, on_done, &d), 0);
+    run_until(&d.calls);
+    CHECK_EQ(d.ok, 1);
+    close_db(db);
+}
+
 int main(void) {
     uv_loop_init(&loop);
     uv_timer_init(&loop, &tick);
@@ -235,6 +288,7 @@ int main(void) {
     a_silent_server_fails_the_query_as_lost();
     a_closed_connection_is_lost();
     a_close_while_waiting();
+    a_node_refused_in_a_round_is_not_the_sessions_loss();
     fake_peer_close(peer);
     peer = NULL;
     uv_close((uv_handle_t *)&tick, NULL);
