@@ -172,12 +172,8 @@ void ob_worker_db_up(ob_worker *w) {
         ob_flow_wake_all(w->env->flow, &w->pub.fm);
     /* A failback's session is said by its move ("back on database node 1"),
      * and a failed try, back where it was, is not news. */
-    if (w->failback)
-        OB_DEBUG(w->env->log, "%s: connected to the database (session %lu)", w->pub.name,
-                 ob_db_thread_id(w->db));
-    else
-        OB_INFO(w->env->log, "%s: connected to the database (session %lu)", w->pub.name,
-                ob_db_thread_id(w->db));
+    ob_logf(w->env->log, w->failback ? OUTBOX_LOG_DEBUG : OUTBOX_LOG_INFO,
+            "%s: connected to the database (session %lu)", w->pub.name, ob_db_thread_id(w->db));
     w->failback = 0;
 }
 
