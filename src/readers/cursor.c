@@ -486,7 +486,7 @@ static void db_gone(ob_cursor *c, int lost) {
     uv_timer_start(&c->timer, on_timer, lost ? ob_db_life_backoff(&c->life) : 0, 0);
 }
 
-/* Back to the first node of the list (ob_db_failback), between batches. */
+/* Back to the first node (ob_db_failback), between batches, after the advance. */
 static int failback_due(const ob_cursor *c, const cursor_pass *p) {
     (void)p;
     return c->cur_phase == B_EMPTY && c->next_phase == B_EMPTY && ob_db_failback_due(c->db);
@@ -518,9 +518,9 @@ static const cursor_duty duties[] = {
     {"load", ob_cursor_load_due, ob_cursor_load_run},
     {"unowned", ob_cursor_unowned_due, ob_cursor_unowned_run},
     {"take-in", take_in_due, take_in_run},
-    {"failback", failback_due, failback_run},
     {"lane", ob_cursor_lane_due, ob_cursor_lane_run},
     {"advance", ob_cursor_advance_due, ob_cursor_advance_run},
+    {"failback", failback_due, failback_run},
     {"read", ob_cursor_read_due, ob_cursor_read_run},
     {"drained", ob_cursor_drained_due, ob_cursor_drained_run},
     {"idle", NULL, idle_run},

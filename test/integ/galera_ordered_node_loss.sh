@@ -10,18 +10,21 @@
 # sampled every 0.1 s, never exceeds 64 and is back at 64 within the
 # default --lease-timeout (15 s) of the loss. Then a rolling restart: nodes
 # 1, 2 and 3 each stopped and started again in turn, producers on the
-# other two writing meanwhile; the sum still never exceeds 64. Every row ends
-# processed, none dead or charged, once in the stream, no aggregate out of
-# order. Prints each takeover's time and each restart's.
+# other two writing meanwhile; then a partition: node 1 cut off from the
+# primary component (gmcast.isolate) for about 8 s and joining again. The sum
+# still never exceeds 64. Every row ends processed, none dead or charged,
+# once in the stream, no aggregate out of order. Prints each takeover's
+# time, each restart's and the partition's.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/galera.sh"
 db=it_galera_ord_loss stream=IT_GALERA_ORD_LOSS prefix=itgol
 work=$(mktemp -d)
-pids=() ports=() sampler=
+pids=() ports=() sampler= isolated=
 cleanup() {
   [ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   "$OUTBOX_TEST_SERVERS" thaw-gnode "$OUTBOX_TEST_GALERA_DIR" 2 2>/dev/null || true
+  [ -z "$isolated" ] || GROOT 1 -e "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'" || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -116,6 +119,26 @@ for n in 1 2 3; do
   echo "rolling restart: node $n stopped and Synced again after $(awk -v t="$t0" -v now="$(date +%s.%N)" 'BEGIN { printf "%.1f", now - t }') s"
   for p in "${producers[@]}"; do wait "$p" || fail "a producer failed"; done
 done
+
+# 4. A partition: node 1, where both relays work now (or their leases do),
+# cut off from the others (gmcast.isolate) while producers write on nodes 2
+# and 3; it leaves the primary component, every statement there fails with
+# 1047, and each relay moves to its next node. Then node 1 joins again.
+galera_synced 1
+GALERA_AGG=p GALERA_PACE='DO SLEEP(0.05)' galera_agg_producers $db "$work" 20 5 2 3
+t0=$(date +%s.%N)
+GROOT 1 -e "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'"
+isolated=1
+for i in $(seq 1 300); do
+  [ "$(GROOT 1 -e "SHOW STATUS LIKE 'wsrep_cluster_status'" | cut -f2)" = non-Primary ] && break
+  sleep 0.1
+done
+sleep 8 # the relays meet 1047 and move on; the producers write meanwhile
+GROOT 1 -e "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'"
+isolated=
+galera_synced 1
+echo "partition: node 1 cut off and Synced again after $(awk -v t="$t0" -v now="$(date +%s.%N)" 'BEGIN { printf "%.1f", now - t }') s"
+for p in "${producers[@]}"; do wait "$p" || fail "a producer failed"; done
 galera_drained $db
 kill "$sampler"
 wait "$sampler" 2>/dev/null || true
@@ -138,7 +161,7 @@ for i in 0 1; do
 done
 pids=()
 galera_synced 2
-galera_end $db $stream $((1600 + 3 * 2 * 20 * 5)) "$work"
+galera_end $db $stream $((1600 + 4 * 2 * 20 * 5)) "$work"
 out=$(streamcheck --stream $stream --subject '>' --check-order agg_seq) ||
   { echo "$out"; fail "an aggregate out of order"; }
 grep order_violations <<<"$out"

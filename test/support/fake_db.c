@@ -201,15 +201,23 @@ void ob_db_node_answered(ob_db *db) {
     (void)db;
 }
 
-/* One node: never a failback. */
-int ob_db_failback(ob_db *db) {
-    (void)db;
-    return 0;
+static int failback_due;
+
+void fake_db_failback_due(int due) {
+    failback_due = due;
 }
 
 int ob_db_failback_due(const ob_db *db) {
-    (void)db;
-    return 0;
+    return db->up && db->op == FAKE_NONE ? failback_due : 0;
+}
+
+int ob_db_failback(ob_db *db) {
+    int due = ob_db_failback_due(db);
+    if (due) {
+        failback_due = 0;
+        ob_db_reset(db);
+    }
+    return due;
 }
 
 int fake_db_nodes_left(void) {

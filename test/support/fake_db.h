@@ -51,5 +51,8 @@ void fake_db_fail_next_query(void);
 int fake_db_closed_count(void);
 /* How many times ob_db_leave_node() was called. */
 int fake_db_nodes_left(void);
+/* ob_db_failback_due answers `due` (1 a try, 2 following; 0 at start) for
+ * an idle connection, until ob_db_failback drops one for it. */
+void fake_db_failback_due(int due);
 
 #endif
