@@ -51,6 +51,7 @@ int ob_db_errno_is_permanent(unsigned e) {
     case ER_TABLEACCESS_DENIED_ERROR:
     case ER_COLUMNACCESS_DENIED_ERROR:
     case ER_SPECIFIC_ACCESS_DENIED_ERROR:
+    case ER_KEY_DOES_NOT_EXISTS:
         return 1;
     default:
         return 0;
@@ -98,6 +99,10 @@ const char *ob_db_error_hint(unsigned e) {
     case ER_OPTION_PREVENTS_STATEMENT:
     case ER_READ_ONLY_MODE:
         return " (the server is read-only: point the relay at the primary)";
+    case ER_KEY_DOES_NOT_EXISTS:
+        return " (the table lacks an index the relay reads by: ordered delivery on a Galera "
+               "cluster needs idx_aggregate_wait; add what is missing with: outbox-uvrelay schema "
+               "--migrate --table <table> | mariadb <database>)";
     default:
         return "";
     }

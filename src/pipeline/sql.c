@@ -68,14 +68,17 @@ static void ordered_select(ob_buf *b, const char *qtable, int late) {
         /* A locking read: it sees what is committed when the row is read. A
          * plain one would read with the statement's view, opened at its
          * first row, perhaps before the scan waited and the late row came.
-         * Its rows are the aggregate's pending ones below the row, of the
-         * row's bucket whatever the plan: of a bucket the fetch owns, and
-         * behind its position, so locked by it already but for a late row. */
+         * By the aggregate's index (maint/schema.c makes it, and names it
+         * so): it reads and locks the aggregate's pending rows only, of a
+         * bucket the fetch owns and behind its position, so locked by it
+         * already but for a late row. Another plan, which statistics left
+         * stale by a bulk load can pick, reads every pending row of the
+         * bucket (or of the table) below the row, for every row. */
         ob_buf_puts(b, "(SELECT MAX(p.seq) FROM ");
         ob_buf_puts(b, qtable);
-        ob_buf_puts(b, " p WHERE p.aggregate_type = o.aggregate_type AND p.aggregate_id = "
-                       "o.aggregate_id AND p.bucket = o.bucket AND p.status = 0 AND p.seq < o.seq "
-                       "FOR UPDATE) FROM ");
+        ob_buf_puts(b, " p FORCE INDEX (idx_aggregate_wait) WHERE p.aggregate_type = "
+                       "o.aggregate_type AND p.aggregate_id = o.aggregate_id AND p.status = 0 AND "
+                       "p.seq < o.seq FOR UPDATE) FROM ");
     } else {
         ob_buf_puts(b, "NULL FROM ");
     }

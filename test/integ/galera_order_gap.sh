@@ -20,6 +20,8 @@
 # 2. The relay (--ordered on node 1) as the waiting fetch: it holds y's
 #    later row when it passed the first (outbox_relay_held_back_rows_total),
 #    and the stream has every row once, each aggregate in order.
+# 3. Without the index the subquery names (idx_aggregate_wait), an --ordered
+#    relay on the Galera table exits 1 at start naming it and the remedy.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/galera.sh"
 db=it_galera_order_gap stream=IT_GALERA_ORDER_GAP prefix=itgog
@@ -117,15 +119,13 @@ l_open 1 1
   echo "SET SESSION tx_isolation = 'READ-COMMITTED', innodb_lock_wait_timeout = 60;
     START TRANSACTION;
     SELECT o.seq, o.aggregate_id, JSON_VALUE(o.headers, '\$.agg_seq'),
-      IFNULL((SELECT MAX(p.seq) FROM outbox p
+      IFNULL((SELECT MAX(p.seq) FROM outbox p FORCE INDEX (idx_aggregate_wait)
               WHERE p.aggregate_type = o.aggregate_type
-              AND p.aggregate_id = o.aggregate_id AND p.bucket = o.bucket AND p.status = 0
-              AND p.seq < o.seq
+              AND p.aggregate_id = o.aggregate_id AND p.status = 0 AND p.seq < o.seq
               FOR UPDATE), '-'),
-      IFNULL((SELECT MAX(p.seq) FROM outbox p
+      IFNULL((SELECT MAX(p.seq) FROM outbox p FORCE INDEX (idx_aggregate_wait)
               WHERE p.aggregate_type = o.aggregate_type
-              AND p.aggregate_id = o.aggregate_id AND p.bucket = o.bucket AND p.status = 0
-              AND p.seq < o.seq), '-')
+              AND p.aggregate_id = o.aggregate_id AND p.status = 0 AND p.seq < o.seq), '-')
     FROM outbox o WHERE o.bucket = $bucket AND o.status = 0 AND (SELECT 1 FROM outbox h
       WHERE h.aggregate_type = o.aggregate_type AND h.aggregate_id = o.aggregate_id
       AND h.status = 0 AND h.next_attempt_at > NOW(6) LIMIT 1) IS NULL
@@ -193,3 +193,15 @@ stream_once $stream "$rows"
 out=$(streamcheck --stream $stream --subject '>' --check-order agg_seq) ||
   { echo "$out"; fail "an aggregate out of order"; }
 echo "$out" | grep order_violations
+
+# 3. The subquery names the aggregate's index (a stale plan would read the
+# bucket's every pending row per row): a Galera table without it is a
+# misconfiguration, refused at start with the cause and the remedy.
+GSQL 1 $db "ALTER TABLE outbox DROP INDEX idx_aggregate_wait"
+rc=0
+timeout 30 "$OUTBOX_TEST_RELAY" --db "${OUTBOX_TEST_GALERA_URL1}$db" --nats "$OUTBOX_TEST_NATS_URL" \
+  --stream $stream --subject-prefix $prefix --no-progress --ordered 2>"$work/noindex.log" || rc=$?
+assert_eq "$rc" 1 "exit status of an --ordered relay on a Galera table without idx_aggregate_wait"
+grep -q "idx_aggregate_wait.*schema --migrate" "$work/noindex.log" ||
+  { cat "$work/noindex.log" >&2; fail "the refusal does not name the index and the remedy"; }
+grep -m1 "idx_aggregate_wait" "$work/noindex.log" | sed 's/^/    /' 

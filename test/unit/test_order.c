@@ -257,10 +257,9 @@ static void fetch_statements(void) {
     ob_sql_fetch_buckets(&b, "`outbox`", (1ULL << 3) | (1ULL << 63), 100, NULL, 1);
     CHECK_CONTAINS(b.p, "START TRANSACTION; (SELECT o.id, o.aggregate_type");
     CHECK_CONTAINS(b.p, "IFNULL(o.next_attempt_at > NOW(6), 0), o.seq, (SELECT MAX(p.seq) FROM "
-                        "`outbox` p WHERE p.aggregate_type = o.aggregate_type AND "
-                        "p.aggregate_id = o.aggregate_id AND p.bucket = o.bucket AND p.status "
-                        "= 0 AND p.seq < o.seq FOR UPDATE) "
-                        "FROM `outbox` o");
+                        "`outbox` p FORCE INDEX (idx_aggregate_wait) WHERE p.aggregate_type = "
+                        "o.aggregate_type AND p.aggregate_id = o.aggregate_id AND p.status = 0 AND "
+                        "p.seq < o.seq FOR UPDATE) FROM `outbox` o");
     CHECK_CONTAINS(b.p, "o.bucket = 3 AND o.status = 0 AND (SELECT 1 FROM `outbox` h");
     CHECK_CONTAINS(b.p, "ORDER BY o.seq LIMIT 50 FOR UPDATE) UNION ALL (SELECT");
     CHECK_CONTAINS(b.p, "o.bucket = 63");
