@@ -33,6 +33,12 @@ port=$(http_port "$work/relay.log")
 failbacks() { metric_value "$(metrics "$port")" 'outbox_relay_database_failbacks_total{table="outbox"}'; }
 assert_eq "$(failbacks)" 0 "failbacks while node 3 is down"
 grep -q "back on database" "$work/relay.log" && fail "a move back to node 3 while it is down"
+# Its refused tries are not news: no connect line at info level but each
+# worker's first and its move (4), whatever the number of tries (a period
+# more passes first: a try at least, the idle scout's).
+sleep 6
+tries=$(grep -c "worker [0-9]*: connected to the database" "$work/relay.log")
+[ "$tries" -le 4 ] || { show_log "$work/relay.log"; fail "$tries connect lines while node 3 is down"; }
 
 # 2. Node 3 back; rows written again, unpaced, so that full batches keep
 # both workers busy: each goes back at its next batch (an idle worker, which
