@@ -61,6 +61,7 @@ ob_fault ob_worker_classify(ob_worker *w, const char *during) {
     e->stats->db_errors++;
     if (ob_db_lost(w->db)) {
         ob_worker_db_down(w);
+        w->failback = 0; /* a round that failed whole: the next session is news */
         if (w->state != W_CONNECTING)
             OB_WARN(e->log, "%s: database connection lost while %s: %s; reconnecting", w->pub.name,
                     during, ob_db_error(w->db));

@@ -454,6 +454,10 @@ void start_lane(uint64_t owned, uint64_t floor) {
     rd.ops->start(rd.self);
     CHECK_EQ(fake_db_pending(db()), FAKE_CONNECT);
     ob_cursor_owned(rd.self, owned); /* the lease's first round */
+    connect_and_load(owned, floor);
+}
+
+void connect_and_load(uint64_t owned, uint64_t floor) {
     ok();
     expect(S_PROBE);
     ok();

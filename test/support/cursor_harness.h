@@ -136,6 +136,9 @@ void serve_until_(stmt k, int line);
 /* Starts the reader owning `owned` with every cursor at `floor`: connect,
  * probe, fit, load. Leaves the first lane read pending. */
 void start_lane(uint64_t owned, uint64_t floor);
+/* The connect under way made, then as start_lane: probe, fit, load (every
+ * cursor of `owned` at `floor`); leaves the first lane read pending. */
+void connect_and_load(uint64_t owned, uint64_t floor);
 /* The same, the lane empty: leaves the first read pending. */
 void start_reading(uint64_t owned, uint64_t floor);
 /* Acks every publish from index `from` on as stored. */

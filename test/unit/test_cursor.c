@@ -814,16 +814,7 @@ static void a_failback_waits_for_the_batch_then_reads_from_the_cursors(void) {
     CHECK_EQ(adv[nadv - 1], 11);
     ok();
     CHECK_EQ(next_stmt(), (stmt)-1); /* the connect, to the first node */
-    ok();
-    expect(S_PROBE);
-    ok();
-    CHECK_EQ(next_stmt_(0, __LINE__), S_FIT);
-    answer_fit(11);
-    expect(S_LOAD);
-    char b[] = "0", c[] = "11";
-    char *cols[2] = {b, c};
-    row_n(0, 2, cols);
-    ok();
+    connect_and_load(0x1, 11);
     serve_until(S_READ);
     CHECK(strstr(fake_db_sql(db()), "WHERE seq > 11") != NULL);
     CHECK_EQ(stats.db_reconnects, 0); /* a move, not a loss */

@@ -79,6 +79,22 @@ static void a_silent_node_is_named_as_such(void) {
     ob_db_nodes_free(&l);
 }
 
+/* Two connections of group g, both given the three nodes, neither connected. */
+static void two_of_a_group(ob_db_group *g, ob_db_nodes *a, ob_db_nodes *b) {
+    memset(g, 0, sizeof(*g));
+    CHECK_EQ(ob_db_nodes_init(a, three, 3, NULL, 0), 0);
+    CHECK_EQ(ob_db_nodes_init(b, three, 3, NULL, 0), 0);
+    ob_db_nodes_join(a, g);
+    ob_db_nodes_join(b, g);
+}
+
+static void two_gone(ob_db_nodes *a, ob_db_nodes *b) {
+    ob_db_nodes_leave(a);
+    ob_db_nodes_leave(b);
+    ob_db_nodes_free(a);
+    ob_db_nodes_free(b);
+}
+
 /* A late statement on a node whose cluster probe answered since it was
  * sent: the node is busy (a long DDL holds its commits), not dead; the
  * session is made again on it, said at warn level once a minute. A probe
@@ -88,11 +104,7 @@ static void a_busy_node_is_kept(void) {
     ob_db_group g;
     ob_db_nodes l, watch;
     char msg[600];
-    memset(&g, 0, sizeof(g));
-    CHECK_EQ(ob_db_nodes_init(&l, three, 3, NULL, 0), 0);
-    CHECK_EQ(ob_db_nodes_init(&watch, three, 3, NULL, 0), 0);
-    ob_db_nodes_join(&l, &g);
-    ob_db_nodes_join(&watch, &g);
+    two_of_a_group(&g, &l, &watch);
     ob_db_nodes_round(&l);
     ob_db_nodes_up(&l, 1000, msg, sizeof(msg));
     ob_db_nodes_round(&watch);
@@ -124,10 +136,7 @@ static void a_busy_node_is_kept(void) {
     ob_db_nodes_lost(&l, "Lost connection to server during query");
     ob_db_nodes_round(&l);
     CHECK_STR(ob_db_nodes_host(&l), "h2");
-    ob_db_nodes_leave(&l);
-    ob_db_nodes_leave(&watch);
-    ob_db_nodes_free(&l);
-    ob_db_nodes_free(&watch);
+    two_gone(&l, &watch);
 }
 
 static void one_node_never_moves(void) {
@@ -154,11 +163,7 @@ static void failback_after_a_hold_down(void) {
     ob_db_group g;
     ob_db_nodes a, b;
     char msg[600];
-    memset(&g, 0, sizeof(g));
-    CHECK_EQ(ob_db_nodes_init(&a, three, 3, NULL, 0), 0);
-    CHECK_EQ(ob_db_nodes_init(&b, three, 3, NULL, 0), 0);
-    ob_db_nodes_join(&a, &g);
-    ob_db_nodes_join(&b, &g);
+    two_of_a_group(&g, &a, &b);
     ob_db_nodes *both[2] = {&a, &b};
     for (int i = 0; i < 2; i++) {
         ob_db_nodes_round(both[i]);
@@ -193,10 +198,7 @@ static void failback_after_a_hold_down(void) {
     CHECK_EQ(ob_db_nodes_up(&a, 121020, msg, sizeof(msg)), 1);
     CHECK_CONTAINS(msg, "back on database node 1 of 3 (h1:1), the first listed, after 120 s on");
     CHECK_EQ(g.failbacks, 2);
-    ob_db_nodes_leave(&a);
-    ob_db_nodes_leave(&b);
-    ob_db_nodes_free(&a);
-    ob_db_nodes_free(&b);
+    two_gone(&a, &b);
 }
 
 int main(void) {
